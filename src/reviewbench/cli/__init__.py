@@ -1,0 +1,72 @@
+"""The ``reviewbench`` command line: a thin click layer over the stage APIs.
+
+Errors become one line on stderr and an exit code (2 usage, 1 failure, 130 Ctrl-C);
+a traceback is shown only when ``REVIEWBENCH_DEBUG`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .._version import __version__
+from ..errors import ReviewbenchError
+from .mine import mine_command
+from .schema import schema_command
+from .show import show_command
+
+__all__ = ["cli", "main"]
+
+EPILOG = """\b
+Examples:
+  reviewbench mine ~/src/mylib --out corpus          # fix reversals from history
+  reviewbench mine . --out corpus --since 2024-01-01 --limit 50
+  reviewbench show corpus --cases                     # what was mined, and what was dropped
+  reviewbench schema gold                             # JSON Schema of gold.jsonl
+"""
+
+
+@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="reviewbench")
+def cli() -> None:
+    """Measure an AI code reviewer on your own repository's history.
+
+    Mine fixes from git history into a labelled benchmark, prove each case with the
+    repository's tests, run reviewers against it and score them with honest statistics.
+    """
+
+
+cli.add_command(mine_command)
+cli.add_command(show_command)
+cli.add_command(schema_command)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"reviewbench: error: {message}", err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point."""
+    try:
+        cli.main(args=argv, prog_name="reviewbench", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        hint = " (see --help)" if isinstance(exc, click.UsageError) else ""
+        _fail(exc.format_message() + hint, exc.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        _fail("interrupted", 130)
+    except ReviewbenchError as exc:
+        if os.environ.get("REVIEWBENCH_DEBUG"):
+            raise
+        _fail(str(exc), exc.exit_code)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(1)
+    except Exception as exc:  # a bug: still one line, unless debugging
+        if os.environ.get("REVIEWBENCH_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set REVIEWBENCH_DEBUG=1 for details)", 1)

@@ -1,0 +1,26 @@
+"""``reviewbench schema``: the JSON Schemas of the corpus files."""
+
+from __future__ import annotations
+
+import click
+
+from ..records import Case, CorpusMeta, GoldRecord
+from ._output import print_json
+
+__all__ = ["SCHEMAS", "json_schema", "schema_command"]
+
+SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta}
+
+
+def json_schema(name: str) -> dict:
+    """The JSON Schema (draft 2020-12) of one corpus file, generated from its record."""
+    schema = SCHEMAS[name].model_json_schema(by_alias=True)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+@click.command("schema")
+@click.argument("name", type=click.Choice(sorted(SCHEMAS)))
+def schema_command(name: str) -> None:
+    """Print the JSON Schema of a corpus file: cases (cases.jsonl), gold (gold.jsonl)
+    or corpus (corpus.json)."""
+    print_json(json_schema(name))

@@ -1,0 +1,77 @@
+"""``reviewbench show``: what a corpus holds."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..store import read_corpus
+from ._output import console, print_json
+
+__all__ = ["show_command"]
+
+UNVALIDATED = "unvalidated"
+
+
+@click.command("show")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.option("--cases", "with_cases", is_flag=True, help="Also list one row per case.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
+    """Counts of a corpus by stratum, validation status and drop reason."""
+    data = read_corpus(corpus)
+    gold = {g.case_id: g for g in data.gold}
+    by_stratum = Counter(g.stratum.value for g in data.gold)
+    by_validation = Counter(g.validation.status.value if g.validation else UNVALIDATED for g in data.gold)
+    rows = [
+        {
+            "case_id": c.case_id,
+            "stratum": gold[c.case_id].stratum.value if c.case_id in gold else None,
+            "title": c.title,
+            "paths": c.paths,
+            "language": c.language,
+            "validation": (v.status.value if (g := gold.get(c.case_id)) and (v := g.validation) else UNVALIDATED),
+        }
+        for c in data.cases
+    ]
+    report = {
+        "corpus": str(corpus),
+        "repo": data.meta.repo.model_dump(),
+        "cases": len(data.cases),
+        "by_stratum": dict(sorted(by_stratum.items())),
+        "by_validation": dict(sorted(by_validation.items())),
+        "matched_commits": data.meta.counts.matched_commits,
+        "dropped": data.meta.counts.dropped,
+        "gold_sha256": data.meta.gold_sha256,
+    }
+    if with_cases:
+        report["case_rows"] = rows
+    if as_json:
+        print_json(report)
+        return
+    console.print(f"[bold]{corpus}[/]: {len(data.cases)} cases mined from {data.meta.repo.path}", markup=True)
+    for title, counts, total in (
+        ("stratum", by_stratum, len(data.gold)),
+        ("validation", by_validation, len(data.gold)),
+        ("drop reason", Counter({k: v for k, v in data.meta.counts.dropped.items() if v}),
+         data.meta.counts.matched_commits),
+    ):  # fmt: skip
+        table = Table(show_edge=False)
+        table.add_column(title)
+        table.add_column("count", justify="right")
+        table.add_column("share", justify="right")
+        for key, n in sorted(counts.items()):
+            table.add_row(key, str(n), f"{n}/{total}")
+        if counts:
+            console.print(table)
+    if with_cases:
+        table = Table(show_edge=False)
+        for column in ("case_id", "stratum", "validation", "language", "title", "paths"):
+            table.add_column(column)
+        for row in rows:
+            table.add_row(row["case_id"], row["stratum"] or "?", row["validation"],
+                          row["language"] or "", row["title"], ", ".join(row["paths"]))  # fmt: skip
+        console.print(table)

@@ -1,0 +1,80 @@
+"""Opening a repository and asking git one-off questions."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import EmptyRepository, GitError, NotAGitRepository
+
+__all__ = ["GIT", "Repository", "git_output", "open_repository"]
+
+#: Every git call goes through these options: unicode paths unquoted, no colour, no pager,
+#: no user configuration that could change the output format (diff.noprefix and friends).
+GIT = (
+    "git",
+    "-c", "core.quotePath=false",
+    "-c", "color.ui=never",
+    "-c", "diff.noprefix=false",
+    "-c", "diff.mnemonicPrefix=false",
+    "-c", "diff.relative=false",
+    "-c", "diff.external=",
+    "--no-pager",
+)  # fmt: skip
+
+
+def git_output(repo: Path, *args: str, check: bool = True) -> str:
+    """Run one git command in ``repo`` and return its stdout (stripped)."""
+    try:
+        proc = subprocess.run(
+            [*GIT, "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    if check and proc.returncode != 0:
+        detail = proc.stderr.strip().splitlines()
+        raise GitError(f"git {args[0]} failed in {repo}: {detail[-1] if detail else 'no output'}")
+    return proc.stdout.strip()
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A git repository that has at least one commit."""
+
+    path: Path
+    head: str
+    shallow: bool
+    remote: str | None
+
+    def run(self, *args: str, check: bool = True) -> str:
+        """Run a git command here."""
+        return git_output(self.path, *args, check=check)
+
+
+def open_repository(path: Path) -> Repository:
+    """Check that ``path`` is a usable repository and describe it.
+
+    Raises:
+        NotAGitRepository: the path does not exist or is not in a repository.
+        EmptyRepository: the repository has no commits.
+    """
+    if not path.exists():
+        raise NotAGitRepository(f"{path} does not exist")
+    if not path.is_dir():
+        raise NotAGitRepository(f"{path} is not a directory")
+    try:
+        git_output(path, "rev-parse", "--git-dir")
+    except GitError:
+        raise NotAGitRepository(f"{path} is not a git repository") from None
+    head = git_output(path, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    if not head:
+        raise EmptyRepository(f"{path} is a git repository with no commits yet")
+    shallow = git_output(path, "rev-parse", "--is-shallow-repository") == "true"
+    remote = git_output(path, "config", "--get", "remote.origin.url", check=False) or None
+    top = git_output(path, "rev-parse", "--show-toplevel", check=False)
+    return Repository(path=Path(top) if top else path.resolve(), head=head, shallow=shallow, remote=remote)

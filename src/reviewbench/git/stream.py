@@ -1,0 +1,308 @@
+"""Streaming reads of history: a fixed number of git processes for any number of commits.
+
+Mining must never start a process per commit (SPEC 13). ``iter_log`` reads commit
+metadata in one ``git log``; ``iter_diffs`` feeds commit pairs to one
+``git diff-tree --stdin`` and splits its output per commit; ``BlobReader`` keeps one
+``git cat-file --batch`` open for file contents.
+"""
+
+from __future__ import annotations
+
+import queue
+import subprocess
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from ..errors import GitError
+from .repo import GIT
+
+__all__ = ["BlobReader", "LogEntry", "RawSection", "iter_diffs", "iter_log"]
+
+K = TypeVar("K")
+
+_RECORD = "\x1e"
+_FIELD = "\x1f"
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """Metadata of one commit."""
+
+    sha: str
+    parents: tuple[str, ...]
+    date: str
+    subject: str
+    message: str
+
+
+def _spawn(repo: Path, args: list[str], stdin: bool = False) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            [*GIT, "-C", str(repo), *args],
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+
+
+def _finish(proc: subprocess.Popen[bytes], what: str, complete: bool) -> None:
+    """Reap ``proc``; raise if it failed while we still wanted its output."""
+    if not complete and proc.poll() is None:
+        proc.kill()
+    if proc.stdout:
+        proc.stdout.close()
+    err = proc.stderr.read().decode("utf-8", "replace").strip() if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    code = proc.wait()
+    if complete and code != 0:
+        last = err.splitlines()[-1] if err else f"exit code {code}"
+        raise GitError(f"{what} failed: {last}")
+
+
+def iter_log(repo: Path, since: str | None = None, until: str | None = None) -> Iterator[LogEntry]:
+    """Yield every commit reachable from HEAD, newest first, in one ``git log``."""
+    args = ["log", f"--format={_RECORD}%H{_FIELD}%P{_FIELD}%aI{_FIELD}%B", "HEAD"]
+    if since:
+        args.insert(1, f"--since={since}")
+    if until:
+        args.insert(1, f"--until={until}")
+    proc = _spawn(repo, args)
+    assert proc.stdout is not None
+    complete = False
+    try:
+        pending: list[str] = []
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace")
+            if line.startswith(_RECORD) and pending:
+                yield _parse_entry("".join(pending))
+                pending = []
+            pending.append(line)
+        if pending:
+            yield _parse_entry("".join(pending))
+        complete = True
+    finally:
+        _finish(proc, "git log", complete)
+
+
+def _parse_entry(record: str) -> LogEntry:
+    sha, parents, date, message = record[1:].split(_FIELD, 3)
+    message = message.strip()
+    return LogEntry(
+        sha=sha,
+        parents=tuple(parents.split()),
+        date=date,
+        subject=message.splitlines()[0] if message else "",
+        message=message,
+    )
+
+
+@dataclass
+class RawSection:
+    """One file's part of a diff, as bytes, with cheap tallies.
+
+    ``body`` holds the hunk lines only while the section stays under the caller's size
+    cap; past it the lines are counted but dropped, which keeps memory bounded.
+    """
+
+    header: list[bytes] = field(default_factory=list)
+    body: list[bytes] | None = field(default_factory=list)
+    added: int = 0
+    removed: int = 0
+    binary: bool = False
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.removed
+
+    def raw(self) -> bytes:
+        """The section's exact bytes (only meaningful while ``body`` was kept)."""
+        return b"".join(self.header) + b"".join(self.body or [])
+
+
+def _is_commit_line(line: bytes) -> bool:
+    stripped = line.rstrip(b"\n")
+    return len(stripped) in (40, 64) and all(c in b"0123456789abcdef" for c in stripped)
+
+
+class _Feeder(threading.Thread, Generic[K]):
+    """Writes ``old new`` pairs to diff-tree's stdin so that reading never deadlocks.
+
+    Every item, diffed or not, is queued in order, so the reader sees items in exactly
+    the order they were produced whatever git buffers.
+    """
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], items: Iterable[tuple[K, tuple[str, str] | None]]
+    ) -> None:
+        super().__init__(daemon=True)
+        self.proc = proc
+        self.items = items
+        self.queue: queue.SimpleQueue[tuple[K, bool] | None] = queue.SimpleQueue()
+        self.error: BaseException | None = None
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        assert self.proc.stdin is not None
+        iterator = iter(self.items)
+        try:
+            for key, pair in iterator:
+                if self.stop.is_set():
+                    break
+                self.queue.put((key, pair is not None))
+                if pair is not None:
+                    # diff-tree reads "<commit> <parent>" and diffs parent -> commit.
+                    old, new = pair
+                    self.proc.stdin.write(f"{new} {old}\n".encode())
+        except (BrokenPipeError, OSError):
+            pass
+        except BaseException as exc:  # surfaced in the reading thread
+            self.error = exc
+        finally:
+            self.queue.put(None)
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    pass
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+
+def iter_diffs(
+    repo: Path, items: Iterable[tuple[K, tuple[str, str] | None]], keep_lines: int
+) -> Iterator[tuple[K, list[RawSection] | None]]:
+    """Diff each item's ``(old, new)`` pair in one ``git diff-tree --stdin`` process.
+
+    Items come back in the order given; an item whose pair is None is passed through
+    undiffed (with None) so the caller can account for it in order. The diff goes from
+    ``old`` to ``new`` with ``a/`` and ``b/`` prefixes, rename detection and full blob
+    ids. ``items`` is consumed in a background thread, so it may itself be a lazy stream
+    (e.g. filtered ``git log`` output).
+
+    Args:
+        keep_lines: a section's hunk lines are kept while its added + removed lines stay
+            at or below this number; beyond it only the tallies are kept.
+    """
+    proc = _spawn(
+        repo,
+        ["diff-tree", "--stdin", "--always", "-r", "-p", "-M", "--full-index", "--no-color",
+         "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/"],
+        stdin=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    feeder: _Feeder[K] = _Feeder(proc, items)
+    feeder.start()
+    complete = False
+
+    def next_diffed() -> Iterator[tuple[K, list[RawSection] | None]]:
+        # Pass through undiffed items until the one this diff output belongs to.
+        while (item := feeder.queue.get()) is not None:
+            if item[1]:
+                yield item[0], []
+                return
+            yield item[0], None
+        if feeder.error is not None:
+            raise feeder.error
+        raise GitError("git diff-tree produced more output than was asked for")
+
+    try:
+        key: K | None = None
+        pending = False
+        sections: list[RawSection] = []
+        current: RawSection | None = None
+        in_body = False
+        for line in proc.stdout:
+            if _is_commit_line(line):
+                if pending:
+                    yield key, sections  # type: ignore[misc]
+                for key, sections in next_diffed():  # noqa: B007
+                    if sections is None:
+                        yield key, None
+                pending, sections, current, in_body = True, [], None, False
+                continue
+            if line.startswith(b"diff --git "):
+                current = RawSection(header=[line])
+                sections.append(current)
+                in_body = False
+                continue
+            if current is None:
+                continue
+            if not in_body:
+                if line.startswith(b"@@"):
+                    in_body = True
+                elif line.startswith((b"Binary files ", b"GIT binary patch")):
+                    current.binary = True
+                    current.header.append(line)
+                    continue
+                else:
+                    current.header.append(line)
+                    continue
+            first = line[:1]
+            if first == b"+":
+                current.added += 1
+            elif first == b"-":
+                current.removed += 1
+            if current.body is not None:
+                if current.changed > keep_lines:
+                    current.body = None
+                else:
+                    current.body.append(line)
+        if pending:
+            yield key, sections  # type: ignore[misc]
+        while (item := feeder.queue.get()) is not None:
+            if item[1]:
+                raise GitError("git diff-tree stopped before diffing every commit")
+            yield item[0], None
+        complete = True
+    finally:
+        feeder.stop.set()
+        _finish(proc, "git diff-tree", complete)
+        feeder.join(timeout=5)
+    if feeder.error is not None:
+        raise feeder.error
+
+
+class BlobReader:
+    """File contents by blob id through one long-lived ``git cat-file --batch``."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def get(self, blob: str) -> bytes | None:
+        """Return the blob's bytes, or None when git does not have it."""
+        if self._proc is None:
+            self._proc = _spawn(self.repo, ["cat-file", "--batch"], stdin=True)
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(blob.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            return None
+        size = int(header[2])
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)  # the newline after the contents
+        return data
+
+    def close(self) -> None:
+        if self._proc is not None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            _finish(self._proc, "git cat-file", complete=True)
+            self._proc = None
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

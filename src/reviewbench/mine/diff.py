@@ -1,0 +1,189 @@
+"""Reading one file's section of a git diff: its paths, blobs and changed line blocks.
+
+Hunks are parsed with unidiff; paths come from git's own header lines because unidiff
+does not undo git's C-style quoting of unusual file names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from ..git.stream import RawSection
+
+__all__ = ["Block", "FileChange", "unquote_path"]
+
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+_INDEX = re.compile(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)")
+
+
+def unquote_path(text: str) -> str:
+    """Undo git's quoting of a path (``"a/caf\\303\\251.py"``); plain paths pass through.
+
+    Bytes that are not UTF-8 survive as surrogate escapes, so the name round-trips.
+    """
+    if not (len(text) >= 2 and text[0] == '"' and text[-1] == '"'):
+        return text
+    out = bytearray()
+    body = text[1:-1]
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "01234567":
+                out.append(int(body[i + 1 : i + 4], 8))
+                i += 4
+                continue
+            out.append(_ESCAPES.get(nxt, ord(nxt)))
+            i += 2
+            continue
+        out.extend(ch.encode("utf-8", "surrogateescape"))
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _decode(line: bytes) -> str:
+    return line.decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def _strip_prefix(path: str) -> str | None:
+    if path == "/dev/null":
+        return None
+    path = unquote_path(path)
+    return path.split("/", 1)[1] if "/" in path else path
+
+
+def _header_path(value: str) -> str | None:
+    # "--- a/name\t" : git appends a tab when the name contains a space.
+    return _strip_prefix(value[:-1] if value.endswith("\t") else value)
+
+
+def _paths_from_diff_line(rest: str) -> tuple[str, str]:
+    """Both paths of ``diff --git a/X b/Y`` when no other header names them."""
+    if rest.startswith('"'):
+        end = rest.index('"', 1)
+        while rest[end - 1] == "\\" and rest[end - 2 : end] != "\\\\":
+            end = rest.index('"', end + 1)
+        first, second = rest[: end + 1], rest[end + 2 :]
+    else:
+        half = (len(rest) - 1) // 2
+        first, second = rest[:half], rest[half + 1 :]
+    return _strip_prefix(first) or "", _strip_prefix(second) or ""
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of consecutive changed lines in one hunk.
+
+    ``new_lines`` are the line numbers, in the post-patch file, of the lines the block
+    adds; ``anchor`` is the last unchanged post-patch line before the block (0 at the top).
+    """
+
+    new_lines: tuple[int, ...]
+    anchor: int
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+
+    def span(self) -> tuple[int, int]:
+        """The block's line range in the post-patch file (a pure deletion spans its seam)."""
+        if self.new_lines:
+            return min(self.new_lines), max(self.new_lines)
+        return max(self.anchor, 1), self.anchor + 1
+
+
+class FileChange:
+    """One file of a diff, parsed lazily."""
+
+    def __init__(self, section: RawSection) -> None:
+        self.section = section
+        old = new = None
+        minus = plus = rename_from = rename_to = None
+        self.old_blob: str | None = None
+        self.new_blob: str | None = None
+        self.added_file = self.deleted_file = False
+        for raw in section.header:
+            line = _decode(raw)
+            if line.startswith("--- "):
+                minus = line[4:]
+            elif line.startswith("+++ "):
+                plus = line[4:]
+            elif line.startswith("rename from "):
+                rename_from = unquote_path(line[12:])
+            elif line.startswith("rename to "):
+                rename_to = unquote_path(line[10:])
+            elif line.startswith("new file mode"):
+                self.added_file = True
+            elif line.startswith("deleted file mode"):
+                self.deleted_file = True
+            elif m := _INDEX.match(raw):
+                self.old_blob, self.new_blob = m.group(1).decode(), m.group(2).decode()
+        if rename_from is not None and rename_to is not None:
+            old, new = rename_from, rename_to
+        elif minus is not None and plus is not None:
+            old, new = _header_path(minus), _header_path(plus)
+        else:
+            old, new = _paths_from_diff_line(_decode(section.header[0])[len("diff --git ") :])
+        if self.added_file:
+            old = None
+        if self.deleted_file:
+            new = None
+        self.old_path: str | None = old
+        self.new_path: str | None = new
+        if self.new_blob and set(self.new_blob) == {"0"}:
+            self.new_blob = None
+
+    @property
+    def path(self) -> str:
+        """The path after the patch, or before it for a deletion."""
+        return self.new_path or self.old_path or ""
+
+    @property
+    def binary(self) -> bool:
+        return self.section.binary
+
+    @cached_property
+    def blocks(self) -> tuple[Block, ...]:
+        """The changed-line blocks of every hunk, in order."""
+        if not self.section.body:
+            return ()
+        text = self.section.raw().decode("utf-8", "surrogateescape")
+        try:
+            patch = PatchSet(text)
+        except UnidiffParseError:
+            return ()
+        blocks: list[Block] = []
+        for patched in patch:
+            for hunk in patched:
+                anchor = hunk.target_start - 1 if hunk.target_length else hunk.target_start
+                new_lines: list[int] = []
+                added: list[str] = []
+                removed: list[str] = []
+                last_context = anchor
+                for line in hunk:
+                    if line.is_context:
+                        if new_lines or removed:
+                            blocks.append(
+                                Block(tuple(new_lines), last_context, tuple(added), tuple(removed))
+                            )
+                            new_lines, added, removed = [], [], []
+                        last_context = line.target_line_no or last_context
+                    elif line.is_added:
+                        new_lines.append(line.target_line_no)
+                        added.append(line.value)
+                    elif line.is_removed:
+                        removed.append(line.value)
+                if new_lines or removed:
+                    blocks.append(Block(tuple(new_lines), last_context, tuple(added), tuple(removed)))
+        return tuple(blocks)
+
+    def whitespace_only(self) -> bool:
+        """True when every block only re-spaces its lines (``git diff -w`` would be empty)."""
+        return all(
+            "".join("".join(b.added).split()) == "".join("".join(b.removed).split())
+            for b in self.blocks
+        )

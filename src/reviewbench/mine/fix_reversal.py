@@ -1,0 +1,224 @@
+"""Fix reversal (SPEC 3.1): a merged fix, played backwards, quietly reintroduces its bug.
+
+For each commit whose message matches a fix pattern, the case patch is
+``git diff FIX PARENT -- <source files>``: it applies to ``base = FIX`` and leaves the
+fix's tests in place so that validation can watch them fail. Gold locations are the
+line ranges the patch writes, numbered in the patched (buggy) tree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ..config import MineConfig
+from ..git.repo import Repository
+from ..git.stream import BlobReader, LogEntry, RawSection, iter_diffs, iter_log
+from ..records import (
+    Case,
+    Defect,
+    DropReason,
+    GoldRecord,
+    Location,
+    Provenance,
+    Stratum,
+)
+from .diff import FileChange
+from .naming import case_id, neutral_title
+from .paths import FileKind, PathClassifier, language_of
+from .symbols import SymbolIndex, identifiers
+
+__all__ = ["FixReversalMiner", "MinedCase"]
+
+
+@dataclass(frozen=True)
+class MinedCase:
+    """A case ready to be written: what the reviewer sees, its labels, its patch bytes."""
+
+    case: Case
+    gold: GoldRecord
+    patch: bytes
+
+
+@dataclass
+class MineStats:
+    """What the history walk saw: matched commits and why some made no case."""
+
+    scanned: int = 0
+    matched: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+# When a commit has no usable source change, the first kind present names the reason.
+_DROP_ORDER = (
+    (FileKind.LOCKFILE, DropReason.LOCKFILE),
+    (FileKind.VENDORED, DropReason.VENDORED_OR_GENERATED),
+)
+
+
+class FixReversalMiner:
+    """Walks history once and yields fix-reversal cases, newest first."""
+
+    def __init__(self, config: MineConfig, repo: Repository) -> None:
+        self.config = config
+        self.repo = repo
+        self.stats = MineStats()
+        self.classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
+        self._pattern = config.message_regex()
+        self._shallow_roots: set[str] = set()
+        if repo.shallow:
+            self._shallow_roots = set(_shallow_boundary(repo))
+
+    def _matching(self) -> Iterator[tuple[LogEntry, tuple[str, str] | None]]:
+        """Commits whose message matches, each with the pair to diff (None: no diff)."""
+        for entry in iter_log(self.repo.path, self.config.since, self.config.until):
+            self.stats.scanned += 1
+            if not self._pattern.search(entry.message):
+                continue
+            if len(entry.parents) != 1 or entry.sha in self._shallow_roots:
+                yield entry, None
+            else:
+                # old = FIX, new = PARENT: the diff takes the fix away.
+                yield entry, (entry.sha, entry.parents[0])
+
+    def cases(self) -> Iterator[MinedCase]:
+        """Yield cases newest first, stopping after ``config.limit`` of them.
+
+        Tallies are made here, in history order, so that they stop exactly where the
+        cases stop; the log reader may have run ahead.
+        """
+        kept = 0
+        with BlobReader(self.repo.path) as blobs:
+            stream = iter_diffs(self.repo.path, self._matching(), keep_lines=self.config.max_lines)
+            try:
+                for entry, sections in stream:
+                    self.stats.matched += 1
+                    if sections is None:
+                        merge = len(entry.parents) > 1
+                        self._drop(DropReason.MERGE if merge else DropReason.NO_PARENT)
+                        continue
+                    mined = self._case(entry, sections, blobs)
+                    if mined is None:
+                        continue
+                    yield mined
+                    kept += 1
+                    if self.config.limit is not None and kept >= self.config.limit:
+                        break
+            finally:
+                stream.close()
+
+    def _drop(self, reason: DropReason) -> None:
+        self.stats.dropped[reason] += 1
+
+    def _case(
+        self, entry: LogEntry, sections: list[RawSection], blobs: BlobReader
+    ) -> MinedCase | None:
+        changes = [FileChange(s) for s in sections]
+        kinds = {id(c): self._kind(c) for c in changes}
+        source = [c for c in changes if kinds[id(c)] is FileKind.SOURCE and not c.binary]
+        source_changed = [c for c in source if c.section.changed]
+        if not source_changed:
+            present = {kinds[id(c)] for c in changes}
+            for kind, reason in _DROP_ORDER:
+                if kind in present:
+                    return self._drop(reason)
+            if any(c.binary and kinds[id(c)] is not FileKind.TEST for c in changes):
+                return self._drop(DropReason.BINARY)
+            return self._drop(DropReason.NO_SOURCE_CHANGE)
+        if sum(c.section.changed for c in source) > self.config.max_lines:
+            return self._drop(DropReason.TOO_LARGE)
+        if all(c.whitespace_only() for c in source_changed):
+            return self._drop(DropReason.FORMATTING_ONLY)
+        tests = sorted(c.path for c in changes if kinds[id(c)] is FileKind.TEST)
+        return self._build(entry, source, tests, blobs)
+
+    def _kind(self, change: FileChange) -> FileKind:
+        kinds = {self.classifier.kind(p) for p in (change.old_path, change.new_path) if p}
+        # A file moved into or out of the tests counts as a test file.
+        for kind in (FileKind.TEST, FileKind.EXCLUDED, FileKind.LOCKFILE, FileKind.VENDORED):
+            if kind in kinds:
+                return kind
+        return FileKind.SOURCE if FileKind.SOURCE in kinds else kinds.pop()
+
+    def _build(
+        self, entry: LogEntry, source: list[FileChange], tests: list[str], blobs: BlobReader
+    ) -> MinedCase:
+        seed = self.config.seed
+        cid = case_id(seed, entry.sha)
+        locations: list[Location] = []
+        restored: list[str] = []  # lines the fix removed, which the patch writes back
+        taken: list[str] = []  # lines the fix added, which the patch takes away
+        enclosing: set[str] = set()
+        for change in source:
+            index = self._symbols(change, blobs)
+            for block in change.blocks:
+                restored.extend(block.added)
+                taken.extend(block.removed)
+                if change.new_path is None:
+                    continue
+                start, end = block.span()
+                symbol = index.at(start) if index else None
+                if symbol:
+                    enclosing.add(symbol.rsplit(".", 1)[-1])
+                locations.append(Location(path=change.new_path, start_line=start, end_line=end, symbol=symbol))
+            if change.new_path is None:
+                locations.append(Location(path=change.old_path or "", start_line=0, end_line=0))
+        fix_removed = identifiers(restored) - identifiers(taken)
+        fix_added = identifiers(taken) - identifiers(restored)
+        paths = [c.path for c in source]
+        languages = Counter(lang for p in paths if (lang := language_of(p)))
+        case = Case(
+            case_id=cid,
+            base=entry.sha,
+            title=neutral_title(seed, entry.sha, paths),
+            patch=f"patches/{cid}.diff",
+            paths=paths,
+            language=languages.most_common(1)[0][0] if languages else None,
+        )
+        gold = GoldRecord(
+            case_id=cid,
+            stratum=Stratum.FIX_REVERSAL,
+            expect_finding=True,
+            defects=[
+                Defect(
+                    defect_id=f"{cid}-d1",
+                    defect_class="fix_reversal",
+                    locations=locations,
+                    symbols=sorted(enclosing | fix_removed | fix_added),
+                    removed_identifiers=sorted(fix_removed),
+                    added_identifiers=sorted(fix_added),
+                    description=f"Undoes {entry.sha[:12]}: {entry.subject}",
+                )
+            ],
+            provenance=Provenance(
+                commit=entry.sha,
+                parent=entry.parents[0],
+                date=entry.date,
+                subject=entry.subject,
+                test_paths=tests,
+            ),
+        )
+        patch = b"".join(c.section.raw() for c in source)
+        return MinedCase(case=case, gold=gold, patch=patch)
+
+    def _symbols(self, change: FileChange, blobs: BlobReader) -> SymbolIndex | None:
+        if not change.new_blob or not change.blocks:
+            return None
+        data = blobs.get(change.new_blob)
+        if data is None or b"\0" in data[:8000]:
+            return None
+        return SymbolIndex(data.decode("utf-8", "replace"), language_of(change.path))
+
+
+def _shallow_boundary(repo: Repository) -> list[str]:
+    """Commits whose parents a shallow clone lacks; diffing them would be meaningless."""
+    from pathlib import Path
+
+    shallow_file = Path(repo.run("rev-parse", "--git-path", "shallow"))
+    if not shallow_file.is_absolute():
+        shallow_file = repo.path / shallow_file
+    try:
+        return shallow_file.read_text().split()
+    except OSError:
+        return []

@@ -1,0 +1,200 @@
+"""Records shared by the pipeline stages.
+
+These are the on-disk contract of a corpus (SPEC section 5): every line of
+``cases.jsonl`` is a :class:`Case`, every line of ``gold.jsonl`` a :class:`GoldRecord`, and
+``corpus.json`` a :class:`CorpusMeta`. They are frozen and reject unknown fields so that a
+typo in a producer fails loudly instead of writing a silently different file. The JSON
+Schemas shipped by ``reviewbench schema`` are generated from these classes.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Case",
+    "CorpusCounts",
+    "CorpusMeta",
+    "Defect",
+    "DropReason",
+    "GoldRecord",
+    "Location",
+    "Provenance",
+    "RepoInfo",
+    "Severity",
+    "Stratum",
+    "Validation",
+    "ValidationStatus",
+]
+
+SCHEMA_VERSION = "1"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class Stratum(StrEnum):
+    """Where a case comes from; scores are broken down by it."""
+
+    FIX_REVERSAL = "fix_reversal"
+    MUTATION = "mutation"
+    CONTROL = "control"
+    NATURAL = "natural"
+
+
+class Severity(StrEnum):
+    """Gold or claimed severity of a defect."""
+
+    LOW = "low"
+    MED = "med"
+    HIGH = "high"
+
+
+class DropReason(StrEnum):
+    """Why a commit that matched the fix patterns made no case."""
+
+    MERGE = "merge"
+    NO_PARENT = "no_parent"
+    NO_SOURCE_CHANGE = "no_source_change"
+    TOO_LARGE = "too_large"
+    BINARY = "binary"
+    LOCKFILE = "lockfile"
+    VENDORED_OR_GENERATED = "vendored_or_generated"
+    FORMATTING_ONLY = "formatting_only"
+
+
+class ValidationStatus(StrEnum):
+    """Outcome of running the repository's tests against a case (SPEC section 4)."""
+
+    OBSERVED = "observed"
+    NOT_OBSERVED = "not_observed"
+    APPLY_FAILED = "apply_failed"
+    BASE_FAILING = "base_failing"
+    FLAKY = "flaky"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+class Case(_Record):
+    """What a reviewer may see of one case; nothing here may hint at a defect."""
+
+    case_id: str = Field(description="Neutral identifier; reveals neither stratum nor source.")
+    base: str = Field(description="Commit the patch applies to.")
+    title: str = Field(description="Neutral title, e.g. 'Update parser module'.")
+    patch: str = Field(description="Path of the unified diff, relative to the corpus.")
+    paths: list[str] = Field(description="Files the patch changes, as named after it applies.")
+    language: str | None = Field(description="Main language of the changed files.")
+
+
+class Location(_Record):
+    """A line range in the tree *after* the case patch is applied."""
+
+    path: str = Field(description="File path in the patched tree.")
+    start_line: int = Field(
+        ge=0, description="First line (1-based); 0 when the patch deletes the whole file."
+    )
+    end_line: int = Field(ge=0, description="Last line, inclusive.")
+    symbol: str | None = Field(
+        default=None, description="Enclosing function or class, dotted (e.g. 'Cls.method')."
+    )
+
+
+class Defect(_Record):
+    """One labelled bug inside a case's patch."""
+
+    defect_id: str = Field(description="Unique within the corpus.")
+    defect_class: str = Field(
+        alias="class", description="Defect class: the mutation operator, or 'fix_reversal'."
+    )
+    severity: Severity | None = Field(default=None, description="Gold severity, if known.")
+    locations: list[Location] = Field(description="Where the defect lies in the patched tree.")
+    symbols: list[str] = Field(
+        default_factory=list,
+        description="Names a reviewer may cite: enclosing symbols plus changed identifiers.",
+    )
+    removed_identifiers: list[str] = Field(
+        default_factory=list,
+        description="Identifiers (>= 4 chars, no keywords) the fix removed; the patch restores them.",
+    )
+    added_identifiers: list[str] = Field(
+        default_factory=list,
+        description="Identifiers the fix added; the patch takes them away.",
+    )
+    hint_terms: list[str] = Field(default_factory=list, description="Words that name the defect.")
+    description: str = Field(default="", description="Human-readable label; gold only.")
+
+
+class Provenance(_Record):
+    """Where a case came from. Gold only: it names the fix."""
+
+    commit: str | None = Field(default=None, description="Fix commit (fix reversals).")
+    parent: str | None = Field(default=None, description="The fix's parent: the buggy tree.")
+    date: str | None = Field(
+        default=None, description="Author date of the source commit (ISO 8601), for cut-offs."
+    )
+    subject: str | None = Field(default=None, description="Subject line of the source commit.")
+    operator: str | None = Field(default=None, description="Mutation operator, if any.")
+    test_paths: list[str] = Field(
+        default_factory=list, description="Test files the source commit changed."
+    )
+
+
+class Validation(_Record):
+    """Result of the validity gate (filled by ``reviewbench validate``)."""
+
+    status: ValidationStatus
+    test_cmd: str | None = None
+    exit_code: int | None = None
+    failing_tests: list[str] = Field(default_factory=list)
+    duration_s: float | None = None
+    selection: str | None = Field(
+        default=None, description="Which test selection observed the result."
+    )
+
+
+class GoldRecord(_Record):
+    """The labels of one case; never shown to a reviewer."""
+
+    case_id: str
+    stratum: Stratum
+    expect_finding: bool = Field(description="False for controls: a clean review is correct.")
+    variant_of: str | None = Field(default=None, description="Original case of a rename variant.")
+    defects: list[Defect]
+    provenance: Provenance
+    validation: Validation | None = Field(default=None, description="Null until validated.")
+
+
+class RepoInfo(_Record):
+    """The repository a corpus was mined from."""
+
+    path: str
+    remote: str | None = None
+    head: str
+    shallow: bool = False
+
+
+class CorpusCounts(_Record):
+    """Tallies that make a corpus's yield visible."""
+
+    cases: int
+    by_stratum: dict[str, int]
+    matched_commits: int = Field(description="Commits whose message matched a fix pattern.")
+    dropped: dict[str, int] = Field(description="Matched commits that made no case, by reason.")
+    by_validation: dict[str, int] = Field(default_factory=dict)
+
+
+class CorpusMeta(_Record):
+    """Contents of ``corpus.json``."""
+
+    schema_version: str = SCHEMA_VERSION
+    repo: RepoInfo
+    created_at: str = Field(description="UTC time the corpus was written (ISO 8601).")
+    tool_version: str
+    config: dict[str, Any] = Field(description="The mining configuration, as given.")
+    counts: CorpusCounts
+    gold_sha256: str = Field(description="SHA-256 of gold.jsonl exactly as written.")

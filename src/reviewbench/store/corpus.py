@@ -1,0 +1,165 @@
+"""The corpus directory on disk (SPEC 5): written atomically, read with line-level errors.
+
+A corpus is built in a hidden sibling directory and renamed into place only when every
+file is complete, so an interrupted ``mine`` never leaves a half-written corpus behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import CorpusError, OutputExists
+from ..records import Case, CorpusMeta, GoldRecord
+
+__all__ = [
+    "CASES_FILE",
+    "GOLD_FILE",
+    "META_FILE",
+    "PATCH_DIR",
+    "Corpus",
+    "CorpusWriter",
+    "dump_jsonl",
+    "read_corpus",
+    "sha256_file",
+]
+
+META_FILE = "corpus.json"
+CASES_FILE = "cases.jsonl"
+GOLD_FILE = "gold.jsonl"
+PATCH_DIR = "patches"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def dump_jsonl(records: Iterable[BaseModel]) -> bytes:
+    """One compact JSON object per line, fields by alias, UTF-8."""
+    return b"".join(r.model_dump_json(by_alias=True).encode() + b"\n" for r in records)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _write(path: Path, data: bytes) -> None:
+    with path.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+class CorpusWriter:
+    """Collects cases into a staging directory; :meth:`commit` moves it to ``out``.
+
+    Patches go to disk as they arrive (memory stays bounded); the small records are kept
+    and written sorted by ``case_id`` so that file order reveals nothing about history.
+    """
+
+    def __init__(self, out: Path, force: bool = False) -> None:
+        self.out = out
+        self.force = force
+        if out.exists() and not out.is_dir():
+            raise OutputExists(f"{out} exists and is not a directory")
+        if out.is_dir() and any(out.iterdir()) and not force:
+            raise OutputExists(f"{out} exists and is not empty (use --force to replace it)")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        (self.stage / PATCH_DIR).mkdir()
+        self.cases: list[Case] = []
+        self.gold: list[GoldRecord] = []
+
+    def add(self, case: Case, gold: GoldRecord, patch: bytes) -> None:
+        _write(self.stage / case.patch, patch)
+        self.cases.append(case)
+        self.gold.append(gold)
+
+    def commit(self, make_meta: callable) -> CorpusMeta:  # type: ignore[valid-type]
+        """Write the JSONL files and ``corpus.json`` (built by ``make_meta(gold_sha256)``)."""
+        self.cases.sort(key=lambda c: c.case_id)
+        self.gold.sort(key=lambda g: g.case_id)
+        _write(self.stage / CASES_FILE, dump_jsonl(self.cases))
+        _write(self.stage / GOLD_FILE, dump_jsonl(self.gold))
+        meta: CorpusMeta = make_meta(sha256_file(self.stage / GOLD_FILE))
+        _write(self.stage / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
+        if self.out.exists():
+            trash = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old", dir=self.out.parent))
+            os.replace(self.out, trash / "corpus")
+            os.replace(self.stage, self.out)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            os.replace(self.stage, self.out)
+        return meta
+
+    def abort(self) -> None:
+        shutil.rmtree(self.stage, ignore_errors=True)
+
+    def __enter__(self) -> CorpusWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if self.stage.exists():
+            self.abort()
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A corpus read back from disk."""
+
+    path: Path
+    meta: CorpusMeta
+    cases: list[Case]
+    gold: list[GoldRecord]
+
+
+def _read_jsonl(path: Path, model: type[M]) -> list[M]:
+    if not path.is_file():
+        raise CorpusError(f"{path} is missing")
+    records: list[M] = []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                records.append(model.model_validate_json(raw))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                detail = f"{where}: {first['msg']}" if where else first["msg"]
+                raise CorpusError(f"{path}:{number}: not a valid {model.__name__} ({detail})") from None
+    return records
+
+
+def read_corpus(path: Path) -> Corpus:
+    """Load and check a corpus directory.
+
+    Raises:
+        CorpusError: a file is missing or a line does not match its schema.
+    """
+    if not path.is_dir():
+        raise CorpusError(f"{path} is not a corpus directory")
+    meta_path = path / META_FILE
+    if not meta_path.is_file():
+        raise CorpusError(f"{path} has no {META_FILE}: not a corpus (run 'reviewbench mine' first)")
+    try:
+        meta = CorpusMeta.model_validate_json(meta_path.read_bytes())
+    except ValidationError as exc:
+        raise CorpusError(f"{meta_path}: not a valid corpus.json ({exc.errors()[0]['msg']})") from None
+    return Corpus(
+        path=path,
+        meta=meta,
+        cases=_read_jsonl(path / CASES_FILE, Case),
+        gold=_read_jsonl(path / GOLD_FILE, GoldRecord),
+    )

@@ -1,0 +1,73 @@
+"""Fixtures that build small, real git repositories in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+class GitRepo:
+    """A throwaway repository with helpers to write files and commit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tick = 0
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+        self.git("config", "commit.gpgsign", "false")
+
+    def git(self, *args: str, input: bytes | None = None) -> str:
+        self._tick += 1
+        date = f"2024-01-01T00:{self._tick // 60 % 60:02d}:{self._tick % 60:02d}+00:00"
+        env = {**os.environ, **_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date,
+               "HOME": str(self.path.parent)}  # fmt: skip
+        proc = subprocess.run(["git", "-C", str(self.path), *args], input=input,
+                              capture_output=True, env=env, check=True)  # fmt: skip
+        return proc.stdout.decode("utf-8", "surrogateescape").strip()
+
+    def write(self, files: dict[str, str | bytes]) -> None:
+        for name, content in files.items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content)
+
+    def commit(self, message: str, files: dict[str, str | bytes] | None = None,
+               remove: tuple[str, ...] = ()) -> str:  # fmt: skip
+        """Write ``files``, delete ``remove``, commit everything; return the sha."""
+        self.write(files or {})
+        for name in remove:
+            self.git("rm", "-q", "--", name)
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+    def show(self, rev: str, path: str) -> bytes:
+        return subprocess.run(["git", "-C", str(self.path), "show", f"{rev}:{path}"],
+                              capture_output=True, check=True).stdout  # fmt: skip
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path):
+    """A factory of empty repositories under tmp_path."""
+    count = 0
+
+    def make(name: str | None = None) -> GitRepo:
+        nonlocal count
+        count += 1
+        return GitRepo(tmp_path / (name or f"repo{count}"))
+
+    return make

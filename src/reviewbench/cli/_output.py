@@ -10,7 +10,8 @@ from rich.console import Console
 
 __all__ = ["console", "err_console", "print_json"]
 
-console = Console(highlight=False)
+# Piped output is not wrapped at 80 columns: rows must stay greppable.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True, highlight=False)
 
 

@@ -1,0 +1,71 @@
+"""The CLI's happy paths: mine, show and their JSON output, through a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True,
+                          text=True, cwd=cwd)  # fmt: skip
+
+
+def _repo_with_fix(git_repo):
+    repo = git_repo()
+    repo.commit("init", {"app/core.py": "def f(x):\n    return x + 1\n", "docs/a.md": "a\n"})
+    fix = repo.commit("Fix f for zero", {"app/core.py": "def f(x):\n    if not x:\n        return 0\n    return x + 1\n"})
+    repo.commit("fix docs", {"docs/a.md": "b\n"})
+    return repo, fix
+
+
+def test_version_and_help():
+    assert run("--version").stdout.startswith("reviewbench, version ")
+    out = run("--help").stdout
+    assert "Examples:" in out and "mine" in out
+    assert "--max-lines" in run("mine", "--help").stdout
+
+
+def test_mine_json_summary_and_show(git_repo, tmp_path):
+    repo, fix = _repo_with_fix(git_repo)
+    out = tmp_path / "corpus"
+    proc = run("mine", str(repo.path), "--out", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["cases"] == 1
+    assert summary["matched_commits"] == 2
+    assert summary["scanned_commits"] == 3
+    assert summary["dropped"]["no_source_change"] == 1
+    assert sum(summary["dropped"].values()) == 1
+
+    shown = run("show", str(out), "--json", "--cases")
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    assert report["cases"] == 1
+    assert report["by_stratum"] == {"fix_reversal": 1}
+    assert report["by_validation"] == {"unvalidated": 1}
+    [row] = report["case_rows"]
+    assert row["paths"] == ["app/core.py"] and row["language"] == "python"
+
+    table = run("show", str(out), "--cases")
+    assert table.returncode == 0
+    assert row["case_id"] in table.stdout and "1/2" in table.stdout  # drop share num/den
+
+
+def test_mine_table_shows_numerators_and_denominators(git_repo, tmp_path):
+    repo, _ = _repo_with_fix(git_repo)
+    proc = run("mine", str(repo.path), "--out", str(tmp_path / "c"))
+    assert proc.returncode == 0, proc.stderr
+    assert "1/2" in proc.stdout  # one case out of two matching commits
+    assert "no_source_change" in proc.stdout
+
+
+def test_force_replaces_an_existing_corpus(git_repo, tmp_path):
+    repo, _ = _repo_with_fix(git_repo)
+    out = tmp_path / "c"
+    assert run("mine", str(repo.path), "--out", str(out)).returncode == 0
+    (out / "stale.txt").write_text("old")
+    assert run("mine", str(repo.path), "--out", str(out), "--force").returncode == 0
+    assert not (out / "stale.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "repo1"]  # no staging left

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tomllib
+from enum import StrEnum
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import UsageError
 
-__all__ = ["DEFAULT_FIX_PATTERN", "DEFAULT_TEST_PATTERNS", "MineConfig"]
+__all__ = [
+    "DEFAULT_FIX_PATTERN",
+    "DEFAULT_TEST_PATTERNS",
+    "MineConfig",
+    "Network",
+    "ValidateConfig",
+    "load_repo_settings",
+]
 
 #: Conventional fix words, whole words only: "prefix" or "fixture" must not match.
 DEFAULT_FIX_PATTERN = r"\b(?:fix|fixes|fixed|bugfix|hotfix)\b"
@@ -90,10 +101,65 @@ class MineConfig(BaseModel):
     @classmethod
     def build(cls, **values: object) -> MineConfig:
         """Validate values from the CLI, raising :class:`UsageError` on bad input."""
-        from pydantic import ValidationError
-
         try:
             return cls(**values)
         except ValidationError as exc:
             first = exc.errors()[0]
             raise UsageError(f"invalid mining option: {first['msg']}") from None
+
+
+class Network(StrEnum):
+    """Whether test code may reach the network."""
+
+    DENY = "deny"
+    ALLOW = "allow"
+
+
+class ValidateConfig(BaseModel):
+    """How to prove cases with the repository's tests (SPEC section 4)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    test_cmd: str | None = Field(default=None, description="Shell command running the tests.")
+    setup_cmd: str | None = Field(
+        default=None, description="Run once per scratch tree before tests (network allowed)."
+    )
+    jobs: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    timeout: float = Field(default=600.0, gt=0, description="Seconds per test run.")
+    network: Network = Network.DENY
+    reruns: int = Field(default=2, ge=1, description="A failure must reproduce this many times.")
+    memory_mb: int | None = Field(default=4096, ge=64, description="Address-space limit per run.")
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    force: bool = Field(default=False, description="Re-validate cases already validated.")
+
+    @classmethod
+    def build(cls, **values: Any) -> ValidateConfig:
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise UsageError(f"invalid validation setting {where}: {first['msg']}") from None
+
+
+SETTINGS_FILE = "reviewbench.toml"
+
+
+def load_repo_settings(repo: Path, section: str) -> dict[str, Any]:
+    """The ``[section]`` table of ``reviewbench.toml`` at the repository root, or {}.
+
+    Raises:
+        UsageError: the file exists but is not valid TOML or the section is not a table.
+    """
+    path = repo / SETTINGS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}") from None
+    table = data.get(section, {})
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: [{section}] must be a table")
+    return table

@@ -7,6 +7,7 @@ a traceback is shown only when ``REVIEWBENCH_DEBUG`` is set.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import click
@@ -16,6 +17,7 @@ from ..errors import ReviewbenchError
 from .mine import mine_command
 from .schema import schema_command
 from .show import show_command
+from .validate import validate_command
 
 __all__ = ["cli", "main"]
 
@@ -23,6 +25,7 @@ EPILOG = """\b
 Examples:
   reviewbench mine ~/src/mylib --out corpus          # fix reversals from history
   reviewbench mine . --out corpus --since 2024-01-01 --limit 50
+  reviewbench validate corpus --jobs 2                # prove each case with the repo's tests
   reviewbench show corpus --cases                     # what was mined, and what was dropped
   reviewbench schema gold                             # JSON Schema of gold.jsonl
 """
@@ -41,9 +44,12 @@ def cli() -> None:
 cli.add_command(mine_command)
 cli.add_command(show_command)
 cli.add_command(schema_command)
+cli.add_command(validate_command)
 
 
 def _fail(message: str, code: int) -> None:
+    # One line whatever the message: click lists choices on lines of their own.
+    message = re.sub(r"\s*\n\s*", " ", message.strip())
     click.echo(f"reviewbench: error: {message}", err=True)
     sys.exit(code)
 

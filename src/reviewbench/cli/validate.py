@@ -1,0 +1,73 @@
+"""``reviewbench validate``: the validity gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..records import Validation
+from ..validate import resolve_config, validate_corpus
+from ._output import console, err_console, print_json
+
+__all__ = ["validate_command"]
+
+
+@click.command("validate")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.option("--test-cmd", help="Shell command running the tests (default: pytest, when the "
+              "repository has pytest configuration or a tests/ folder).")
+@click.option("--setup-cmd", help="Run once per scratch tree before tests, e.g. 'pip install -e .' "
+              "(network allowed).")
+@click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per test run [default: 600].")
+@click.option("--reruns", type=click.IntRange(min=1),
+              help="A failure counts only if it reproduces on every one of N runs [default: 2].")
+@click.option("--network", type=click.Choice(["deny", "allow"]), help="Network for tests [default: deny].")
+@click.option("--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096].")
+@click.option("--executor", type=click.Choice(["local", "ray"]), help="Where to run [default: local].")
+@click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
+@click.option("--force", is_flag=True, help="Re-validate cases that already have a status.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, network, memory_mb,
+                     executor, ray_address, force: bool, as_json: bool) -> None:  # fmt: skip
+    """Prove each case of CORPUS with the repository's own tests.
+
+    In scratch clones (never your checkout), the selected tests must pass on the case's
+    base and fail, on every rerun, once the patch is applied: the fix's own tests first,
+    the whole suite only if they do not observe the bug. Tests run without network, with
+    time and memory limits. Results go to gold.jsonl; logs to CORPUS/logs/. Settings may
+    also come from [validate] in the repository's reviewbench.toml.
+    """
+    config = resolve_config(corpus, {
+        "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout,
+        "reruns": reruns, "network": network, "memory_mb": memory_mb, "executor": executor,
+        "ray_address": ray_address, "force": force or None,
+    })  # fmt: skip
+    with Progress(
+        TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("", total=None)
+
+        def on_case(case_id: str, validation: Validation, done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total, description=f"{case_id}: {validation.status}")
+
+        summary = validate_corpus(corpus, config, on_case=on_case)
+    total = sum(summary.by_status.values())
+    if as_json:
+        print_json({"corpus": str(corpus), "test_cmd": summary.test_cmd, "attempted": summary.attempted,
+                    "skipped": summary.skipped, "by_status": summary.by_status})  # fmt: skip
+        return
+    console.print(f"Validated {summary.attempted} cases ({summary.skipped} already done) with: {summary.test_cmd}",
+                  markup=False)  # fmt: skip
+    table = Table(show_edge=False)
+    table.add_column("status")
+    table.add_column("cases", justify="right")
+    table.add_column("share", justify="right")
+    for status, n in summary.by_status.items():
+        table.add_row(status, str(n), f"{n}/{total}")
+    console.print(table)

@@ -1,0 +1,166 @@
+"""Entry point of the validity gate: run every pending case, record, never lose a result.
+
+Each finished case is appended to a journal (``CORPUS/validation.journal.jsonl``, fsync'd)
+before anything else; ``gold.jsonl`` and ``corpus.json`` are rewritten atomically at the
+end. An interrupted run keeps its journal, and the next run resumes from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import ValidateConfig, load_repo_settings
+from ..errors import CorpusError
+from ..git.repo import GIT, open_repository
+from ..records import GoldRecord, Validation
+from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, read_corpus, sha256_file
+from .executors import run_jobs
+from .testcmd import TestCommand, detect_test_command
+from .worker import CaseJob
+
+__all__ = ["JOURNAL_FILE", "LOG_DIR", "ValidateSummary", "resolve_config", "validate_corpus"]
+
+JOURNAL_FILE = "validation.journal.jsonl"
+LOG_DIR = "logs"
+
+
+@dataclass(frozen=True)
+class ValidateSummary:
+    """What a validation run did."""
+
+    corpus: Path
+    test_cmd: str
+    attempted: int
+    skipped: int
+    by_status: dict[str, int]
+
+
+def resolve_config(corpus: Path, overrides: dict) -> ValidateConfig:
+    """Settings: defaults, then ``[validate]`` of the repository's reviewbench.toml, then CLI."""
+    meta = read_corpus(corpus).meta
+    values = {k.replace("-", "_"): v for k, v in load_repo_settings(Path(meta.repo.path), "validate").items()}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return ValidateConfig.build(**values)
+
+
+def _check_bases(repo: Path, bases: set[str]) -> None:
+    proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
+                          input="".join(f"{b}^{{commit}}\n" for b in sorted(bases)).encode(),
+                          capture_output=True, check=False)  # fmt: skip
+    missing = [line.split()[0].decode() for line in proc.stdout.splitlines() if line.endswith(b" missing")]
+    if missing:
+        raise CorpusError(
+            f"{repo} lacks commit {missing[0].split('^')[0]} (and {len(missing) - 1} more) named by the "
+            "corpus: the repository was moved or rewritten since mining; re-mine it"
+        )
+
+
+def _read_journal(path: Path) -> dict[str, Validation]:
+    done: dict[str, Validation] = {}
+    if not path.is_file():
+        return done
+    lines = path.read_bytes().splitlines()
+    for number, raw in enumerate(lines, start=1):
+        try:
+            entry = json.loads(raw)
+            done[entry["case_id"]] = Validation.model_validate(entry["validation"])
+        except (ValueError, KeyError, TypeError):
+            # A torn last line from a crash is expected; anything earlier is damage.
+            if number < len(lines):
+                raise CorpusError(f"{path}:{number}: damaged journal line; delete the file to start over") from None
+    return done
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def validate_corpus(
+    corpus_path: Path,
+    config: ValidateConfig,
+    *,
+    on_case: Callable[[str, Validation, int, int], None] | None = None,
+) -> ValidateSummary:
+    """Validate every pending case of a corpus (all of them with ``config.force``).
+
+    Raises:
+        CorpusError: the corpus is damaged or its repository lacks a base commit.
+        UsageError: no test command can be found, or network cannot be denied.
+    """
+    corpus = read_corpus(corpus_path)
+    repo = open_repository(Path(corpus.meta.repo.path))
+    command = TestCommand(config.test_cmd or detect_test_command(repo.path))
+    journal_path = corpus_path / JOURNAL_FILE
+    if config.force:
+        journal_path.unlink(missing_ok=True)
+    journal = _read_journal(journal_path)
+    gold = {g.case_id: g for g in corpus.gold}
+    pending = [
+        c for c in corpus.cases
+        if c.case_id not in journal and (config.force or gold[c.case_id].validation is None)
+    ]  # fmt: skip
+    _check_bases(repo.path, {c.base for c in pending})
+    logs = corpus_path / LOG_DIR
+    logs.mkdir(exist_ok=True)
+    jobs = [
+        CaseJob(
+            case_id=c.case_id,
+            base=c.base,
+            patch=(corpus_path / c.patch).resolve(),
+            test_paths=tuple(gold[c.case_id].provenance.test_paths),
+            log=(logs / f"{c.case_id}.log").resolve(),
+        )
+        for c in pending
+    ]
+    lock = threading.Lock()
+    finished = 0
+
+    def record(job: CaseJob, validation: Validation) -> None:
+        nonlocal finished
+        line = json.dumps({"case_id": job.case_id, "validation": validation.model_dump(mode="json")})
+        with lock:
+            with journal_path.open("a", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            journal[job.case_id] = validation
+            finished += 1
+            if on_case:
+                on_case(job.case_id, validation, finished, len(jobs))
+
+    if jobs:
+        run_jobs(repo.path, command, config, jobs, record)
+    merged = [
+        g.model_copy(update={"validation": journal[g.case_id]}) if g.case_id in journal else g
+        for g in corpus.gold
+    ]
+    by_status = Counter(g.validation.status.value for g in merged if g.validation)
+    _write_atomic(corpus_path / GOLD_FILE, dump_jsonl(merged))
+    counts = corpus.meta.counts.model_copy(update={"by_validation": dict(sorted(by_status.items()))})
+    meta = corpus.meta.model_copy(update={"counts": counts, "gold_sha256": sha256_file(corpus_path / GOLD_FILE)})
+    _write_atomic(corpus_path / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
+    journal_path.unlink(missing_ok=True)
+    return ValidateSummary(
+        corpus=corpus_path,
+        test_cmd=command.command,
+        attempted=len(jobs),
+        skipped=len(corpus.cases) - len(jobs),
+        by_status=dict(sorted(by_status.items())),
+    )

@@ -1,0 +1,141 @@
+"""Where validation jobs run: local worker threads, or Ray actors.
+
+Both give each worker one scratch tree for its whole life and call the same
+:func:`validate_case`, so their statuses are identical by construction; only scheduling
+differs. The local executor drives sandboxed subprocesses from threads (the work is in the
+child processes, so threads suffice and Ctrl-C stays simple).
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import tempfile
+import threading
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from ..config import ValidateConfig
+from ..errors import UsageError
+from ..records import Validation, ValidationStatus
+from .sandbox import Cancelled, isolation_prefix, kill_all, reset_cancel
+from .testcmd import TestCommand
+from .worker import CaseJob, ScratchTree, validate_case
+
+__all__ = ["run_jobs"]
+
+Record = Callable[[CaseJob, Validation], None]
+
+
+def _guarded(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Validation:
+    """Validate one case; an unexpected failure becomes status ``error``, with its log."""
+    try:
+        return validate_case(tree, command, job)
+    except Cancelled:
+        raise
+    except Exception as exc:  # one broken case must not sink the run
+        with job.log.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n=== error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        return Validation(status=ValidationStatus.ERROR, test_cmd=command.command)
+
+
+def run_jobs(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[CaseJob], record: Record) -> None:
+    """Validate ``jobs``, calling ``record`` once per finished case, from any thread."""
+    isolation_prefix(config.network)  # refuse early if the network cannot be denied
+    if config.executor == "ray":
+        _run_ray(repo, command, config, jobs, record)
+    else:
+        _run_local(repo, command, config, jobs, record)
+
+
+def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[CaseJob], record: Record) -> None:
+    reset_cancel()
+    root = Path(tempfile.mkdtemp(prefix="reviewbench-validate-"))
+    idle: queue.SimpleQueue[ScratchTree] = queue.SimpleQueue()
+    counter = iter(range(len(jobs) + 1))
+    lock = threading.Lock()
+    stopping = threading.Event()
+
+    def acquire() -> ScratchTree:
+        try:
+            return idle.get_nowait()
+        except queue.Empty:
+            with lock:
+                number = next(counter)
+            return ScratchTree(repo, root / f"tree-{number}", config)
+
+    def work(job: CaseJob) -> None:
+        if stopping.is_set():
+            return
+        tree = acquire()
+        try:
+            validation = _guarded(tree, command, job)
+        except Cancelled:
+            return
+        finally:
+            idle.put(tree)
+        if not stopping.is_set():
+            record(job, validation)
+
+    pool = ThreadPoolExecutor(max_workers=min(config.jobs, len(jobs)), thread_name_prefix="validate")
+    try:
+        for future in as_completed([pool.submit(work, job) for job in jobs]):
+            future.result()
+    except BaseException:
+        stopping.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_all()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class _RayWorker:
+    """A Ray actor owning one scratch tree on its node."""
+
+    def __init__(self, repo: str, command: str, config: ValidateConfig) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="reviewbench-validate-"))
+        self.tree = ScratchTree(Path(repo), self.root / "tree", config)
+        self.command = TestCommand(command)
+
+    def validate(self, job: CaseJob) -> tuple[CaseJob, Validation]:
+        return job, _guarded(self.tree, self.command, job)
+
+    def close(self) -> None:
+        kill_all()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[CaseJob], record: Record) -> None:
+    try:
+        import ray
+        from ray.util import ActorPool
+    except ImportError:
+        raise UsageError("the Ray executor needs Ray: pip install 'reviewbench[ray]'") from None
+    started = not ray.is_initialized()
+    if started:
+        try:
+            ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)  # fmt: skip
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise UsageError(f"cannot reach the Ray cluster at {config.ray_address or 'local'}: {exc}") from None
+    worker_cls = ray.remote(num_cpus=1)(_RayWorker)
+    size = max(1, min(config.jobs, len(jobs)))
+    actors = [worker_cls.remote(str(repo), command.command, config) for _ in range(size)]
+    try:
+        for job, validation in ActorPool(actors).map_unordered(
+            lambda actor, job: actor.validate.remote(job), jobs
+        ):
+            record(job, validation)
+    finally:
+        for actor in actors:
+            try:
+                ray.get(actor.close.remote(), timeout=30)
+            except Exception:  # the actor may already be gone
+                pass
+            ray.kill(actor)
+        if started:
+            ray.shutdown()

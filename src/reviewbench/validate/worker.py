@@ -1,0 +1,162 @@
+"""Validating one case in a reusable scratch tree.
+
+A scratch tree is a ``git clone --shared --no-checkout`` of the user's repository in a
+temporary directory: it borrows the object store read-only, never touches the user's
+checkout or its ``.git`` (no worktree entries to prune), and is reused case after case by
+a forced checkout, so one clone serves a worker for the whole run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Network, ValidateConfig
+from ..errors import GitError
+from ..git.repo import GIT
+from ..records import Validation, ValidationStatus
+from .sandbox import Sandbox
+from .testcmd import TestCommand, Verdict, VerdictKind
+
+__all__ = ["CaseJob", "ScratchTree", "validate_case"]
+
+SELECTION_FIX_TESTS = "fix_tests"
+SELECTION_SUITE = "suite"
+
+
+@dataclass(frozen=True)
+class CaseJob:
+    """Everything a worker needs to validate one case (picklable, for Ray)."""
+
+    case_id: str
+    base: str
+    patch: Path
+    test_paths: tuple[str, ...]
+    log: Path
+
+
+class ScratchTree:
+    """One private clone of the repository, checked out at a case's base on demand."""
+
+    def __init__(self, repo: Path, path: Path, config: ValidateConfig) -> None:
+        self.repo = repo
+        self.path = path
+        self.config = config
+        self.home = path.parent / f"{path.name}-home"
+        self.sandbox = Sandbox(config.network, config.memory_mb, self.home)
+        self._set_up = False
+        self._git("clone", "--quiet", "--shared", "--no-checkout", str(repo), str(path), cwd=path.parent)
+
+    def _git(self, *args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        proc = subprocess.run([*GIT, *args], cwd=cwd or self.path, capture_output=True)
+        if check and proc.returncode != 0:
+            detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git {args[0]} failed in scratch tree: {detail[-1] if detail else proc.returncode}")
+        return proc
+
+    def checkout(self, base: str) -> None:
+        """Reset the tree to ``base`` exactly (untracked files removed, ignored kept)."""
+        self._git("checkout", "--quiet", "--force", "--detach", base)
+        self._git("clean", "-ffdq")
+
+    def applies(self, patch: Path) -> bool:
+        return self._git("apply", "--check", str(patch), check=False).returncode == 0
+
+    def apply(self, patch: Path) -> bool:
+        return self._git("apply", "--whitespace=nowarn", str(patch), check=False).returncode == 0
+
+    def setup(self, log: Path) -> None:
+        """Run the setup command once per tree (with network: installs need it)."""
+        if self._set_up or not self.config.setup_cmd:
+            return
+        _note(log, f"setup: {self.config.setup_cmd}")
+        setup_box = Sandbox(Network.ALLOW, self.config.memory_mb, self.home)
+        setup_box.run(self.config.setup_cmd, self.path, self.config.timeout, log)
+        self._set_up = True
+
+
+def _note(log: Path, text: str) -> None:
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(f"\n=== {text}\n")
+
+
+def _run(tree: ScratchTree, command: TestCommand, selection: list[str], label: str, log: Path) -> Verdict:
+    junit = tree.home / "junit.xml"
+    junit.unlink(missing_ok=True)
+    shell = command.shell(selection, junit)
+    _note(log, f"{label}: {shell}")
+    outcome = tree.sandbox.run(shell, tree.path, tree.config.timeout, log)
+    verdict = command.verdict(outcome, junit)
+    _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s)"
+               + (f", failing: {', '.join(sorted(verdict.failing))}" if verdict.failing else ""))  # fmt: skip
+    return verdict
+
+
+def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Validation:
+    """Prove one case: the selected tests pass on the base and fail, every time, with the patch.
+
+    Cheapest first: the fix's own test files, stopping at the first observed failure;
+    the whole suite only when they do not observe it.
+    """
+    log = job.log
+    log.write_text(f"case {job.case_id} at {job.base}\n", encoding="utf-8")
+    spent = 0.0
+
+    def result(status: ValidationStatus, verdict: Verdict | None = None, selection: str | None = None,
+               failing: frozenset[str] = frozenset()) -> Validation:  # fmt: skip
+        _note(log, f"status: {status}")
+        return Validation(
+            status=status,
+            test_cmd=command.command,
+            exit_code=verdict.exit_code if verdict else None,
+            failing_tests=sorted(failing or (verdict.failing if verdict else ())),
+            duration_s=round(spent, 3),
+            selection=selection,
+        )
+
+    tree.checkout(job.base)
+    if not tree.applies(job.patch):
+        return result(ValidationStatus.APPLY_FAILED)
+    tree.setup(log)
+    selections: list[tuple[str, list[str]]] = []
+    present = [p for p in job.test_paths if (tree.path / p).exists()]
+    if present and command.is_pytest:
+        selections.append((SELECTION_FIX_TESTS, present))
+    selections.append((SELECTION_SUITE, []))
+    last: Verdict | None = None
+    for name, selection in selections:
+        tree.checkout(job.base)
+        reference = _run(tree, command, selection, f"reference ({name})", log)
+        spent += reference.duration_s
+        if reference.kind is VerdictKind.NO_TESTS:
+            continue
+        if reference.kind is VerdictKind.TIMEOUT:
+            return result(ValidationStatus.TIMEOUT, reference, name)
+        if reference.kind is VerdictKind.ERROR:
+            return result(ValidationStatus.ERROR, reference, name)
+        if reference.kind is VerdictKind.FAIL:
+            return result(ValidationStatus.BASE_FAILING, reference, name)
+        if not tree.apply(job.patch):
+            return result(ValidationStatus.APPLY_FAILED)
+        runs: list[Verdict] = []
+        for attempt in range(tree.config.reruns):
+            verdict = _run(tree, command, selection, f"patched ({name}) run {attempt + 1}", log)
+            spent += verdict.duration_s
+            runs.append(verdict)
+            if verdict.kind is not VerdictKind.FAIL:
+                break
+        last = runs[-1]
+        kinds = {v.kind for v in runs}
+        if kinds == {VerdictKind.FAIL}:
+            if len({v.failing for v in runs}) > 1:
+                return result(ValidationStatus.FLAKY, last, name)  # a test flipped
+            return result(ValidationStatus.OBSERVED, last, name)
+        if VerdictKind.FAIL in kinds:
+            # Failed, then passed (or hung) on a rerun: the failure does not reproduce.
+            return result(ValidationStatus.FLAKY, last, name, runs[0].failing)
+        if last.kind is VerdictKind.TIMEOUT:
+            return result(ValidationStatus.TIMEOUT, last, name)
+        if last.kind is VerdictKind.ERROR:
+            return result(ValidationStatus.ERROR, last, name)
+    return result(ValidationStatus.NOT_OBSERVED, last, selections[-1][0])

@@ -59,7 +59,7 @@ def project(git_repo):
     })  # fmt: skip
     # not_observed: no test exercises the changed code.
     repo.commit("fix helper factor", {"pkg/unused.py": "def helper(x):\n    return x * 3\n"})
-    # timeout: reversing this fix makes count() loop forever.
+    # not_observed too: the fix only added a comment.
     repo.commit("fix loop increment", {"pkg/loop.py": "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n# checked\n"})
     return repo
 
@@ -350,3 +350,16 @@ def test_non_pytest_command_graded_by_exit_code(git_repo, tmp_path):
     # It prints PASSED, but exits 1 with the bug: observed, on the exit code alone.
     assert gold.validation.status == "observed"
     assert gold.validation.failing_tests == []
+
+
+def test_show_reports_yield_per_stratum(project, tmp_path):
+    corpus = _mine(project, tmp_path / "corpus")
+    validate_corpus(corpus, _config(timeout=5))
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus), "--json"],
+                          capture_output=True, text=True)  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert report["yield"] == {"fix_reversal": {"observed": 1, "attempted": 3}}
+    assert report["by_validation"] == {"not_observed": 2, "observed": 1}
+    table = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)],
+                           capture_output=True, text=True).stdout  # fmt: skip
+    assert "1/3" in table

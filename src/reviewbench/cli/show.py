@@ -37,12 +37,21 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         }
         for c in data.cases
     ]
+    # Validation yield: observed out of attempted (validated), per stratum.
+    yields: dict[str, dict[str, int]] = {}
+    for g in data.gold:
+        if g.validation is None:
+            continue
+        row = yields.setdefault(g.stratum.value, {"observed": 0, "attempted": 0})
+        row["attempted"] += 1
+        row["observed"] += g.validation.status.value == "observed"
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
         "cases": len(data.cases),
         "by_stratum": dict(sorted(by_stratum.items())),
         "by_validation": dict(sorted(by_validation.items())),
+        "yield": dict(sorted(yields.items())),
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
         "gold_sha256": data.meta.gold_sha256,
@@ -67,6 +76,13 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
             table.add_row(key, str(n), f"{n}/{total}")
         if counts:
             console.print(table)
+    if yields:
+        table = Table(show_edge=False)
+        table.add_column("stratum")
+        table.add_column("observed / attempted", justify="right")
+        for stratum, row in sorted(yields.items()):
+            table.add_row(stratum, f"{row['observed']}/{row['attempted']}")
+        console.print(table)
     if with_cases:
         table = Table(show_edge=False)
         for column in ("case_id", "stratum", "validation", "language", "title", "paths"):

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import CorpusError, OutputExists
+from ..errors import CorpusError, OutputExists, UsageError
 from ..records import Case, CorpusMeta, GoldRecord
 
 __all__ = [
@@ -69,14 +69,28 @@ class CorpusWriter:
     """
 
     def __init__(self, out: Path, force: bool = False) -> None:
-        self.out = out
+        # Absolute, so that "." or "x/.." still has a real name and parent to rename within.
+        self.out = out = Path(os.path.abspath(out))
         self.force = force
         if out.exists() and not out.is_dir():
             raise OutputExists(f"{out} exists and is not a directory")
-        if out.is_dir() and any(out.iterdir()) and not force:
-            raise OutputExists(f"{out} exists and is not empty (use --force to replace it)")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        if out.is_dir() and any(out.iterdir()):
+            if not force:
+                raise OutputExists(f"{out} exists and is not empty (use --force to replace it)")
+            if not (out / META_FILE).is_file():
+                # --force replaces a corpus, never an arbitrary directory (a home, a repository).
+                raise OutputExists(
+                    f"{out} is not empty and holds no {META_FILE}; refusing to replace it "
+                    "even with --force (choose a new directory)"
+                )
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            stage = tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create a corpus at {out}: {exc.strerror} ({exc.filename})"
+            ) from None
+        self.stage = Path(stage)
         (self.stage / PATCH_DIR).mkdir()
         self.cases: list[Case] = []
         self.gold: list[GoldRecord] = []
@@ -96,9 +110,15 @@ class CorpusWriter:
         _write(self.stage / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
         if self.out.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old", dir=self.out.parent))
-            os.replace(self.out, trash / "corpus")
-            os.replace(self.stage, self.out)
-            shutil.rmtree(trash, ignore_errors=True)
+            try:
+                os.replace(self.out, trash / "corpus")
+                try:
+                    os.replace(self.stage, self.out)
+                except OSError:
+                    os.replace(trash / "corpus", self.out)  # put the old corpus back
+                    raise
+            finally:
+                shutil.rmtree(trash, ignore_errors=True)
         else:
             os.replace(self.stage, self.out)
         return meta

@@ -107,6 +107,14 @@ def _matches(path: str, patterns: tuple[str, ...]) -> bool:
     return any(glob_regex(p).match(path) for p in patterns)
 
 
+def _is_utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # surrogate escapes of bytes that are not UTF-8
+        return False
+    return True
+
+
 def language_of(path: str) -> str | None:
     """The programming language of a path, from its extension; None if unknown."""
     return LANGUAGES.get(PurePosixPath(path).suffix.lower())
@@ -133,6 +141,9 @@ class PathClassifier:
         return found
 
     def _kind(self, path: str) -> FileKind:
+        if not path.isascii() and not _is_utf8(path):
+            # A name git cannot hand us as UTF-8 could not be written to the JSON records.
+            return FileKind.OTHER
         if self.exclude and _matches(path, self.exclude):
             return FileKind.EXCLUDED
         if _matches(path, self.test_patterns):

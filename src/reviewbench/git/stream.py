@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import queue
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,15 +40,29 @@ class LogEntry:
 
 
 def _spawn(repo: Path, args: list[str], stdin: bool = False) -> subprocess.Popen[bytes]:
+    # stderr goes to a file, not a pipe: a chatty git must never block on a full pipe
+    # that nobody reads until the end.
+    err = tempfile.TemporaryFile()
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [*GIT, "-C", str(repo), *args],
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=err,
         )
     except FileNotFoundError:
+        err.close()
         raise GitError("git is not installed or not on PATH") from None
+    proc.err_file = err  # type: ignore[attr-defined]
+    return proc
+
+
+def _stderr(proc: subprocess.Popen[bytes]) -> str:
+    """The last line git wrote to stderr so far, or ''."""
+    err = proc.err_file  # type: ignore[attr-defined]
+    err.seek(0)
+    lines = err.read().decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def _finish(proc: subprocess.Popen[bytes], what: str, complete: bool) -> None:
@@ -56,13 +71,11 @@ def _finish(proc: subprocess.Popen[bytes], what: str, complete: bool) -> None:
         proc.kill()
     if proc.stdout:
         proc.stdout.close()
-    err = proc.stderr.read().decode("utf-8", "replace").strip() if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
     code = proc.wait()
+    last = _stderr(proc)
+    proc.err_file.close()  # type: ignore[attr-defined]
     if complete and code != 0:
-        last = err.splitlines()[-1] if err else f"exit code {code}"
-        raise GitError(f"{what} failed: {last}")
+        raise GitError(f"{what} failed: {last or f'exit code {code}'}")
 
 
 def iter_log(repo: Path, since: str | None = None, until: str | None = None) -> Iterator[LogEntry]:
@@ -87,7 +100,7 @@ def iter_log(repo: Path, since: str | None = None, until: str | None = None) -> 
             yield _parse_entry("".join(pending))
         complete = True
     finally:
-        _finish(proc, "git log", complete)
+        _finish(proc, f"git log in {repo}", complete)
 
 
 def _parse_entry(record: str) -> LogEntry:
@@ -260,12 +273,17 @@ def iter_diffs(
             yield key, sections  # type: ignore[misc]
         while (item := feeder.queue.get()) is not None:
             if item[1]:
-                raise GitError("git diff-tree stopped before diffing every commit")
+                # Most likely git died (a missing object, say): its own words say why.
+                proc.wait()
+                last = _stderr(proc) or "no message"
+                raise GitError(
+                    f"git diff-tree stopped before diffing every commit in {repo}: {last}"
+                )
             yield item[0], None
         complete = True
     finally:
         feeder.stop.set()
-        _finish(proc, "git diff-tree", complete)
+        _finish(proc, f"git diff-tree in {repo}", complete)
         feeder.join(timeout=5)
     if feeder.error is not None:
         raise feeder.error
@@ -298,7 +316,7 @@ class BlobReader:
         if self._proc is not None:
             if self._proc.stdin:
                 self._proc.stdin.close()
-            _finish(self._proc, "git cat-file", complete=True)
+            _finish(self._proc, f"git cat-file in {self.repo}", complete=True)
             self._proc = None
 
     def __enter__(self) -> BlobReader:

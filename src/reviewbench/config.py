@@ -59,6 +59,12 @@ DEFAULT_TEST_PATTERNS: tuple[str, ...] = (
 )
 
 
+def _message(exc: ValidationError) -> str:
+    """Pydantic's first error, without its "Value error, " prefix."""
+    message = exc.errors()[0]["msg"]
+    return message.removeprefix("Value error, ")
+
+
 class MineConfig(BaseModel):
     """How to turn a repository's history into fix-reversal cases."""
 
@@ -104,8 +110,7 @@ class MineConfig(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise UsageError(f"invalid mining option: {first['msg']}") from None
+            raise UsageError(f"invalid mining option: {_message(exc)}") from None
 
 
 class Network(StrEnum):
@@ -138,9 +143,8 @@ class ValidateConfig(BaseModel):
         try:
             return cls(**values)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise UsageError(f"invalid validation setting {where}: {first['msg']}") from None
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+            raise UsageError(f"invalid validation setting {where}: {_message(exc)}") from None
 
 
 SETTINGS_FILE = "reviewbench.toml"

@@ -109,7 +109,7 @@ def mine_command(
             progress.update(task, description=f"mining: {scanned} commits scanned, {kept} cases")
 
         summary = mine_corpus(config, out, force=force, on_commit=on_commit,
-                              warn=lambda m: err_console.print(f"warning: {m}", markup=False))  # fmt: skip
+                              warn=lambda m: click.echo(f"reviewbench: warning: {m}", err=True))  # fmt: skip
     if as_json:
         print_json(_summary_json(summary))
     else:

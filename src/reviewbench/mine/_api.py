@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..config import MineConfig
-from ..errors import NoCases, NoMatchingCommits
+from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
 from ..records import CorpusCounts, CorpusMeta, DropReason, RepoInfo
 from ..store.corpus import CorpusWriter
@@ -54,6 +54,11 @@ def mine_corpus(
         NoCases: commits matched but every one was dropped; nothing is written.
     """
     repo = open_repository(config.repo)
+    target = out.resolve()
+    if target == repo.path.resolve() or target in repo.path.resolve().parents:
+        raise UsageError(
+            f"--out {out} would replace the repository being mined; choose another directory"
+        )
     if repo.shallow:
         warn(f"{repo.path} is a shallow clone: history is truncated, older fixes are missed")
     miner = FixReversalMiner(config, repo)
@@ -70,7 +75,8 @@ def mine_corpus(
             )
         if not writer.cases:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
-            raise NoCases(f"{stats.matched} commits matched but none made a case (dropped: {reasons})")
+            noun = "commit" if stats.matched == 1 else "commits"
+            raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
         dropped = {reason.value: stats.dropped.get(reason, 0) for reason in DropReason}
 
         def make_meta(gold_sha256: str) -> CorpusMeta:

@@ -21,10 +21,13 @@ __all__ = [
     "CorpusMeta",
     "Defect",
     "DropReason",
+    "Finding",
     "GoldRecord",
     "Location",
     "Provenance",
     "RepoInfo",
+    "ReviewPacket",
+    "RunState",
     "Severity",
     "Stratum",
     "Validation",
@@ -198,3 +201,38 @@ class CorpusMeta(_Record):
     config: dict[str, Any] = Field(description="The mining configuration, as given.")
     counts: CorpusCounts
     gold_sha256: str = Field(description="SHA-256 of gold.jsonl exactly as written.")
+
+
+class RunState(StrEnum):
+    """The one terminal state of a run (SPEC 7). "No review appeared" is never "no findings"."""
+
+    COMPLETED_FINDINGS = "completed_findings"
+    COMPLETED_NO_FINDINGS = "completed_no_findings"
+    TIMED_OUT = "timed_out"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INVALID = "invalid"
+
+
+class Finding(_Record):
+    """One atomic claim parsed from a reviewer's output."""
+
+    path: str | None = Field(default=None, description="File the claim names, if any.")
+    line: int | None = Field(default=None, description="Line in the patched tree, if any.")
+    severity: Severity | None = Field(default=None, description="Claimed severity, if given.")
+    claim: str = Field(description="The claim's text (untrusted: escape when shown).")
+    raw: str = Field(description="The output line(s) it was parsed from.")
+
+
+class ReviewPacket(_Record):
+    """What a reviewer receives for one case (SPEC 6); never anything from gold."""
+
+    case_id: str
+    title: str
+    diff: str = Field(description="The unified diff of the change.")
+    paths: list[str]
+    prompt: str = Field(description="The frozen review instructions.")
+    guidance: str | None = Field(default=None, description="Optional rules text of the condition.")
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Post-patch content of changed files (context files/tree)."
+    )

@@ -1,0 +1,85 @@
+"""Typed configurations of the reviewer kinds, as written in an experiment file.
+
+One class per kind, told apart by ``kind``. Secrets never appear here: a config names the
+environment variable that holds a key, never the key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AnthropicConfig",
+    "CommandConfig",
+    "FlagAllConfig",
+    "OpenAIConfig",
+    "ReviewerConfig",
+    "SarifConfig",
+    "SilentConfig",
+]
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class OpenAIConfig(_Config):
+    """Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp…)."""
+
+    kind: Literal["openai"]
+    base_url: str = Field(default="https://api.openai.com/v1", description="Up to and including /v1.")
+    model: str
+    api_key_env: str | None = Field(default="OPENAI_API_KEY", description="Variable holding the key.")
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = 1024
+    headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
+
+
+class AnthropicConfig(_Config):
+    """The Anthropic messages API."""
+
+    kind: Literal["anthropic"]
+    base_url: str = "https://api.anthropic.com"
+    model: str
+    api_key_env: str | None = "ANTHROPIC_API_KEY"
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int = 1024
+    anthropic_version: str = "2023-06-01"
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class CommandConfig(_Config):
+    """Any executable: the packet as JSON on stdin, the review text on stdout."""
+
+    kind: Literal["command"]
+    command: str = Field(description="Shell command line, e.g. 'path/to/script --flag'.")
+
+
+class SarifConfig(_Config):
+    """A static analyser producing SARIF, run inside the exported post-patch tree."""
+
+    kind: Literal["sarif"]
+    command: str = Field(description="e.g. 'ruff check --output-format sarif .'")
+
+
+class SilentConfig(_Config):
+    """Calibration baseline: always NO_ISSUES."""
+
+    kind: Literal["silent"]
+
+
+class FlagAllConfig(_Config):
+    """Calibration baseline: one high finding on every changed hunk."""
+
+    kind: Literal["flag_all"]
+
+
+ReviewerConfig = Annotated[
+    OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig,
+    Field(discriminator="kind"),
+]

@@ -1,0 +1,3 @@
+"""Imports every reviewer module so that each registers its kind."""
+
+from . import baselines  # noqa: F401

@@ -15,6 +15,7 @@ import click
 from .._version import __version__
 from ..errors import ReviewbenchError
 from .mine import mine_command
+from .run import experiment_group, export_command, run_command, runs_command
 from .schema import schema_command
 from .show import show_command
 from .validate import validate_command
@@ -26,6 +27,8 @@ Examples:
   reviewbench mine ~/src/mylib --out corpus          # fix reversals from history
   reviewbench mine . --out corpus --since 2024-01-01 --limit 50
   reviewbench validate corpus --jobs 2                # prove each case with the repo's tests
+  reviewbench experiment init && reviewbench run experiment.toml --out runs/first
+  reviewbench runs runs/first --json                  # every run with its state
   reviewbench show corpus --cases                     # what was mined, and what was dropped
   reviewbench schema gold                             # JSON Schema of gold.jsonl
 """
@@ -45,6 +48,10 @@ cli.add_command(mine_command)
 cli.add_command(show_command)
 cli.add_command(schema_command)
 cli.add_command(validate_command)
+cli.add_command(experiment_group)
+cli.add_command(run_command)
+cli.add_command(runs_command)
+cli.add_command(export_command)
 
 
 def _fail(message: str, code: int) -> None:

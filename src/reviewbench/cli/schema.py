@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 
 from ..records import Case, CorpusMeta, GoldRecord
+from ..review.experiment import ExperimentConfig
 from ._output import print_json
 
 __all__ = ["SCHEMAS", "json_schema", "schema_command"]
 
-SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta}
+SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta, "experiment": ExperimentConfig}
 
 
 def json_schema(name: str) -> dict:
@@ -21,6 +22,6 @@ def json_schema(name: str) -> dict:
 @click.command("schema")
 @click.argument("name", type=click.Choice(sorted(SCHEMAS)))
 def schema_command(name: str) -> None:
-    """Print the JSON Schema of a corpus file: cases (cases.jsonl), gold (gold.jsonl)
-    or corpus (corpus.json)."""
+    """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json)
+    or experiment (the experiment TOML file)."""
     print_json(json_schema(name))

@@ -1,0 +1,143 @@
+"""``reviewbench run``, ``runs``, ``export`` and ``experiment init``: stage 3 at the CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..errors import OutputExists
+from ..review.experiment import TEMPLATE, load_experiment
+from ..store.runs import RUNS_DB, RunStore
+from ._output import console, err_console, print_json
+
+__all__ = ["experiment_group", "export_command", "run_command", "runs_command"]
+
+
+@click.command("run")
+@click.argument("experiment", type=click.Path(path_type=Path))
+@click.option("--out", required=True, type=click.Path(path_type=Path),
+              help="Run directory (created; an existing one of the same experiment is resumed).")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs that failed or timed out.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def run_command(experiment: Path, out: Path, retry_failed: bool, as_json: bool) -> None:
+    """Run every condition of EXPERIMENT (a TOML file) on its corpus.
+
+    Each run (case x condition x repetition) ends in exactly one state, recorded with its
+    provenance in OUT/runs.sqlite. Running again resumes: finished runs are kept, and a
+    cached response is never requested twice.
+    """
+    from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
+
+    loaded = load_experiment(experiment)
+    with Progress(
+        TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("", total=None)
+
+        def on_update(counts: Counter, done: int, total: int) -> None:
+            states = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+            progress.update(task, completed=done, total=total, description=states)
+
+        summary = run_experiment(loaded, out, retry_failed=retry_failed, on_update=on_update)
+    total = sum(summary.by_state.values())
+    if as_json:
+        print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
+                    "requests": summary.requests, "by_state": summary.by_state})  # fmt: skip
+        return
+    console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
+                  f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
+    table = Table(show_edge=False)
+    table.add_column("state")
+    table.add_column("runs", justify="right")
+    table.add_column("share", justify="right")
+    for state, n in summary.by_state.items():
+        table.add_row(state, str(n), f"{n}/{total}")
+    console.print(table)
+
+
+def _store(rundir: Path) -> RunStore:
+    return RunStore(rundir / RUNS_DB)
+
+
+_LISTED = ("run_id", "case_id", "condition", "repetition", "variant", "state", "model_requested",
+           "model_returned", "tokens_in", "tokens_out", "latency_s")  # fmt: skip
+
+
+@click.command("runs")
+@click.argument("rundir", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON (a list of runs).")
+def runs_command(rundir: Path, as_json: bool) -> None:
+    """List the runs of RUNDIR with their state and finding count."""
+    store = _store(rundir)
+    try:
+        rows = [{**{k: getattr(r, k) for k in _LISTED}, "findings": len(r.findings)} for r in store.runs()]
+    finally:
+        store.close()
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(show_edge=False)
+    for column in (*_LISTED, "findings"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row.values()), markup=False)  # untrusted text
+    console.print(table)
+
+
+@click.command("export")
+@click.argument("rundir", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
+@click.option("--out", "out", type=click.Path(path_type=Path), help="File to write (default: stdout).")
+def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
+    """Export the runs of RUNDIR as JSONL (full records, plus seed 000's task/model/repeat/text)
+    or CSV (one row per run)."""
+    store = _store(rundir)
+    try:
+        runs = list(store.runs())
+    finally:
+        store.close()
+    buffer = io.StringIO()
+    if fmt == "jsonl":
+        for run in runs:
+            record = run.as_dict()
+            record.update(task=run.case_id, model=run.model_requested, repeat=run.repetition,
+                          text=run.raw_output or "")  # fmt: skip
+            buffer.write(json.dumps(record, ensure_ascii=False) + "\n")
+    else:
+        writer = csv.writer(buffer)
+        columns = [*_LISTED, "attempts", "cached", "started_at", "ended_at", "prompt_sha256",
+                   "gold_sha256", "error", "findings"]  # fmt: skip
+        writer.writerow(columns)
+        for run in runs:
+            row = run.as_dict()
+            row["findings"] = len(run.findings)
+            writer.writerow(["" if row[c] is None else row[c] for c in columns])
+    if out is None:
+        sys.stdout.write(buffer.getvalue())
+    else:
+        out.write_text(buffer.getvalue(), encoding="utf-8")
+
+
+@click.group("experiment")
+def experiment_group() -> None:
+    """Experiment files: write a commented template."""
+
+
+@experiment_group.command("init")
+@click.argument("path", type=click.Path(path_type=Path), default=Path("experiment.toml"))
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def experiment_init(path: Path, force: bool) -> None:
+    """Write a commented experiment template to PATH (default experiment.toml)."""
+    if path.exists() and not force:
+        raise OutputExists(f"{path} exists (use --force to overwrite it)")
+    path.write_text(TEMPLATE, encoding="utf-8")
+    console.print(f"wrote {path}", markup=False)

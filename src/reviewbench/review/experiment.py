@@ -1,0 +1,160 @@
+"""The experiment file (SPEC 7): which corpus, which conditions, how many repetitions.
+
+An experiment is TOML; its JSON Schema (``reviewbench schema experiment``) is generated
+from :class:`ExperimentConfig`. Errors name the line (TOML syntax) or the field (values).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import UsageError
+from ..reviewers import ReviewerConfig
+
+__all__ = ["TEMPLATE", "ConditionConfig", "Experiment", "ExperimentConfig", "load_experiment"]
+
+
+class ConditionConfig(BaseModel):
+    """One fixed way of reviewing: reviewer + prompt + guidance + context."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Short label, e.g. 'A'.")
+    reviewer: ReviewerConfig
+    prompt: str = Field(default="default", description="Built-in prompt id, or a file path.")
+    guidance: str | None = Field(default=None, description="File whose text is given to the reviewer.")
+    context: Literal["diff", "files", "tree"] = Field(
+        default="diff", description="diff only; + post-patch files; + exported post-patch tree."
+    )
+    concurrency: int = Field(default=4, ge=1, le=1024, description="Runs in flight at once.")
+    rate_per_minute: float | None = Field(default=None, gt=0, description="Request starts per minute.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Per attempt.")
+    retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
+
+
+class ExperimentConfig(BaseModel):
+    """Contents of an experiment TOML file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    corpus: str = Field(description="Corpus directory, relative to the experiment file.")
+    repeats: int = Field(default=3, ge=1, le=100)
+    seed: int = Field(default=0, description="Seeds the interleaved run order.")
+    rename: bool = Field(default=True, description="Also review rename variants in the corpus.")
+    condition: list[ConditionConfig] = Field(min_length=1)
+
+    @field_validator("condition")
+    @classmethod
+    def _unique_names(cls, conditions: list[ConditionConfig]) -> list[ConditionConfig]:
+        names = [c.name for c in conditions]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"condition names must be unique; repeated: {', '.join(duplicates)}")
+        return conditions
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A loaded experiment: its config, where it lives, and a hash of what it says."""
+
+    config: ExperimentConfig
+    path: Path
+
+    @property
+    def base(self) -> Path:
+        return self.path.parent
+
+    @property
+    def corpus_path(self) -> Path:
+        return (self.base / self.config.corpus).resolve()
+
+    @property
+    def sha256(self) -> str:
+        canonical = json.dumps(self.config.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _field(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all"):
+            continue  # the union's branch name adds nothing for the user
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def load_experiment(path: Path) -> Experiment:
+    """Read and check an experiment file.
+
+    Raises:
+        UsageError: missing file, TOML syntax error (with line and column), or a field
+            with a bad value (named, e.g. ``condition[0].reviewer.model``).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"experiment file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"experiment file {path} cannot be read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = _field(first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "union_tag_invalid":
+            tag = first.get("input", {}).get("kind") if isinstance(first.get("input"), dict) else None
+            message = f"unknown reviewer kind {tag!r} (known: openai, anthropic, command, sarif, silent, flag_all)"
+            where = where or "reviewer.kind"
+        raise UsageError(f"{path}: {where}: {message}" if where else f"{path}: {message}") from None
+    return Experiment(config=config, path=path.resolve())
+
+
+TEMPLATE = '''\
+# reviewbench experiment: which corpus, which conditions, how many repetitions.
+# Run it:   reviewbench run experiment.toml --out runs/first
+# Schema:   reviewbench schema experiment
+
+corpus = "corpus"      # corpus directory, relative to this file
+repeats = 3            # independent repetitions of every (case, condition)
+seed = 7               # seeds the interleaved order of runs
+rename = true          # also review rename variants present in the corpus
+
+# A calibration baseline: never finds anything. Keep it: it brackets every metric.
+[[condition]]
+name = "silent"
+reviewer = { kind = "silent" }
+
+# Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, LM Studio, OpenRouter).
+# The key is read from the environment variable named by api_key_env, never from here.
+[[condition]]
+name = "A"
+reviewer = { kind = "openai", base_url = "http://localhost:11434/v1", model = "qwen2.5-coder:7b", api_key_env = "OLLAMA_KEY", temperature = 0.0, max_tokens = 1024 }
+prompt = "default"     # built-in frozen prompt id, or a file
+# guidance = "rules/scoped.md"   # optional text given to the reviewer
+context = "diff"       # diff | files | tree
+concurrency = 8        # runs in flight at once for this condition
+rate_per_minute = 60   # request starts per minute (omit for no limit)
+timeout_s = 120        # per attempt
+retries = 4            # retries on 429, 5xx and connection errors, with backoff
+
+# Any executable: the packet arrives as JSON on stdin, the review is its stdout.
+# [[condition]]
+# name = "agent"
+# reviewer = { kind = "command", command = "./my-review-script --strict" }
+# context = "tree"     # REVIEWBENCH_TREE names an exported post-patch tree (no history)
+'''

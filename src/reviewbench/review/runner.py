@@ -1,0 +1,328 @@
+"""The review runner (SPEC 7): every planned run, exactly once, with full provenance.
+
+Runs are planned as case × condition × repetition (rename variants included when asked),
+shuffled by the experiment's seed so conditions interleave in time, and executed
+concurrently under each condition's concurrency and rate limit. Each run ends in exactly
+one terminal state and is written, with its findings and the response that produced them,
+in one transaction. A response cache keyed on (packet, condition, repetition) means a
+re-run sends no request for a run whose response is already known.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .._version import __version__
+from ..errors import UsageError
+from ..records import Case, RunState
+from ..reviewers import ReviewerError, make_reviewer
+from ..store.corpus import Corpus, read_corpus
+from ..store.runs import RUNS_DB, CachedReply, RunRow, RunStore
+from .experiment import ConditionConfig, Experiment
+from .packet import PacketBuilder
+from .parse import parse_review
+from .prompt import Prompt, load_prompt, load_text
+
+__all__ = ["PlannedRun", "RunSummary", "plan_runs", "run_experiment"]
+
+ORIGINAL = "original"
+RENAME = "rename"
+BACKOFF_BASE_S = 1.0
+BACKOFF_CAP_S = 60.0
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    run_id: str
+    case: Case
+    condition: ConditionConfig
+    repetition: int
+    variant: str
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    out: Path
+    planned: int
+    already_done: int
+    by_state: dict[str, int]
+    requests: int
+    """Requests sent to reviewers in this invocation (cache hits send none)."""
+
+
+def _run_id(case_id: str, condition: str, repetition: int) -> str:
+    return hashlib.sha256(f"{case_id}\0{condition}\0{repetition}".encode()).hexdigest()[:16]
+
+
+def plan_runs(experiment: Experiment, corpus: Corpus) -> list[PlannedRun]:
+    """Every run of the experiment, in the seeded, interleaved order."""
+    variant_of = {g.case_id: g.variant_of for g in corpus.gold}
+    runs = [
+        PlannedRun(
+            run_id=_run_id(case.case_id, condition.name, repetition),
+            case=case,
+            condition=condition,
+            repetition=repetition,
+            variant=RENAME if variant_of.get(case.case_id) else ORIGINAL,
+        )
+        for case in corpus.cases
+        if experiment.config.rename or not variant_of.get(case.case_id)
+        for condition in experiment.config.condition
+        for repetition in range(experiment.config.repeats)
+    ]
+    random.Random(experiment.config.seed).shuffle(runs)
+    return runs
+
+
+class _RateLimiter:
+    """Spaces request starts at least 60/rate seconds apart (None: no limit)."""
+
+    def __init__(self, per_minute: float | None) -> None:
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self.next_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+@dataclass
+class _Condition:
+    config: ConditionConfig
+    prompt: Prompt
+    guidance: str | None
+    guidance_sha256: str | None
+    reviewer: object
+    semaphore: asyncio.Semaphore
+    limiter: _RateLimiter
+
+    @property
+    def params(self) -> dict:
+        return self.config.reviewer.model_dump(mode="json")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _cache_key(packet_json: str, condition: _Condition, repetition: int) -> str:
+    fingerprint = json.dumps({"reviewer": condition.params, "context": condition.config.context},
+                             sort_keys=True)  # fmt: skip
+    return hashlib.sha256(f"{packet_json}\0{fingerprint}\0{repetition}".encode()).hexdigest()
+
+
+def _outcome(reply: CachedReply, paths: list[str]) -> tuple[RunState, list, list[str]]:
+    """Terminal state, findings and unparsed lines of a reply."""
+    if reply.findings is not None:
+        findings, unparsed, no_issues = list(reply.findings), [], True
+    else:
+        parsed = parse_review(reply.text, paths)
+        findings, unparsed, no_issues = list(parsed.findings), list(parsed.unparsed), parsed.no_issues
+    if findings:
+        return RunState.COMPLETED_FINDINGS, findings, unparsed
+    if no_issues:
+        return RunState.COMPLETED_NO_FINDINGS, findings, unparsed
+    return RunState.INVALID, findings, unparsed  # no finding and no NO_ISSUES: not a review
+
+
+class _Runner:
+    def __init__(self, experiment: Experiment, corpus: Corpus, out: Path, store: RunStore,
+                 on_update: Callable[[Counter, int, int], None] | None) -> None:  # fmt: skip
+        self.experiment = experiment
+        self.corpus = corpus
+        self.store = store
+        self.on_update = on_update
+        self.builder = PacketBuilder(corpus.path, Path(corpus.meta.repo.path))
+        self.counts: Counter[str] = Counter()
+        self.requests = 0
+        self.finished = 0
+        self.total = 0
+        self.conditions: dict[str, _Condition] = {}
+
+    def prepare(self) -> None:
+        for config in self.experiment.config.condition:
+            prompt = load_prompt(config.prompt, self.experiment.base)
+            guidance = guidance_sha = None
+            if config.guidance:
+                guidance = load_text((self.experiment.base / config.guidance).resolve(), "guidance")
+                guidance_sha = hashlib.sha256(guidance.encode()).hexdigest()
+            self.conditions[config.name] = _Condition(
+                config=config, prompt=prompt, guidance=guidance, guidance_sha256=guidance_sha,
+                reviewer=make_reviewer(config.reviewer), semaphore=asyncio.Semaphore(config.concurrency),
+                limiter=_RateLimiter(config.rate_per_minute),
+            )  # fmt: skip
+
+    async def close(self) -> None:
+        for condition in self.conditions.values():
+            await condition.reviewer.aclose()  # type: ignore[attr-defined]
+        self.builder.close()
+
+    async def one(self, planned: PlannedRun) -> None:
+        condition = self.conditions[planned.condition.name]
+        async with condition.semaphore:
+            await self._execute(planned, condition)
+
+    async def _execute(self, planned: PlannedRun, condition: _Condition) -> None:
+        case = planned.case
+        config = condition.config
+        started_wall, started = _now(), time.monotonic()
+        tree = None
+        state: RunState
+        reply: CachedReply | None = None
+        error: str | None = None
+        attempts = 0
+        cached = False
+        key = ""
+        try:
+            if config.context == "tree":
+                tree = await asyncio.to_thread(self.builder.tree, case)
+            packet = await asyncio.to_thread(
+                self.builder.packet, case, condition.prompt.render(case.language), condition.guidance, config.context
+            )
+            key = _cache_key(packet.model_dump_json(), condition, planned.repetition)
+            reply = self.store.cached(key)
+            cached = reply is not None
+            while reply is None:
+                attempts += 1
+                await condition.limiter.wait()
+                self.requests += 1
+                try:
+                    got = await asyncio.wait_for(
+                        condition.reviewer.review(packet, tree),  # type: ignore[attr-defined]
+                        timeout=config.timeout_s,
+                    )
+                    reply = CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, got.findings)
+                except ReviewerError as exc:
+                    if exc.transient and attempts <= config.retries:
+                        delay = exc.retry_after
+                        if delay is None:
+                            delay = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempts - 1))
+                            delay *= 0.5 + random.random()  # jitter: retries must not stampede
+                        await asyncio.sleep(min(delay, BACKOFF_CAP_S))
+                        continue
+                    raise
+            state, findings, unparsed = _outcome(reply, case.paths)
+        except TimeoutError:
+            state, findings, unparsed = RunState.TIMED_OUT, [], []
+            error = f"no answer within {config.timeout_s:g}s"
+        except ReviewerError as exc:
+            state, findings, unparsed = RunState.FAILED, [], []
+            error = str(exc)
+        except asyncio.CancelledError:
+            self._record(planned, condition, RunState.CANCELLED, None, [], [], "interrupted",
+                         started_wall, started, attempts, False, key)  # fmt: skip
+            raise
+        except Exception as exc:  # a broken case must not sink the experiment
+            state, findings, unparsed = RunState.FAILED, [], []
+            error = f"{type(exc).__name__}: {exc}"
+        self._record(planned, condition, state, reply, findings, unparsed, error,
+                     started_wall, started, attempts, cached, key)  # fmt: skip
+
+    def _record(self, planned: PlannedRun, condition: _Condition, state: RunState, reply: CachedReply | None,
+                findings: list, unparsed: list[str], error: str | None, started_wall: str, started: float,
+                attempts: int, cached: bool, key: str) -> None:  # fmt: skip
+        config = condition.config
+        reviewer = config.reviewer
+        row = RunRow(
+            run_id=planned.run_id,
+            case_id=planned.case.case_id,
+            condition=config.name,
+            repetition=planned.repetition,
+            variant=planned.variant,
+            state=state.value,
+            started_at=started_wall,
+            ended_at=_now(),
+            latency_s=round(time.monotonic() - started, 4),
+            attempts=attempts,
+            cached=cached,
+            model_requested=getattr(reviewer, "model", None) or reviewer.kind,
+            model_returned=reply.model if reply else None,
+            params=condition.params,
+            prompt_sha256=condition.prompt.sha256,
+            guidance_sha256=condition.guidance_sha256,
+            gold_sha256=self.corpus.meta.gold_sha256,
+            tool_version=__version__,
+            tokens_in=reply.tokens_in if reply else None,
+            tokens_out=reply.tokens_out if reply else None,
+            raw_output=reply.text if reply else None,
+            unparsed=unparsed,
+            error=error,
+            cache_key=key,
+            findings=findings,
+        )
+        # Only answers are cached; failures are retried by a later invocation's choice.
+        fresh = reply if reply is not None and not cached else None
+        self.store.record(row, fresh)
+        self.counts[state.value] += 1
+        self.finished += 1
+        if self.on_update:
+            self.on_update(self.counts, self.finished, self.total)
+
+
+def run_experiment(
+    experiment: Experiment,
+    out: Path,
+    *,
+    retry_failed: bool = False,
+    on_update: Callable[[Counter, int, int], None] | None = None,
+) -> RunSummary:
+    """Run (or resume) every planned run of ``experiment`` into run directory ``out``.
+
+    Raises:
+        CorpusError: the corpus is missing or damaged.
+        UsageError: ``out`` holds runs of another experiment or of a changed corpus.
+    """
+    corpus = read_corpus(experiment.corpus_path)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    store = RunStore(out / RUNS_DB, create=True)
+    try:
+        store.check_meta(
+            {"experiment_sha256": experiment.sha256, "gold_sha256": corpus.meta.gold_sha256},
+            {"experiment_sha256": "experiment", "gold_sha256": "corpus (its gold.jsonl changed)"},
+        )
+        store.set_meta({
+            "experiment": json.dumps(experiment.config.model_dump(mode="json"), sort_keys=True),
+            "experiment_path": str(experiment.path),
+            "corpus_path": str(corpus.path),
+            "tool_version": __version__,
+        })  # fmt: skip
+        if retry_failed:
+            with store._tx():
+                store.db.execute("DELETE FROM runs WHERE state IN ('failed', 'timed_out')")
+        plan = plan_runs(experiment, corpus)
+        done = store.done_ids()
+        todo = [r for r in plan if r.run_id not in done]
+        runner = _Runner(experiment, corpus, out, store, on_update)
+        runner.total = len(todo)
+        asyncio.run(_drive(runner, todo))
+        by_state = Counter(state for (state,) in store.db.execute("SELECT state FROM runs"))
+        return RunSummary(out=out, planned=len(plan), already_done=len(plan) - len(todo),
+                          by_state=dict(sorted(by_state.items())), requests=runner.requests)  # fmt: skip
+    finally:
+        store.close()
+
+
+async def _drive(runner: _Runner, todo: list[PlannedRun]) -> None:
+    runner.prepare()
+    try:
+        await asyncio.gather(*(runner.one(r) for r in todo))
+    finally:
+        await runner.close()

@@ -1,0 +1,82 @@
+"""Experiment files: loading, errors that name line and field, the template, the schema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from reviewbench.errors import UsageError
+from reviewbench.review.experiment import TEMPLATE, ExperimentConfig, load_experiment
+
+
+def _write(tmp_path, text: str):
+    path = tmp_path / "experiment.toml"
+    path.write_text(text)
+    return path
+
+
+def test_template_is_a_valid_experiment(tmp_path):
+    experiment = load_experiment(_write(tmp_path, TEMPLATE))
+    assert [c.name for c in experiment.config.condition] == ["silent", "A"]
+    a = experiment.config.condition[1]
+    assert a.reviewer.kind == "openai" and a.reviewer.api_key_env == "OLLAMA_KEY"
+    assert a.concurrency == 8 and a.rate_per_minute == 60 and a.timeout_s == 120
+    assert experiment.corpus_path == (tmp_path / "corpus").resolve()
+
+
+def test_toml_syntax_error_names_the_line(tmp_path):
+    with pytest.raises(UsageError, match="line 3"):
+        load_experiment(_write(tmp_path, 'corpus = "c"\nrepeats = 3\n[[condition]\n'))
+
+
+def test_bad_field_is_named(tmp_path):
+    text = 'corpus = "c"\n[[condition]]\nname = "A"\nreviewer = { kind = "openai" }\n'
+    with pytest.raises(UsageError, match=r"condition\[0\]\.reviewer\.model: Field required"):
+        load_experiment(_write(tmp_path, text))
+
+
+def test_unknown_reviewer_kind(tmp_path):
+    text = 'corpus = "c"\n[[condition]]\nname = "A"\nreviewer = { kind = "magic" }\n'
+    with pytest.raises(UsageError, match="unknown reviewer kind 'magic'"):
+        load_experiment(_write(tmp_path, text))
+
+
+def test_duplicate_condition_names(tmp_path):
+    text = 'corpus = "c"\n' + '[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n' * 2
+    with pytest.raises(UsageError, match="repeated: A"):
+        load_experiment(_write(tmp_path, text))
+
+
+def test_unknown_top_level_key(tmp_path):
+    text = 'corpus = "c"\nrepeat = 2\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n'
+    with pytest.raises(UsageError, match="repeat: Extra inputs are not permitted"):
+        load_experiment(_write(tmp_path, text))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(UsageError, match="does not exist"):
+        load_experiment(tmp_path / "nope.toml")
+
+
+def test_experiment_hash_changes_with_content(tmp_path):
+    one = load_experiment(_write(tmp_path, TEMPLATE))
+    two = load_experiment(_write(tmp_path, TEMPLATE.replace("repeats = 3", "repeats = 2")))
+    assert one.sha256 != two.sha256
+    assert one.sha256 == load_experiment(_write(tmp_path, TEMPLATE)).sha256
+
+
+def test_cli_init_and_schema(tmp_path):
+    target = tmp_path / "e.toml"
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "experiment", "init", str(target)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0 and target.read_text() == TEMPLATE
+    again = subprocess.run([sys.executable, "-m", "reviewbench", "experiment", "init", str(target)],
+                           capture_output=True, text=True)  # fmt: skip
+    assert again.returncode == 1 and "exists" in again.stderr
+    schema = json.loads(subprocess.run([sys.executable, "-m", "reviewbench", "schema", "experiment"],
+                                       capture_output=True, text=True).stdout)  # fmt: skip
+    assert schema == {**ExperimentConfig.model_json_schema(by_alias=True),
+                      "$schema": "https://json-schema.org/draft/2020-12/schema"}  # fmt: skip

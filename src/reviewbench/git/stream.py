@@ -296,21 +296,47 @@ class BlobReader:
         self.repo = repo
         self._proc: subprocess.Popen[bytes] | None = None
 
-    def get(self, blob: str) -> bytes | None:
-        """Return the blob's bytes, or None when git does not have it."""
+    def get_many(self, blobs: list[str]) -> dict[str, bytes | None]:
+        """The bytes of each blob (None when git lacks it), in one round trip.
+
+        Requests are written from a thread while answers are read here, so a batch of any
+        size never deadlocks on full pipes and costs one round trip, not one per blob.
+        """
+        if not blobs:
+            return {}
         if self._proc is None:
             self._proc = _spawn(self.repo, ["cat-file", "--batch"], stdin=True)
         proc = self._proc
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(blob.encode() + b"\n")
-        proc.stdin.flush()
-        header = proc.stdout.readline().split()
-        if len(header) < 3 or header[1] == b"missing":
-            return None
-        size = int(header[2])
-        data = proc.stdout.read(size)
-        proc.stdout.read(1)  # the newline after the contents
-        return data
+        stdin = proc.stdin
+
+        def write() -> None:
+            try:
+                stdin.write(b"".join(b.encode() + b"\n" for b in blobs))
+                stdin.flush()
+            except OSError:
+                pass
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        out: dict[str, bytes | None] = {}
+        try:
+            for blob in blobs:
+                header = proc.stdout.readline().split()
+                if not header:
+                    raise GitError(f"git cat-file in {self.repo} stopped answering: {_stderr(proc)}")
+                if len(header) < 3 or header[1] == b"missing":
+                    out[blob] = None
+                    continue
+                out[blob] = proc.stdout.read(int(header[2]))
+                proc.stdout.read(1)  # the newline after the contents
+        finally:
+            writer.join()
+        return out
+
+    def get(self, blob: str) -> bytes | None:
+        """Return one blob's bytes, or None when git does not have it."""
+        return self.get_many([blob])[blob]
 
     def close(self) -> None:
         if self._proc is not None:

@@ -1,7 +1,7 @@
 """Reading one file's section of a git diff: its paths, blobs and changed line blocks.
 
-Hunks are parsed with unidiff; paths come from git's own header lines because unidiff
-does not undo git's C-style quoting of unusual file names.
+Hunks are walked directly (git's output is regular); paths come from git's own header
+lines, undoing its C-style quoting of unusual file names.
 """
 
 from __future__ import annotations
@@ -10,15 +10,13 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from unidiff import PatchSet
-from unidiff.errors import UnidiffParseError
-
 from ..git.stream import RawSection
 
 __all__ = ["Block", "FileChange", "unquote_path"]
 
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _INDEX = re.compile(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)")
+_HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
 def unquote_path(text: str) -> str:
@@ -148,37 +146,47 @@ class FileChange:
 
     @cached_property
     def blocks(self) -> tuple[Block, ...]:
-        """The changed-line blocks of every hunk, in order."""
-        if not self.section.body:
-            return ()
-        text = self.section.raw().decode("utf-8", "surrogateescape")
-        try:
-            patch = PatchSet(text)
-        except UnidiffParseError:
-            return ()
+        """The changed-line blocks of every hunk, in order.
+
+        A direct walk over the hunk lines already in memory: git's output is regular, and
+        re-parsing it with a general patch parser cost more than git took to produce it.
+        """
         blocks: list[Block] = []
-        for patched in patch:
-            for hunk in patched:
-                anchor = hunk.target_start - 1 if hunk.target_length else hunk.target_start
-                new_lines: list[int] = []
-                added: list[str] = []
-                removed: list[str] = []
-                last_context = anchor
-                for line in hunk:
-                    if line.is_context:
-                        if new_lines or removed:
-                            blocks.append(
-                                Block(tuple(new_lines), last_context, tuple(added), tuple(removed))
-                            )
-                            new_lines, added, removed = [], [], []
-                        last_context = line.target_line_no or last_context
-                    elif line.is_added:
-                        new_lines.append(line.target_line_no)
-                        added.append(line.value)
-                    elif line.is_removed:
-                        removed.append(line.value)
-                if new_lines or removed:
-                    blocks.append(Block(tuple(new_lines), last_context, tuple(added), tuple(removed)))
+        new_lines: list[int] = []
+        added: list[str] = []
+        removed: list[str] = []
+        target = anchor = 0
+
+        def close() -> None:
+            if new_lines or removed:
+                blocks.append(Block(tuple(new_lines), anchor, tuple(added), tuple(removed)))
+                new_lines.clear()
+                added.clear()
+                removed.clear()
+
+        for raw in self.section.body or ():
+            first = raw[:1]
+            if first == b"+":
+                new_lines.append(target)
+                added.append(raw[1:].decode("utf-8", "surrogateescape"))
+                target += 1
+            elif first == b"-":
+                removed.append(raw[1:].decode("utf-8", "surrogateescape"))
+            elif first == b" ":
+                close()
+                anchor = target
+                target += 1
+            elif first == b"@":
+                close()
+                m = _HUNK.match(raw)
+                if m is None:
+                    continue
+                start, length = int(m.group(1)), int(m.group(2) or 1)
+                # "+0,0" (the file ends up empty) anchors at 0; otherwise before the start.
+                anchor = start if length == 0 else start - 1
+                target = start
+            # "\ No newline at end of file" changes no numbering.
+        close()
         return tuple(blocks)
 
     def whitespace_only(self) -> bool:

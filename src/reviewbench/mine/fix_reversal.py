@@ -41,6 +41,19 @@ class MinedCase:
     patch: bytes
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    """A commit that passed every filter, waiting for its file contents."""
+
+    entry: LogEntry
+    source: list[FileChange]
+    tests: list[str]
+
+
+#: Candidates per round trip to ``git cat-file``.
+_BATCH = 128
+
+
 @dataclass
 class MineStats:
     """What the history walk saw: matched commits and why some made no case."""
@@ -86,9 +99,11 @@ class FixReversalMiner:
         """Yield cases newest first, stopping after ``config.limit`` of them.
 
         Tallies are made here, in history order, so that they stop exactly where the
-        cases stop; the log reader may have run ahead.
+        cases stop; the log reader may have run ahead. Candidates are built in batches so
+        that the file contents their symbols need come from git in one round trip.
         """
         kept = 0
+        batch: list[_Candidate] = []
         with BlobReader(self.repo.path) as blobs:
             stream = iter_diffs(self.repo.path, self._matching(), keep_lines=self.config.max_lines)
             try:
@@ -98,22 +113,25 @@ class FixReversalMiner:
                         merge = len(entry.parents) > 1
                         self._drop(DropReason.MERGE if merge else DropReason.NO_PARENT)
                         continue
-                    mined = self._case(entry, sections, blobs)
-                    if mined is None:
+                    candidate = self._candidate(entry, sections)
+                    if candidate is None:
                         continue
-                    yield mined
+                    batch.append(candidate)
                     kept += 1
+                    if len(batch) >= _BATCH:
+                        yield from self._build_batch(batch, blobs)
+                        batch = []
                     if self.config.limit is not None and kept >= self.config.limit:
                         break
+                yield from self._build_batch(batch, blobs)
             finally:
                 stream.close()
 
     def _drop(self, reason: DropReason) -> None:
         self.stats.dropped[reason] += 1
 
-    def _case(
-        self, entry: LogEntry, sections: list[RawSection], blobs: BlobReader
-    ) -> MinedCase | None:
+    def _candidate(self, entry: LogEntry, sections: list[RawSection]) -> _Candidate | None:
+        """The commit's source changes if it can make a case; else tally why not."""
         changes = [FileChange(s) for s in sections]
         kinds = {id(c): self._kind(c) for c in changes}
         source = [c for c in changes if kinds[id(c)] is FileKind.SOURCE and not c.binary]
@@ -131,7 +149,13 @@ class FixReversalMiner:
         if all(c.whitespace_only() for c in source_changed):
             return self._drop(DropReason.FORMATTING_ONLY)
         tests = sorted(c.path for c in changes if kinds[id(c)] is FileKind.TEST)
-        return self._build(entry, source, tests, blobs)
+        return _Candidate(entry, source, tests)
+
+    def _build_batch(self, batch: list[_Candidate], blobs: BlobReader) -> Iterator[MinedCase]:
+        wanted = [c.new_blob for cand in batch for c in cand.source if c.new_blob and c.blocks]
+        contents = blobs.get_many(list(dict.fromkeys(wanted)))
+        for cand in batch:
+            yield self._build(cand.entry, cand.source, cand.tests, contents)
 
     def _kind(self, change: FileChange) -> FileKind:
         kinds = {self.classifier.kind(p) for p in (change.old_path, change.new_path) if p}
@@ -142,7 +166,7 @@ class FixReversalMiner:
         return FileKind.SOURCE if FileKind.SOURCE in kinds else kinds.pop()
 
     def _build(
-        self, entry: LogEntry, source: list[FileChange], tests: list[str], blobs: BlobReader
+        self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None]
     ) -> MinedCase:
         seed = self.config.seed
         cid = case_id(seed, entry.sha)
@@ -151,7 +175,7 @@ class FixReversalMiner:
         taken: list[str] = []  # lines the fix added, which the patch takes away
         enclosing: set[str] = set()
         for change in source:
-            index = self._symbols(change, blobs)
+            index = _symbols(change, contents)
             for block in change.blocks:
                 restored.extend(block.added)
                 taken.extend(block.removed)
@@ -202,13 +226,12 @@ class FixReversalMiner:
         patch = b"".join(c.section.raw() for c in source)
         return MinedCase(case=case, gold=gold, patch=patch)
 
-    def _symbols(self, change: FileChange, blobs: BlobReader) -> SymbolIndex | None:
-        if not change.new_blob or not change.blocks:
-            return None
-        data = blobs.get(change.new_blob)
-        if data is None or b"\0" in data[:8000]:
-            return None
-        return SymbolIndex(data.decode("utf-8", "replace"), language_of(change.path))
+
+def _symbols(change: FileChange, contents: dict[str, bytes | None]) -> SymbolIndex | None:
+    data = contents.get(change.new_blob) if change.new_blob else None
+    if data is None or b"\0" in data[:8000]:
+        return None
+    return SymbolIndex(data.decode("utf-8", "replace"), language_of(change.path))
 
 
 def _shallow_boundary(repo: Repository) -> list[str]:

@@ -6,6 +6,8 @@ file is complete, so an interrupted ``mine`` never leaves a half-written corpus 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import os
@@ -55,10 +57,26 @@ def sha256_file(path: Path) -> str:
 
 
 def _write(path: Path, data: bytes) -> None:
-    with path.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    path.write_bytes(data)
+
+
+def _sync_filesystem(path: Path) -> None:
+    """Flush every file written under ``path`` to disk in one call.
+
+    One ``syncfs`` costs about what one ``fsync`` does, where an fsync per patch file made
+    the disk, not git, the bottleneck of mining. Falls back to ``os.sync``.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            if libc.syncfs(fd) == 0:
+                return
+        except (OSError, AttributeError):
+            pass
+        os.sync()
+    finally:
+        os.close(fd)
 
 
 class CorpusWriter:
@@ -108,6 +126,7 @@ class CorpusWriter:
         _write(self.stage / GOLD_FILE, dump_jsonl(self.gold))
         meta: CorpusMeta = make_meta(sha256_file(self.stage / GOLD_FILE))
         _write(self.stage / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
+        _sync_filesystem(self.stage)  # everything is on disk before the corpus appears
         if self.out.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old", dir=self.out.parent))
             try:

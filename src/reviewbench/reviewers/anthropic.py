@@ -1,0 +1,98 @@
+"""The Anthropic messages API: one ``POST {base_url}/v1/messages`` per review.
+
+Same words as the OpenAI kind (``_messages``), same error mapping (``_http``; 529
+"overloaded" is transient like any 5xx). The review text is the concatenation of the
+answer's ``text`` content blocks; other block types (thinking, tool use) are skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..records import ReviewPacket
+from ._http import (
+    ClientPool,
+    api_key,
+    error_in_body,
+    fail_malformed,
+    post_json,
+    request_headers,
+    usage_int,
+)
+from ._messages import system_text, user_text
+from .base import ReviewReply, register
+from .configs import AnthropicConfig
+
+__all__ = ["AnthropicReviewer"]
+
+KIND = "anthropic"
+
+
+@register(KIND)
+class AnthropicReviewer:
+    """Reviews a packet with one message: system = prompt (+ guidance), user = change."""
+
+    def __init__(self, config: AnthropicConfig) -> None:
+        self.config = config
+        self.url = config.base_url.rstrip("/") + "/v1/messages"
+        self._pool = ClientPool()
+
+    def request_body(self, packet: ReviewPacket) -> dict[str, Any]:
+        """The JSON body sent for ``packet``; sampling parameters only when set."""
+        cfg = self.config
+        body: dict[str, Any] = {
+            "model": cfg.model,
+            "max_tokens": cfg.max_tokens,
+            "system": system_text(packet),
+            "messages": [{"role": "user", "content": user_text(packet)}],
+        }
+        for name in ("temperature", "top_p"):
+            value = getattr(cfg, name)
+            if value is not None:
+                body[name] = value
+        return body
+
+    async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
+        key = api_key(self.config.api_key_env, KIND)
+        secrets = (key,) if key else ()
+        fixed = {"anthropic-version": self.config.anthropic_version}
+        if key:
+            fixed["x-api-key"] = key
+        headers = request_headers(KIND, self.config.headers, fixed)
+        data = await post_json(
+            self._pool,
+            self.url,
+            body=self.request_body(packet),
+            headers=headers,
+            kind=KIND,
+            secrets=secrets,
+        )
+        return self._reply(data, secrets)
+
+    def _reply(self, data: dict[str, Any], secrets: tuple[str, ...]) -> ReviewReply:
+        if data.get("type") == "error" or ("error" in data and "content" not in data):
+            raise error_in_body(KIND, self.url, data, secrets) or fail_malformed(
+                KIND, self.url, "content", data, secrets
+            )
+        content = data.get("content")
+        if not isinstance(content, list):
+            raise fail_malformed(KIND, self.url, "content", data, secrets)
+        texts = [
+            block["text"]
+            for block in content
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        ]
+        model = data.get("model")
+        usage = data.get("usage")
+        return ReviewReply(
+            text="".join(texts),
+            model=model if isinstance(model, str) else None,
+            tokens_in=usage_int(usage, "input_tokens"),
+            tokens_out=usage_int(usage, "output_tokens"),
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()

@@ -1,0 +1,52 @@
+"""Any executable as a reviewer: CLI agents, custom scripts, wrappers around other tools.
+
+The command line runs through the shell with the packet as one JSON object on stdin::
+
+    {"case_id", "title", "diff", "paths", "prompt", "guidance", "files"}
+
+and ``REVIEWBENCH_TREE`` naming the exported post-patch tree when the condition asks for
+one (the command then also runs inside it). Whatever it prints on stdout is the review
+text, parsed like a model's. A non-zero exit means no review appeared. The command and
+everything it starts are killed when the runner cancels the review (see ``_proc``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..records import ReviewPacket
+from ._messages import clean_text
+from ._proc import command_env, exit_label, packet_json, run_shell, stderr_tail
+from .base import ReviewerError, ReviewReply, register
+from .configs import CommandConfig
+
+__all__ = ["CommandReviewer"]
+
+
+@register("command")
+class CommandReviewer:
+    """Runs ``config.command`` once per review; stdout is the review."""
+
+    def __init__(self, config: CommandConfig) -> None:
+        self.config = config
+
+    async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
+        payload = clean_text(json.dumps(packet_json(packet), ensure_ascii=False)).encode("utf-8")
+        try:
+            result = await run_shell(
+                self.config.command, stdin=payload, cwd=tree, env=command_env(tree)
+            )
+        except OSError as exc:
+            raise ReviewerError(
+                f"command reviewer {self.config.command!r} could not start: {exc.strerror or exc}"
+            ) from None
+        if result.returncode != 0:
+            raise ReviewerError(
+                f"command reviewer {self.config.command!r} {exit_label(result.returncode)} "
+                f"on case {packet.case_id}; stderr: {stderr_tail(result.stderr)}"
+            )
+        return ReviewReply(text=result.stdout.decode("utf-8", "replace"))
+
+    async def aclose(self) -> None:
+        pass

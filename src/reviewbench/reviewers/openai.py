@@ -1,0 +1,112 @@
+"""Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, …).
+
+One ``POST {base_url}/chat/completions`` per review, on connections the reviewer keeps
+alive (``_http.ClientPool``). The reply keeps the model id the *response* carries, which may
+differ from the one requested (routers and free tiers swap models silently).
+``usage`` and ``model`` are optional in the answer (several local servers omit them);
+``choices[0].message.content`` is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..records import ReviewPacket
+from ._http import (
+    ClientPool,
+    api_key,
+    error_in_body,
+    fail_malformed,
+    post_json,
+    request_headers,
+    usage_int,
+)
+from ._messages import system_text, user_text
+from .base import ReviewReply, register
+from .configs import OpenAIConfig
+
+__all__ = ["OpenAIReviewer"]
+
+KIND = "openai"
+
+
+@register(KIND)
+class OpenAIReviewer:
+    """Reviews a packet with one chat completion: system = prompt (+ guidance), user = change."""
+
+    def __init__(self, config: OpenAIConfig) -> None:
+        self.config = config
+        self.url = config.base_url.rstrip("/") + "/chat/completions"
+        self._pool = ClientPool()
+
+    def request_body(self, packet: ReviewPacket) -> dict[str, Any]:
+        """The JSON body sent for ``packet``; sampling parameters only when set."""
+        cfg = self.config
+        body: dict[str, Any] = {
+            "model": cfg.model,
+            "messages": [
+                {"role": "system", "content": system_text(packet)},
+                {"role": "user", "content": user_text(packet)},
+            ],
+        }
+        for name in ("temperature", "top_p", "seed", "max_tokens"):
+            value = getattr(cfg, name)
+            if value is not None:
+                body[name] = value
+        return body
+
+    async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
+        key = api_key(self.config.api_key_env, KIND)
+        secrets = (key,) if key else ()
+        auth = {"authorization": f"Bearer {key}"} if key else {}
+        headers = request_headers(KIND, self.config.headers, auth)
+        data = await post_json(
+            self._pool,
+            self.url,
+            body=self.request_body(packet),
+            headers=headers,
+            kind=KIND,
+            secrets=secrets,
+        )
+        return self._reply(data, secrets)
+
+    def _reply(self, data: dict[str, Any], secrets: tuple[str, ...]) -> ReviewReply:
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise error_in_body(KIND, self.url, data, secrets) or fail_malformed(
+                KIND, self.url, "choices", data, secrets
+            )
+        first = choices[0]
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            raise fail_malformed(KIND, self.url, "choices[0].message", data, secrets)
+        text = _content_text(message.get("content"))
+        if text is None:
+            refusal = message.get("refusal")
+            if not isinstance(refusal, str):
+                raise fail_malformed(KIND, self.url, "choices[0].message.content", data, secrets)
+            text = refusal
+        model = data.get("model")
+        usage = data.get("usage")
+        return ReviewReply(
+            text=text,
+            model=model if isinstance(model, str) else None,
+            tokens_in=usage_int(usage, "prompt_tokens"),
+            tokens_out=usage_int(usage, "completion_tokens"),
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+def _content_text(content: Any) -> str | None:
+    """Content as a string, or as a list of parts (some servers) joined; None if neither."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, dict)]
+        texts = [t for t in texts if isinstance(t, str)]
+        if texts or not content:
+            return "".join(texts)
+    return None

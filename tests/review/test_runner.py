@@ -1,0 +1,277 @@
+"""The review runner end to end: real corpus, real loopback endpoint, real SQLite store."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reviewbench import MineConfig, mine_corpus, read_corpus
+from reviewbench.errors import UsageError
+from reviewbench.review.experiment import load_experiment
+from reviewbench.review.runner import plan_runs, run_experiment
+from reviewbench.store.runs import RunStore
+
+from ..reviewers.servers import FakeLLMServer, Reply
+
+
+@pytest.fixture
+def corpus(git_repo, tmp_path) -> Path:
+    """A corpus of three fix reversals."""
+    repo = git_repo()
+    repo.commit("init", {"app/a.py": "def a(x):\n    return x\n", "app/b.py": "def b(x):\n    return x\n",
+                         "app/c.py": "def c(x):\n    return x\n"})  # fmt: skip
+    repo.commit("fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"})
+    repo.commit("fix b", {"app/b.py": "def b(x):\n    return x + 1\n"})
+    repo.commit("fix c", {"app/c.py": "def c(x):\n    return abs(x)\n"})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path), out)
+    return out
+
+
+def _experiment(tmp_path: Path, corpus: Path, conditions: str, repeats: int = 2, seed: int = 7) -> Path:
+    path = tmp_path / "experiment.toml"
+    path.write_text(f'corpus = "{corpus}"\nrepeats = {repeats}\nseed = {seed}\n{conditions}')
+    return path
+
+
+def _condition(name: str, reviewer: str, **extra) -> str:
+    lines = [f"[[condition]]", f'name = "{name}"', f"reviewer = {reviewer}"]
+    lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _openai(server: FakeLLMServer, key_env: str | None = None) -> str:
+    key = f'"{key_env}"' if key_env else '""'
+    return (f'{{ kind = "openai", base_url = "{server.openai_base_url}", model = "m-requested", '
+            f"api_key_env = {key} }}")  # fmt: skip
+
+
+def _states(out: Path) -> dict[tuple[str, str, int], str]:
+    store = RunStore(out / "runs.sqlite")
+    try:
+        return {(r.case_id, r.condition, r.repetition): r.state for r in store.runs()}
+    finally:
+        store.close()
+
+
+def test_plan_is_complete_interleaved_and_seeded(tmp_path, corpus):
+    conditions = _condition("A", '{ kind = "silent" }') + _condition("B", '{ kind = "flag_all" }')
+    experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=3))
+    data = read_corpus(corpus)
+    plan = plan_runs(experiment, data)
+    assert len(plan) == 3 * 2 * 3
+    assert len({r.run_id for r in plan}) == len(plan)
+    assert [r.run_id for r in plan] == [r.run_id for r in plan_runs(experiment, data)]
+    other = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=3, seed=8))
+    assert [r.run_id for r in plan] != [r.run_id for r in plan_runs(other, data)]
+    # Interleaved: the conditions alternate somewhere in the first half, not in blocks.
+    first_half = {r.condition.name for r in plan[: len(plan) // 2]}
+    assert first_half == {"A", "B"}
+
+
+def test_baselines_end_to_end_and_resume_sends_nothing(tmp_path, corpus):
+    conditions = _condition("silent", '{ kind = "silent" }') + _condition("all", '{ kind = "flag_all" }')
+    experiment = load_experiment(_experiment(tmp_path, corpus, conditions))
+    out = tmp_path / "runs"
+    summary = run_experiment(experiment, out)
+    assert summary.by_state == {"completed_findings": 6, "completed_no_findings": 6}
+    again = run_experiment(experiment, out)
+    assert (again.already_done, again.requests) == (12, 0)
+    store = RunStore(out / "runs.sqlite")
+    runs = list(store.runs())
+    store.close()
+    flagged = [r for r in runs if r.condition == "all"]
+    assert all(len(r.findings) == 1 for r in flagged)  # one hunk per case
+    assert all(r.gold_sha256 == read_corpus(corpus).meta.gold_sha256 for r in runs)
+
+
+def test_openai_runs_with_retries_timeouts_and_provenance(tmp_path, corpus):
+    with FakeLLMServer() as server:
+        server.default = Reply.answer("app/a.py:2 high missing None guard", model="m-served")
+        # The first requests meet a 429 with Retry-After and a 500: both are retried.
+        server.script(Reply.rate_limited(retry_after="0"), Reply.server_error(500))
+        conditions = _condition("A", _openai(server), concurrency=2, timeout_s=5, retries=3)
+        experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
+        summary = run_experiment(experiment, tmp_path / "runs")
+        assert summary.by_state == {"completed_findings": 3}
+        assert server.count == 5 and summary.requests == 5
+        assert server.max_in_flight <= 2
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    runs = list(store.runs())
+    store.close()
+    assert sum(r.attempts for r in runs) == 5
+    for run in runs:
+        assert run.model_requested == "m-requested" and run.model_returned == "m-served"
+        assert run.params["temperature"] == 0.0
+        assert len(run.prompt_sha256) == 64 and run.started_at.endswith("+00:00")
+        assert run.findings[0].path == "app/a.py" and run.findings[0].line == 2
+        assert run.raw_output == "app/a.py:2 high missing None guard"
+
+
+def test_timeout_malformed_and_garbage_each_get_one_state(tmp_path, corpus):
+    with FakeLLMServer() as server:
+        server.script(Reply.slow(5), Reply.malformed(), Reply.answer("Sure! Here is my review of it."))
+        conditions = _condition("A", _openai(server), concurrency=1, timeout_s=1, retries=0)
+        experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
+        summary = run_experiment(experiment, tmp_path / "runs")
+    assert summary.by_state == {"failed": 1, "invalid": 1, "timed_out": 1}
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    runs = {r.state: r for r in store.runs()}
+    store.close()
+    assert "1s" in runs["timed_out"].error
+    assert runs["invalid"].unparsed == ["Sure! Here is my review of it."]
+
+
+def test_unreachable_endpoint_fails_its_runs_and_the_experiment_continues(tmp_path, corpus):
+    dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
+    conditions = _condition("dead", dead, retries=0) + _condition("silent", '{ kind = "silent" }')
+    experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
+    summary = run_experiment(experiment, tmp_path / "runs")
+    assert summary.by_state == {"completed_no_findings": 3, "failed": 3}
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    errors = {r.error for r in store.runs() if r.state == "failed"}
+    store.close()
+    assert errors and all(e for e in errors)
+
+
+def test_missing_key_variable_fails_runs_naming_the_variable(tmp_path, corpus, monkeypatch):
+    monkeypatch.delenv("RB_TEST_NO_SUCH_KEY", raising=False)
+    with FakeLLMServer() as server:
+        conditions = _condition("A", _openai(server, "RB_TEST_NO_SUCH_KEY"), retries=0)
+        experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
+        summary = run_experiment(experiment, tmp_path / "runs")
+        assert server.count == 0
+    assert summary.by_state == {"failed": 3}
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    assert all("RB_TEST_NO_SUCH_KEY" in r.error for r in store.runs())
+    store.close()
+
+
+def test_key_value_never_reaches_disk_or_output(tmp_path, corpus):
+    secret = "sk-test-" + os.urandom(12).hex()
+    with FakeLLMServer() as server:
+        conditions = _condition("A", _openai(server, "RB_TEST_KEY"))
+        path = _experiment(tmp_path, corpus, conditions, repeats=1)
+        env = {**os.environ, "RB_TEST_KEY": secret}
+        outputs = []
+        for args in (["run", str(path), "--out", str(tmp_path / "runs")], ["runs", str(tmp_path / "runs"), "--json"],
+                     ["export", str(tmp_path / "runs")], ["export", str(tmp_path / "runs"), "--format", "csv"]):  # fmt: skip
+            proc = subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, env=env)
+            assert proc.returncode == 0, proc.stderr
+            outputs.append(proc.stdout + proc.stderr)
+        assert any(r.headers.get("authorization") == f"Bearer {secret}" for r in server.requests)
+    assert all(secret not in text for text in outputs)
+    for file in tmp_path.rglob("*"):
+        if file.is_file():
+            assert secret.encode() not in file.read_bytes(), file
+
+
+def test_changed_corpus_or_experiment_is_refused(tmp_path, corpus):
+    conditions = _condition("A", '{ kind = "silent" }')
+    experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
+    run_experiment(experiment, tmp_path / "runs")
+    other = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=2))
+    with pytest.raises(UsageError, match="different experiment"):
+        run_experiment(other, tmp_path / "runs")
+    gold = corpus / "gold.jsonl"
+    gold.write_text(gold.read_text().replace('"fix_reversal"', '"fix_reversal" ', 1))
+    meta = json.loads((corpus / "corpus.json").read_text())
+    import hashlib
+
+    meta["gold_sha256"] = hashlib.sha256(gold.read_bytes()).hexdigest()
+    (corpus / "corpus.json").write_text(json.dumps(meta))
+    with pytest.raises(UsageError, match="gold.jsonl changed"):
+        run_experiment(experiment, tmp_path / "runs")
+
+
+def test_export_formats_and_runs_listing(tmp_path, corpus):
+    conditions = _condition("all", '{ kind = "flag_all" }')
+    path = _experiment(tmp_path, corpus, conditions, repeats=2)
+    out = tmp_path / "runs"
+    assert subprocess.run([sys.executable, "-m", "reviewbench", "run", str(path), "--out", str(out)],
+                          capture_output=True).returncode == 0  # fmt: skip
+    listed = json.loads(subprocess.run([sys.executable, "-m", "reviewbench", "runs", str(out), "--json"],
+                                       capture_output=True, text=True).stdout)  # fmt: skip
+    assert len(listed) == 6
+    required = {"run_id", "case_id", "condition", "repetition", "variant", "state", "model_requested",
+                "model_returned", "tokens_in", "tokens_out", "latency_s", "findings"}  # fmt: skip
+    assert all(required <= set(row) for row in listed)
+    assert {row["findings"] for row in listed} == {1}
+    lines = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out)],
+                           capture_output=True, text=True).stdout.splitlines()  # fmt: skip
+    records = [json.loads(line) for line in lines]
+    assert all({"task", "model", "repeat", "text"} <= set(r) for r in records)
+    assert {r["repeat"] for r in records} == {0, 1}
+    csv_text = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out), "--format", "csv"],
+                              capture_output=True, text=True).stdout  # fmt: skip
+    assert csv_text.splitlines()[0].startswith("run_id,case_id,condition")
+    assert len(csv_text.splitlines()) == 7
+
+
+def test_kill_and_resume_completes_every_run_exactly_once(tmp_path, corpus):
+    """A real subprocess killed mid-run, then run again: every run once, none asked twice."""
+    with FakeLLMServer(latency=0.3) as server:
+        conditions = _condition("A", _openai(server), concurrency=2)
+        path = _experiment(tmp_path, corpus, conditions, repeats=4)  # 12 runs
+        out = tmp_path / "runs"
+        cmd = [sys.executable, "-m", "reviewbench", "run", str(path), "--out", str(out)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if (out / "runs.sqlite").exists():
+                db = sqlite3.connect(out / "runs.sqlite")
+                try:
+                    done = db.execute("SELECT count(*) FROM runs").fetchone()[0]
+                except sqlite3.OperationalError:
+                    done = 0
+                db.close()
+                if done >= 3:
+                    break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        first = server.count
+        done_before = len(_states(out))
+        assert 0 < done_before < 12
+        resumed = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stderr
+        summary = json.loads(resumed.stdout)
+        states = _states(out)
+        assert len(states) == 12 and set(states.values()) == {"completed_findings"}
+        assert summary["already_done"] == done_before
+        # Only runs not recorded before the kill were asked again; at most the ones then in
+        # flight (concurrency 2) were asked twice.
+        assert summary["requests"] == 12 - done_before
+        assert server.count - 12 <= 2
+        assert first >= done_before
+        again = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+        assert json.loads(again.stdout)["requests"] == 0
+
+
+def test_ctrl_c_records_cancelled_runs_and_resume_redoes_them(tmp_path, corpus):
+    with FakeLLMServer(latency=2.0) as server:
+        conditions = _condition("A", _openai(server), concurrency=3)
+        path = _experiment(tmp_path, corpus, conditions, repeats=1)
+        out = tmp_path / "runs"
+        cmd = [sys.executable, "-m", "reviewbench", "run", str(path), "--out", str(out)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while server.in_flight < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130
+        assert err.strip().splitlines() == ["reviewbench: error: interrupted"]
+        assert set(_states(out).values()) == {"cancelled"}
+        server.latency = 0.0
+        resumed = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stderr
+    assert set(_states(out).values()) == {"completed_findings"}

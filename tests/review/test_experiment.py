@@ -80,3 +80,22 @@ def test_cli_init_and_schema(tmp_path):
                                        capture_output=True, text=True).stdout)  # fmt: skip
     assert schema == {**ExperimentConfig.model_json_schema(by_alias=True),
                       "$schema": "https://json-schema.org/draft/2020-12/schema"}  # fmt: skip
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True)
+
+
+def _one_error_line(proc, code, needle):
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reviewbench: error: ") and needle in lines[0], proc.stderr
+
+
+def test_run_bad_input_is_one_line(tmp_path):
+    bad = _write(tmp_path, 'corpus = "c"\nrepeats = [\n')
+    _one_error_line(_cli("run", str(bad), "--out", str(tmp_path / "r")), 2, "invalid TOML")
+    missing = _write(tmp_path, 'corpus = "nope"\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n')
+    _one_error_line(_cli("run", str(missing), "--out", str(tmp_path / "r")), 1, "not a corpus directory")
+    _one_error_line(_cli("runs", str(tmp_path / "nowhere")), 1, "not a run directory")
+    _one_error_line(_cli("export", str(tmp_path / "nowhere")), 1, "not a run directory")

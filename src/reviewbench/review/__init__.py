@@ -1,1 +1,13 @@
+"""Stage 3: run reviewers on a corpus under recorded conditions (SPEC 6–7)."""
 
+from .experiment import ConditionConfig, Experiment, ExperimentConfig, load_experiment
+from .parse import ParsedReview, parse_review
+
+__all__ = [
+    "ConditionConfig",
+    "Experiment",
+    "ExperimentConfig",
+    "ParsedReview",
+    "load_experiment",
+    "parse_review",
+]

@@ -17,6 +17,7 @@ from ..errors import ReviewbenchError
 from .mine import mine_command
 from .run import experiment_group, export_command, run_command, runs_command
 from .schema import schema_command
+from .score import score_command
 from .show import show_command
 from .validate import validate_command
 
@@ -29,6 +30,7 @@ Examples:
   reviewbench validate corpus --jobs 2                # prove each case with the repo's tests
   reviewbench experiment init && reviewbench run experiment.toml --out runs/first
   reviewbench runs runs/first --json                  # every run with its state
+  reviewbench score runs/first                        # metrics, intervals, decision
   reviewbench show corpus --cases                     # what was mined, and what was dropped
   reviewbench schema gold                             # JSON Schema of gold.jsonl
 """
@@ -52,6 +54,7 @@ cli.add_command(experiment_group)
 cli.add_command(run_command)
 cli.add_command(runs_command)
 cli.add_command(export_command)
+cli.add_command(score_command)
 
 
 def _fail(message: str, code: int) -> None:

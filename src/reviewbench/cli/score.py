@@ -1,0 +1,98 @@
+"""``reviewbench score``: the scoreboard, the intervals and the decision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..score import ScoreOptions, score_run
+from ._output import console, print_json
+
+__all__ = ["score_command"]
+
+# Seed 001's four summary lines: (label, metric, what the numerator counts).
+SUMMARY = (
+    ("detection", "defect_recall", "defects found, over completed runs"),
+    ("severity match", "severity_match", "found defects with the gold severity"),
+    ("false alarms", "false_alarm_rate", "clean runs with at least one finding"),
+    ("rename-stable", "rename_stability", "defects found again after renaming"),
+)
+TABLE = ("recall_any", "recall_all", "file_recall", "symbol_recall", "localisation", "silence_rate",
+         "fp_per_clean_case", "precision", "duplicate_rate", "flag_coverage", "completion")  # fmt: skip
+
+
+def _fmt(m: dict) -> tuple[str, str, str]:
+    value = "n/a" if m["value"] is None else f"{m['value']:.3f}"
+    fraction = f"{m['num']}/{m['den']}"
+    interval = "" if m.get("lo") is None else f"[{m['lo']:.3f}, {m['hi']:.3f}]"
+    return value, fraction, interval
+
+
+def _print_condition(name: str, data: dict) -> None:
+    metrics = data["metrics"]
+    states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
+    console.print(f"\n[bold]{name}[/]  ({states}; {data['valid_defect_cases']} valid defect cases)")
+    for label, metric, meaning in SUMMARY:
+        value, fraction, interval = _fmt(metrics[metric])
+        console.print(f"  {label:<15} {fraction:>9}  {value:>6} {interval:<17} {meaning}", markup=False)
+    table = Table(show_edge=False, box=None, padding=(0, 1))
+    for column in ("metric", "num/den", "value", "95% interval"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for metric in TABLE:
+        value, fraction, interval = _fmt(metrics[metric])
+        table.add_row(metric, fraction, value, interval)
+    latency = metrics["latency_s"]
+    if latency["value"] is not None:
+        table.add_row("latency_s (median)", f"n={latency['den']}", f"{latency['value']:.3f}",
+                      f"IQR [{latency['lo']:.3f}, {latency['hi']:.3f}]")  # fmt: skip
+    console.print(table)
+    decision = data["decision"]
+    reason = f" ({decision['reason']})" if decision.get("reason") else ""
+    console.print(f"  decision: [bold]{decision['authority']}[/]{reason}")
+    if decision["permitted"]:
+        console.print("  permitted: " + "; ".join(decision["permitted"]), markup=False)
+    console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
+
+
+@click.command("score")
+@click.argument("rundir", type=click.Path(path_type=Path))
+@click.option("--tolerance", default=3, show_default=True, type=click.IntRange(min=0),
+              help="Lines either side of a gold range that still count as a match.")
+@click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
+              help="Bootstrap resamples for the 95% intervals.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+@click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: seed 000's table).")
+@click.option("--include-unvalidated", is_flag=True,
+              help="Also score cases whose defect no test observed (and unvalidated cases).")
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+def score_command(rundir: Path, tolerance: int, resamples: int, seed: int, gates: Path | None,
+                  include_unvalidated: bool, as_json: bool) -> None:  # fmt: skip
+    """Score the runs of RUNDIR: metrics with numerators, denominators and 95% intervals,
+    paired comparisons between conditions, and the decision each condition earned.
+
+    By default only defect cases validated 'observed' and controls whose tests pass count.
+    """
+    result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
+                                            gates=gates, include_unvalidated=include_unvalidated))  # fmt: skip
+    if as_json:
+        print_json(result)
+        return
+    corpus = result["corpus"]
+    scope = "all cases (--include-unvalidated)" if corpus["include_unvalidated"] else "validated cases only"
+    console.print(f"Scored {rundir}: {corpus['eligible_defect_cases']} defect cases, {corpus['eligible_controls']} "
+                  f"controls, {corpus['eligible_variants']} rename variants of {corpus['cases']} in the corpus "
+                  f"({scope}); 95% intervals from {result['analysis']['bootstrap']['resamples']} case "
+                  f"resamples, seed {result['analysis']['bootstrap']['seed']}", markup=False)  # fmt: skip
+    for name, data in result["conditions"].items():
+        _print_condition(name, data)
+    shown = [c for c in result["comparisons"] if c["metric"] in ("defect_recall", "false_alarm_rate")]
+    if shown:
+        console.print("\n[bold]paired differences[/] (a - b, same cases)")
+        for c in shown:
+            if c["diff"] is None:
+                continue
+            p = "" if c["mcnemar_p"] is None else f", exact McNemar p = {c['mcnemar_p']:.4g}"
+            interval = "" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]"
+            console.print(f"  {c['a']} - {c['b']} {c['metric']}: {c['diff']:+.3f}{interval}{p}", markup=False)

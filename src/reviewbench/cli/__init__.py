@@ -15,7 +15,7 @@ import click
 from .._version import __version__
 from ..errors import ReviewbenchError
 from .mine import mine_command
-from .run import experiment_group, export_command, run_command, runs_command
+from .run import experiment_group, export_command, register_command, run_command, runs_command
 from .schema import schema_command
 from .score import score_command
 from .show import show_command
@@ -55,6 +55,7 @@ cli.add_command(run_command)
 cli.add_command(runs_command)
 cli.add_command(export_command)
 cli.add_command(score_command)
+cli.add_command(register_command)
 
 
 def _fail(message: str, code: int) -> None:

@@ -14,11 +14,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import OutputExists
+from ..registration import check_registration, register
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.runs import RUNS_DB, RunStore
 from ._output import console, err_console, print_json
 
-__all__ = ["experiment_group", "export_command", "run_command", "runs_command"]
+__all__ = ["experiment_group", "export_command", "register_command", "run_command", "runs_command"]
 
 
 @click.command("run")
@@ -26,8 +27,10 @@ __all__ = ["experiment_group", "export_command", "run_command", "runs_command"]
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Run directory (created; an existing one of the same experiment is resumed).")
 @click.option("--retry-failed", is_flag=True, help="Run again the runs that failed or timed out.")
+@click.option("--new-version", is_flag=True,
+              help="If registered inputs changed, register them as a new benchmark version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def run_command(experiment: Path, out: Path, retry_failed: bool, as_json: bool) -> None:
+def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bool, as_json: bool) -> None:
     """Run every condition of EXPERIMENT (a TOML file) on its corpus.
 
     Each run (case x condition x repetition) ends in exactly one state, recorded with its
@@ -37,6 +40,7 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, as_json: bool) 
     from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
 
     loaded = load_experiment(experiment)
+    check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
     with Progress(
         TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
         TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
@@ -141,3 +145,20 @@ def experiment_init(path: Path, force: bool) -> None:
         raise OutputExists(f"{path} exists (use --force to overwrite it)")
     path.write_text(TEMPLATE, encoding="utf-8")
     console.print(f"wrote {path}", markup=False)
+
+
+@click.command("register")
+@click.argument("experiment", type=click.Path(path_type=Path))
+@click.option("--out", required=True, type=click.Path(path_type=Path),
+              help="The run directory the experiment will run into (registration.json goes there).")
+@click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: seed 000's table).")
+@click.option("--bootstrap-seed", default=0, show_default=True, type=int, help="Seed scoring will use.")
+@click.option("--new-version", is_flag=True, help="Register a new version over an existing registration.")
+def register_command(experiment: Path, out: Path, gates: Path | None, bootstrap_seed: int, new_version: bool) -> None:
+    """Freeze EXPERIMENT before any run: the SHA-256 of the experiment, prompts, guidance,
+    gates and corpus gold, and the seeds. 'run' and 'score' then refuse changed inputs."""
+    data = register(load_experiment(experiment), out, gates, bootstrap_seed, new_version=new_version)
+    latest = data["versions"][-1]
+    console.print(f"registered version {latest['version']} in {out / 'registration.json'} "
+                  f"(gold {latest['frozen']['corpus']['gold_sha256'][:12]}, gates "
+                  f"{latest['frozen']['gates']['sha256'][:12]})", markup=False)  # fmt: skip

@@ -62,20 +62,24 @@ def _print_condition(name: str, data: dict) -> None:
               help="Lines either side of a gold range that still count as a match.")
 @click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
               help="Bootstrap resamples for the 95% intervals.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
-@click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: seed 000's table).")
+@click.option("--seed", type=int, help="Seed of the bootstrap [default: the registered one, or 0].")
+@click.option("--gates", type=click.Path(path_type=Path),
+              help="Gates TOML [default: the registered gates, or seed 000's table].")
 @click.option("--include-unvalidated", is_flag=True,
               help="Also score cases whose defect no test observed (and unvalidated cases).")
+@click.option("--new-version", is_flag=True,
+              help="If registered inputs changed, register them as a new benchmark version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
-def score_command(rundir: Path, tolerance: int, resamples: int, seed: int, gates: Path | None,
-                  include_unvalidated: bool, as_json: bool) -> None:  # fmt: skip
+def score_command(rundir: Path, tolerance: int, resamples: int, seed: int | None, gates: Path | None,
+                  include_unvalidated: bool, new_version: bool, as_json: bool) -> None:  # fmt: skip
     """Score the runs of RUNDIR: metrics with numerators, denominators and 95% intervals,
     paired comparisons between conditions, and the decision each condition earned.
 
     By default only defect cases validated 'observed' and controls whose tests pass count.
     """
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
-                                            gates=gates, include_unvalidated=include_unvalidated))  # fmt: skip
+                                            gates=gates, include_unvalidated=include_unvalidated,
+                                            new_version=new_version))  # fmt: skip
     if as_json:
         print_json(result)
         return
@@ -85,6 +89,10 @@ def score_command(rundir: Path, tolerance: int, resamples: int, seed: int, gates
                   f"controls, {corpus['eligible_variants']} rename variants of {corpus['cases']} in the corpus "
                   f"({scope}); 95% intervals from {result['analysis']['bootstrap']['resamples']} case "
                   f"resamples, seed {result['analysis']['bootstrap']['seed']}", markup=False)  # fmt: skip
+    registration = result["registration"]
+    if registration:
+        console.print(f"pre-registered: version {registration['version']} of {registration['registered_at']}, "
+                      "verified unchanged", markup=False)  # fmt: skip
     for name, data in result["conditions"].items():
         _print_condition(name, data)
     shown = [c for c in result["comparisons"] if c["metric"] in ("defect_recall", "false_alarm_rate")]

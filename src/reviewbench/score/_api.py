@@ -25,9 +25,13 @@ __all__ = ["ScoreOptions", "eligible_cases", "score_run"]
 class ScoreOptions:
     tolerance: int = 3
     bootstrap: int = 10_000
-    seed: int = 0
+    seed: int | None = None
+    """None: the registered bootstrap seed, or 0."""
     gates: Path | None = None
+    """None: the registered gates, or the built-in table."""
     include_unvalidated: bool = False
+    new_version: bool = False
+    """Register changed inputs as a new benchmark version instead of refusing."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -129,6 +133,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
         corpus_path = store.get_meta("corpus_path")
         recorded_gold = store.get_meta("gold_sha256")
         experiment = json.loads(store.get_meta("experiment") or "{}")
+        experiment_file = store.get_meta("experiment_path")
     finally:
         store.close()
     if not corpus_path:
@@ -136,7 +141,21 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
     corpus = read_corpus(Path(corpus_path))
     if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
         raise UsageError(f"the gold of {corpus_path} changed since these runs; scoring would mix benchmark versions")
-    gates, _, gates_sha = load_gates(options.gates)
+    from ..registration import REGISTRATION_FILE, check_registration  # registration reads gates: no cycle
+    from ..review.experiment import load_experiment
+
+    registration = None
+    experiment_path = experiment_file and Path(experiment_file)
+    if experiment_path and (rundir / REGISTRATION_FILE).exists():
+        registration = check_registration(load_experiment(experiment_path), rundir, options.gates,
+                                          options.seed, new_version=options.new_version)  # fmt: skip
+    gates_path = options.gates
+    seed = options.seed if options.seed is not None else 0
+    if registration:
+        if gates_path is None and registration["gates"]["path"] != "built-in":
+            gates_path = Path(registration["gates"]["path"])
+        seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
+    gates, _, gates_sha = load_gates(gates_path)
     cases = eligible_cases(corpus, options.include_unvalidated)
 
     order = [c["name"] for c in experiment.get("condition", [])]
@@ -167,7 +186,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
         den = np.column_stack([c[1] for c in columns])
     else:
         num = den = np.zeros((len(clusters), 0))
-    samples = resample_ratios(num, den, options.bootstrap, options.seed)
+    samples = resample_ratios(num, den, options.bootstrap, seed)
     lo, hi = percentile_interval(samples)
 
     def interval(slot: int) -> tuple[float | None, float | None]:
@@ -238,10 +257,10 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
         },
         "analysis": {
             "tolerance": options.tolerance,
-            "bootstrap": {"resamples": options.bootstrap, "seed": options.seed, "level": 0.95,
+            "bootstrap": {"resamples": options.bootstrap, "seed": seed, "level": 0.95,
                           "unit": "case (rename variants with their original)"},
             "gates_sha256": gates_sha,
-            "gates": str(options.gates) if options.gates else "built-in",
+            "gates": str(gates_path) if gates_path else "built-in",
         },  # fmt: skip
-        "registration": None,
+        "registration": registration,
     }

@@ -1,0 +1,182 @@
+"""What every mutation operator shares: sites found on a concrete syntax tree, and the registry.
+
+An operator is a libcst visitor that proposes *sites*: a node of the parsed module and
+the node that replaces it. Applying a site re-prints the module through libcst, so every
+byte outside the replaced node (comments, spacing, quotes) is untouched and the diff is
+the one or two lines the mutation changes. Sites are only proposed inside functions:
+module-level code runs at import time, where a mutant breaks everything at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ...records import Severity
+
+__all__ = [
+    "Examples",
+    "Operator",
+    "ParsedModule",
+    "Site",
+    "register",
+    "registry",
+    "remove_statement",
+]
+
+
+@dataclass(frozen=True)
+class Examples:
+    """What an operator must do, for the shared parametrised test.
+
+    ``pairs`` are (before, after) sources: ``after`` must be one of the mutants of
+    ``before``. ``unchanged`` are sources on which the operator must not fire at all.
+    """
+
+    pairs: Sequence[tuple[str, str]]
+    unchanged: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Site:
+    """One mutation an operator can make: replace ``node`` by ``replacement``."""
+
+    operator: str
+    line: int = field(metadata={"doc": "First line of the changed code, before the mutation."})
+    end_line: int
+    node: cst.CSTNode = field(repr=False, compare=False)
+    replacement: cst.CSTNode = field(repr=False, compare=False)
+    note: str = field(default="", metadata={"doc": "What changed, for the gold description."})
+
+
+class ParsedModule:
+    """One parsed source file and its positions, shared by every operator run on it."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        self.module = self.wrapper.module
+
+    def sites(self, operators: Sequence[type[Operator]]) -> list[Site]:
+        """Every site of ``operators`` in this module, in source order per operator."""
+        found: list[Site] = []
+        for op_cls in operators:
+            visitor = op_cls()
+            self.wrapper.visit(visitor)
+            found.extend(visitor.sites)
+        return found
+
+    def apply(self, site: Site) -> str:
+        """The module's source with ``site`` applied."""
+        if site.node is self.module:
+            assert isinstance(site.replacement, cst.Module)
+            return site.replacement.code
+        return self.module.deep_replace(site.node, site.replacement).code  # type: ignore[union-attr]
+
+
+class Operator(cst.CSTVisitor):
+    """Base of the mutation operators: a visitor that collects sites inside functions.
+
+    Subclasses set the class attributes, implement ``visit_*`` methods that call
+    :meth:`propose`, and live in a module with an ``examples()`` function.
+    """
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    hint_terms: ClassVar[tuple[str, ...]]
+    summary: ClassVar[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sites: list[Site] = []
+        self._functions = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions += 1
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions -= 1
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self.get_metadata(PositionProvider, node)
+        return where.start.line, where.end.line
+
+    def propose(self, node: cst.CSTNode, replacement: cst.CSTNode, note: str,
+                at: cst.CSTNode | None = None) -> None:  # fmt: skip
+        """Offer replacing ``node`` by ``replacement``; ``at`` is what the line numbers name."""
+        if self._functions <= 0:
+            return
+        line, end = self.position(at if at is not None else node)
+        self.sites.append(Site(self.name, line, end, node, replacement, note))
+
+
+_REGISTRY: dict[str, type[Operator]] = {}
+
+
+def register(cls: type[Operator]) -> type[Operator]:
+    """Class decorator: make an operator available by its name."""
+    if cls.name in _REGISTRY:
+        raise ValueError(f"mutation operator {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def registry() -> dict[str, type[Operator]]:
+    """Every registered operator by name, in registration order."""
+    return dict(_REGISTRY)
+
+
+def _has_comment(lines: Sequence[cst.EmptyLine]) -> bool:
+    return any(line.comment is not None for line in lines)
+
+
+Body = cst.IndentedBlock | cst.Module
+
+
+def statements(block: Body) -> Sequence[cst.BaseStatement]:
+    return block.body  # type: ignore[return-value]
+
+
+def remove_statement(block: Body, index: int) -> Body | None:
+    """``block`` without its statement at ``index``, or None when that would look wrong.
+
+    The removed statement's blank lines above it pass to the next statement, so that only
+    the statement's own lines leave the file. A statement with a comment above it is kept
+    (the comment would be left describing code that is gone), as is a block's only
+    statement (Python needs one).
+    """
+    body = list(statements(block))
+    if len(body) < 2:
+        return None
+    removed = body[index]
+    leading = getattr(removed, "leading_lines", ())
+    if _has_comment(leading):
+        return None
+    del body[index]
+    if index < len(body):
+        after = body[index]
+        body[index] = after.with_changes(leading_lines=(*leading, *after.leading_lines))  # type: ignore[attr-defined]
+    return block.with_changes(body=body)
+
+
+def simple_statement(stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
+    """The only small statement of a one-statement line (``x = 1``), else None."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        return stmt.body[0]
+    return None
+
+
+def blocks_of(node: cst.CSTNode) -> Iterator[Body]:
+    """Direct statement blocks of a compound statement (if/else, loops, try, with...)."""
+    for child in node.children:
+        if isinstance(child, cst.IndentedBlock):
+            yield child
+
+
+Replacer = Callable[[cst.CSTNode], cst.CSTNode]

@@ -1,0 +1,141 @@
+"""Pre-registration (SPEC 9): freeze what an experiment will be judged by, before any run.
+
+``reviewbench register EXPERIMENT.toml --out RUNDIR`` writes ``RUNDIR/registration.json``:
+the SHA-256 of the experiment file, of every prompt and guidance file, of the gates, the
+seeds and the corpus's ``gold_sha256``. ``run`` and ``score`` recompute them and refuse to
+go on when any differs, unless told ``--new-version``, which appends a new benchmark
+version to the file instead of silently mixing two.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ._version import __version__
+from .errors import UsageError
+from .review.experiment import Experiment
+from .review.prompt import load_prompt
+from .score.gates import load_gates
+from .store.corpus import read_corpus
+
+__all__ = ["REGISTRATION_FILE", "check_registration", "fingerprint", "register"]
+
+REGISTRATION_FILE = "registration.json"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed: int) -> dict:
+    """Everything a registration freezes, as hashes (and the seeds themselves)."""
+    prompts, guidance = {}, {}
+    for condition in experiment.config.condition:
+        prompts[condition.prompt] = load_prompt(condition.prompt, experiment.base).sha256
+        if condition.guidance:
+            path = (experiment.base / condition.guidance).resolve()
+            try:
+                guidance[condition.guidance] = _sha(path.read_bytes())
+            except OSError as exc:
+                raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
+    _, _, gates_sha = load_gates(gates_path)
+    corpus = read_corpus(experiment.corpus_path)
+    return {
+        "experiment": {"path": str(experiment.path), "sha256": _sha(experiment.path.read_bytes())},
+        "prompts": prompts,
+        "guidance": guidance,
+        "gates": {"path": str(gates_path.resolve()) if gates_path else "built-in", "sha256": gates_sha},
+        "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
+        "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
+    }
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["versions"][-1]["frozen"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        raise UsageError(f"{path} is not a readable registration; restore it or register anew") from None
+    return data
+
+
+def _write(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".registration.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def register(experiment: Experiment, rundir: Path, gates_path: Path | None, bootstrap_seed: int = 0,
+             new_version: bool = False) -> dict:  # fmt: skip
+    """Write (or extend, with ``new_version``) ``RUNDIR/registration.json``; return it.
+
+    Raises:
+        UsageError: a registration exists already and ``new_version`` is false.
+    """
+    path = rundir / REGISTRATION_FILE
+    data = {"versions": []}
+    if path.exists():
+        if not new_version:
+            raise UsageError(f"{path} exists: the experiment is registered (pass --new-version to register "
+                             "a new benchmark version)")  # fmt: skip
+        data = _read(path)
+    data["versions"].append({
+        "version": len(data["versions"]) + 1,
+        "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "tool_version": __version__,
+        "frozen": fingerprint(experiment, gates_path, bootstrap_seed),
+    })  # fmt: skip
+    _write(path, data)
+    return data
+
+
+def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | None = None,
+                       bootstrap_seed: int | None = None, new_version: bool = False) -> dict | None:  # fmt: skip
+    """Verify the current inputs against the latest registered version, if any.
+
+    Returns the registration summary for the record (None when the run is unregistered).
+    ``gates_path``/``bootstrap_seed`` None mean "as registered".
+
+    Raises:
+        UsageError: something registered changed (names what), unless ``new_version``,
+            which registers the current inputs as a new version instead.
+    """
+    path = rundir / REGISTRATION_FILE
+    if not path.exists():
+        return None
+    data = _read(path)
+    latest = data["versions"][-1]
+    frozen = latest["frozen"]
+    if gates_path is None and frozen["gates"]["path"] != "built-in":
+        gates_path = Path(frozen["gates"]["path"])
+    seed = frozen["seeds"]["bootstrap"] if bootstrap_seed is None else bootstrap_seed
+    current = fingerprint(experiment, gates_path, seed)
+    changed = [key for key in ("experiment", "prompts", "guidance", "gates", "seeds", "corpus")
+               if _comparable(current[key], key) != _comparable(frozen[key], key)]  # fmt: skip
+    if changed:
+        if not new_version:
+            raise UsageError(f"{', '.join(changed)} changed since registration (version {latest['version']} in "
+                             f"{path}); results would not be comparable: restore it, or pass --new-version")  # fmt: skip
+        data = register(experiment, rundir, gates_path, seed, new_version=True)
+        latest = data["versions"][-1]
+    return {"file": str(path), "version": latest["version"], "registered_at": latest["registered_at"],
+            "verified": True, "gates": latest["frozen"]["gates"], "seeds": latest["frozen"]["seeds"]}  # fmt: skip
+
+
+def _comparable(value: dict, key: str) -> object:
+    # Paths may move with the checkout; what must not change is content.
+    if key in ("experiment", "corpus"):
+        return {k: v for k, v in value.items() if k != "path"}
+    if key == "gates":
+        return value["sha256"]
+    return value

@@ -160,8 +160,8 @@ def test_flaky_when_the_failure_does_not_reproduce(git_repo, tmp_path):
                            f"    p = Path({str(counter)!r})\n"
                            "    n = int(p.read_text()) if p.exists() else 0\n"
                            "    p.write_text(str(n + 1))\n"
-                           "    # only the first run with the bug fails\n"
-                           "    assert value() == 2 or n != 1\n",
+                           "    # only the first run (with the bug) fails\n"
+                           "    assert value() == 2 or n != 0\n",
     })  # fmt: skip
     repo.commit("fix value", {"pkg/a.py": "def value():\n    return 2\n"})
     corpus = _mine(repo, tmp_path / "corpus")
@@ -363,3 +363,25 @@ def test_show_reports_yield_per_stratum(project, tmp_path):
     table = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)],
                            capture_output=True, text=True).stdout  # fmt: skip
     assert "1/3" in table
+
+
+def test_a_flaky_base_is_flaky_not_base_failing(git_repo, tmp_path):
+    """The patched run fails, the first reference run fails too, the second passes."""
+    repo = git_repo()
+    counter = tmp_path / "runs.txt"
+    repo.commit("init", {
+        "pkg/__init__.py": "", "pkg/a.py": "def value():\n    return 1\n",
+        "tests/test_a.py": "from pathlib import Path\nfrom pkg.a import value\n\n"
+                           "def test_value():\n"
+                           f"    p = Path({str(counter)!r})\n"
+                           "    n = int(p.read_text()) if p.exists() else 0\n"
+                           "    p.write_text(str(n + 1))\n"
+                           "    assert value() == 2 and n != 1\n",
+    })  # fmt: skip
+    repo.commit("fix value", {"pkg/a.py": "def value():\n    return 2\n"})
+    corpus = _mine(repo, tmp_path / "corpus")
+    validate_corpus(corpus, _config(reruns=2))
+    gold = read_corpus(corpus).gold[0]
+    assert gold.validation.status == "flaky"
+    log = (corpus / "logs" / f"{gold.case_id}.log").read_text()
+    assert "reference (suite) run 2" in log

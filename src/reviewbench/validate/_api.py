@@ -129,6 +129,9 @@ def validate_corpus(
         )
         for c in pending
     ]
+    # Cases without tests of their own need the whole suite: start those first, so that
+    # long runs do not bunch up at the end while other workers sit idle.
+    jobs.sort(key=lambda job: bool(job.test_paths))
     lock = threading.Lock()
     finished = 0
 

@@ -94,14 +94,18 @@ def _run(tree: ScratchTree, command: TestCommand, selection: list[str], label: s
 
 
 def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Validation:
-    """Prove one case: the selected tests pass on the base and fail, every time, with the patch.
+    """Prove one case: the selected tests fail, every time, with the patch and pass without it.
 
     Cheapest first: the fix's own test files, stopping at the first observed failure;
-    the whole suite only when they do not observe it.
+    the whole suite only when they do not observe it. Within a selection the patched run
+    comes first and the reference run on the unpatched base only when the patched run
+    failed: a reference that precedes a passing patched run decides nothing (on a real
+    history that was over a quarter of all test time).
     """
     log = job.log
     log.write_text(f"case {job.case_id} at {job.base}\n", encoding="utf-8")
     spent = 0.0
+    reruns = tree.config.reruns
 
     def result(status: ValidationStatus, verdict: Verdict | None = None, selection: str | None = None,
                failing: frozenset[str] = frozenset()) -> Validation:  # fmt: skip
@@ -115,6 +119,12 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             selection=selection,
         )
 
+    def run(selection: list[str], label: str) -> Verdict:
+        nonlocal spent
+        verdict = _run(tree, command, selection, label, log)
+        spent += verdict.duration_s
+        return verdict
+
     tree.checkout(job.base)
     if not tree.applies(job.patch):
         return result(ValidationStatus.APPLY_FAILED)
@@ -127,36 +137,46 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     last: Verdict | None = None
     for name, selection in selections:
         tree.checkout(job.base)
-        reference = _run(tree, command, selection, f"reference ({name})", log)
-        spent += reference.duration_s
-        if reference.kind is VerdictKind.NO_TESTS:
-            continue
-        if reference.kind is VerdictKind.TIMEOUT:
-            return result(ValidationStatus.TIMEOUT, reference, name)
-        if reference.kind is VerdictKind.ERROR:
-            return result(ValidationStatus.ERROR, reference, name)
-        if reference.kind is VerdictKind.FAIL:
-            return result(ValidationStatus.BASE_FAILING, reference, name)
         if not tree.apply(job.patch):
             return result(ValidationStatus.APPLY_FAILED)
-        runs: list[Verdict] = []
-        for attempt in range(tree.config.reruns):
-            verdict = _run(tree, command, selection, f"patched ({name}) run {attempt + 1}", log)
-            spent += verdict.duration_s
+        first = last = run(selection, f"patched ({name}) run 1")
+        if first.kind in (VerdictKind.NO_TESTS, VerdictKind.PASS):
+            continue  # nothing observed here; a wider selection may
+        if first.kind is VerdictKind.TIMEOUT:
+            return result(ValidationStatus.TIMEOUT, first, name)
+        if first.kind is VerdictKind.ERROR:
+            return result(ValidationStatus.ERROR, first, name)
+        # The patched tests failed: they must pass on the base, reproducibly.
+        tree.checkout(job.base)
+        references = []
+        for attempt in range(reruns):
+            reference = run(selection, f"reference ({name}) run {attempt + 1}")
+            references.append(reference)
+            if reference.kind is not VerdictKind.FAIL:
+                break
+        kinds = {r.kind for r in references}
+        if kinds == {VerdictKind.FAIL}:
+            return result(ValidationStatus.BASE_FAILING, references[-1], name)
+        if VerdictKind.FAIL in kinds:
+            return result(ValidationStatus.FLAKY, references[-1], name, references[0].failing)  # the base flips
+        reference = references[-1]
+        if reference.kind is VerdictKind.TIMEOUT:
+            return result(ValidationStatus.TIMEOUT, reference, name)
+        if reference.kind is not VerdictKind.PASS:
+            return result(ValidationStatus.ERROR, reference, name)
+        if not tree.apply(job.patch):
+            return result(ValidationStatus.APPLY_FAILED)
+        runs = [first]
+        for attempt in range(1, reruns):
+            verdict = run(selection, f"patched ({name}) run {attempt + 1}")
             runs.append(verdict)
             if verdict.kind is not VerdictKind.FAIL:
                 break
         last = runs[-1]
-        kinds = {v.kind for v in runs}
-        if kinds == {VerdictKind.FAIL}:
+        if {v.kind for v in runs} == {VerdictKind.FAIL}:
             if len({v.failing for v in runs}) > 1:
                 return result(ValidationStatus.FLAKY, last, name)  # a test flipped
             return result(ValidationStatus.OBSERVED, last, name)
-        if VerdictKind.FAIL in kinds:
-            # Failed, then passed (or hung) on a rerun: the failure does not reproduce.
-            return result(ValidationStatus.FLAKY, last, name, runs[0].failing)
-        if last.kind is VerdictKind.TIMEOUT:
-            return result(ValidationStatus.TIMEOUT, last, name)
-        if last.kind is VerdictKind.ERROR:
-            return result(ValidationStatus.ERROR, last, name)
+        # Failed, then passed (or hung) on a rerun: the failure does not reproduce.
+        return result(ValidationStatus.FLAKY, last, name, first.failing)
     return result(ValidationStatus.NOT_OBSERVED, last, selections[-1][0])

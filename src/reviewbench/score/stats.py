@@ -32,10 +32,11 @@ def resample_ratios(num: np.ndarray, den: np.ndarray, resamples: int, seed: int)
     if n == 0 or k == 0:
         return out
     rng = np.random.default_rng(seed)
-    probabilities = np.full(n, 1.0 / n)
     for start in range(0, resamples, _BLOCK):
         size = min(_BLOCK, resamples - start)
-        counts = rng.multinomial(n, probabilities, size=size).astype(np.float64)
+        # Draw n case ids per resample and count them: one bincount for the whole block.
+        drawn = rng.integers(0, n, size=(size, n)) + (np.arange(size) * n)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
         top, bottom = counts @ num, counts @ den
         with np.errstate(divide="ignore", invalid="ignore"):
             out[start : start + size] = np.where(bottom > 0, top / bottom, np.nan)

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import CorpusError, UsageError
-from ..records import Finding
+from ..records import Finding, Severity
 
 __all__ = ["RUNS_DB", "CachedReply", "RunRow", "RunStore"]
 
@@ -208,9 +208,12 @@ class RunStore:
         for run_id, path, line, severity, claim, raw in self.db.execute(
             "SELECT run_id, path, line, severity, claim, raw FROM findings ORDER BY run_id, idx"
         ):
+            # Validated when written: rebuilt without validating again (a large store has
+            # hundreds of thousands of findings).
             findings.setdefault(run_id, []).append(
-                Finding(path=path, line=line, severity=severity, claim=claim, raw=raw)
-            )
+                Finding.model_construct(path=path, line=line, severity=Severity(severity) if severity else None,
+                                        claim=claim, raw=raw)
+            )  # fmt: skip
         cursor = self.db.execute("SELECT * FROM runs ORDER BY case_id, condition, variant, repetition")
         names = [d[0] for d in cursor.description]
         for row in cursor:

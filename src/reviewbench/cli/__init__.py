@@ -14,6 +14,7 @@ import click
 
 from .._version import __version__
 from ..errors import ReviewbenchError
+from .demo import demo_command
 from .mine import mine_command
 from .run import experiment_group, export_command, register_command, run_command, runs_command
 from .schema import schema_command
@@ -25,6 +26,7 @@ __all__ = ["cli", "main"]
 
 EPILOG = """\b
 Examples:
+  reviewbench demo                                    # the whole pipeline, offline, on a sample project
   reviewbench mine ~/src/mylib --out corpus          # fix reversals from history
   reviewbench mine . --out corpus --since 2024-01-01 --limit 50
   reviewbench validate corpus --jobs 2                # prove each case with the repo's tests
@@ -46,6 +48,7 @@ def cli() -> None:
     """
 
 
+cli.add_command(demo_command)
 cli.add_command(mine_command)
 cli.add_command(show_command)
 cli.add_command(schema_command)

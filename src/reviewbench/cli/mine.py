@@ -1,4 +1,4 @@
-"""``reviewbench mine``: history → corpus."""
+"""``reviewbench mine``: history (and HEAD) → corpus."""
 
 from __future__ import annotations
 
@@ -15,9 +15,15 @@ from ._output import console, err_console, print_json
 __all__ = ["mine_command"]
 
 
+def _synthetic(summary: MineSummary) -> bool:
+    """Whether the corpus holds more than fix reversals (or was asked to)."""
+    counts = summary.meta.counts
+    return summary.meta.config.get("fixes") is False or bool(counts.by_stratum.keys() - {"fix_reversal"})
+
+
 def _summary_json(summary: MineSummary) -> dict:
     counts = summary.meta.counts
-    return {
+    result = {
         "out": str(summary.out),
         "cases": counts.cases,
         "by_stratum": counts.by_stratum,
@@ -26,26 +32,55 @@ def _summary_json(summary: MineSummary) -> dict:
         "dropped": counts.dropped,
         "gold_sha256": summary.meta.gold_sha256,
     }
+    if _synthetic(summary):
+        extra = summary.synthetic
+        result["made_at_head"] = {"mutations": extra.mutations, "controls": extra.controls,
+                                  "rename_variants": extra.variants,
+                                  "variants_skipped": extra.variants_skipped,
+                                  "coverage_used": extra.coverage}  # fmt: skip
+    return result
+
+
+def _print_synthetic(summary: MineSummary) -> None:
+    counts = summary.meta.counts
+    extra = summary.synthetic
+    console.print(f"Mined [bold]{counts.cases}[/] cases into {summary.out}")
+    table = Table(title="Cases by stratum", show_edge=False)
+    table.add_column("stratum")
+    table.add_column("cases", justify="right")
+    for stratum, n in counts.by_stratum.items():
+        table.add_row(stratum, str(n))
+    console.print(table)
+    notes = [f"{extra.variants} rename variants"
+             + (f" ({extra.variants_skipped} defect cases had none)" if extra.variants_skipped else "")]  # fmt: skip
+    if extra.mutations:
+        notes.append("mutation sites chosen " + ("with" if extra.coverage else "without") + " coverage")
+    console.print("; ".join(notes))
 
 
 def _print_summary(summary: MineSummary) -> None:
     counts = summary.meta.counts
+    synthetic = _synthetic(summary)
+    if synthetic:
+        _print_synthetic(summary)
+        if summary.meta.config.get("fixes") is False:
+            return
+    fixes = counts.by_stratum.get("fix_reversal", 0) if synthetic else counts.cases
     dropped = sum(counts.dropped.values())
     console.print(
-        f"Mined [bold]{counts.cases}[/] cases from {counts.matched_commits} matching commits "
-        f"({summary.scanned_commits} scanned) into {summary.out}"
+        f"{'Fix reversals: ' if synthetic else 'Mined '}[bold]{fixes}[/] cases from "
+        f"{counts.matched_commits} matching commits ({summary.scanned_commits} scanned)"
+        + ("" if synthetic else f" into {summary.out}")
     )
     table = Table(title="Matching commits by outcome", show_edge=False)
     table.add_column("outcome")
     table.add_column("commits", justify="right")
     table.add_column("share", justify="right")
-    rows = [("case", counts.cases)] + [
-        (f"dropped: {reason}", n) for reason, n in counts.dropped.items() if n
-    ]
+    rows = [("case", fixes)] + [(f"dropped: {reason}", n) for reason, n in counts.dropped.items() if n]
     for label, n in rows:
         table.add_row(label, str(n), f"{n}/{counts.matched_commits}")
     table.add_section()
-    table.add_row("total", str(counts.cases + dropped), "")
+    table.add_row("total", str(fixes + dropped), "")
     console.print(table)
 
 
@@ -72,22 +107,47 @@ def _print_summary(summary: MineSummary) -> None:
                    "Python, JS/TS, Go, Java and Rust).")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the neutral case ids and titles.")
+@click.option("--no-fixes", "no_fixes", is_flag=True,
+              help="Do not mine fix reversals from history (mutations only).")
+@click.option("--mutations", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",
+              help="Make N mutation cases: one small defect in real code at HEAD each.")
+@click.option("--operators", metavar="LIST",
+              help="Comma-separated mutation operators to use (default: all; see docs/MUTATIONS.md).")
+@click.option("--paths", "mutate_paths", multiple=True, metavar="GLOB",
+              help="Only mutate Python files matching GLOB (repeatable).")
+@click.option("--controls-ratio", type=click.FloatRange(min=0), metavar="R",
+              help="Clean control cases per defect case: 0.5 gives 2 defect : 1 control "
+                   "[default: 0.5 with --mutations, else 0].")
+@click.option("--rename", is_flag=True,
+              help="Add a rename variant of every defect case (locals consistently renamed).")
+@click.option("--coverage-cmd", metavar="CMD",
+              help="Shell command running the tests under coverage.py (e.g. 'python -m coverage "
+                   "run -m pytest'), run once at HEAD in a sandbox to prefer covered sites.")
 @click.option("--force", is_flag=True, help="Replace OUT if it already holds a corpus.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def mine_command(
     repo: Path, out: Path, grep: tuple[str, ...], since, until, max_lines: int,
     limit: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
-    test_patterns: tuple[str, ...], seed: int, force: bool, as_json: bool,
+    test_patterns: tuple[str, ...], seed: int, no_fixes: bool, mutations: int, operators: str | None,
+    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, coverage_cmd: str | None,
+    force: bool, as_json: bool,
 ) -> None:  # fmt: skip
-    """Mine REPO's fix commits into a corpus of fix-reversal cases.
+    """Mine REPO into a corpus of review cases.
 
-    Each case is the reverse of a fix's non-test changes, applying to the fix commit: it
-    quietly reintroduces the bug while the fix's tests stay in place. Labels (gold) record
-    where the bug lies in the patched tree; commits that make no valid case are counted
-    by reason in corpus.json.
+    Fix reversals: each is the reverse of a fix's non-test changes, applying to the fix
+    commit: it quietly reintroduces the bug while the fix's tests stay in place. Commits
+    that make no valid case are counted by reason in corpus.json.
+
+    With --mutations, --controls-ratio or --rename, cases are also made at HEAD: small
+    mutations of real code, clean controls that only refactor, and rename variants of the
+    defect cases. Labels (gold) record where each defect lies in the patched tree.
     """
     values: dict = {"repo": repo, "max_lines": max_lines, "seed": seed, "limit": limit,
-                    "include": include, "exclude": exclude}  # fmt: skip
+                    "include": include, "exclude": exclude, "fixes": not no_fixes,
+                    "mutations": mutations, "paths": mutate_paths, "rename": rename,
+                    "controls_ratio": controls_ratio, "coverage_cmd": coverage_cmd}  # fmt: skip
+    if operators is not None:
+        values["operators"] = tuple(o.strip() for o in operators.split(",") if o.strip())
     if grep:
         values["grep"] = grep
     if test_patterns:
@@ -109,6 +169,7 @@ def mine_command(
             progress.update(task, description=f"mining: {scanned} commits scanned, {kept} cases")
 
         summary = mine_corpus(config, out, force=force, on_commit=on_commit,
+                              on_progress=lambda text: progress.update(task, description=text),
                               warn=lambda m: click.echo(f"reviewbench: warning: {m}", err=True))  # fmt: skip
     if as_json:
         print_json(_summary_json(summary))

@@ -10,7 +10,7 @@ from rich.table import Table
 from ..score import ScoreOptions, score_run
 from ._output import console, print_json
 
-__all__ = ["score_command"]
+__all__ = ["print_scoreboard", "score_command"]
 
 # Seed 001's four summary lines: (label, metric, what the numerator counts).
 SUMMARY = (
@@ -83,6 +83,11 @@ def score_command(rundir: Path, tolerance: int, resamples: int, seed: int | None
     if as_json:
         print_json(result)
         return
+    print_scoreboard(rundir, result)
+
+
+def print_scoreboard(rundir: Path, result: dict) -> None:
+    """The compact scoreboard of every condition (shared with the demo)."""
     corpus = result["corpus"]
     scope = "all cases (--include-unvalidated)" if corpus["include_unvalidated"] else "validated cases only"
     console.print(f"Scored {rundir}: {corpus['eligible_defect_cases']} defect cases, {corpus['eligible_controls']} "

@@ -1,0 +1,48 @@
+"""``reviewbench demo``: the whole pipeline, offline, on the embedded sample project."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from ._output import console, err_console
+from .score import print_scoreboard
+
+__all__ = ["demo_command"]
+
+NEXT_STEPS = """\
+Now on your own repository and endpoint:
+  reviewbench mine ~/src/yourlib --out corpus
+  reviewbench validate corpus
+  reviewbench experiment init experiment.toml      # then point a condition at your endpoint
+  reviewbench run experiment.toml --out runs/first
+  reviewbench score runs/first"""
+
+
+@click.command("demo")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("reviewbench-demo"), show_default=True,
+              help="Directory for the sample repository, corpus, runs and report (replaced if it holds "
+                   "an earlier demo).")  # fmt: skip
+@click.option("--jobs", type=click.IntRange(min=1), help="Parallel validation workers [default: cores].")
+def demo_command(out: Path, jobs: int | None) -> None:
+    """Run the whole pipeline offline on an embedded sample project: build its history, mine
+    it, validate every case with its tests, run three built-in reviewers (silent, flag_all,
+    and ruff through SARIF), score them and write the report."""
+    from ..demo import run_demo
+
+    started = time.monotonic()
+    with err_console.status("starting", spinner="dots") as status:
+
+        def step(text: str) -> None:
+            status.update(text)
+            err_console.print(f"[dim]{time.monotonic() - started:6.1f}s[/] {text}")
+
+        result = run_demo(out, step=step, jobs=jobs)
+    print_scoreboard(result.rundir, result.score)
+    console.print(f"\nDone in {time.monotonic() - started:.0f}s. Everything is in {out}/: the sample repository "
+                  f"(shelfkit/), the corpus, the runs (runs/runs.sqlite) and score.json.", markup=False)  # fmt: skip
+    if result.report:
+        console.print(f"Report: {result.report.resolve()}", markup=False)
+    console.print(NEXT_STEPS, markup=False)

@@ -1,0 +1,79 @@
+"""The offline demo end to end, against a golden snapshot of its scoreboard."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewbench.demo import build_sample_repository, run_demo
+from reviewbench.demo.sample import FIX_COUNT
+
+GOLDEN = Path(__file__).with_name("golden_scoreboard.json")
+
+
+def snapshot(score: dict) -> dict:
+    """What must not change between runs: every count, value, interval and decision."""
+    out = {}
+    for name, data in score["conditions"].items():
+        metrics = {m: {k: v for k, v in values.items() if k in ("value", "num", "den", "lo", "hi")}
+                   for m, values in data["metrics"].items() if m not in ("latency_s", "tokens")}  # fmt: skip
+        out[name] = {"metrics": metrics, "states": data["states"], "authority": data["decision"]["authority"],
+                     "not_permitted": data["decision"]["not_permitted"]}  # fmt: skip
+    out["corpus"] = {k: v for k, v in score["corpus"].items() if k not in ("path", "gold_sha256")}  # durations vary
+    return out
+
+
+def test_sample_history_is_deterministic(tmp_path):
+    one = build_sample_repository(tmp_path / "one")
+    two = build_sample_repository(tmp_path / "two")
+
+    def head(path):
+        return subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+
+    assert head(one) == head(two)
+    log = subprocess.run(["git", "-C", str(one), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert sum("ix" in line.lower() for line in log.splitlines()) >= FIX_COUNT >= 10
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return run_demo(tmp_path_factory.mktemp("demo") / "out")
+
+
+def test_demo_scoreboard_matches_the_golden_snapshot(demo):
+    got = snapshot(demo.score)
+    if os.environ.get("REVIEWBENCH_UPDATE_GOLDEN"):
+        GOLDEN.write_text(json.dumps(got, indent=2, sort_keys=True) + "\n")
+    assert got == json.loads(GOLDEN.read_text())
+
+
+def test_every_fix_is_observed_and_the_baselines_bracket_the_metrics(demo):
+    corpus = demo.score["corpus"]
+    assert corpus["eligible_defect_cases"] >= FIX_COUNT
+    conditions = demo.score["conditions"]
+    assert conditions["silent"]["metrics"]["defect_recall"]["value"] == 0.0
+    assert conditions["flag_all"]["metrics"]["defect_recall"]["value"] == 1.0
+    assert conditions["flag_all"]["decision"]["authority"] == "nothing until the prompt is tightened"
+    assert demo.score["registration"]["verified"] is True
+
+
+def test_demo_cli_prints_the_scoreboard_and_next_steps(demo, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "demo", "--out", str(tmp_path / "d")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "detection" in proc.stdout and "NOT permitted" in proc.stdout
+    assert "reviewbench mine ~/src/yourlib" in proc.stdout
+    # Running it again over its own output replaces it; any other directory is refused.
+    assert subprocess.run([sys.executable, "-m", "reviewbench", "demo", "--out", str(tmp_path / "d")],
+                          capture_output=True).returncode == 0  # fmt: skip
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "keep.txt").write_text("mine")
+    refused = subprocess.run([sys.executable, "-m", "reviewbench", "demo", "--out", str(tmp_path / "other")],
+                             capture_output=True, text=True)  # fmt: skip
+    assert refused.returncode == 1 and "not a demo directory" in refused.stderr
+    assert (tmp_path / "other" / "keep.txt").exists()

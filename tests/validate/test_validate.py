@@ -385,3 +385,29 @@ def test_a_flaky_base_is_flaky_not_base_failing(git_repo, tmp_path):
     assert gold.validation.status == "flaky"
     log = (corpus / "logs" / f"{gold.case_id}.log").read_text()
     assert "reference (suite) run 2" in log
+
+
+def test_failing_junit_ids_become_node_ids(tmp_path):
+    from reviewbench.validate.worker import _node_ids
+
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    (tmp_path / "tests" / "unit" / "test_x.py").write_text("")
+    ids = frozenset({"tests.unit.test_x::test_a[1-2]", "tests.unit.test_x.TestK::test_b"})
+    assert _node_ids(ids, tmp_path) == ["tests/unit/test_x.py::TestK::test_b", "tests/unit/test_x.py::test_a[1-2]"]
+    assert _node_ids(frozenset({"test_b"}), tmp_path) is None  # a collection error: no module
+    assert _node_ids(frozenset({"tests.gone::test_c"}), tmp_path) is None
+
+
+def test_reruns_of_the_suite_only_run_the_failing_tests(project, tmp_path):
+    corpus = _mine(project, tmp_path / "corpus")
+    # Drop the fix's own test file from the selection so the whole suite observes the bug.
+    gold = (corpus / "gold.jsonl").read_text().replace('"test_paths":["tests/test_ranges.py"]', '"test_paths":[]')
+    (corpus / "gold.jsonl").write_text(gold)
+    meta = json.loads((corpus / "corpus.json").read_text())
+    meta["gold_sha256"] = sha256_file(corpus / "gold.jsonl")
+    (corpus / "corpus.json").write_text(json.dumps(meta))
+    validate_corpus(corpus, _config())
+    [case] = [g for g in read_corpus(corpus).gold if g.provenance.subject == "Fix off-by-one in contains"]
+    assert case.validation.status == "observed" and case.validation.selection == "suite"
+    log = (corpus / "logs" / f"{case.case_id}.log").read_text()
+    assert "reference (suite) run 1: " in log and "tests/test_ranges.py::test_edge" in log

@@ -93,6 +93,27 @@ def _run(tree: ScratchTree, command: TestCommand, selection: list[str], label: s
     return verdict
 
 
+def _node_ids(failing: frozenset[str], root: Path) -> list[str] | None:
+    """pytest node ids of JUnit ``classname::name`` ids, resolved against the tree.
+
+    JUnit writes ``tests.test_x.TestCls`` for ``tests/test_x.py::TestCls``: the longest
+    dotted prefix that names a file is the module. None when any id cannot be resolved
+    (a collection error has no class name), so the caller runs the whole selection.
+    """
+    nodes: list[str] = []
+    for test_id in sorted(failing):
+        classname, _, name = test_id.rpartition("::")
+        parts = classname.split(".") if classname else []
+        for cut in range(len(parts), 0, -1):
+            module = "/".join(parts[:cut]) + ".py"
+            if (root / module).is_file():
+                nodes.append("::".join([module, *parts[cut:], name]))
+                break
+        else:
+            return None
+    return nodes or None
+
+
 def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Validation:
     """Prove one case: the selected tests fail, every time, with the patch and pass without it.
 
@@ -146,11 +167,18 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             return result(ValidationStatus.TIMEOUT, first, name)
         if first.kind is VerdictKind.ERROR:
             return result(ValidationStatus.ERROR, first, name)
-        # The patched tests failed: they must pass on the base, reproducibly.
+        # The patched tests failed: they must pass on the base, reproducibly. Only the
+        # failing tests need to run again (a whole suite costs minutes), unless their ids
+        # cannot be turned back into pytest node ids.
+        narrowed = _node_ids(first.failing, tree.path) if command.is_pytest else None
+        again = narrowed or selection
         tree.checkout(job.base)
         references = []
         for attempt in range(reruns):
-            reference = run(selection, f"reference ({name}) run {attempt + 1}")
+            reference = run(again, f"reference ({name}) run {attempt + 1}")
+            if narrowed and reference.kind in (VerdictKind.NO_TESTS, VerdictKind.ERROR):
+                narrowed, again = None, selection  # the ids did not resolve: run it all
+                reference = run(again, f"reference ({name}) run {attempt + 1}, whole selection")
             references.append(reference)
             if reference.kind is not VerdictKind.FAIL:
                 break
@@ -168,7 +196,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             return result(ValidationStatus.APPLY_FAILED)
         runs = [first]
         for attempt in range(1, reruns):
-            verdict = run(selection, f"patched ({name}) run {attempt + 1}")
+            verdict = run(again, f"patched ({name}) run {attempt + 1}")
             runs.append(verdict)
             if verdict.kind is not VerdictKind.FAIL:
                 break

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import Finding, Severity
+from ..reviewers._messages import clean_text
 
 __all__ = ["NO_ISSUES", "ParsedReview", "parse_review", "severity_from_word"]
 
@@ -176,20 +177,7 @@ def parse_review(text: str, paths: Sequence[str] | None = None) -> ParsedReview:
         return _Parser(paths).parse(text)
     except Exception:  # noqa: BLE001 - last resort: garbage in must never crash a run
         lines = str(text).splitlines() if isinstance(text, str) else [repr(text)[:MAX_LINE]]
-        return ParsedReview((), False, tuple(_clean(line) for line in lines if line.strip()))
-
-
-def _clean(text: str) -> str:
-    """Valid Unicode: surrogate escapes of undecodable bytes become U+FFFD."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        pass
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:  # lone surrogates that are not escapes of bytes
-        return text.encode("utf-8", "replace").decode("utf-8")
+        return ParsedReview((), False, tuple(clean_text(line) for line in lines if line.strip()))
 
 
 def _looks_like_path(path: str, known: frozenset[str]) -> bool:
@@ -232,7 +220,7 @@ class _Parser:
             text = bytes(text).decode("utf-8", "replace")
         elif not isinstance(text, str):
             text = str(text)
-        text = _clean(text)
+        text = clean_text(text)
         lines = text.splitlines()
         if not self._whole_json(lines):
             self._lines(lines)

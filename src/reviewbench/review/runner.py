@@ -121,10 +121,16 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _cache_key(packet_json: str, condition: _Condition, repetition: int) -> str:
+def _packet_digest(packet_json: str, condition: _Condition) -> str:
+    """What a response depends on, but the repetition: the packet and the reviewer's settings."""
     fingerprint = json.dumps({"reviewer": condition.params, "context": condition.config.context},
                              sort_keys=True)  # fmt: skip
-    return hashlib.sha256(f"{packet_json}\0{fingerprint}\0{repetition}".encode()).hexdigest()
+    return hashlib.sha256(f"{packet_json}\0{fingerprint}".encode()).hexdigest()
+
+
+def _cache_key(digest: str, repetition: int) -> str:
+    """Content address of one response; the repetition keeps repeats independent requests."""
+    return hashlib.sha256(f"{digest}\0{repetition}".encode()).hexdigest()
 
 
 def _outcome(reply: CachedReply, paths: list[str]) -> tuple[RunState, list, list[str]]:
@@ -154,6 +160,7 @@ class _Runner:
         self.finished = 0
         self.total = 0
         self.conditions: dict[str, _Condition] = {}
+        self._packets: dict[tuple[str, str], tuple[object, str]] = {}
 
     def prepare(self) -> None:
         for config in self.experiment.config.condition:
@@ -172,6 +179,19 @@ class _Runner:
         for condition in self.conditions.values():
             await condition.reviewer.aclose()  # type: ignore[attr-defined]
         self.builder.close()
+
+    async def _packet(self, case: Case, condition: _Condition) -> tuple[object, str]:
+        """The packet of (case, condition) and its digest, built once and shared by repetitions."""
+        slot = (case.case_id, condition.config.name)
+        if slot not in self._packets:
+            config = condition.config
+            render = condition.prompt.render(case.language)
+            if config.context == "diff":  # a small file read: not worth a thread hop
+                packet = self.builder.packet(case, render, condition.guidance, config.context)
+            else:
+                packet = await asyncio.to_thread(self.builder.packet, case, render, condition.guidance, config.context)
+            self._packets[slot] = (packet, _packet_digest(packet.model_dump_json(), condition))
+        return self._packets[slot]
 
     async def one(self, planned: PlannedRun) -> None:
         condition = self.conditions[planned.condition.name]
@@ -192,10 +212,8 @@ class _Runner:
         try:
             if config.context == "tree":
                 tree = await asyncio.to_thread(self.builder.tree, case)
-            packet = await asyncio.to_thread(
-                self.builder.packet, case, condition.prompt.render(case.language), condition.guidance, config.context
-            )
-            key = _cache_key(packet.model_dump_json(), condition, planned.repetition)
+            packet, digest = await self._packet(case, condition)
+            key = _cache_key(digest, planned.repetition)
             reply = self.store.cached(key)
             cached = reply is not None
             while reply is None:

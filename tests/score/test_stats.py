@@ -57,3 +57,9 @@ def test_exact_mcnemar_by_hand(only_a, only_b, expected):
 
 def test_mcnemar_without_discordant_pairs_is_not_a_number():
     assert mcnemar_exact(0, 0) is None
+
+
+def test_no_statistics_at_all_gives_empty_intervals():
+    """An empty run store has no columns to resample (a regression: it raised ValueError)."""
+    lo, hi = percentile_interval(resample_ratios(np.zeros((0, 0)), np.zeros((0, 0)), 100, seed=0))
+    assert lo.shape == (0,) and hi.shape == (0,)

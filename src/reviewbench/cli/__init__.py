@@ -16,6 +16,7 @@ from .._version import __version__
 from ..errors import ReviewbenchError
 from .demo import demo_command
 from .mine import mine_command
+from .report import report_command
 from .run import experiment_group, export_command, register_command, run_command, runs_command
 from .schema import schema_command
 from .score import score_command
@@ -33,6 +34,7 @@ Examples:
   reviewbench experiment init && reviewbench run experiment.toml --out runs/first
   reviewbench runs runs/first --json                  # every run with its state
   reviewbench score runs/first                        # metrics, intervals, decision
+  reviewbench report runs/first --csv out --sarif f.sarif  # report.html, CSV, SARIF
   reviewbench show corpus --cases                     # what was mined, and what was dropped
   reviewbench schema gold                             # JSON Schema of gold.jsonl
 """
@@ -59,6 +61,7 @@ cli.add_command(runs_command)
 cli.add_command(export_command)
 cli.add_command(score_command)
 cli.add_command(register_command)
+cli.add_command(report_command)
 
 
 def _fail(message: str, code: int) -> None:

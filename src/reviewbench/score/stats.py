@@ -46,6 +46,9 @@ def resample_ratios(num: np.ndarray, den: np.ndarray, resamples: int, seed: int)
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Per column, the central ``level`` percentile interval, ignoring NaN (NaN if none)."""
     tail = (1 - level) / 2 * 100
+    if samples.size == 0:  # no statistic (an empty run store), or no resample
+        empty = np.full(samples.shape[1], np.nan)
+        return empty, empty.copy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
         lo, hi = np.nanpercentile(samples, [tail, 100 - tail], axis=0)

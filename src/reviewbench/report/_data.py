@@ -1,0 +1,315 @@
+"""Build the report's view model from ``score_run``, the run store and the corpus.
+
+Metrics, intervals, comparisons and decisions are taken from ``score_run`` as they are;
+the only thing computed here is *which* finding matched *which* defect (the tile map's
+hover, ``findings.csv``, SARIF), and that reuses scoring's own ``match_run`` so the report
+can never count differently from the scoreboard.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .._version import __version__
+from ..errors import UsageError
+from ..records import Defect, Finding, GoldRecord, ValidationStatus
+from ..score import ScoreOptions, eligible_cases, match_run, score_run
+from ..score.metrics import COMPLETED, RATE_METRICS, CaseInfo
+from ..store.corpus import read_corpus
+from ..store.runs import RUNS_DB, RunRow, RunStore
+from ._model import (
+    CaseResult,
+    Comparison,
+    ConditionView,
+    CorpusView,
+    Decision,
+    DefectRow,
+    Metric,
+    Outcome,
+    ReportData,
+    ReportOptions,
+    ScoredFinding,
+    Summary,
+    Tile,
+    Verdict,
+)
+
+__all__ = ["build_report", "classify_findings", "paired_recall"]
+
+
+def classify_findings(findings: Sequence[Finding], defects: Sequence[Defect], paths: Sequence[str],
+                      tolerance: int) -> list[tuple[Verdict, int | None]]:  # fmt: skip
+    """Each finding's verdict and matched defect index, exactly as scoring counts them.
+
+    ``match_run`` returns a run's totals. Matching growing prefixes of the findings and
+    reading which counter moved attributes each finding without a second copy of the
+    matching rules; it is quadratic in one run's findings, which are few.
+    """
+    out: list[tuple[Verdict, int | None]] = []
+    previous = match_run([], defects, paths, tolerance)
+    for k in range(1, len(findings) + 1):
+        current = match_run(findings[:k], defects, paths, tolerance)
+        if current.true_positives > previous.true_positives:
+            fresh = [i for i, (now, before) in enumerate(zip(current.found, previous.found, strict=True))
+                     if now and not before]  # fmt: skip
+            out.append((Verdict.TRUE_POSITIVE, fresh[0]))
+        elif current.duplicates > previous.duplicates:
+            out.append((Verdict.DUPLICATE, None))
+        elif current.false_positives > previous.false_positives:
+            out.append((Verdict.FALSE_POSITIVE, None))
+        else:
+            out.append((Verdict.FILE_LEVEL, None))
+        previous = current
+    return out
+
+
+def _metric(name: str, m: dict) -> Metric:
+    note = ""
+    if name == "fp_per_clean_case" and "distribution" in m:
+        d = m["distribution"]
+        note = f"runs with 0/1/2/3+ false positives: {d['0']}/{d['1']}/{d['2']}/{d['3+']}; " \
+               f"median {d['median']}, max {d['max']}"  # fmt: skip
+    elif name == "completion" and "states" in m:
+        note = ", ".join(f"{k} {v}" for k, v in m["states"].items())
+    elif name == "latency_s" and m.get("value") is not None:
+        note = f"median over {m['den']} runs; interval column is the IQR; max {m['max']}"
+    elif name == "tokens" and m.get("value") is not None:
+        note = f"in {m['in']}, out {m['out']}, per case {m['per_case']}"
+    return Metric(name=name, value=m.get("value"), num=m.get("num"), den=m.get("den"),
+                  lo=m.get("lo"), hi=m.get("hi"), note=note)  # fmt: skip
+
+
+def _decision(d: dict) -> Decision:
+    checks = []
+    for tier, conditions in d.get("gates", {}).items():
+        for c in conditions:
+            observed = "n/a" if c["observed"] is None else f"{c['observed']:.3f}"
+            checks.append(f"{tier}: {c['metric']} {c['op']} {c['threshold']:g} — observed {observed} "
+                          f"({'pass' if c['passed'] else 'fail'})")  # fmt: skip
+    return Decision(authority=d["authority"], tier=d["tier"], reason=d.get("reason"),
+                    permitted=tuple(d["permitted"]), not_permitted=tuple(d["not_permitted"]),
+                    checks=tuple(checks))  # fmt: skip
+
+
+def _reviewer(experiment: dict, name: str) -> str:
+    for condition in experiment.get("condition", []):
+        if condition.get("name") == name:
+            reviewer = condition.get("reviewer", {})
+            parts = [str(reviewer.get("kind", "?"))]
+            if reviewer.get("model"):
+                parts.append(str(reviewer["model"]))
+            if condition.get("context", "diff") != "diff":
+                parts.append(f"context {condition['context']}")
+            return " · ".join(parts)
+    return ""
+
+
+def _location(defect: Defect) -> tuple[str, ...]:
+    out = []
+    for loc in defect.locations:
+        lines = f"{loc.start_line}" if loc.start_line == loc.end_line else f"{loc.start_line}-{loc.end_line}"
+        out.append(f"{loc.path}:{lines}" + (f" ({loc.symbol})" if loc.symbol else ""))
+    return tuple(out)
+
+
+def _summary(outcomes: list[Outcome]) -> Summary:
+    done = [o for o in outcomes if o in (Outcome.FOUND, Outcome.MISSED)]
+    if not done:
+        return Summary.NO_RUN
+    found = sum(o is Outcome.FOUND for o in done)
+    return Summary.EVERY if found == len(done) else Summary.SOME if found else Summary.NEVER
+
+
+def _corpus_view(corpus, result: dict) -> CorpusView:  # type: ignore[no-untyped-def]
+    gold = {g.case_id: g for g in corpus.gold}
+    originals = [g for g in gold.values() if g.expect_finding and not g.variant_of]
+    observed = sum(1 for g in originals if g.validation and g.validation.status is ValidationStatus.OBSERVED)
+    summary = result["corpus"]
+    meta = corpus.meta
+    return CorpusView(
+        path=str(corpus.path), repo=meta.repo.remote or meta.repo.path, head=meta.repo.head,
+        created_at=meta.created_at, cases=summary["cases"], by_stratum=dict(meta.counts.by_stratum),
+        matched_commits=meta.counts.matched_commits, dropped=dict(sorted(meta.counts.dropped.items())),
+        by_validation=summary["by_validation"], defect_cases=len(originals), observed=observed,
+        eligible_defect_cases=summary["eligible_defect_cases"], eligible_controls=summary["eligible_controls"],
+        eligible_variants=summary["eligible_variants"], include_unvalidated=summary["include_unvalidated"],
+    )  # fmt: skip
+
+
+class _Matched:
+    """Per run: the verdicts of its findings and, for completed runs, the defects found."""
+
+    def __init__(self, run: RunRow, gold: GoldRecord | None, paths: Sequence[str], tolerance: int) -> None:
+        self.run = run
+        self.completed = run.state in COMPLETED
+        defects = gold.defects if gold else []
+        if self.completed and gold is not None:
+            self.verdicts = classify_findings(run.findings, defects, paths, tolerance)
+        else:
+            self.verdicts = [(Verdict.NOT_SCORED, None)] * len(run.findings)
+        self.found = [False] * len(defects)
+        self.matched: dict[int, Finding] = {}
+        for finding, (verdict, index) in zip(run.findings, self.verdicts, strict=True):
+            if verdict is Verdict.TRUE_POSITIVE and index is not None:
+                self.found[index] = True
+                self.matched[index] = finding
+
+    def count(self, verdict: Verdict) -> int:
+        return sum(1 for v, _ in self.verdicts if v is verdict)
+
+
+def _tile(m: _Matched | None, condition: str, rep: int, index: int) -> Tile:
+    if m is None:
+        return Tile(condition=condition, repetition=rep, outcome=Outcome.NOT_RUN, state=None, run_id=None,
+                    finding=None)  # fmt: skip
+    run = m.run
+    if not m.completed:
+        return Tile(condition=condition, repetition=rep, outcome=Outcome.INCOMPLETE, state=run.state,
+                    run_id=run.run_id, finding=None, error=run.error)  # fmt: skip
+    found = m.found[index]
+    return Tile(condition=condition, repetition=rep, outcome=Outcome.FOUND if found else Outcome.MISSED,
+                state=run.state, run_id=run.run_id, finding=m.matched.get(index),
+                findings=tuple(run.findings))  # fmt: skip
+
+
+def _rep_outcome(m: _Matched | None, case: CaseInfo) -> str:
+    if m is None:
+        return "not_run"
+    if not m.completed:
+        return m.run.state
+    if case.control:
+        return "flagged" if m.run.findings else "clean"
+    k, n = sum(m.found), len(m.found)
+    return "found" if k == n else "missed" if k == 0 else f"found {k}/{n}"
+
+
+def _case_result(case: CaseInfo, condition: str, reps: int, by_rep: dict[int, _Matched]) -> CaseResult:
+    matched = list(by_rep.values())
+    completed = [m for m in matched if m.completed]
+    scored = completed if not case.control else []
+    kind = "control" if case.control else "rename variant" if case.variant else "defect"
+    return CaseResult(
+        case_id=case.case_id, condition=condition, kind=kind, stratum=case.stratum,
+        variant_of=case.cluster if case.variant else None, defects=len(case.defects),
+        outcomes=tuple(_rep_outcome(by_rep.get(r), case) for r in range(reps)),
+        runs=len(matched), completed=len(completed),
+        found_pairs=sum(sum(m.found) for m in scored), defect_pairs=sum(len(m.found) for m in scored),
+        true_positives=sum(m.count(Verdict.TRUE_POSITIVE) for m in completed),
+        false_positives=sum(m.count(Verdict.FALSE_POSITIVE) for m in completed),
+        duplicates=sum(m.count(Verdict.DUPLICATE) for m in completed),
+        findings=sum(len(m.run.findings) for m in completed),
+    )  # fmt: skip
+
+
+def _chosen(result: dict, wanted: tuple[str, ...], rundir: Path) -> list[str]:
+    names = list(result["conditions"])
+    unknown = [w for w in wanted if w not in names]
+    if unknown:
+        known = ", ".join(names) or "none"
+        raise UsageError(f"{rundir} has no condition named {', '.join(unknown)} (conditions: {known})")
+    return [n for n in names if n in wanted] if wanted else names
+
+
+def build_report(rundir: Path, options: ReportOptions | None = None) -> ReportData:
+    """Score ``rundir`` and join the result with its runs and corpus.
+
+    Raises:
+        CorpusError: the run directory or its corpus is missing or damaged.
+        UsageError: a condition named in ``options`` does not exist, or scoring refused.
+    """
+    options = options or ReportOptions()
+    result = score_run(rundir, ScoreOptions(tolerance=options.tolerance, bootstrap=options.bootstrap,
+                                            include_unvalidated=options.include_unvalidated))  # fmt: skip
+    names = _chosen(result, options.conditions, rundir)
+    store = RunStore(rundir / RUNS_DB)
+    try:
+        runs = [r for r in store.runs() if r.condition in names]
+        experiment = json.loads(store.get_meta("experiment") or "{}")
+    finally:
+        store.close()
+    corpus = read_corpus(Path(result["corpus"]["path"]))
+    gold = {g.case_id: g for g in corpus.gold}
+    paths = {c.case_id: c.paths for c in corpus.cases}
+    cases = eligible_cases(corpus, options.include_unvalidated)
+
+    matched: dict[tuple[str, str, int], _Matched] = {}
+    findings: list[ScoredFinding] = []
+    for run in runs:
+        m = _Matched(run, gold.get(run.case_id), paths.get(run.case_id, []), options.tolerance)
+        matched[(run.case_id, run.condition, run.repetition)] = m
+        defects = gold[run.case_id].defects if run.case_id in gold else []
+        for i, (finding, (verdict, index)) in enumerate(zip(run.findings, m.verdicts, strict=True)):
+            findings.append(ScoredFinding(
+                run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
+                index=i, finding=finding, verdict=verdict,
+                defect_id=defects[index].defect_id if index is not None else None,
+                in_analysis=run.case_id in cases,
+            ))  # fmt: skip
+
+    recorded = max((r.repetition + 1 for r in runs), default=0)
+    reps = max(int(experiment.get("repeats", 0) or 0), recorded, 1)
+    by_case: dict[tuple[str, str], dict[int, _Matched]] = defaultdict(dict)
+    for (case_id, condition, rep), m in matched.items():
+        by_case[(case_id, condition)][rep] = m
+
+    defects: list[DefectRow] = []
+    case_results: list[CaseResult] = []
+    for case_id in sorted(cases):
+        case = cases[case_id]
+        for name in names:
+            case_results.append(_case_result(case, name, reps, by_case.get((case_id, name), {})))
+        if case.control or case.variant:
+            continue
+        for i, defect in enumerate(case.defects):
+            tiles = tuple(_tile(matched.get((case_id, name, r)), name, r, i) for name in names for r in range(reps))
+            summaries = {name: _summary([t.outcome for t in tiles if t.condition == name]) for name in names}
+            defects.append(DefectRow(
+                case_id=case_id, stratum=case.stratum, defect_id=defect.defect_id,
+                defect_class=defect.defect_class, severity=defect.severity.value if defect.severity else None,
+                locations=_location(defect), tiles=tiles, summaries=summaries,
+            ))  # fmt: skip
+
+    conditions = []
+    for name in names:
+        scored = result["conditions"][name]
+        metrics = {m: _metric(m, scored["metrics"][m]) for m in (*RATE_METRICS, "latency_s", "tokens")}
+        latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
+                          and r.latency_s is not None and r.state != "cancelled")  # fmt: skip
+        conditions.append(ConditionView(
+            name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored["states"],
+            valid_defect_cases=scored["valid_defect_cases"], decision=_decision(scored["decision"]),
+            fp_distribution=scored["metrics"]["fp_per_clean_case"]["distribution"], latencies=latencies,
+        ))  # fmt: skip
+    chosen = set(names)
+    comparisons = tuple(Comparison(**c) for c in result["comparisons"] if c["a"] in chosen and c["b"] in chosen)
+
+    notes = []
+    if options.include_unvalidated:
+        notes.append("--include-unvalidated: cases whose defect no test observed are scored too")
+    if not runs:
+        notes.append("no runs recorded for the chosen conditions")
+    return ReportData(
+        rundir=rundir, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), tool_version=__version__,
+        options=options, conditions=tuple(conditions), comparisons=comparisons, repetitions=reps,
+        defects=tuple(defects), cases=tuple(case_results), findings=tuple(findings), runs=tuple(runs),
+        analysed_cases=frozenset(cases), corpus=_corpus_view(corpus, result), analysis=result["analysis"],
+        registration=result["registration"], notes=tuple(notes),
+    )  # fmt: skip
+
+
+def paired_recall(data: ReportData) -> list[tuple[str, str, list[tuple[str, float, float]]]]:
+    """Per pair of conditions, (case, recall under a, recall under b) on shared defect cases."""
+    recall: dict[tuple[str, str], float] = {}
+    for c in data.cases:
+        if c.kind == "defect" and c.recall is not None:
+            recall[(c.case_id, c.condition)] = c.recall
+    out = []
+    for a, b in itertools.combinations([c.name for c in data.conditions], 2):
+        shared = sorted({case for case, cond in recall if cond == a} & {case for case, cond in recall if cond == b})
+        out.append((a, b, [(case, recall[(case, a)], recall[(case, b)]) for case in shared]))
+    return out

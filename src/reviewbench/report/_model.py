@@ -1,0 +1,254 @@
+"""The report's view model: what every output format shows, typed once.
+
+The HTML, CSV and SARIF writers format these records and compute nothing themselves, so
+the three outputs cannot disagree with each other or with ``reviewbench score``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from ..records import Finding
+from ..store.runs import RunRow
+
+__all__ = [
+    "CaseResult",
+    "Comparison",
+    "ConditionView",
+    "CorpusView",
+    "Decision",
+    "DefectRow",
+    "Metric",
+    "Outcome",
+    "ReportData",
+    "ReportOptions",
+    "ScoredFinding",
+    "Summary",
+    "Tile",
+    "Verdict",
+]
+
+
+class Outcome(StrEnum):
+    """One tile of the tile map: a defect in one run."""
+
+    FOUND = "found"
+    MISSED = "missed"
+    INCOMPLETE = "incomplete"
+    """The run ended without a review (failed, timed out, invalid, cancelled)."""
+    NOT_RUN = "not_run"
+    """No run of this repetition is recorded."""
+
+
+class Summary(StrEnum):
+    """A defect across the completed repetitions of one condition."""
+
+    EVERY = "found every run"
+    SOME = "found some runs"
+    NEVER = "never found"
+    NO_RUN = "no completed run"
+
+
+class Verdict(StrEnum):
+    """How scoring counted one finding (``score/match.py``)."""
+
+    TRUE_POSITIVE = "true_positive"
+    FALSE_POSITIVE = "false_positive"
+    DUPLICATE = "duplicate"
+    FILE_LEVEL = "file_level"
+    """No line, on a defect case: counts for file recall only."""
+    NOT_SCORED = "not_scored"
+    """The run did not complete, or its case is not in the corpus."""
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What to score and show; the scoring options mirror ``reviewbench score``."""
+
+    tolerance: int = 3
+    bootstrap: int = 10_000
+    include_unvalidated: bool = False
+    conditions: tuple[str, ...] = ()
+    """Only these conditions (empty: all, in the experiment's order)."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of one condition as ``score_run`` gave it; None means not scored."""
+
+    name: str
+    value: float | None
+    num: float | None
+    den: float | None
+    lo: float | None
+    hi: float | None
+    note: str = ""
+    """Extra facts shown beside it (the 0/1/2/3+ distribution, run states, IQR)."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The authority a condition earned and, always, what it is not permitted to do."""
+
+    authority: str
+    tier: str
+    reason: str | None
+    permitted: tuple[str, ...]
+    not_permitted: tuple[str, ...]
+    checks: tuple[str, ...]
+    """Each gate condition with the observed value, e.g. ``defect_recall > 0.6: 0.75 (pass)``."""
+
+
+@dataclass(frozen=True)
+class ConditionView:
+    """Everything the report shows about one condition."""
+
+    name: str
+    reviewer: str
+    """Reviewer kind and model, from the recorded experiment."""
+    metrics: Mapping[str, Metric]
+    states: Mapping[str, int]
+    valid_defect_cases: int
+    decision: Decision
+    fp_distribution: Mapping[str, int | float | None]
+    latencies: tuple[float, ...]
+    """Latency of every analysed run that ended (not cancelled), for the latency chart."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired difference a − b on the cases both conditions were scored on."""
+
+    a: str
+    b: str
+    metric: str
+    diff: float | None
+    lo: float | None
+    hi: float | None
+    mcnemar_p: float | None
+
+
+@dataclass(frozen=True)
+class ScoredFinding:
+    """One finding of one run, with the verdict scoring gave it."""
+
+    run_id: str
+    case_id: str
+    condition: str
+    repetition: int
+    index: int
+    finding: Finding
+    verdict: Verdict
+    defect_id: str | None
+    """The defect it matched (true positives only)."""
+    in_analysis: bool
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One defect × condition × repetition cell of the tile map."""
+
+    condition: str
+    repetition: int
+    outcome: Outcome
+    state: str | None
+    run_id: str | None
+    finding: Finding | None
+    """The finding that matched the defect (FOUND only)."""
+    findings: tuple[Finding, ...] = ()
+    """All of the run's findings, to show what it said instead (MISSED)."""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class DefectRow:
+    """One gold defect of an analysed original defect case, with its tiles."""
+
+    case_id: str
+    stratum: str
+    defect_id: str
+    defect_class: str
+    severity: str | None
+    locations: tuple[str, ...]
+    """``path:start-end (symbol)`` for every gold location."""
+    tiles: tuple[Tile, ...]
+    """Condition by condition, repetition by repetition."""
+    summaries: Mapping[str, Summary]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One analysed case under one condition (a row of ``cases.csv``)."""
+
+    case_id: str
+    condition: str
+    kind: str
+    """``defect``, ``control`` or ``rename variant``."""
+    stratum: str
+    variant_of: str | None
+    defects: int
+    outcomes: tuple[str, ...]
+    """Per repetition: found / missed / found k/n / clean / flagged, a run state, or not_run."""
+    runs: int
+    completed: int
+    found_pairs: int
+    """(defect, completed run) pairs where the defect was found."""
+    defect_pairs: int
+    true_positives: int
+    false_positives: int
+    duplicates: int
+    findings: int
+
+    @property
+    def recall(self) -> float | None:
+        return self.found_pairs / self.defect_pairs if self.defect_pairs else None
+
+
+@dataclass(frozen=True)
+class CorpusView:
+    """What the corpus held and how much of it survived validation."""
+
+    path: str
+    repo: str
+    head: str
+    created_at: str
+    cases: int
+    by_stratum: Mapping[str, int]
+    matched_commits: int
+    dropped: Mapping[str, int]
+    by_validation: Mapping[str, int]
+    defect_cases: int
+    """Original (non-variant) cases that expect a finding."""
+    observed: int
+    """Of those, validated ``observed``: the validation yield's numerator."""
+    eligible_defect_cases: int
+    eligible_controls: int
+    eligible_variants: int
+    include_unvalidated: bool
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """One run directory, scored and joined with its runs and its corpus."""
+
+    rundir: Path
+    generated_at: str
+    tool_version: str
+    options: ReportOptions
+    conditions: tuple[ConditionView, ...]
+    comparisons: tuple[Comparison, ...]
+    repetitions: int
+    defects: tuple[DefectRow, ...]
+    cases: tuple[CaseResult, ...]
+    findings: tuple[ScoredFinding, ...]
+    runs: tuple[RunRow, ...]
+    """Every run of the chosen conditions, analysed or not."""
+    analysed_cases: frozenset[str]
+    corpus: CorpusView
+    analysis: Mapping[str, object]
+    registration: Mapping[str, object] | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """Caveats worth printing at the top (e.g. unvalidated cases included)."""

@@ -9,7 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import UsageError
 
@@ -66,7 +66,8 @@ def _message(exc: ValidationError) -> str:
 
 
 class MineConfig(BaseModel):
-    """How to turn a repository's history into fix-reversal cases."""
+    """How to turn a repository into cases: fix reversals from history, and mutations,
+    controls and rename variants made at HEAD."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -86,7 +87,50 @@ class MineConfig(BaseModel):
     test_patterns: tuple[str, ...] = Field(
         default=DEFAULT_TEST_PATTERNS, description="Globs of test files (kept in the base tree)."
     )
-    seed: int = Field(default=0, description="Seed of case ids and titles.")
+    seed: int = Field(default=0, description="Seed of case ids, titles and every random choice.")
+    fixes: bool = Field(default=True, description="Mine fix reversals from history (--no-fixes: off).")
+    mutations: int = Field(default=0, ge=0, description="Number of mutation cases to make at HEAD.")
+    controls_ratio: float | None = Field(
+        default=None,
+        ge=0,
+        description="Control cases per defect case (0.5 = 2 defect : 1 control). None: 0.5 when "
+        "mutations are asked for, else 0, so plain fix-reversal mining is unchanged.",
+    )
+    operators: tuple[str, ...] = Field(default=(), description="Mutation operators to use; empty: all.")
+    paths: tuple[str, ...] = Field(default=(), description="Globs of the files mutations may change.")
+    rename: bool = Field(default=False, description="Add a rename variant of every defect case.")
+    coverage_cmd: str | None = Field(
+        default=None, description="Shell command running the tests under coverage.py, run once at HEAD."
+    )
+
+    @property
+    def effective_controls_ratio(self) -> float:
+        """Controls per defect case actually used."""
+        if self.controls_ratio is not None:
+            return self.controls_ratio
+        return 0.5 if self.mutations else 0.0
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether anything beyond fix reversals is asked for."""
+        return bool(self.mutations or self.rename or self.effective_controls_ratio)
+
+    @field_validator("operators")
+    @classmethod
+    def _known_operators(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        from .mine.mutations import registry  # the registry imports libcst: only when asked
+
+        known = registry()
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(f"unknown mutation operator {unknown[0]!r} (known: {', '.join(known)})")
+        return tuple(dict.fromkeys(names))
+
+    @model_validator(mode="after")
+    def _something_to_mine(self) -> MineConfig:
+        if not self.fixes and not self.mutations:
+            raise ValueError("--no-fixes leaves nothing to mine: add --mutations N")
+        return self
 
     @field_validator("grep")
     @classmethod

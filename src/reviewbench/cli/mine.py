@@ -106,7 +106,8 @@ def _print_summary(summary: MineSummary) -> None:
               help="What counts as a test file (repeatable; replaces the defaults for "
                    "Python, JS/TS, Go, Java and Rust).")
 @click.option("--seed", default=0, show_default=True, type=int,
-              help="Seed of the neutral case ids and titles.")
+              help="Seed of the neutral case ids and titles, and of every choice made at HEAD "
+                   "(sites, controls, new names).")
 @click.option("--no-fixes", "no_fixes", is_flag=True,
               help="Do not mine fix reversals from history (mutations only).")
 @click.option("--mutations", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",

@@ -45,6 +45,17 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         row = yields.setdefault(g.stratum.value, {"observed": 0, "attempted": 0})
         row["attempted"] += 1
         row["observed"] += g.validation.status.value == "observed"
+    # Mutation yield per operator: mutants some test observes, of those validated. Rename
+    # variants are left out (they repeat their original's defect).
+    by_operator: dict[str, dict[str, int]] = {}
+    for g in data.gold:
+        if g.stratum.value != "mutation" or g.variant_of or not g.provenance.operator:
+            continue
+        row = by_operator.setdefault(g.provenance.operator, {"observed": 0, "attempted": 0, "mined": 0})
+        row["mined"] += 1
+        if g.validation is not None:
+            row["attempted"] += 1
+            row["observed"] += g.validation.status.value == "observed"
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
@@ -52,6 +63,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "by_stratum": dict(sorted(by_stratum.items())),
         "by_validation": dict(sorted(by_validation.items())),
         "yield": dict(sorted(yields.items())),
+        "yield_by_operator": dict(sorted(by_operator.items())),
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
         "gold_sha256": data.meta.gold_sha256,
@@ -82,6 +94,14 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         table.add_column("observed / attempted", justify="right")
         for stratum, row in sorted(yields.items()):
             table.add_row(stratum, f"{row['observed']}/{row['attempted']}")
+        console.print(table)
+    if by_operator:
+        table = Table(show_edge=False)
+        table.add_column("operator")
+        table.add_column("observed / attempted", justify="right")
+        table.add_column("mined", justify="right")
+        for operator, row in sorted(by_operator.items()):
+            table.add_row(operator, f"{row['observed']}/{row['attempted']}", str(row["mined"]))
         console.print(table)
     if with_cases:
         table = Table(show_edge=False)

@@ -1,10 +1,11 @@
-"""Entry point of the mining stage: walk history, write a corpus."""
+"""Entry point of the mining stage: walk history, make cases at HEAD, write a corpus."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
 from ..records import CorpusCounts, CorpusMeta, DropReason, RepoInfo
 from ..store.corpus import CorpusWriter
-from .fix_reversal import FixReversalMiner
+from .fix_reversal import FixReversalMiner, MinedCase
+from .synthetic import SyntheticSummary, synthesize
 
 __all__ = ["MineSummary", "mine_corpus"]
 
@@ -26,6 +28,7 @@ class MineSummary:
     out: Path
     meta: CorpusMeta
     scanned_commits: int
+    synthetic: SyntheticSummary = field(default_factory=SyntheticSummary)
 
 
 def _warn(message: str) -> None:
@@ -39,19 +42,21 @@ def mine_corpus(
     force: bool = False,
     on_commit: Callable[[int, int], None] | None = None,
     warn: Callable[[str], None] = _warn,
+    on_progress: Callable[[str], None] | None = None,
 ) -> MineSummary:
     """Mine ``config.repo`` into a new corpus directory ``out``.
 
     Args:
         force: replace ``out`` if it already holds files.
         on_commit: called with (commits scanned, cases kept) after each case, for progress.
+        on_progress: told what is being made at HEAD (mutations, variants, controls).
         warn: receives non-fatal warnings (a shallow clone, for instance).
 
     Raises:
         NotAGitRepository, EmptyRepository: the repository cannot be mined.
         OutputExists: ``out`` is not empty and ``force`` is false.
-        NoMatchingCommits: no commit message matched.
-        NoCases: commits matched but every one was dropped; nothing is written.
+        NoMatchingCommits: no commit message matched (and no mutation was asked for).
+        NoCases: no case could be made at all; nothing is written.
     """
     repo = open_repository(config.repo)
     target = out.resolve()
@@ -62,22 +67,39 @@ def mine_corpus(
     if repo.shallow:
         warn(f"{repo.path} is a shallow clone: history is truncated, older fixes are missed")
     miner = FixReversalMiner(config, repo)
+    stats = miner.stats
+    extra = SyntheticSummary()
     with CorpusWriter(out, force=force) as writer:
-        for mined in miner.cases():
-            writer.add(mined.case, mined.gold, mined.patch)
-            if on_commit:
-                on_commit(miner.stats.scanned, len(writer.cases))
-        stats = miner.stats
-        if stats.matched == 0:
-            raise NoMatchingCommits(
-                f"no commit in {repo.path} matches {' or '.join(config.grep)} "
-                f"({stats.scanned} commits scanned)"
-            )
-        if not writer.cases:
-            reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
-            noun = "commit" if stats.matched == 1 else "commits"
-            raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
+        fixes: list[MinedCase] = []
+        if config.fixes:
+            for mined in miner.cases():
+                writer.add(mined.case, mined.gold, mined.patch)
+                # Variants and controls need only the records; the patch is on disk.
+                fixes.append(MinedCase(mined.case, mined.gold, b""))
+                if on_commit:
+                    on_commit(miner.stats.scanned, len(writer.cases))
+            if stats.matched == 0 and not config.mutations:
+                raise NoMatchingCommits(
+                    f"no commit in {repo.path} matches {' or '.join(config.grep)} "
+                    f"({stats.scanned} commits scanned)"
+                )
+            if not writer.cases and not config.mutations:
+                reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
+                noun = "commit" if stats.matched == 1 else "commits"
+                raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
+        if config.synthetic:
+            made, extra = synthesize(config, repo, fixes, warn=warn, progress=on_progress)
+            for mined in made:
+                writer.add(mined.case, mined.gold, mined.patch)
+            if not writer.cases:
+                raise NoCases("no case could be made: no fix reversal, and no mutation site in the "
+                              "Python sources at HEAD")  # fmt: skip
         dropped = {reason.value: stats.dropped.get(reason, 0) for reason in DropReason}
+        by_stratum = Counter(g.stratum.value for g in writer.gold)
+        strata = {"fix_reversal": by_stratum.get("fix_reversal", 0)}
+        if config.synthetic:
+            strata.update(mutation=by_stratum.get("mutation", 0), control=by_stratum.get("control", 0))
+        strata.update(by_stratum)
 
         def make_meta(gold_sha256: str) -> CorpusMeta:
             return CorpusMeta(
@@ -87,7 +109,7 @@ def mine_corpus(
                 config=config.model_dump(mode="json"),
                 counts=CorpusCounts(
                     cases=len(writer.cases),
-                    by_stratum={"fix_reversal": len(writer.cases)},
+                    by_stratum=strata,
                     matched_commits=stats.matched,
                     dropped=dropped,
                 ),
@@ -95,4 +117,4 @@ def mine_corpus(
             )
 
         meta = writer.commit(make_meta)
-    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned)
+    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra)

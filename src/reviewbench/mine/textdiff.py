@@ -1,10 +1,12 @@
 """Unified diffs of one file in git's own format, and line arithmetic between two texts.
 
-Mutation, control and rename-variant patches are computed here rather than by git, but
-they must be indistinguishable from the fix reversals git writes: same headers, full blob
-ids, three lines of context and git's hunk-header function names (its default rule, or
-its built-in Python rule when ``.gitattributes`` says ``diff=python``). A reviewer must not
-be able to tell a case's source from the shape of its diff.
+Mutation, control and rename-variant patches have no commit to diff, but they must be
+indistinguishable from the fix reversals git writes, or a reviewer could tell a case's
+source from the shape of its diff. So git computes the hunks (``git diff --no-index`` on
+temporary files: its algorithm decides how a moved line is shown), and the headers are
+written here as ``git diff`` writes them for a real path: full blob ids, the file mode, and
+hunk-header function names by git's default rule or its Python rule (``diff=python``).
+``tests/mine/test_mutations.py`` checks every patch byte for byte against ``git diff``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+import subprocess
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import GitError
+from ..git.repo import GIT
 
 __all__ = [
     "blob_id",
@@ -23,7 +31,7 @@ __all__ = [
     "split_lines",
 ]
 
-_CONTEXT = 3
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _FUNC_LEN = 80  # git keeps at most 80 bytes of a hunk's function line
 _PY_FUNC = re.compile(r"^[ \t]*((class|(async[ \t]+)?def)[ \t].*)$")
 _NEEDS_QUOTE = re.compile(r'["\\\x00-\x1f\x7f]')
@@ -71,52 +79,52 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def _range(start: int, length: int) -> str:
-    if length == 1:
-        return str(start + 1)
-    return f"{start if length == 0 else start + 1},{length}"
+def _git_hunks(old: bytes, new: bytes, cwd: Path | None) -> list[bytes]:
+    """The hunk lines git writes for ``old`` → ``new``: git's own diff algorithm and heuristics,
+    so that a moved line is shown exactly as ``git diff`` would show it."""
+    with tempfile.TemporaryDirectory(prefix="reviewbench-diff-") as tmp:
+        a, b = Path(tmp) / "a", Path(tmp) / "b"
+        a.write_bytes(old)
+        b.write_bytes(new)
+        proc = subprocess.run([*GIT, "diff", "--no-index", "--no-ext-diff", "--no-textconv", "-U3",
+                               "--", str(a), str(b)], capture_output=True, cwd=cwd, check=False)  # fmt: skip
+    if proc.returncode not in (0, 1):
+        raise GitError(f"git diff --no-index failed: {proc.stderr.decode(errors='replace').strip()}")
+    lines = proc.stdout.splitlines(keepends=True)
+    first = next((i for i, line in enumerate(lines) if line.startswith(b"@@")), len(lines))
+    return lines[first:]
 
 
-def _body_lines(sign: str, lines: Sequence[str]) -> list[str]:
-    out = []
-    for line in lines:
-        if line.endswith("\n"):
-            out.append(sign + line)
-        else:
-            out.append(sign + line + "\n\\ No newline at end of file\n")
-    return out
-
-
-def file_diff(path: str, old: str, new: str, *, mode: str = "100644", python_funcnames: bool = False) -> bytes:
+def file_diff(path: str, old: str, new: str, *, mode: str = "100644", python_funcnames: bool = False,
+              cwd: Path | None = None) -> bytes:  # fmt: skip
     """A ``git apply``-able diff changing ``path`` from ``old`` to ``new`` (same name, same mode).
+
+    Hunks come from git itself (``git diff --no-index`` on temporary files); the headers
+    and the hunk-header function names are written here, for the real path.
 
     Args:
         mode: the file's mode at the base commit, as ``git ls-tree`` prints it.
         python_funcnames: use git's Python rule for hunk headers (``diff=python``).
+        cwd: where to run git (the repository, so that its diff settings apply).
     """
-    a = split_lines(old)
-    b = split_lines(new)
     old_bytes = old.encode("utf-8", "surrogateescape")
     new_bytes = new.encode("utf-8", "surrogateescape")
-    out = [
-        f"diff --git {_quoted('a/', path)} {_quoted('b/', path)}\n",
-        f"index {blob_id(old_bytes)}..{blob_id(new_bytes)} {mode}\n",
-    ]
     tab = "\t" if " " in path else ""
-    out.append(f"--- {_quoted('a/', path)}{tab}\n+++ {_quoted('b/', path)}{tab}\n")
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for group in matcher.get_grouped_opcodes(_CONTEXT):
-        i1, i2 = group[0][1], group[-1][2]
-        j1, j2 = group[0][3], group[-1][4]
-        func = _func_line(a, i1, python_funcnames)
-        out.append(f"@@ -{_range(i1, i2 - i1)} +{_range(j1, j2 - j1)} @@{' ' + func if func else ''}\n")
-        for tag, x1, x2, y1, y2 in group:
-            if tag == "equal":
-                out.extend(_body_lines(" ", a[x1:x2]))
-                continue
-            out.extend(_body_lines("-", a[x1:x2]))
-            out.extend(_body_lines("+", b[y1:y2]))
-    return "".join(out).encode("utf-8", "surrogateescape")
+    header = (
+        f"diff --git {_quoted('a/', path)} {_quoted('b/', path)}\n"
+        f"index {blob_id(old_bytes)}..{blob_id(new_bytes)} {mode}\n"
+        f"--- {_quoted('a/', path)}{tab}\n+++ {_quoted('b/', path)}{tab}\n"
+    )
+    a = split_lines(old)
+    out = [header.encode("utf-8", "surrogateescape")]
+    for line in _git_hunks(old_bytes, new_bytes, cwd):
+        m = _HUNK.match(line)
+        if m:
+            start, length = int(m.group(1)), int(m.group(2) or 1)
+            func = _func_line(a, start - 1 if length else start, python_funcnames)
+            line = m.group(0) + (b" " + func.encode("utf-8", "surrogateescape") if func else b"") + b"\n"
+        out.append(line)
+    return b"".join(out)
 
 
 def _trim(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:

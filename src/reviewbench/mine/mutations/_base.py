@@ -9,7 +9,7 @@ module-level code runs at import time, where a mutant breaks everything at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -62,13 +62,14 @@ class ParsedModule:
         self.module = self.wrapper.module
 
     def sites(self, operators: Sequence[type[Operator]]) -> list[Site]:
-        """Every site of ``operators`` in this module, in source order per operator."""
-        found: list[Site] = []
-        for op_cls in operators:
-            visitor = op_cls()
-            self.wrapper.visit(visitor)
-            found.extend(visitor.sites)
-        return found
+        """Every site of ``operators`` in this module, in source order per operator.
+
+        All operators ride one batched walk of the tree: walking it once per operator
+        made site search the bulk of mining time.
+        """
+        visitors = [op_cls() for op_cls in operators]
+        self.wrapper.visit_batched(visitors)
+        return [site for visitor in visitors for site in visitor.sites]
 
     def apply(self, site: Site) -> str:
         """The module's source with ``site`` applied."""
@@ -78,7 +79,7 @@ class ParsedModule:
         return self.module.deep_replace(site.node, site.replacement).code  # type: ignore[union-attr]
 
 
-class Operator(cst.CSTVisitor):
+class Operator(cst.BatchableCSTVisitor):
     """Base of the mutation operators: a visitor that collects sites inside functions.
 
     Subclasses set the class attributes, implement ``visit_*`` methods that call
@@ -91,11 +92,24 @@ class Operator(cst.CSTVisitor):
     severity: ClassVar[Severity]
     hint_terms: ClassVar[tuple[str, ...]]
     summary: ClassVar[str]
+    #: Whether sites outside functions count (only refactors for controls set this).
+    module_level: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
         self.sites: list[Site] = []
         self._functions = 0
+
+    def get_visitors(self) -> dict[str, Callable[[cst.CSTNode], None]]:  # type: ignore[override]
+        """libcst's own lookup inspects ~600 inherited stubs per instance; names are per class."""
+        cls = type(self)
+        names = _VISITOR_NAMES.get(cls)
+        if names is None:
+            names = _VISITOR_NAMES[cls] = tuple(
+                name for name in dir(cls)
+                if name.startswith(("visit_", "leave_")) and not getattr(getattr(cls, name), "_is_no_op", False)
+            )  # fmt: skip
+        return {name: getattr(self, name) for name in names}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions += 1
@@ -110,13 +124,14 @@ class Operator(cst.CSTVisitor):
     def propose(self, node: cst.CSTNode, replacement: cst.CSTNode, note: str,
                 at: cst.CSTNode | None = None) -> None:  # fmt: skip
         """Offer replacing ``node`` by ``replacement``; ``at`` is what the line numbers name."""
-        if self._functions <= 0:
+        if self._functions <= 0 and not self.module_level:
             return
         line, end = self.position(at if at is not None else node)
         self.sites.append(Site(self.name, line, end, node, replacement, note))
 
 
 _REGISTRY: dict[str, type[Operator]] = {}
+_VISITOR_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def register(cls: type[Operator]) -> type[Operator]:
@@ -171,12 +186,3 @@ def simple_statement(stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
         return stmt.body[0]
     return None
 
-
-def blocks_of(node: cst.CSTNode) -> Iterator[Body]:
-    """Direct statement blocks of a compound statement (if/else, loops, try, with...)."""
-    for child in node.children:
-        if isinstance(child, cst.IndentedBlock):
-            yield child
-
-
-Replacer = Callable[[cst.CSTNode], cst.CSTNode]

@@ -50,8 +50,8 @@ def examples() -> Examples:
                 "def first(items):\n    return items[0]\n",
             ),
             (
-                "def total(rows):\n    n = 0\n    for r in rows:\n        if r is None: continue\n"
-                "        n += r\n    return n\n",
+                ("def total(rows):\n    n = 0\n    for r in rows:\n        if r is None: continue\n"
+                 "        n += r\n    return n\n"),
                 "def total(rows):\n    n = 0\n    for r in rows:\n        n += r\n    return n\n",
             ),
             (

@@ -1,0 +1,267 @@
+"""Scope-aware renaming of local variables, for rename variants and rename controls.
+
+A finding that vanishes when ``total`` becomes ``acc`` was keyed on a name, not on the
+logic (seed 001). The rename must preserve behaviour exactly, so it is conservative:
+only names bound in a function's own scope by plain assignment targets (never
+parameters, imports, nested definitions, ``global``/``nonlocal`` names), every use a
+real name node that libcst's scope analysis resolves to that binding, and never in a
+function that calls ``locals()``, ``vars()``, ``eval()`` or ``exec()``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import keyword
+import random
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ScopeProvider
+from libcst.metadata.scope_provider import Assignment, FunctionScope
+
+from .textdiff import split_lines
+
+__all__ = ["Renamed", "choose_names", "function_locals", "function_spans", "names_in", "rename_in_functions", "rename_nodes"]
+
+_INTROSPECTING = frozenset({"locals", "vars", "eval", "exec"})
+
+#: Natural replacements first, then word-by-word abbreviations or expansions, then a pool.
+_SYNONYMS = {
+    "result": "outcome", "res": "outcome", "ret": "outcome", "value": "val", "val": "current",
+    "values": "vals", "item": "elem", "items": "elems", "elem": "entry", "element": "member",
+    "total": "acc", "count": "tally", "n": "num", "i": "idx", "j": "jdx", "k": "kdx",
+    "idx": "pos", "index": "pos", "key": "k", "keys": "key_list", "data": "payload",
+    "text": "content", "line": "row", "lines": "rows", "name": "label", "names": "labels",
+    "path": "location", "obj": "target", "x": "xv", "y": "yv", "seq": "sequence",
+    "it": "iterator", "iterator": "iter_obj", "func": "fn", "fn": "callback", "out": "output",
+    "output": "produced", "start": "begin", "end": "finish", "stop": "end_at", "size": "length",
+    "length": "size", "default": "fallback", "pred": "predicate", "tmp": "scratch",
+    "temp": "scratch", "user": "acct", "first": "head", "last": "tail", "rest": "remainder",
+    "prev": "previous", "curr": "current", "current": "cur", "node": "vertex", "d": "mapping",
+    "seen": "visited", "acc": "running", "buf": "buffer", "s": "string", "e": "exc",
+    "err": "exc", "exc": "error", "f": "handle", "fh": "handle", "msg": "message",
+    "args": "arguments", "kwargs": "options", "cls": "klass", "rv": "retval",
+}  # fmt: skip
+_WORDS = {
+    "number": "num", "num": "number", "count": "cnt", "cnt": "count", "index": "idx",
+    "idx": "index", "value": "val", "val": "value", "values": "vals", "vals": "values",
+    "keyword": "kw", "kw": "keyword", "argument": "arg", "arg": "argument",
+    "arguments": "args", "args": "arguments", "function": "func", "func": "function",
+    "result": "res", "res": "result", "temporary": "tmp", "tmp": "temp", "current": "cur",
+    "cur": "current", "previous": "prev", "prev": "previous", "message": "msg",
+    "msg": "message", "object": "obj", "obj": "object", "sequence": "seq", "seq": "sequence",
+    "source": "src", "src": "source", "destination": "dst", "dst": "destination",
+    "parameters": "params", "params": "parameters", "position": "pos", "pos": "position",
+    "iters": "iterations", "iter": "iterator", "items": "entries", "item": "entry",
+    "key": "k", "dict": "mapping", "list": "lst", "string": "str", "str": "text",
+    "name": "label", "names": "labels", "length": "len", "len": "length", "size": "sz",
+    "only": "only", "total": "sum", "sum": "total", "max": "maximum", "min": "minimum",
+    "maximum": "max", "minimum": "min", "start": "begin", "end": "stop", "first": "head",
+    "last": "tail", "data": "payload", "info": "details", "config": "cfg", "cfg": "config",
+}  # fmt: skip
+_POOL = ("acc", "cur", "tmp", "val", "elem", "entry", "part", "chunk", "piece", "obj", "ref",
+         "rec", "token", "slot", "cell", "node", "step", "probe")  # fmt: skip
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RESERVED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """A source after renaming: the new text and which name became which."""
+
+    source: str
+    mapping: dict[str, str]
+
+
+def _calls_introspection(func: cst.FunctionDef) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if isinstance(node.func, cst.Name) and node.func.value in _INTROSPECTING:
+                found = True
+
+        def visit_Global(self, node: cst.Global) -> None:
+            nonlocal found
+            found = True  # a global or nonlocal declaration anywhere: leave the function alone
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            nonlocal found
+            found = True
+
+    func.visit(Finder())
+    return found
+
+
+def function_locals(scope: object, func: cst.FunctionDef) -> dict[str, list[cst.Name]]:
+    """Locals of ``func`` that can be renamed safely, each with every name node to rewrite.
+
+    Args:
+        scope: libcst's scope of the function's body (``ScopeProvider`` of ``func.body``).
+    """
+    if not isinstance(scope, FunctionScope) or _calls_introspection(func):
+        return {}
+    by_name: dict[str, list[Assignment]] = {}
+    for assignment in scope.assignments:
+        by_name.setdefault(assignment.name, []).append(assignment)  # type: ignore[arg-type]
+    found: dict[str, list[cst.Name]] = {}
+    for name, assignments in sorted(by_name.items()):
+        nodes: list[cst.Name] = []
+        ok = True
+        for assignment in assignments:
+            if not isinstance(assignment, Assignment) or not isinstance(assignment.node, cst.Name):
+                ok = False  # a parameter, import, def or class binds it
+                break
+            nodes.append(assignment.node)
+            for access in assignment.references:
+                if not isinstance(access.node, cst.Name):
+                    ok = False  # e.g. a string annotation naming it
+                    break
+                nodes.append(access.node)
+        if ok and nodes and not name.startswith("__"):
+            found[name] = nodes
+    return found
+
+
+def names_in(module: cst.CSTNode) -> set[str]:
+    """Every identifier spelled in ``module``: a new name must be none of them."""
+    names: set[str] = set()
+
+    class Collector(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+    module.visit(Collector())
+    return names
+
+
+def _reworded(name: str) -> str | None:
+    """``num_iters`` → ``number_iterations``: each known word swapped for its long or short form."""
+    lead = len(name) - len(name.lstrip("_"))
+    words = name[lead:].split("_")
+    new = [_WORDS.get(w, w) for w in words]
+    if new == words:
+        if len(words) > 1:
+            return name[:lead] + "_".join(reversed(words))  # first_item → item_first
+        return None
+    return name[:lead] + "_".join(new)
+
+
+def choose_names(names: Iterable[str], taken: set[str], rng: random.Random) -> dict[str, str]:
+    """A fresh, natural-looking name for each of ``names``; never one already in ``taken``."""
+    used = set(taken) | _RESERVED
+    mapping: dict[str, str] = {}
+    for name in names:
+        options = [o for o in (_SYNONYMS.get(name), _reworded(name)) if o]
+        pool = list(_POOL)
+        rng.shuffle(pool)
+        options.extend(pool)
+        options.extend(f"{name}_{n}" for n in range(2, 100))
+        new = next(o for o in options if o not in used and o != name and o.isidentifier())
+        mapping[name] = new
+        used.add(new)
+    return mapping
+
+
+class _Rewrite(cst.CSTTransformer):
+    def __init__(self, targets: dict[int, str]) -> None:
+        super().__init__()
+        self.targets = targets
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self.targets.get(id(original_node))
+        return updated_node.with_changes(value=new) if new else updated_node
+
+
+def rename_nodes(node: cst.CSTNode, targets: dict[int, str]) -> cst.CSTNode:
+    """``node`` with the name nodes whose ``id`` is in ``targets`` given their new names."""
+    return node.visit(_Rewrite(targets))
+
+
+def function_spans(source: str) -> list[tuple[int, int]]:
+    """(first, last) lines of every function, decorators included, from Python's own parser."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    return [
+        (min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.end_lineno or n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def _rename_function(lines: list[str], first: int, last: int, taken: set[str], rng: random.Random,
+                     limit: int | None) -> tuple[list[str], dict[str, str]] | None:  # fmt: skip
+    """Rename the locals of the function on ``lines[first-1:last]``; its new lines and the mapping.
+
+    Only the function's own text is parsed (as the body of a dummy class when it is
+    indented): scope analysis of a whole large module per rename dominated mining time,
+    and a function's locals do not depend on the code around it.
+    """
+    text = "".join(lines[first - 1 : last])
+    indented = text[:1] in (" ", "\t")
+    wrapped = ("class _:\n" if indented else "") + text
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(wrapped), unsafe_skip_copy=True)
+    except cst.ParserSyntaxError:
+        return None
+    scopes = wrapper.resolve(ScopeProvider)
+    outer = wrapper.module.body[0]
+    func = outer.body.body[0] if indented else outer  # type: ignore[attr-defined]
+    if not isinstance(func, cst.FunctionDef):
+        return None
+    local = function_locals(scopes.get(func.body), func)
+    names = sorted(local)
+    if limit is not None and len(names) > limit:
+        names = sorted(rng.sample(names, limit))
+    if not names:
+        return None
+    mapping = choose_names(names, taken, rng)
+    targets = {id(node): mapping[name] for name in names for node in local[name]}
+    code = rename_nodes(wrapper.module, targets).code  # type: ignore[attr-defined]
+    if indented:
+        code = code.split("\n", 1)[1]
+    return split_lines(code), mapping
+
+
+def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: int | None = None) -> Renamed | None:
+    """Rename the locals of the innermost functions containing ``lines``.
+
+    An enclosing function stands in when the innermost one has no local to rename.
+
+    Args:
+        key: seeds the choice of names, so that a corpus is reproducible.
+        limit: rename at most this many names per function (all by default).
+
+    Returns:
+        None when nothing could be renamed (no such function, or no safe local).
+    """
+    functions = function_spans(source)
+    text = split_lines(source)
+    rng = random.Random(f"rename:{key}")
+    taken = set(_IDENTIFIER.findall(source))
+    mapping: dict[str, str] = {}
+    done: list[tuple[int, int]] = []
+    for line in sorted(set(lines)):
+        around = sorted((f for f in functions if f[0] <= line <= f[1]), key=lambda f: f[1] - f[0])
+        for first, last in around:
+            if any(a <= first and last <= b or first <= a and b <= last for a, b in done):
+                break  # this function, or one around or inside it, is renamed already
+            renamed = _rename_function(text, first, last, taken | set(mapping.values()), rng, limit)
+            if renamed is None:
+                continue
+            new_lines, names = renamed
+            if len(new_lines) != last - first + 1:
+                return None  # a rename never adds or removes a line
+            text[first - 1 : last] = new_lines
+            for old, new in names.items():
+                mapping.setdefault(old, new)
+            done.append((first, last))
+            break
+    result = "".join(text)
+    return Renamed(result, mapping) if mapping and result != source else None

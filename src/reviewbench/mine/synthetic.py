@@ -1,0 +1,102 @@
+"""Cases made at HEAD rather than found in history: mutations, rename variants, controls.
+
+Order matters: mutations first (their files decide where controls go), then a rename
+variant of every defect case, then controls, as many as ``controls_ratio`` times the
+defect cases (variants excluded: they repeat a defect, they do not add one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..config import MineConfig
+from ..git.repo import Repository
+from ..git.stream import BlobReader
+from .controls import ControlMaker
+from .coverage import TestLocator, load_coverage
+from .edits import SyntheticCase
+from .fix_reversal import MinedCase
+from .head import HeadTree
+from .mutation import MutationMiner
+from .paths import PathClassifier, language_of
+from .variants import fix_reversal_edits, rename_variant
+
+__all__ = ["SyntheticSummary", "controls_for", "synthesize"]
+
+
+@dataclass(frozen=True)
+class SyntheticSummary:
+    """What was made at HEAD, and what could not be."""
+
+    mutations: int = 0
+    controls: int = 0
+    variants: int = 0
+    variants_skipped: int = 0
+    coverage: bool = False
+
+
+def controls_for(ratio: float, defect_cases: int) -> int:
+    """Controls for ``defect_cases`` at ``ratio``, rounded half up (1.5 → 2, 2.5 → 3)."""
+    return math.floor(ratio * defect_cases + 0.5)
+
+
+def synthesize(
+    config: MineConfig,
+    repo: Repository,
+    fixes: list[MinedCase],
+    *,
+    warn: Callable[[str], None],
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[MinedCase], SyntheticSummary]:
+    """Mutation cases, rename variants of ``fixes`` and of the mutations, and controls."""
+    say = progress or (lambda _text: None)
+    classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
+    made: list[MinedCase] = []
+    with BlobReader(repo.path) as blobs:
+        head = HeadTree(repo, classifier, blobs)
+        mutations: list[SyntheticCase] = []
+        covered = False
+        if config.mutations:
+            tests = head.tests
+            coverage = None
+            if config.coverage_cmd or (repo.path / ".coverage").is_file():
+                say("measuring coverage at HEAD")
+                coverage = load_coverage(repo, config.coverage_cmd, set(head.files), tests, warn)
+            covered = coverage is not None
+            locator = TestLocator(tests, head.texts(tests))
+            miner = MutationMiner(config, head, coverage, locator)
+            mutations = miner.cases(config.mutations, on_case=lambda n: say(f"mutations: {n}/{config.mutations}"))
+            if len(mutations) < config.mutations:
+                where = f" matching {', '.join(config.paths)}" if config.paths else ""
+                warn(f"only {len(mutations)} of {config.mutations} mutations could be made: the Python "
+                     f"sources at HEAD{where} have no more usable sites")  # fmt: skip
+            made.extend(m.mined for m in mutations)
+        variants = skipped = 0
+        if config.rename:
+            say("rename variants")
+            originals: list[tuple[MinedCase, tuple | None]] = [
+                (fix, fix_reversal_edits(fix, repo, head)) for fix in fixes
+            ] + [(m.mined, m.edits) for m in mutations]
+            for mined, edits in originals:
+                variant = rename_variant(config.seed, mined.gold, mined.case.base, edits) if edits else None
+                if variant is None:
+                    skipped += 1
+                    continue
+                made.append(variant.mined)
+                variants += 1
+            if skipped:
+                warn(f"{skipped} defect case(s) got no rename variant: no local variable in their "
+                     "functions can be renamed safely, or their files were added, deleted or moved")  # fmt: skip
+        wanted = controls_for(config.effective_controls_ratio, len(fixes) + len(mutations))
+        controls: list[SyntheticCase] = []
+        if wanted:
+            say("controls")
+            paths = [e.path for m in mutations for e in m.edits]
+            paths += [p for fix in fixes for p in fix.case.paths if language_of(p) == "python" and p in head.files]
+            controls = ControlMaker(config, head).cases(paths, wanted)
+            if len(controls) < wanted:
+                warn(f"only {len(controls)} of {wanted} controls could be made from the Python sources at HEAD")
+            made.extend(c.mined for c in controls)
+    return made, SyntheticSummary(len(mutations), len(controls), variants, skipped, covered)

@@ -1,0 +1,151 @@
+"""Scope-aware renames, and rename variants that keep their defect."""
+
+from __future__ import annotations
+
+import re
+
+from reviewbench import MineConfig, mine_corpus, read_corpus
+from reviewbench.mine.rename import rename_in_functions
+from reviewbench.mine.textdiff import line_map
+from reviewbench.validate import validate_corpus
+
+from .conftest import SHAPES, apply_in_clone, validate_config
+
+SCOPES = '''\
+import types
+
+LIMIT = 3
+
+
+def outer(items, factor=2):
+    total = 0
+    for item in items:
+        total += item * factor
+    helper = lambda x: x + total
+    squares = [item * item for item in items]
+
+    def inner():
+        return total + LIMIT
+
+    record = types.SimpleNamespace(total=total)
+    record.total = total
+    return helper(1), squares, inner(), record.total
+
+
+def introspective():
+    value = 1
+    return locals()
+
+
+def declares():
+    global LIMIT
+    count = LIMIT
+    return count
+'''
+
+
+def test_rename_touches_only_the_functions_own_locals():
+    renamed = rename_in_functions(SCOPES, [8], "seed")
+    assert renamed is not None
+    mapping = renamed.mapping
+    assert set(mapping) == {"total", "item", "helper", "squares", "record"}
+    source = renamed.source
+    assert "def outer(items, factor=2):" in source  # parameters keep their names
+    assert "LIMIT" in source and "def inner():" in source  # globals and nested defs too
+    assert f"SimpleNamespace(total={mapping['total']})" in source  # keyword names are not variables
+    assert f"{mapping['record']}.total = {mapping['total']}" in source  # nor are attributes
+    assert f"return {mapping['total']} + LIMIT" in source  # the closure follows the rename
+    assert "[item * item for item in items]" in source  # the comprehension has its own scope
+    assert len(source.splitlines()) == len(SCOPES.splitlines())
+    # Behaviour is unchanged.
+    before, after = {}, {}
+    exec(SCOPES, before)  # noqa: S102 - our own snippet
+    exec(source, after)  # noqa: S102
+    assert before["outer"]([1, 2]) == after["outer"]([1, 2])
+
+
+def test_functions_reading_their_locals_by_name_are_left_alone():
+    line = {text: n for n, text in enumerate(SCOPES.splitlines(), start=1)}
+    assert rename_in_functions(SCOPES, [line["    return locals()"]], "seed") is None
+    assert rename_in_functions(SCOPES, [line["    count = LIMIT"]], "seed") is None  # global declared
+    assert rename_in_functions(SCOPES, [line["LIMIT = 3"]], "seed") is None  # module level
+
+
+def test_rename_is_deterministic_for_a_key():
+    assert rename_in_functions(SCOPES, [8], "a") == rename_in_functions(SCOPES, [8], "a")
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_]\w*", text))
+
+
+def test_mutation_variants_keep_the_defect_and_follow_the_rename(project, tmp_path):
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=project.path, fixes=False, mutations=7, rename=True, controls_ratio=0), out,
+                warn=lambda _m: None)  # fmt: skip
+    corpus = read_corpus(out)
+    gold = {g.case_id: g for g in corpus.gold}
+    cases = {c.case_id: c for c in corpus.cases}
+    variants = [g for g in corpus.gold if g.variant_of]
+    assert len(variants) >= 5  # functions without locals (clamp, window) have none
+    for number, variant in enumerate(variants):
+        original = gold[variant.variant_of]
+        assert variant.stratum == original.stratum == "mutation"
+        assert variant.case_id != original.case_id
+        assert cases[variant.case_id].base == cases[original.case_id].base
+        assert variant.defects[0].defect_class == original.defects[0].defect_class
+        one = apply_in_clone(project.path, cases[original.case_id].base, out / cases[original.case_id].patch,
+                             tmp_path / f"o{number}")  # fmt: skip
+        two = apply_in_clone(project.path, cases[variant.case_id].base, out / cases[variant.case_id].patch,
+                             tmp_path / f"v{number}")  # fmt: skip
+        (loc_one,), (loc_two,) = original.defects[0].locations, variant.defects[0].locations
+        text_one = (one / loc_one.path).read_text()
+        text_two = (two / loc_two.path).read_text()
+        assert text_one != text_two  # the variant's code is renamed
+        # Gold lines are recomputed in the variant's tree and hold the renamed defect.
+        lines = line_map(text_one, text_two)
+        assert (loc_two.start_line, loc_two.end_line) == (lines[loc_one.start_line], lines[loc_one.end_line])
+        span_one = text_one.splitlines()[loc_one.start_line - 1 : loc_one.end_line]
+        span_two = text_two.splitlines()[loc_two.start_line - 1 : loc_two.end_line]
+        assert len(span_one) == len(span_two)
+        assert loc_two.symbol == loc_one.symbol
+        assert _words(" ".join(variant.defects[0].symbols)) - _words(text_two) == set()
+    validate_corpus(out, validate_config())
+    validated = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
+    for variant in variants:
+        assert validated[variant.case_id] == validated[variant.variant_of]
+    assert sum(validated[v.case_id] == "observed" for v in variants) >= 4
+
+
+def test_fix_reversal_variant_keeps_the_reintroduced_bug(project, tmp_path):
+    buggy = SHAPES.replace("    acc = 0\n    for v in values:\n        if v is None:\n            continue\n",
+                           "    acc = 0\n    for v in values:\n")  # fmt: skip
+    project.commit("Count everything", {"pkg/shapes.py": buggy})
+    project.commit("Fix total with missing values", {"pkg/shapes.py": SHAPES})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=project.path, rename=True, controls_ratio=0), out, warn=lambda _m: None)
+    corpus = read_corpus(out)
+    (original,) = [g for g in corpus.gold if not g.variant_of]
+    (variant,) = [g for g in corpus.gold if g.variant_of]
+    assert variant.variant_of == original.case_id and variant.stratum == "fix_reversal"
+    assert variant.provenance == original.provenance
+    case = next(c for c in corpus.cases if c.case_id == variant.case_id)
+    patched = apply_in_clone(project.path, case.base, out / case.patch, tmp_path / "v") / "pkg/shapes.py"
+    text = patched.read_text()
+    assert "    acc = 0" not in text  # `acc` was renamed in `total`, the function the fix touched
+    (location,) = variant.defects[0].locations
+    assert location.symbol == "total"
+    validate_corpus(out, validate_config())
+    statuses = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
+    assert statuses == {original.case_id: "observed", variant.case_id: "observed"}
+
+
+def test_no_variant_without_a_local_to_rename(git_repo, tmp_path):
+    repo = git_repo("nolocals")
+    repo.commit("init", {"pkg/m.py": "def less(a, b):\n    return a < b\n"})
+    out = tmp_path / "corpus"
+    warnings: list[str] = []
+    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
+                warn=warnings.append)  # fmt: skip
+    assert len(read_corpus(out).gold) == 1
+    assert any("got no rename variant" in w for w in warnings)

@@ -14,7 +14,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import OutputExists
-from ..registration import check_registration, register
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.runs import RUNS_DB, RunStore
 from ._output import console, err_console, print_json
@@ -38,6 +37,8 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     cached response is never requested twice.
     """
     from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
+
+    from ..registration import check_registration
 
     loaded = load_experiment(experiment)
     check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
@@ -157,6 +158,8 @@ def experiment_init(path: Path, force: bool) -> None:
 def register_command(experiment: Path, out: Path, gates: Path | None, bootstrap_seed: int, new_version: bool) -> None:
     """Freeze EXPERIMENT before any run: the SHA-256 of the experiment, prompts, guidance,
     gates and corpus gold, and the seeds. 'run' and 'score' then refuse changed inputs."""
+    from ..registration import register  # reads the gates: pulls in the scoring stack
+
     data = register(load_experiment(experiment), out, gates, bootstrap_seed, new_version=new_version)
     latest = data["versions"][-1]
     console.print(f"registered version {latest['version']} in {out / 'registration.json'} "

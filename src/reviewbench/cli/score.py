@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ..score import ScoreOptions, score_run
 from ._output import console, print_json
 
 __all__ = ["print_scoreboard", "score_command"]
@@ -77,6 +76,8 @@ def score_command(rundir: Path, tolerance: int, resamples: int, seed: int | None
 
     By default only defect cases validated 'observed' and controls whose tests pass count.
     """
+    from ..score import ScoreOptions, score_run  # numpy and scipy: only when scoring
+
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version))  # fmt: skip

@@ -83,9 +83,9 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     _prepare(out)
     step("building the sample repository")
     repo = build_sample_repository(out / "shelfkit")
-    step("mining its history")
+    step("mining its history: fix reversals, mutations, clean controls, rename variants")
     corpus = out / "corpus"
-    mine_corpus(MineConfig(repo=repo, seed=SEED), corpus)
+    mine_corpus(MineConfig(repo=repo, seed=SEED, mutations=8, controls_ratio=0.5, rename=True), corpus)
     step("validating every case with the project's tests")
     validate_corpus(corpus, ValidateConfig.build(**({"jobs": jobs} if jobs else {}), timeout=120))
     experiment_path = out / "experiment.toml"

@@ -7,8 +7,9 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
-__all__ = ["console", "err_console", "print_json"]
+__all__ = ["console", "count_table", "err_console", "print_json"]
 
 # Piped output is not wrapped at 80 columns: rows must stay greppable.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -18,3 +19,15 @@ err_console = Console(stderr=True, highlight=False)
 def print_json(data: Any) -> None:
     """Machine-readable output: one JSON document on stdout."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def count_table(label: str, unit: str, counts: dict[str, int], total: int | None = None) -> Table:
+    """A table of counts with their share written as numerator/denominator."""
+    total = sum(counts.values()) if total is None else total
+    table = Table(show_edge=False)
+    table.add_column(label)
+    table.add_column(unit, justify="right")
+    table.add_column("share", justify="right")
+    for key, n in counts.items():
+        table.add_row(key, str(n), f"{n}/{total}")
+    return table

@@ -16,7 +16,7 @@ from rich.table import Table
 from ..errors import OutputExists
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.runs import RUNS_DB, RunStore
-from ._output import console, err_console, print_json
+from ._output import console, count_table, err_console, print_json
 
 __all__ = ["experiment_group", "export_command", "register_command", "run_command", "runs_command"]
 
@@ -36,9 +36,8 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     provenance in OUT/runs.sqlite. Running again resumes: finished runs are kept, and a
     cached response is never requested twice.
     """
-    from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
-
     from ..registration import check_registration
+    from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
 
     loaded = load_experiment(experiment)
     check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
@@ -60,13 +59,7 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
         return
     console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
                   f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
-    table = Table(show_edge=False)
-    table.add_column("state")
-    table.add_column("runs", justify="right")
-    table.add_column("share", justify="right")
-    for state, n in summary.by_state.items():
-        table.add_row(state, str(n), f"{n}/{total}")
-    console.print(table)
+    console.print(count_table("state", "runs", summary.by_state, total))
 
 
 def _store(rundir: Path) -> RunStore:

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..records import Validation
 from ..validate import resolve_config, validate_corpus
-from ._output import console, err_console, print_json
+from ._output import console, count_table, err_console, print_json
 
 __all__ = ["validate_command"]
 
@@ -64,10 +63,4 @@ def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, n
         return
     console.print(f"Validated {summary.attempted} cases ({summary.skipped} already done) with: {summary.test_cmd}",
                   markup=False)  # fmt: skip
-    table = Table(show_edge=False)
-    table.add_column("status")
-    table.add_column("cases", justify="right")
-    table.add_column("share", justify="right")
-    for status, n in summary.by_status.items():
-        table.add_row(status, str(n), f"{n}/{total}")
-    console.print(table)
+    console.print(count_table("status", "cases", summary.by_status, total))

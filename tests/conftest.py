@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -71,3 +72,13 @@ def git_repo(tmp_path: Path):
         return GitRepo(tmp_path / (name or f"repo{count}"))
 
     return make
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that must react to Ctrl-C.
+
+    A shell running a job in the background (``cmd &``) starts it with SIGINT ignored, and
+    a Python started that way never installs its KeyboardInterrupt handler. Tests that send
+    SIGINT restore the default first, so they test reviewbench and not how CI was started.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -19,6 +19,7 @@ from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import plan_runs, run_experiment
 from reviewbench.store.runs import RunStore
 
+from ..conftest import default_sigint
 from ..reviewers.servers import FakeLLMServer, Reply
 
 
@@ -262,7 +263,8 @@ def test_ctrl_c_records_cancelled_runs_and_resume_redoes_them(tmp_path, corpus):
         path = _experiment(tmp_path, corpus, conditions, repeats=1)
         out = tmp_path / "runs"
         cmd = [sys.executable, "-m", "reviewbench", "run", str(path), "--out", str(out)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_sigint)  # fmt: skip
         deadline = time.monotonic() + 30
         while server.in_flight < 3 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -20,6 +20,8 @@ from reviewbench.errors import CorpusError, UsageError
 from reviewbench.store.corpus import sha256_file
 from reviewbench.validate import validate_corpus
 
+from ..conftest import default_sigint
+
 RANGE_OK = "def contains(size, index):\n    return 0 <= index < size\n"
 RANGE_BUG = "def contains(size, index):\n    return 0 <= index <= size\n"
 
@@ -226,7 +228,7 @@ def test_network_is_denied_by_default(git_repo, tmp_path, network, expected):
 
 
 def _cli(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "reviewbench", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "reviewbench", *args], stdout=subprocess.PIPE, preexec_fn=default_sigint,
                             stderr=subprocess.PIPE, text=True, env=env, **kwargs)  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..errors import CorpusError, UsageError
@@ -179,8 +179,8 @@ class RunStore:
 
     def record(self, run: RunRow, reply: CachedReply | None) -> None:
         """Write a finished run, its findings and (if any) its response, atomically."""
-        values = asdict(run)
-        values.pop("findings")
+        # A shallow copy: dataclasses.asdict deep-copies every finding, on the hot path.
+        values = {f.name: getattr(run, f.name) for f in fields(RunRow) if f.name != "findings"}
         values["params"] = json.dumps(run.params, sort_keys=True)
         values["unparsed"] = json.dumps(run.unparsed)
         values["cached"] = int(run.cached)

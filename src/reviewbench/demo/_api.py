@@ -60,7 +60,7 @@ class DemoResult:
     corpus: Path
     rundir: Path
     score: dict
-    report: Path | None
+    report: Path
 
 
 def _prepare(out: Path) -> None:
@@ -99,15 +99,13 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     step("scoring")
     score = score_run(rundir, ScoreOptions(bootstrap=10_000))
     (out / "score.json").write_text(json.dumps(score, indent=2) + "\n", encoding="utf-8")
-    report = _write_report(rundir, out / "report.html")
+    report = _write_report(rundir, out / "report.html", score)
     return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report)
 
 
-def _write_report(rundir: Path, target: Path) -> Path | None:
-    """The HTML report, when the report stage is installed in this version."""
-    try:
-        from ..report import write_html  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    write_html(rundir, target)
+def _write_report(rundir: Path, target: Path, score: dict) -> Path:
+    """The HTML report, from the scores already computed (not scored a second time)."""
+    from ..report import build_report, write_html
+
+    write_html(build_report(rundir, scored=score), target)
     return target

@@ -215,16 +215,21 @@ def _chosen(result: dict, wanted: tuple[str, ...], rundir: Path) -> list[str]:
     return [n for n in names if n in wanted] if wanted else names
 
 
-def build_report(rundir: Path, options: ReportOptions | None = None) -> ReportData:
+def build_report(rundir: Path, options: ReportOptions | None = None, scored: dict | None = None) -> ReportData:
     """Score ``rundir`` and join the result with its runs and corpus.
+
+    ``scored``: a ``score_run`` result already computed with these options (the demo has
+    one), so the run directory is not scored twice.
 
     Raises:
         CorpusError: the run directory or its corpus is missing or damaged.
         UsageError: a condition named in ``options`` does not exist, or scoring refused.
     """
     options = options or ReportOptions()
-    result = score_run(rundir, ScoreOptions(tolerance=options.tolerance, bootstrap=options.bootstrap,
-                                            include_unvalidated=options.include_unvalidated))  # fmt: skip
+    result = scored if scored is not None else score_run(
+        rundir, ScoreOptions(tolerance=options.tolerance, bootstrap=options.bootstrap,
+                             include_unvalidated=options.include_unvalidated),
+    )  # fmt: skip
     names = _chosen(result, options.conditions, rundir)
     store = RunStore(rundir / RUNS_DB)
     try:

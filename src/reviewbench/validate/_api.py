@@ -20,7 +20,7 @@ from pathlib import Path
 from ..config import ValidateConfig, load_repo_settings
 from ..errors import CorpusError
 from ..git.repo import GIT, open_repository
-from ..records import GoldRecord, Validation
+from ..records import Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, read_corpus, sha256_file
 from .executors import run_jobs
 from .testcmd import TestCommand, detect_test_command
@@ -46,7 +46,10 @@ class ValidateSummary:
 def resolve_config(corpus: Path, overrides: dict) -> ValidateConfig:
     """Settings: defaults, then ``[validate]`` of the repository's reviewbench.toml, then CLI."""
     meta = read_corpus(corpus).meta
-    values = {k.replace("-", "_"): v for k, v in load_repo_settings(Path(meta.repo.path), "validate").items()}
+    values = {
+        k.replace("-", "_"): v
+        for k, v in load_repo_settings(Path(meta.repo.path), "validate").items()
+    }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return ValidateConfig.build(**values)
 
@@ -55,7 +58,9 @@ def _check_bases(repo: Path, bases: set[str]) -> None:
     proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
                           input="".join(f"{b}^{{commit}}\n" for b in sorted(bases)).encode(),
                           capture_output=True, check=False)  # fmt: skip
-    missing = [line.split()[0].decode() for line in proc.stdout.splitlines() if line.endswith(b" missing")]
+    missing = [
+        line.split()[0].decode() for line in proc.stdout.splitlines() if line.endswith(b" missing")
+    ]
     if missing:
         raise CorpusError(
             f"{repo} lacks commit {missing[0].split('^')[0]} (and {len(missing) - 1} more) named by the "
@@ -75,7 +80,9 @@ def _read_journal(path: Path) -> dict[str, Validation]:
         except (ValueError, KeyError, TypeError):
             # A torn last line from a crash is expected; anything earlier is damage.
             if number < len(lines):
-                raise CorpusError(f"{path}:{number}: damaged journal line; delete the file to start over") from None
+                raise CorpusError(
+                    f"{path}:{number}: damaged journal line; delete the file to start over"
+                ) from None
     return done
 
 
@@ -137,7 +144,9 @@ def validate_corpus(
 
     def record(job: CaseJob, validation: Validation) -> None:
         nonlocal finished
-        line = json.dumps({"case_id": job.case_id, "validation": validation.model_dump(mode="json")})
+        line = json.dumps(
+            {"case_id": job.case_id, "validation": validation.model_dump(mode="json")}
+        )
         with lock:
             with journal_path.open("a", encoding="utf-8") as handle:
                 handle.write(line + "\n")
@@ -156,8 +165,12 @@ def validate_corpus(
     ]
     by_status = Counter(g.validation.status.value for g in merged if g.validation)
     _write_atomic(corpus_path / GOLD_FILE, dump_jsonl(merged))
-    counts = corpus.meta.counts.model_copy(update={"by_validation": dict(sorted(by_status.items()))})
-    meta = corpus.meta.model_copy(update={"counts": counts, "gold_sha256": sha256_file(corpus_path / GOLD_FILE)})
+    counts = corpus.meta.counts.model_copy(
+        update={"by_validation": dict(sorted(by_status.items()))}
+    )
+    meta = corpus.meta.model_copy(
+        update={"counts": counts, "gold_sha256": sha256_file(corpus_path / GOLD_FILE)}
+    )
     _write_atomic(corpus_path / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
     journal_path.unlink(missing_ok=True)
     return ValidateSummary(

@@ -1,8 +1,8 @@
-"""Where validation jobs run: local worker threads, or Ray actors.
+"""Where sandboxed jobs run: local worker threads, or Ray actors.
 
-Both give each worker one scratch tree for its whole life and call the same
-:func:`validate_case`, so their statuses are identical by construction; only scheduling
-differs. The local executor drives sandboxed subprocesses from threads (the work is in the
+Both give each worker one scratch tree for its whole life and call the same handler
+(:func:`validate_case` for cases; fix-task checks and grading bring their own), so their
+results are identical by construction; only scheduling differs. The local executor drives sandboxed subprocesses from threads (the work is in the
 child processes, so threads suffice and Ctrl-C stays simple).
 """
 
@@ -16,41 +16,55 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import Any
 
 from ..config import ValidateConfig
 from ..errors import UsageError
 from ..records import Validation, ValidationStatus
 from .sandbox import Cancelled, isolation_prefix, kill_all, reset_cancel
 from .testcmd import TestCommand
-from .worker import CaseJob, ScratchTree, validate_case
+from .worker import ScratchTree, validate_case
 
 __all__ = ["run_jobs"]
 
-Record = Callable[[CaseJob, Validation], None]
+Record = Callable[[Any, Any], None]
+Handler = Callable[[ScratchTree, TestCommand, Any], Any]
+"""``handler(tree, command, job) -> result``: a module-level function (Ray pickles it by name).
+Jobs must have a ``log`` path; an unexpected exception is written there and the result
+becomes ``handler.on_error(command, exc)``."""
 
 
-def _guarded(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Validation:
-    """Validate one case; an unexpected failure becomes status ``error``, with its log."""
+def _validation_error(command: TestCommand, exc: Exception) -> Validation:
+    return Validation(status=ValidationStatus.ERROR, test_cmd=command.command)
+
+
+validate_case.on_error = _validation_error  # type: ignore[attr-defined]
+
+
+def _guarded(handler: Handler, tree: ScratchTree, command: TestCommand, job: Any) -> Any:
+    """Run one job; an unexpected failure becomes the handler's error result, with its log."""
     try:
-        return validate_case(tree, command, job)
+        return handler(tree, command, job)
     except Cancelled:
         raise
-    except Exception as exc:  # one broken case must not sink the run
+    except Exception as exc:  # one broken job must not sink the run
         with job.log.open("a", encoding="utf-8") as handle:
             handle.write(f"\n=== error: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-        return Validation(status=ValidationStatus.ERROR, test_cmd=command.command)
+        return handler.on_error(command, exc)  # type: ignore[attr-defined]
 
 
-def run_jobs(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[CaseJob], record: Record) -> None:
-    """Validate ``jobs``, calling ``record`` once per finished case, from any thread."""
+def run_jobs(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[Any], record: Record,
+             handler: Handler = validate_case) -> None:  # fmt: skip
+    """Run ``handler`` on every job, calling ``record(job, result)`` once per job, from any thread."""
     isolation_prefix(config.network)  # refuse early if the network cannot be denied
     if config.executor == "ray":
-        _run_ray(repo, command, config, jobs, record)
+        _run_ray(repo, command, config, jobs, record, handler)
     else:
-        _run_local(repo, command, config, jobs, record)
+        _run_local(repo, command, config, jobs, record, handler)
 
 
-def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[CaseJob], record: Record) -> None:
+def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[Any], record: Record,
+               handler: Handler) -> None:  # fmt: skip
     reset_cancel()
     root = Path(tempfile.mkdtemp(prefix="reviewbench-validate-"))
     idle: queue.SimpleQueue[ScratchTree] = queue.SimpleQueue()
@@ -66,12 +80,12 @@ def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: l
                 number = next(counter)
             return ScratchTree(repo, root / f"tree-{number}", config)
 
-    def work(job: CaseJob) -> None:
+    def work(job: Any) -> None:
         if stopping.is_set():
             return
         tree = acquire()
         try:
-            validation = _guarded(tree, command, job)
+            validation = _guarded(handler, tree, command, job)
         except Cancelled:
             return
         finally:
@@ -79,7 +93,9 @@ def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: l
         if not stopping.is_set():
             record(job, validation)
 
-    pool = ThreadPoolExecutor(max_workers=min(config.jobs, len(jobs)), thread_name_prefix="validate")
+    pool = ThreadPoolExecutor(
+        max_workers=min(config.jobs, len(jobs)), thread_name_prefix="validate"
+    )
     try:
         for future in as_completed([pool.submit(work, job) for job in jobs]):
             future.result()
@@ -96,20 +112,22 @@ def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: l
 class _RayWorker:
     """A Ray actor owning one scratch tree on its node."""
 
-    def __init__(self, repo: str, command: str, config: ValidateConfig) -> None:
+    def __init__(self, repo: str, command: str, config: ValidateConfig, handler: Handler) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="reviewbench-validate-"))
         self.tree = ScratchTree(Path(repo), self.root / "tree", config)
         self.command = TestCommand(command)
+        self.handler = handler
 
-    def validate(self, job: CaseJob) -> tuple[CaseJob, Validation]:
-        return job, _guarded(self.tree, self.command, job)
+    def validate(self, job: Any) -> tuple[Any, Any]:
+        return job, _guarded(self.handler, self.tree, self.command, job)
 
     def close(self) -> None:
         kill_all()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[CaseJob], record: Record) -> None:
+def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[Any], record: Record,
+             handler: Handler) -> None:  # fmt: skip
     try:
         import ray
         from ray.util import ActorPool
@@ -121,10 +139,12 @@ def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: lis
             ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)  # fmt: skip
         except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise UsageError(f"cannot reach the Ray cluster at {config.ray_address or 'local'}: {exc}") from None
+            raise UsageError(
+                f"cannot reach the Ray cluster at {config.ray_address or 'local'}: {exc}"
+            ) from None
     worker_cls = ray.remote(num_cpus=1)(_RayWorker)
     size = max(1, min(config.jobs, len(jobs)))
-    actors = [worker_cls.remote(str(repo), command.command, config) for _ in range(size)]
+    actors = [worker_cls.remote(str(repo), command.command, config, handler) for _ in range(size)]
     try:
         for job, validation in ActorPool(actors).map_unordered(
             lambda actor, job: actor.validate.remote(job), jobs

@@ -122,7 +122,9 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    def run(self, command: list[str] | str, cwd: Path, timeout: float, log: Path | None = None) -> RunOutcome:
+    def run(
+        self, command: list[str] | str, cwd: Path, timeout: float, log: Path | None = None
+    ) -> RunOutcome:
         """Run ``command`` (argv, or a shell string) in ``cwd``; output goes to ``log``."""
         if _stopping.is_set():
             raise Cancelled()

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import UsageError
 from .sandbox import RunOutcome
 
-__all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command"]
+__all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command", "node_id", "read_junit"]
 
 
 class VerdictKind(StrEnum):
@@ -36,6 +36,8 @@ class Verdict:
     exit_code: int | None
     failing: frozenset[str] = frozenset()
     duration_s: float = 0.0
+    passed: frozenset[str] = frozenset()
+    """Ids of the test cases that passed (JUnit ``classname::name``; pytest only)."""
 
 
 def _has_pytest_config(root: Path) -> bool:
@@ -93,7 +95,9 @@ class TestCommand:
     @property
     def is_pytest(self) -> bool:
         words = shlex.split(self.command)
-        return any(Path(w).name in ("pytest", "py.test") for w in words[:4]) or "pytest" in words[1:4]
+        return (
+            any(Path(w).name in ("pytest", "py.test") for w in words[:4]) or "pytest" in words[1:4]
+        )
 
     def shell(self, selection: list[str], junit: Path) -> str:
         """The command line for one run of ``selection`` (empty: the whole suite)."""
@@ -108,7 +112,7 @@ class TestCommand:
             return Verdict(VerdictKind.TIMEOUT, None, duration_s=outcome.duration_s)
         code = outcome.exit_code
         assert code is not None
-        failing = _junit_failures(junit) if self.is_pytest else None
+        failing, passed = read_junit(junit) if self.is_pytest else (None, None)
         if code == 0:
             kind = VerdictKind.PASS
         elif code in (126, 127):
@@ -121,18 +125,44 @@ class TestCommand:
             kind = VerdictKind.FAIL
         if code < 0:
             kind = VerdictKind.FAIL  # killed by a signal (e.g. the memory limit)
-        return Verdict(kind, code, frozenset(failing or ()), outcome.duration_s)
+        return Verdict(
+            kind, code, frozenset(failing or ()), outcome.duration_s, frozenset(passed or ())
+        )
 
 
-def _junit_failures(path: Path) -> set[str] | None:
-    """Ids of failed or errored test cases in a JUnit XML file, or None if unreadable."""
+def read_junit(path: Path) -> tuple[set[str] | None, set[str] | None]:
+    """Ids of the failed (or errored) and of the passed test cases in a JUnit XML file.
+
+    Skipped cases are in neither set. ``(None, None)`` when the file is missing or
+    unreadable: the run cannot be graded test by test.
+    """
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError):
-        return None
+        return None, None
     failing: set[str] = set()
+    passed: set[str] = set()
     for case in root.iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        test_id = f"{classname}::{name}" if classname else name
         if case.find("failure") is not None or case.find("error") is not None:
-            classname, name = case.get("classname", ""), case.get("name", "")
-            failing.add(f"{classname}::{name}" if classname else name)
-    return failing
+            failing.add(test_id)
+        elif case.find("skipped") is None:
+            passed.add(test_id)
+    return failing, passed - failing
+
+
+def node_id(test_id: str, root: Path) -> str | None:
+    """The pytest node id of a JUnit ``classname::name`` id, resolved against the tree.
+
+    JUnit writes ``tests.test_x.TestCls`` for ``tests/test_x.py::TestCls``: the longest
+    dotted prefix that names a file is the module. None when the id cannot be resolved
+    (a collection error has no class name).
+    """
+    classname, _, name = test_id.rpartition("::")
+    parts = classname.split(".") if classname else []
+    for cut in range(len(parts), 0, -1):
+        module = "/".join(parts[:cut]) + ".py"
+        if (root / module).is_file():
+            return "::".join([module, *parts[cut:], name])
+    return None

@@ -17,7 +17,7 @@ from ..errors import GitError
 from ..git.repo import GIT
 from ..records import Validation, ValidationStatus
 from .sandbox import Sandbox
-from .testcmd import TestCommand, Verdict, VerdictKind
+from .testcmd import TestCommand, Verdict, VerdictKind, node_id
 
 __all__ = ["CaseJob", "ScratchTree", "validate_case"]
 
@@ -46,13 +46,19 @@ class ScratchTree:
         self.home = path.parent / f"{path.name}-home"
         self.sandbox = Sandbox(config.network, config.memory_mb, self.home)
         self._set_up = False
-        self._git("clone", "--quiet", "--shared", "--no-checkout", str(repo), str(path), cwd=path.parent)
+        self._git(
+            "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(path), cwd=path.parent
+        )
 
-    def _git(self, *args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def _git(
+        self, *args: str, cwd: Path | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
         proc = subprocess.run([*GIT, *args], cwd=cwd or self.path, capture_output=True)
         if check and proc.returncode != 0:
             detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {args[0]} failed in scratch tree: {detail[-1] if detail else proc.returncode}")
+            raise GitError(
+                f"git {args[0]} failed in scratch tree: {detail[-1] if detail else proc.returncode}"
+            )
         return proc
 
     def checkout(self, base: str) -> None:
@@ -81,7 +87,9 @@ def _note(log: Path, text: str) -> None:
         handle.write(f"\n=== {text}\n")
 
 
-def _run(tree: ScratchTree, command: TestCommand, selection: list[str], label: str, log: Path) -> Verdict:
+def _run(
+    tree: ScratchTree, command: TestCommand, selection: list[str], label: str, log: Path
+) -> Verdict:
     junit = tree.home / "junit.xml"
     junit.unlink(missing_ok=True)
     shell = command.shell(selection, junit)
@@ -94,24 +102,12 @@ def _run(tree: ScratchTree, command: TestCommand, selection: list[str], label: s
 
 
 def _node_ids(failing: frozenset[str], root: Path) -> list[str] | None:
-    """pytest node ids of JUnit ``classname::name`` ids, resolved against the tree.
-
-    JUnit writes ``tests.test_x.TestCls`` for ``tests/test_x.py::TestCls``: the longest
-    dotted prefix that names a file is the module. None when any id cannot be resolved
-    (a collection error has no class name), so the caller runs the whole selection.
-    """
-    nodes: list[str] = []
-    for test_id in sorted(failing):
-        classname, _, name = test_id.rpartition("::")
-        parts = classname.split(".") if classname else []
-        for cut in range(len(parts), 0, -1):
-            module = "/".join(parts[:cut]) + ".py"
-            if (root / module).is_file():
-                nodes.append("::".join([module, *parts[cut:], name]))
-                break
-        else:
-            return None
-    return nodes or None
+    """pytest node ids of failing JUnit ids; None when any cannot be resolved, so that
+    the caller runs the whole selection."""
+    nodes = [node_id(test_id, root) for test_id in sorted(failing)]
+    if not nodes or None in nodes:
+        return None
+    return nodes  # type: ignore[return-value]
 
 
 def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Validation:
@@ -186,7 +182,9 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         if kinds == {VerdictKind.FAIL}:
             return result(ValidationStatus.BASE_FAILING, references[-1], name)
         if VerdictKind.FAIL in kinds:
-            return result(ValidationStatus.FLAKY, references[-1], name, references[0].failing)  # the base flips
+            return result(
+                ValidationStatus.FLAKY, references[-1], name, references[0].failing
+            )  # the base flips
         reference = references[-1]
         if reference.kind is VerdictKind.TIMEOUT:
             return result(ValidationStatus.TIMEOUT, reference, name)

@@ -60,7 +60,7 @@ def _write(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def _sync_filesystem(path: Path) -> None:
+def sync_filesystem(path: Path) -> None:
     """Flush every file written under ``path`` to disk in one call.
 
     One ``syncfs`` costs about what one ``fsync`` does, where an fsync per patch file made
@@ -126,7 +126,7 @@ class CorpusWriter:
         _write(self.stage / GOLD_FILE, dump_jsonl(self.gold))
         meta: CorpusMeta = make_meta(sha256_file(self.stage / GOLD_FILE))
         _write(self.stage / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
-        _sync_filesystem(self.stage)  # everything is on disk before the corpus appears
+        sync_filesystem(self.stage)  # everything is on disk before the corpus appears
         if self.out.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.", suffix=".old", dir=self.out.parent))
             try:
@@ -163,7 +163,7 @@ class Corpus:
     gold: list[GoldRecord]
 
 
-def _read_jsonl(path: Path, model: type[M]) -> list[M]:
+def read_jsonl(path: Path, model: type[M]) -> list[M]:
     if not path.is_file():
         raise CorpusError(f"{path} is missing")
     records: list[M] = []
@@ -199,6 +199,6 @@ def read_corpus(path: Path) -> Corpus:
     return Corpus(
         path=path,
         meta=meta,
-        cases=_read_jsonl(path / CASES_FILE, Case),
-        gold=_read_jsonl(path / GOLD_FILE, GoldRecord),
+        cases=read_jsonl(path / CASES_FILE, Case),
+        gold=read_jsonl(path / GOLD_FILE, GoldRecord),
     )

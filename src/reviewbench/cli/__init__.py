@@ -21,6 +21,7 @@ from .run import experiment_group, export_command, register_command, run_command
 from .schema import schema_command
 from .score import score_command
 from .show import show_command
+from .tasks import tasks_group
 from .validate import validate_command
 
 __all__ = ["cli", "main"]
@@ -62,6 +63,7 @@ cli.add_command(export_command)
 cli.add_command(score_command)
 cli.add_command(register_command)
 cli.add_command(report_command)
+cli.add_command(tasks_group)
 
 
 def _fail(message: str, code: int) -> None:

@@ -1,0 +1,18 @@
+"""``reviewbench tasks``: fix tasks (SPEC 11) — mine them, run solvers, grade the patches."""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["tasks_group"]
+
+
+@click.group("tasks")
+def tasks_group() -> None:
+    """Grade coding models on the repository's own history.
+
+    \b
+    reviewbench tasks mine REPO --out TASKS          # fixes with tests -> tasks.jsonl
+    reviewbench tasks run EXPERIMENT.toml --out RUNDIR   # solvers write patches
+    reviewbench tasks grade RUNDIR                   # apply, test, score
+    """

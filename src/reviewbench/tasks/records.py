@@ -80,3 +80,53 @@ class TasksMeta(_Record):
     test_cmd: str
     counts: TasksCounts
     tasks_sha256: str = Field(description="SHA-256 of tasks.jsonl.")
+
+
+GRADES_FILE = "grades.jsonl"
+
+
+class GradeStatus(StrEnum):
+    """How far grading got with one run's answer: whether it was graded, not how it did."""
+
+    TESTED = "tested"
+    """Applied cleanly, the task's tests applied on top and ran: ``tests_pass`` says how it did."""
+    NO_PATCH = "no_patch"
+    """The run produced no patch to grade (it failed, timed out or its answer held no diff)."""
+    REJECTED = "rejected"
+    """The patch does not parse or names paths outside the tree: never applied."""
+    APPLY_FAILED = "apply_failed"
+    """Strict ``git apply --check`` refused the patch at the task's base."""
+    TEST_PATCH_FAILED = "test_patch_failed"
+    """The patch applied, but the task's test patch no longer applies on top of it."""
+    ERROR = "error"
+    """Grading itself broke (see the log): not scored."""
+
+
+class Grade(_Record):
+    """``grades.jsonl``: the grade of one solver run (SPEC 11), one per line."""
+
+    run_id: str = Field(description="The solver run graded.")
+    instance_id: str = Field(description="The task.")
+    condition: str = Field(description="The experiment condition of the run.")
+    repetition: int = Field(ge=0, description="The run's repetition (0-based).")
+    run_state: str = Field(description="The run's terminal state (a RunState value).")
+    status: GradeStatus = Field(description="How far grading got; TESTED when the tests ran.")
+    reason: str | None = Field(default=None, description="Why the patch was not tested, when it was not.")
+    applies_clean: bool = Field(description="Strict 'git apply --check' accepted the patch at the base (an empty patch applies).")
+    tests_pass: bool = Field(description="Resolved: every FAIL_TO_PASS and PASS_TO_PASS test passed (JUnit XML, never printed text).")
+    partial: bool = Field(description="Not resolved, but at least one FAIL_TO_PASS test passed.")
+    overreach: int = Field(ge=0, description="Files the patch changes outside the gold patch's files.")
+    overreach_files: list[str] = Field(description="Those files (untrusted: they come from the patch).")
+    files: int = Field(ge=0, description="Files the patch changes (0 when it did not parse).")
+    lines: int = Field(ge=0, description="Added + removed lines of the patch.")
+    f2p_passed: int = Field(ge=0, description="FAIL_TO_PASS tests that passed.")
+    f2p_total: int = Field(ge=0, description="FAIL_TO_PASS tests of the task.")
+    p2p_passed: int = Field(ge=0, description="PASS_TO_PASS tests that passed.")
+    p2p_total: int = Field(ge=0, description="PASS_TO_PASS tests of the task.")
+    not_passed: list[str] = Field(description="Required tests (node ids) that did not pass.")
+    test_verdict: str | None = Field(default=None, description="Verdict of the test run (pass, fail, no_tests, timeout, error); None when none ran.")
+    exit_code: int | None = Field(default=None, description="Exit code of the test run.")
+    duration_s: float = Field(default=0.0, ge=0, description="Seconds of test time.")
+    patch_sha256: str | None = Field(default=None, description="SHA-256 of the patch graded; a changed patch is graded again.")
+
+__all__ += ["GRADES_FILE", "Grade", "GradeStatus"]

@@ -1,0 +1,219 @@
+"""Entry point of ``tasks grade``: grade every run of a run directory, never lose a grade.
+
+Like validation: each finished grade is appended to ``RUNDIR/grades.journal.jsonl`` and
+fsync'd at once; at the end ``RUNDIR/grades.jsonl`` is written atomically and the journal
+removed. An interrupted run keeps its journal and the next one resumes from it, and from
+the grades already in ``grades.jsonl`` whose patch is unchanged (``force`` grades all).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import ValidateConfig, load_repo_settings
+from ..errors import CorpusError
+from ..git.repo import GIT, open_repository
+from ..store.corpus import dump_jsonl, read_jsonl
+from ..validate.executors import run_jobs
+from ..validate.testcmd import TestCommand
+from .grade import GradeJob, grade_solution, patch_digest, pregrade
+from .records import GRADES_FILE, Grade
+from .solutions import Solution
+from .store import TaskSet, read_tasks
+from .testrun import require_pytest
+
+__all__ = [
+    "GRADES_JOURNAL",
+    "GRADE_LOG_DIR",
+    "GradeSummary",
+    "grade_rundir",
+    "grade_settings",
+    "grade_solutions",
+    "read_grades",
+]  # fmt: skip
+
+GRADES_JOURNAL = "grades.journal.jsonl"
+GRADE_LOG_DIR = "grade_logs"
+
+
+@dataclass(frozen=True)
+class GradeSummary:
+    """What a grading run did; ``grades`` holds every run of the directory, sorted."""
+
+    rundir: Path
+    tasks: Path
+    grades: list[Grade]
+    graded: int
+    """Runs graded by this invocation (the rest came from the journal or grades.jsonl)."""
+    reused: int
+
+
+def grade_settings(repo: Path, overrides: dict) -> ValidateConfig:
+    """Test settings: defaults, then ``[validate]`` of the repository's reviewbench.toml, then CLI."""
+    values = {k.replace("-", "_"): v for k, v in load_repo_settings(repo, "validate").items()}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return ValidateConfig.build(**values)
+
+
+def read_grades(rundir: Path) -> list[Grade]:
+    """``RUNDIR/grades.jsonl`` (empty when absent)."""
+    path = rundir / GRADES_FILE
+    return read_jsonl(path, Grade) if path.is_file() else []
+
+
+def _read_journal(path: Path) -> dict[str, Grade]:
+    done: dict[str, Grade] = {}
+    if not path.is_file():
+        return done
+    lines = path.read_bytes().splitlines()
+    for number, raw in enumerate(lines, start=1):
+        try:
+            grade = Grade.model_validate_json(raw)
+        except ValueError:
+            if number < len(lines):  # a torn last line is a crash; earlier ones are damage
+                raise CorpusError(
+                    f"{path}:{number}: damaged journal line; delete the file to start over"
+                ) from None
+            continue
+        done[grade.run_id] = grade
+    return done
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _check_bases(repo: Path, taskset: TaskSet, instance_ids: set[str]) -> None:
+    tasks = [t for t in taskset.tasks if t.instance_id in instance_ids]
+    proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
+                          input="".join(f"{t.base_commit}^{{commit}}\n" for t in tasks).encode(),
+                          capture_output=True, check=False)  # fmt: skip
+    for task, line in zip(tasks, proc.stdout.splitlines(), strict=False):
+        if line.endswith(b" missing"):
+            raise CorpusError(f"task {task.instance_id}: base commit {task.base_commit} is not in {repo} "
+                              "(the repository was moved or rewritten since mining); re-mine the tasks")  # fmt: skip
+
+
+def _sort_key(grade: Grade) -> tuple[str, str, int, str]:
+    return grade.instance_id, grade.condition, grade.repetition, grade.run_id
+
+
+def grade_solutions(
+    rundir: Path,
+    taskset: TaskSet,
+    solutions: list[Solution],
+    config: ValidateConfig,
+    *,
+    force: bool = False,
+    on_grade: Callable[[Grade, int, int], None] | None = None,
+) -> GradeSummary:
+    """Grade ``solutions`` against ``taskset`` and write ``RUNDIR/grades.jsonl``.
+
+    Raises:
+        CorpusError: a run names a task the task set lacks, a base commit is missing, or
+            the journal is damaged.
+        UsageError: the test command is not pytest, or the network cannot be denied.
+    """
+    rundir = Path(os.path.abspath(rundir))
+    tasks = taskset.by_id()
+    unknown = sorted({s.instance_id for s in solutions} - set(tasks))
+    if unknown:
+        raise CorpusError(f"run directory {rundir} has runs of task {unknown[0]} (and {len(unknown) - 1} more) "
+                          f"that {taskset.path} does not hold")  # fmt: skip
+    journal_path = rundir / GRADES_JOURNAL
+    if force:
+        journal_path.unlink(missing_ok=True)
+    done = {} if force else {g.run_id: g for g in read_grades(rundir)}
+    done.update(_read_journal(journal_path))
+    pending = [
+        s
+        for s in solutions
+        if s.run_id not in done or done[s.run_id].patch_sha256 != patch_digest(s.patch)
+    ]
+    lock = threading.Lock()
+    finished = 0
+
+    def record(grade: Grade) -> None:
+        nonlocal finished
+        with lock:
+            with journal_path.open("a", encoding="utf-8") as handle:
+                handle.write(grade.model_dump_json() + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            done[grade.run_id] = grade
+            finished += 1
+            if on_grade:
+                on_grade(grade, finished, len(pending))
+
+    logs = rundir / GRADE_LOG_DIR
+    jobs: list[GradeJob] = []
+    for solution in pending:
+        task = tasks[solution.instance_id]
+        early = pregrade(solution, task)
+        if early is not None:
+            record(early)  # no tree needed: nothing is applied
+        else:
+            jobs.append(
+                GradeJob.build(solution, task, (logs / f"{_safe(solution.run_id)}.log").resolve())
+            )
+    if jobs:
+        repo = open_repository(Path(taskset.meta.repo.path)).path
+        _check_bases(repo, taskset, {j.instance_id for j in jobs})
+        logs.mkdir(parents=True, exist_ok=True)
+        by_command: dict[str, list[GradeJob]] = {}
+        for job in jobs:
+            by_command.setdefault(config.test_cmd or tasks[job.instance_id].test_cmd, []).append(
+                job
+            )
+
+        def record_job(job: GradeJob, grade: Grade) -> None:
+            identity = {"run_id": job.run_id, "instance_id": job.instance_id, "condition": job.condition,
+                        "repetition": job.repetition, "run_state": job.run_state}  # fmt: skip
+            record(grade.model_copy(update=identity))
+
+        for test_cmd, group in by_command.items():
+            command = TestCommand(test_cmd)
+            require_pytest(command)
+            run_jobs(repo, command, config, group, record_job, grade_solution)
+    current = {s.run_id for s in solutions}
+    grades = sorted((g for run_id, g in done.items() if run_id in current), key=_sort_key)
+    _write_atomic(rundir / GRADES_FILE, dump_jsonl(grades))
+    journal_path.unlink(missing_ok=True)
+    return GradeSummary(rundir=rundir, tasks=taskset.path, grades=grades, graded=finished,
+                        reused=len(solutions) - len(pending))  # fmt: skip
+
+
+def _safe(run_id: str) -> str:
+    """A run id as a file name (ids are ours, but a log path must never leave its folder)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id).lstrip(".") or "run"
+
+
+def grade_rundir(
+    rundir: Path,
+    overrides: dict | None = None,
+    *,
+    force: bool = False,
+    on_grade: Callable[[Grade, int, int], None] | None = None,
+) -> GradeSummary:
+    """Grade every run of a ``tasks run`` directory (settings as :func:`grade_settings`)."""
+    from .solutions import read_solutions  # type: ignore[attr-defined]
+
+    tasks_path, solutions = read_solutions(rundir)
+    taskset = read_tasks(tasks_path)
+    config = grade_settings(Path(taskset.meta.repo.path), overrides or {})
+    return grade_solutions(rundir, taskset, solutions, config, force=force, on_grade=on_grade)

@@ -12,7 +12,7 @@ from ..config import DEFAULT_TEST_PATTERNS, MineConfig
 from ..mine import MineSummary, mine_corpus
 from ._output import console, err_console, print_json
 
-__all__ = ["mine_command"]
+__all__ = ["history_options", "history_values", "mine_command"]
 
 
 def _synthetic(summary: MineSummary) -> bool:
@@ -84,30 +84,57 @@ def _print_summary(summary: MineSummary) -> None:
     console.print(table)
 
 
+_HISTORY_OPTIONS = [
+    click.option("--grep", "grep", multiple=True, metavar="REGEX",
+                  help="Fix-commit message pattern (Python regex, case-insensitive; repeatable). "
+                       "Default: the words fix, fixes, fixed, bugfix, hotfix."),
+    click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+                  help="Only commits after this date (YYYY-MM-DD)."),
+    click.option("--until", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+                  help="Only commits before this date (YYYY-MM-DD)."),
+    click.option("--max-lines", default=60, show_default=True, type=click.IntRange(min=1),
+                  help="Drop fixes changing more source lines than this."),
+    click.option("--limit", type=click.IntRange(min=1), help="Keep only the newest N cases."),
+    click.option("--include", multiple=True, metavar="GLOB",
+                  help="Only paths matching count as source (repeatable)."),
+    click.option("--exclude", multiple=True, metavar="GLOB",
+                  help="Paths never counted as source (repeatable)."),
+    click.option("--test-pattern", "test_patterns", multiple=True, metavar="GLOB",
+                  help="What counts as a test file (repeatable; replaces the defaults for "
+                       "Python, JS/TS, Go, Java and Rust)."),
+    click.option("--seed", default=0, show_default=True, type=int,
+                  help="Seed of the neutral case ids and titles, and of every choice made at HEAD "
+                       "(sites, controls, new names)."),
+]
+
+
+def history_options(command):  # noqa: ANN001, ANN201  (a click decorator)
+    """The history filters shared by ``mine`` and ``tasks mine``."""
+    for option in reversed(_HISTORY_OPTIONS):
+        command = option(command)
+    return command
+
+
+def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: int | None,
+                   include: tuple[str, ...], exclude: tuple[str, ...], test_patterns: tuple[str, ...],
+                   seed: int) -> dict:  # fmt: skip
+    """MineConfig values of the history filters."""
+    values: dict = {"max_lines": max_lines, "seed": seed, "limit": limit, "include": include,
+                    "exclude": exclude, "test_patterns": test_patterns or DEFAULT_TEST_PATTERNS}  # fmt: skip
+    if grep:
+        values["grep"] = grep
+    if since:
+        values["since"] = since.isoformat()
+    if until:
+        values["until"] = until.isoformat()
+    return values
+
+
 @click.command("mine")
 @click.argument("repo", type=click.Path(path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
               help="Corpus directory to create (must not exist or be empty).")
-@click.option("--grep", "grep", multiple=True, metavar="REGEX",
-              help="Fix-commit message pattern (Python regex, case-insensitive; repeatable). "
-                   "Default: the words fix, fixes, fixed, bugfix, hotfix.")
-@click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
-              help="Only commits after this date (YYYY-MM-DD).")
-@click.option("--until", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
-              help="Only commits before this date (YYYY-MM-DD).")
-@click.option("--max-lines", default=60, show_default=True, type=click.IntRange(min=1),
-              help="Drop fixes changing more source lines than this.")
-@click.option("--limit", type=click.IntRange(min=1), help="Keep only the newest N cases.")
-@click.option("--include", multiple=True, metavar="GLOB",
-              help="Only paths matching count as source (repeatable).")
-@click.option("--exclude", multiple=True, metavar="GLOB",
-              help="Paths never counted as source (repeatable).")
-@click.option("--test-pattern", "test_patterns", multiple=True, metavar="GLOB",
-              help="What counts as a test file (repeatable; replaces the defaults for "
-                   "Python, JS/TS, Go, Java and Rust).")
-@click.option("--seed", default=0, show_default=True, type=int,
-              help="Seed of the neutral case ids and titles, and of every choice made at HEAD "
-                   "(sites, controls, new names).")
+@history_options
 @click.option("--no-fixes", "no_fixes", is_flag=True,
               help="Do not mine fix reversals from history (mutations only).")
 @click.option("--mutations", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",
@@ -143,22 +170,11 @@ def mine_command(
     mutations of real code, clean controls that only refactor, and rename variants of the
     defect cases. Labels (gold) record where each defect lies in the patched tree.
     """
-    values: dict = {"repo": repo, "max_lines": max_lines, "seed": seed, "limit": limit,
-                    "include": include, "exclude": exclude, "fixes": not no_fixes,
-                    "mutations": mutations, "paths": mutate_paths, "rename": rename,
-                    "controls_ratio": controls_ratio, "coverage_cmd": coverage_cmd}  # fmt: skip
+    values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
+    values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename,
+                  controls_ratio=controls_ratio, coverage_cmd=coverage_cmd)  # fmt: skip
     if operators is not None:
         values["operators"] = tuple(o.strip() for o in operators.split(",") if o.strip())
-    if grep:
-        values["grep"] = grep
-    if test_patterns:
-        values["test_patterns"] = test_patterns
-    else:
-        values["test_patterns"] = DEFAULT_TEST_PATTERNS
-    if since:
-        values["since"] = since.isoformat()
-    if until:
-        values["until"] = until.isoformat()
     config = MineConfig.build(**values)
     with Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),

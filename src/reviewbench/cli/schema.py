@@ -6,11 +6,13 @@ import click
 
 from ..records import Case, CorpusMeta, GoldRecord
 from ..review.experiment import ExperimentConfig
+from ..tasks.records import Grade, Task, TasksMeta
 from ._output import print_json
 
 __all__ = ["SCHEMAS", "json_schema", "schema_command"]
 
-SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta, "experiment": ExperimentConfig}
+SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta, "experiment": ExperimentConfig,
+           "tasks": Task, "tasks-meta": TasksMeta, "grades": Grade}
 
 
 def json_schema(name: str) -> dict:
@@ -22,6 +24,7 @@ def json_schema(name: str) -> dict:
 @click.command("schema")
 @click.argument("name", type=click.Choice(sorted(SCHEMAS)))
 def schema_command(name: str) -> None:
-    """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json)
-    or experiment (the experiment TOML file)."""
+    """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
+    experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json) or
+    grades (a task run's grades.jsonl)."""
     print_json(json_schema(name))

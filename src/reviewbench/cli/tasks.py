@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .tasks_mine import tasks_mine_command
+
 __all__ = ["tasks_group"]
 
 
@@ -16,3 +18,6 @@ def tasks_group() -> None:
     reviewbench tasks run EXPERIMENT.toml --out RUNDIR   # solvers write patches
     reviewbench tasks grade RUNDIR                   # apply, test, score
     """
+
+
+tasks_group.add_command(tasks_mine_command)

@@ -48,6 +48,7 @@ class _Candidate:
     entry: LogEntry
     source: list[FileChange]
     tests: list[str]
+    test_changes: list[FileChange] = field(default_factory=list)
 
 
 #: Candidates per round trip to ``git cat-file``.
@@ -73,6 +74,9 @@ _DROP_ORDER = (
 class FixReversalMiner:
     """Walks history once and yields fix-reversal cases, newest first."""
 
+    #: Diff FIX -> PARENT (a reversal). Fix tasks diff the other way: PARENT -> FIX.
+    forward = False
+
     def __init__(self, config: MineConfig, repo: Repository) -> None:
         self.config = config
         self.repo = repo
@@ -91,6 +95,8 @@ class FixReversalMiner:
                 continue
             if len(entry.parents) != 1 or entry.sha in self._shallow_roots:
                 yield entry, None
+            elif self.forward:
+                yield entry, (entry.parents[0], entry.sha)
             else:
                 # old = FIX, new = PARENT: the diff takes the fix away.
                 yield entry, (entry.sha, entry.parents[0])
@@ -148,8 +154,8 @@ class FixReversalMiner:
             return self._drop(DropReason.TOO_LARGE)
         if all(c.whitespace_only() for c in source_changed):
             return self._drop(DropReason.FORMATTING_ONLY)
-        tests = sorted(c.path for c in changes if kinds[id(c)] is FileKind.TEST)
-        return _Candidate(entry, source, tests)
+        test_changes = [c for c in changes if kinds[id(c)] is FileKind.TEST]
+        return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes)
 
     def _build_batch(self, batch: list[_Candidate], blobs: BlobReader) -> Iterator[MinedCase]:
         wanted = [c.new_blob for cand in batch for c in cand.source if c.new_blob and c.blocks]

@@ -19,7 +19,9 @@ from ..errors import CorpusError, OutputExists, UsageError
 from ..store.corpus import dump_jsonl, read_jsonl, sha256_file, sync_filesystem
 from .records import TASKS_FILE, TASKS_META, Task, TasksMeta
 
-__all__ = ["TaskSet", "read_tasks", "write_tasks"]
+__all__ = ["LOG_DIR", "TaskSet", "check_output", "read_tasks", "write_tasks"]
+
+LOG_DIR = "logs"
 
 
 @dataclass(frozen=True)
@@ -32,8 +34,8 @@ class TaskSet:
         return {t.instance_id: t for t in self.tasks}
 
 
-def write_tasks(out: Path, tasks: list[Task], make_meta: Callable[[str], TasksMeta], force: bool = False) -> TasksMeta:
-    """Write ``tasks`` (sorted by id) and the meta built by ``make_meta(tasks_sha256)`` to ``out``.
+def check_output(out: Path, force: bool) -> Path:
+    """The absolute output path, if a task set may be written there.
 
     Raises:
         OutputExists: ``out`` holds files and ``force`` is false, or holds no task set.
@@ -46,6 +48,18 @@ def write_tasks(out: Path, tasks: list[Task], make_meta: Callable[[str], TasksMe
             raise OutputExists(f"{out} exists and is not empty (use --force to replace it)")
         if not (out / TASKS_META).is_file():
             raise OutputExists(f"{out} is not empty and holds no {TASKS_META}; refusing to replace it")
+    return out
+
+
+def write_tasks(out: Path, tasks: list[Task], make_meta: Callable[[str], TasksMeta], force: bool = False,
+                logs: Path | None = None) -> TasksMeta:  # fmt: skip
+    """Write ``tasks`` (sorted by id), the meta built by ``make_meta(tasks_sha256)`` and the
+    test logs (moved from ``logs``) to ``out``, all at once.
+
+    Raises:
+        OutputExists: see :func:`check_output`.
+    """
+    out = check_output(out, force)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
@@ -55,6 +69,8 @@ def write_tasks(out: Path, tasks: list[Task], make_meta: Callable[[str], TasksMe
         (stage / TASKS_FILE).write_bytes(dump_jsonl(sorted(tasks, key=lambda t: t.instance_id)))
         meta = make_meta(sha256_file(stage / TASKS_FILE))
         (stage / TASKS_META).write_bytes(meta.model_dump_json(indent=2).encode() + b"\n")
+        if logs is not None and logs.is_dir():
+            os.replace(logs, stage / LOG_DIR)
         sync_filesystem(stage)
         if out.exists():
             shutil.rmtree(out)

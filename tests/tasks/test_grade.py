@@ -292,4 +292,3 @@ def test_no_file_outside_the_run_directory_is_written(graded, project):
     repo = project[0]
     assert repo.git("status", "--porcelain") == ""  # the user's checkout is untouched
     assert sorted(p.name for p in rundir.iterdir()) == [GRADE_LOG_DIR, GRADES_FILE]
-

@@ -292,3 +292,16 @@ def test_no_file_outside_the_run_directory_is_written(graded, project):
     repo = project[0]
     assert repo.git("status", "--porcelain") == ""  # the user's checkout is untouched
     assert sorted(p.name for p in rundir.iterdir()) == [GRADE_LOG_DIR, GRADES_FILE]
+
+
+def test_every_grade_line_validates_against_the_shipped_schema(graded):
+    from jsonschema import Draft202012Validator
+
+    from reviewbench.cli.schema import json_schema
+
+    rundir, _, _ = graded
+    schema = json_schema("grades")
+    validator = Draft202012Validator(schema)
+    for line in (rundir / GRADES_FILE).read_text().splitlines():
+        validator.validate(json.loads(line))
+    assert schema["properties"]["tests_pass"]["description"].startswith("Resolved")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .tasks_grade import tasks_grade_command
 from .tasks_mine import tasks_mine_command
 
 __all__ = ["tasks_group"]
@@ -21,3 +22,4 @@ def tasks_group() -> None:
 
 
 tasks_group.add_command(tasks_mine_command)
+tasks_group.add_command(tasks_grade_command)

@@ -1,0 +1,156 @@
+"""``reviewbench tasks grade``: apply each run's patch, run the hidden tests, score."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ._output import console, err_console, print_json
+
+__all__ = ["tasks_grade_command"]
+
+
+def _rate(rate) -> str:  # type: ignore[no-untyped-def]
+    if rate is None:
+        return "–"
+    if rate.value is None:
+        return f"n/a (0/{rate.den:g})"
+    num = f"{rate.num:g}" if rate.num == int(rate.num) else f"{rate.num:.2f}"
+    interval = "" if rate.lo is None else f" [{rate.lo:.2f}, {rate.hi:.2f}]"
+    return f"{rate.value:.3f} {num}/{rate.den:g}{interval}"
+
+
+def _scoreboard(board) -> Table:  # type: ignore[no-untyped-def]
+    table = Table(title="Fix tasks: per condition (value num/den [95% interval])", show_edge=False)
+    table.add_column("metric")
+    for c in board.conditions:
+        table.add_column(escape(c.name), justify="right")
+    rows = [("resolve rate", [c.resolve_rate for c in board.conditions]),
+            ("applies clean", [c.applies_clean_rate for c in board.conditions]),
+            ("partial", [c.partial_rate for c in board.conditions]),
+            ("overreach", [c.overreach_rate for c in board.conditions])]  # fmt: skip
+    most = max((max(c.pass_at, default=0) for c in board.conditions), default=0)
+    rows += [
+        (f"pass@{k}", [c.pass_at.get(k) for c in board.conditions]) for k in range(1, most + 1)
+    ]
+    rows += [
+        (f"pass^{k}", [c.pass_hat.get(k) for c in board.conditions]) for k in range(2, most + 1)
+    ]
+    for label, rates in rows:
+        table.add_row(label, *(_rate(r) for r in rates))
+    table.add_row(
+        "runs",
+        *(", ".join(f"{k} {v}/{c.runs}" for k, v in c.by_status.items()) for c in board.conditions),
+    )
+    return table
+
+
+def _paired_lines(board) -> list[str]:  # type: ignore[no-untyped-def]
+    lines = []
+    names = [c.name for c in board.conditions]
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            p = board.conditions[i].paired[b]
+            d = p.difference
+            diff = "n/a" if d.value is None else f"{d.value:+.3f} ({d.num:g}/{d.den:g})"
+            interval = "" if d.lo is None else f" [{d.lo:+.2f}, {d.hi:+.2f}]"
+            pval = "n/a (no discordant pairs)" if p.mcnemar_p is None else f"{p.mcnemar_p:.4g}"
+            lines.append(f"{a} − {b}: resolve {diff}{interval} on {p.pairs} shared runs; only {a} {p.only_a}, "
+                         f"only {b} {p.only_b}, both {p.both}, neither {p.neither}; exact McNemar p = {pval}")  # fmt: skip
+    return lines
+
+
+@click.command("grade")
+@click.argument("rundir", type=click.Path(path_type=Path))
+@click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
+@click.option(
+    "--executor", type=click.Choice(["local", "ray"]), help="Where to run tests [default: local]."
+)
+@click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
+@click.option(
+    "--test-cmd",
+    help="pytest command running the tests [default: the one the tasks were mined with].",
+)
+@click.option("--setup-cmd", help="Run once per scratch tree before tests (network allowed).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds per test run [default: 600].",
+)
+@click.option(
+    "--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096]."
+)
+@click.option(
+    "--force", is_flag=True, help="Grade every run again, not only those without a grade."
+)
+@click.option(
+    "--csv",
+    "csv_path",
+    type=click.Path(path_type=Path),
+    help="CSV path [default: RUNDIR/grades.csv].",
+)
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path),
+    help="Report path [default: RUNDIR/report.html].",
+)
+@click.option("--bootstrap", type=click.IntRange(min=100), default=10_000, show_default=True,
+              help="Task resamples for the 95% intervals.")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print {"rows": [...], "conditions": {...}} as JSON.'
+)
+def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, setup_cmd, timeout, memory_mb,
+                        force: bool, csv_path, html_path, bootstrap: int, seed: int, as_json: bool) -> None:  # fmt: skip
+    """Grade every run of RUNDIR (a 'tasks run' directory) with the task's hidden tests.
+
+    In scratch clones, never your checkout: a patch that does not parse or names a path
+    outside the tree is rejected unapplied; then strict 'git apply --check'
+    (applies_clean), the task's test patch, and its FAIL_TO_PASS and PASS_TO_PASS tests
+    (tests_pass: all pass; partial: some FAIL_TO_PASS pass), sandboxed, judged from exit
+    codes and JUnit XML only. Overreach = files changed outside the gold patch's files.
+    Writes RUNDIR/grades.jsonl, grades.csv and report.html; resumes an interrupted run.
+    """
+    from ..report.tasks import write_tasks_html
+    from ..tasks.grade_metrics import score_grades
+    from ..tasks.grade_output import grades_document, write_grades_csv
+    from ..tasks.grade_run import grade_rundir
+
+    overrides = {"jobs": jobs, "executor": executor, "ray_address": ray_address, "test_cmd": test_cmd,
+                 "setup_cmd": setup_cmd, "timeout": timeout, "memory_mb": memory_mb}  # fmt: skip
+    with Progress(
+        TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
+    ) as progress:  # fmt: skip
+        bar = progress.add_task("", total=None)
+
+        def on_grade(grade, done: int, total: int) -> None:
+            verdict = "resolved" if grade.tests_pass else grade.status.value
+            progress.update(
+                bar, completed=done, total=total, description=escape(f"{grade.run_id}: {verdict}")
+            )
+
+        summary = grade_rundir(rundir, overrides, force=force, on_grade=on_grade)
+    board = score_grades(summary.grades, resamples=bootstrap, seed=seed)
+    csv_out = write_grades_csv(summary.grades, csv_path or rundir / "grades.csv")
+    html_out = write_tasks_html(summary.grades, board, summary.rundir, html_path or rundir / "report.html",
+                                summary.tasks)  # fmt: skip
+    if as_json:
+        print_json(grades_document(summary.grades, board))
+        return
+    tasks = len({g.instance_id for g in summary.grades})
+    console.print(f"Graded {len(summary.grades)} runs of {tasks} tasks ({summary.graded} now, {summary.reused} "
+                  f"from an earlier grading)", markup=False)  # fmt: skip
+    if board.conditions:
+        console.print(_scoreboard(board))
+    for line in _paired_lines(board):
+        console.print(line, markup=False)
+    console.print(
+        f"grades: {summary.rundir / 'grades.jsonl'}\ncsv: {csv_out}\nreport: {html_out}",
+        markup=False,
+    )

@@ -9,16 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import UsageError
 from ..reviewers import ReviewerConfig
 
-__all__ = ["TEMPLATE", "ConditionConfig", "Experiment", "ExperimentConfig", "load_experiment"]
+__all__ = ["TEMPLATE", "ConditionConfig", "Experiment", "ExperimentConfig", "load_experiment", "read_config"]
 
 
 class ConditionConfig(BaseModel):
@@ -93,8 +94,15 @@ def _field(loc: tuple) -> str:
     return out
 
 
-def load_experiment(path: Path) -> Experiment:
-    """Read and check an experiment file.
+def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[[dict], None] | None = None) -> Any:
+    """Read a TOML file into ``model``; every error is one :class:`UsageError` line.
+
+    Args:
+        path: the TOML file.
+        model: the pydantic model of its contents.
+        kinds: the adapter kinds it accepts, for the message about an unknown one.
+        check: called with the parsed TOML before validation, to refuse a file of another
+            sort with a better message than a missing field.
 
     Raises:
         UsageError: missing file, TOML syntax error (with line and column), or a field
@@ -110,17 +118,29 @@ def load_experiment(path: Path) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    if check is not None:
+        check(data)
     try:
-        config = ExperimentConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = _field(first["loc"])
         message = first["msg"].removeprefix("Value error, ")
         if first["type"] == "union_tag_invalid":
             tag = first.get("input", {}).get("kind") if isinstance(first.get("input"), dict) else None
-            message = f"unknown reviewer kind {tag!r} (known: openai, anthropic, command, sarif, silent, flag_all)"
+            message = f"unknown {where.rsplit('.', 1)[-1] or 'reviewer'} kind {tag!r} (known: {kinds})"
             where = where or "reviewer.kind"
         raise UsageError(f"{path}: {where}: {message}" if where else f"{path}: {message}") from None
+
+
+def load_experiment(path: Path) -> Experiment:
+    """Read and check an experiment file.
+
+    Raises:
+        UsageError: missing file, TOML syntax error (with line and column), or a field
+            with a bad value (named, e.g. ``condition[0].reviewer.model``).
+    """
+    config = read_config(path, ExperimentConfig, "openai, anthropic, command, sarif, silent, flag_all")
     return Experiment(config=config, path=path.resolve())
 
 

@@ -38,10 +38,14 @@ def load_text(path: Path, what: str) -> str:
         raise UsageError(f"{what} file {path} cannot be read: {exc}") from None
 
 
-def load_prompt(spec: str, base: Path) -> Prompt:
-    """A built-in prompt by id (``default``) or a file, relative to ``base``."""
+def load_prompt(spec: str, base: Path, package: str = "reviewbench.review") -> Prompt:
+    """A built-in prompt by id (``default``) or a file, relative to ``base``.
+
+    ``package`` holds the built-in prompts (``prompts/ID.txt``): review prompts by default,
+    ``reviewbench.tasks`` for fix-task prompts.
+    """
     if spec in BUILTIN_PROMPTS:
-        text = resources.files("reviewbench.review").joinpath("prompts", f"{spec}.txt").read_text("utf-8")
+        text = resources.files(package).joinpath("prompts", f"{spec}.txt").read_text("utf-8")
         return Prompt(spec, text)
     path = (base / spec).resolve()
     return Prompt(str(path), load_text(path, "prompt"))

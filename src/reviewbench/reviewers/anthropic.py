@@ -40,12 +40,16 @@ class AnthropicReviewer:
 
     def request_body(self, packet: ReviewPacket) -> dict[str, Any]:
         """The JSON body sent for ``packet``; sampling parameters only when set."""
+        return self.messages_body(system_text(packet), user_text(packet))
+
+    def messages_body(self, system: str, user: str) -> dict[str, Any]:
+        """The JSON body of one exchange: ``system`` then ``user``; sampling parameters when set."""
         cfg = self.config
         body: dict[str, Any] = {
             "model": cfg.model,
             "max_tokens": cfg.max_tokens,
-            "system": system_text(packet),
-            "messages": [{"role": "user", "content": user_text(packet)}],
+            "system": system,
+            "messages": [{"role": "user", "content": user}],
         }
         for name in ("temperature", "top_p"):
             value = getattr(cfg, name)
@@ -54,6 +58,13 @@ class AnthropicReviewer:
         return body
 
     async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
+        return await self._send(self.request_body(packet))
+
+    async def complete(self, system: str, user: str) -> ReviewReply:
+        """One exchange with free-form words (fix-task solvers); same wire and errors as reviews."""
+        return await self._send(self.messages_body(system, user))
+
+    async def _send(self, body: dict[str, Any]) -> ReviewReply:
         key = api_key(self.config.api_key_env, KIND)
         secrets = (key,) if key else ()
         fixed = {"anthropic-version": self.config.anthropic_version}
@@ -63,7 +74,7 @@ class AnthropicReviewer:
         data = await post_json(
             self._pool,
             self.url,
-            body=self.request_body(packet),
+            body=body,
             headers=headers,
             kind=KIND,
             secrets=secrets,

@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS runs (
     raw_output TEXT,
     unparsed TEXT NOT NULL,
     error TEXT,
-    cache_key TEXT NOT NULL
+    cache_key TEXT NOT NULL,
+    patch TEXT
 );
 CREATE TABLE IF NOT EXISTS findings (
     run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -64,9 +65,13 @@ CREATE TABLE IF NOT EXISTS cache (
     model TEXT,
     tokens_in INTEGER,
     tokens_out INTEGER,
-    findings TEXT
+    findings TEXT,
+    patch TEXT
 );
 """
+
+# Columns added after the first release: (table, column, type). Older stores gain them on open.
+_ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"))
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,8 @@ class CachedReply:
     tokens_in: int | None
     tokens_out: int | None
     findings: tuple[Finding, ...] | None
+    patch: str | None = None
+    """Fix-task runs of solvers that edit a tree: the change they made (not in ``text``)."""
 
 
 @dataclass(frozen=True)
@@ -109,10 +116,15 @@ class RunRow:
     error: str | None
     cache_key: str
     findings: list[Finding] = field(default_factory=list)
+    patch: str | None = None
+    """Fix-task runs: the unified diff the solver produced ("" for no change); None for
+    review runs and for task runs with nothing to grade."""
 
     def as_dict(self) -> dict:
         data = asdict(self)
         data["findings"] = [f.model_dump(mode="json") for f in self.findings]
+        if self.patch is None:
+            del data["patch"]  # review runs export exactly what they always did
         return data
 
 
@@ -129,6 +141,10 @@ class RunStore:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
+            for table, column, kind in _ADDED_COLUMNS:
+                present = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+                if column not in present:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         except sqlite3.DatabaseError as exc:
             raise CorpusError(f"{path} is not a readable run store: {exc}") from None
 
@@ -168,14 +184,14 @@ class RunStore:
 
     def cached(self, key: str) -> CachedReply | None:
         row = self.db.execute(
-            "SELECT text, model, tokens_in, tokens_out, findings FROM cache WHERE key = ?", (key,)
+            "SELECT text, model, tokens_in, tokens_out, findings, patch FROM cache WHERE key = ?", (key,)
         ).fetchone()
         if row is None:
             return None
         findings = None
         if row[4] is not None:
             findings = tuple(Finding.model_validate(f) for f in json.loads(row[4]))
-        return CachedReply(row[0], row[1], row[2], row[3], findings)
+        return CachedReply(row[0], row[1], row[2], row[3], findings, row[5])
 
     def record(self, run: RunRow, reply: CachedReply | None) -> None:
         """Write a finished run, its findings and (if any) its response, atomically."""
@@ -198,8 +214,10 @@ class RunStore:
                 findings = (None if reply.findings is None
                             else json.dumps([f.model_dump(mode="json") for f in reply.findings]))  # fmt: skip
                 self.db.execute(
-                    "INSERT OR IGNORE INTO cache VALUES (?, ?, ?, ?, ?, ?)",
-                    (run.cache_key, reply.text, reply.model, reply.tokens_in, reply.tokens_out, findings),
+                    "INSERT OR IGNORE INTO cache (key, text, model, tokens_in, tokens_out, findings, patch) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (run.cache_key, reply.text, reply.model, reply.tokens_in, reply.tokens_out, findings,
+                     reply.patch),
                 )
 
     def runs(self) -> Iterator[RunRow]:

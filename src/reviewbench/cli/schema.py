@@ -6,13 +6,14 @@ import click
 
 from ..records import Case, CorpusMeta, GoldRecord
 from ..review.experiment import ExperimentConfig
+from ..review.task_experiment import TasksExperimentConfig
 from ..tasks.records import Grade, Task, TasksMeta
 from ._output import print_json
 
 __all__ = ["SCHEMAS", "json_schema", "schema_command"]
 
 SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta, "experiment": ExperimentConfig,
-           "tasks": Task, "tasks-meta": TasksMeta, "grades": Grade}
+           "tasks": Task, "tasks-meta": TasksMeta, "grades": Grade, "tasks-experiment": TasksExperimentConfig}
 
 
 def json_schema(name: str) -> dict:
@@ -25,6 +26,6 @@ def json_schema(name: str) -> dict:
 @click.argument("name", type=click.Choice(sorted(SCHEMAS)))
 def schema_command(name: str) -> None:
     """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
-    experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json) or
-    grades (a task run's grades.jsonl)."""
+    experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
+    grades (a task run's grades.jsonl) or tasks-experiment (a fix-task experiment file)."""
     print_json(json_schema(name))

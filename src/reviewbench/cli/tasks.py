@@ -6,6 +6,7 @@ import click
 
 from .tasks_grade import tasks_grade_command
 from .tasks_mine import tasks_mine_command
+from .tasks_run import tasks_init_command, tasks_run_command
 
 __all__ = ["tasks_group"]
 
@@ -22,4 +23,6 @@ def tasks_group() -> None:
 
 
 tasks_group.add_command(tasks_mine_command)
+tasks_group.add_command(tasks_run_command)
+tasks_group.add_command(tasks_init_command)
 tasks_group.add_command(tasks_grade_command)

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["Solution"]
+from ..errors import CorpusError
+from ..store.runs import RUNS_DB, RunStore
+
+__all__ = ["Solution", "read_solutions"]
 
 
 @dataclass(frozen=True)
@@ -21,3 +25,27 @@ class Solution:
     patch: str | None
     """The unified diff the solver produced ("" for no change); None when there is none
     to grade (the run failed, timed out, or its answer held no parsable diff)."""
+
+
+def read_solutions(rundir: Path) -> tuple[Path, list[Solution]]:
+    """The task directory a ``tasks run`` ran on, and one :class:`Solution` per recorded run.
+
+    Solutions come in a stable order (task, condition, repetition).
+
+    Raises:
+        CorpusError: ``rundir`` is not a run directory, or holds review runs.
+    """
+    store = RunStore(rundir / RUNS_DB)
+    try:
+        tasks_path = store.get_meta("tasks_path")
+        if tasks_path is None:
+            raise CorpusError(f"{rundir} holds no fix-task runs (no tasks_path in its meta); "
+                              "run 'reviewbench tasks run' into it first")  # fmt: skip
+        solutions = [
+            Solution(run_id=run.run_id, instance_id=run.case_id, condition=run.condition,
+                     repetition=run.repetition, state=run.state, patch=run.patch)  # fmt: skip
+            for run in store.runs()
+        ]
+    finally:
+        store.close()
+    return Path(tasks_path), solutions

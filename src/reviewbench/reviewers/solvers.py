@@ -1,0 +1,127 @@
+"""Fix-task solvers (SPEC 11): the reviewer adapters, asked for a patch instead of a review.
+
+``openai`` and ``anthropic`` are the review adapters themselves, sent other words through
+their ``complete(system, user)``: same wire, keys, error mapping and retries. ``command`` is
+:class:`CommandSolver`: an executable run inside a tree it may edit, with the task packet
+as JSON on stdin and ``REVIEWBENCH_TREE`` naming the tree; what it changes is the patch
+(read by the caller), what it prints is kept as its raw answer. Its process group is killed
+on cancellation, as for the command reviewer (``_proc``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._messages import clean_text
+from ._proc import command_env, exit_label, run_shell, stderr_tail
+from .anthropic import AnthropicReviewer
+from .base import ReviewerError, ReviewReply
+from .configs import AnthropicConfig, CommandConfig, OpenAIConfig
+from .openai import OpenAIReviewer
+
+__all__ = ["CommandSolver", "SolverConfig", "TaskPacket", "make_solver", "task_user_text"]
+
+SolverConfig = Annotated[OpenAIConfig | AnthropicConfig | CommandConfig, Field(discriminator="kind")]
+"""The adapter kinds that can solve fix tasks."""
+
+_BACKTICKS = re.compile(r"`{3,}")
+
+
+class TaskPacket(BaseModel):
+    """What a solver is given for one task. Nothing from the fix is in it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    instance_id: str = Field(description="The task's neutral id.")
+    problem_statement: str = Field(description="The fix's commit message, ids and links removed.")
+    prompt: str = Field(description="The frozen task prompt (system text of chat solvers).")
+    guidance: str | None = Field(default=None, description="The condition's guidance text.")
+    files: dict[str, str] = Field(default_factory=dict,
+                                  description="Base-tree contents of the files the context chose.")  # fmt: skip
+
+
+def _fenced(body: str) -> str:
+    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f"{fence}\n{body}{fence}"
+
+
+def task_system_text(packet: TaskPacket) -> str:
+    guidance = (packet.guidance or "").strip()
+    if not guidance:
+        return packet.prompt
+    return f"{packet.prompt.rstrip()}\n\n## Project guidance\n\n{guidance}\n"
+
+
+def task_user_text(packet: TaskPacket) -> str:
+    """The problem statement, then each context file under its path."""
+    parts = ["Problem statement:", "", packet.problem_statement.strip(), ""]
+    if packet.files:
+        parts += ["Files of the repository (as they are now):"]
+        for path, content in packet.files.items():
+            parts += ["", f"### {path}", _fenced(content)]
+    else:
+        parts += ["(No file contents are given; infer the paths from the problem statement.)"]
+    return "\n".join(parts) + "\n"
+
+
+class _ChatSolver:
+    """A chat adapter (openai, anthropic) asked for a unified diff."""
+
+    edits_tree = False
+
+    def __init__(self, adapter: OpenAIReviewer | AnthropicReviewer) -> None:
+        self.adapter = adapter
+
+    async def solve(self, packet: TaskPacket, tree: Path | None) -> ReviewReply:
+        return await self.adapter.complete(task_system_text(packet), task_user_text(packet))
+
+    async def aclose(self) -> None:
+        await self.adapter.aclose()
+
+
+class CommandSolver:
+    """Runs ``config.command`` in the task's tree; stdout is kept, the tree's change is the patch."""
+
+    edits_tree = True
+
+    def __init__(self, config: CommandConfig) -> None:
+        self.config = config
+
+    @staticmethod
+    def stdin_json(packet: TaskPacket) -> dict[str, Any]:
+        return {"instance_id": packet.instance_id, "problem_statement": packet.problem_statement}
+
+    async def solve(self, packet: TaskPacket, tree: Path | None) -> ReviewReply:
+        payload = clean_text(json.dumps(self.stdin_json(packet), ensure_ascii=False)).encode("utf-8")
+        try:
+            result = await run_shell(self.config.command, stdin=payload, cwd=tree, env=command_env(tree))
+        except OSError as exc:
+            raise ReviewerError(
+                f"command solver {self.config.command!r} could not start: {exc.strerror or exc}"
+            ) from None
+        if result.returncode != 0:
+            raise ReviewerError(
+                f"command solver {self.config.command!r} {exit_label(result.returncode)} "
+                f"on task {packet.instance_id}; stderr: {stderr_tail(result.stderr)}"
+            )
+        return ReviewReply(text=result.stdout.decode("utf-8", "replace"))
+
+    async def aclose(self) -> None:
+        pass
+
+
+def make_solver(config: OpenAIConfig | AnthropicConfig | CommandConfig) -> _ChatSolver | CommandSolver:
+    """The solver of a config; ``edits_tree`` tells the runner to hand it a fresh tree."""
+    if isinstance(config, CommandConfig):
+        return CommandSolver(config)
+    if isinstance(config, OpenAIConfig):
+        return _ChatSolver(OpenAIReviewer(config))
+    return _ChatSolver(AnthropicReviewer(config))

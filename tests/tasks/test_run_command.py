@@ -228,3 +228,15 @@ def test_init_writes_a_template_that_loads_and_matches_the_schema(tmp_path):
     jsonschema.validate(tomllib.loads(path.read_text()), schema)
     again = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "init", str(path)], capture_output=True, text=True)
     assert again.returncode == 1 and "exists" in again.stderr
+
+
+def test_run_then_grade_end_to_end(tmp_path, project):
+    """The grader reads what the runner wrote: the gold solver resolves, the no-op does not."""
+    from reviewbench.tasks.grade_run import grade_rundir
+
+    gold = _script(tmp_path, "gold", f"(tree / 'calc.py').write_text({FIX_CALC!r})\n")
+    noop = _script(tmp_path, "noop", "pass\n")
+    _run(tmp_path, project, condition("gold", command(gold)) + condition("noop", command(noop)))
+    summary = grade_rundir(tmp_path / "runs", {"jobs": 1, "timeout": 120, "test_cmd": f"{sys.executable} -m pytest -q"})
+    verdicts = {g.condition: (g.applies_clean, g.tests_pass) for g in summary.grades}
+    assert verdicts == {"gold": (True, True), "noop": (True, False)}

@@ -16,6 +16,7 @@ BASE_FILES = {
     "dates.py": "def parse_date(text):\n    return text.split('-')\n",
     "other.py": "X = 1\n",
     "README.md": "A calculator.\n",
+    "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['.']\n",
     "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
 }
 FIX_CALC = "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n\n\ndef add(a, b):\n    return a + b\n"

@@ -141,6 +141,7 @@ def test_timeout_kills_the_solver_and_leaves_no_tree(tmp_path, project):
 import time
 print(tree, flush=True)
 pathlib.Path({str(tmp_path / 'tree_was.txt')!r}).write_text(str(tree))
+pathlib.Path({str(tmp_path / 'pid.txt')!r}).write_text(str(os.getpid()))
 time.sleep(30)
 pathlib.Path({str(marker)!r}).write_text("survived")
 """)
@@ -150,7 +151,7 @@ pathlib.Path({str(marker)!r}).write_text("survived")
     assert not tree.exists()
     _, solutions = read_solutions(tmp_path / "runs")
     assert solutions[0].state == "timed_out" and solutions[0].patch is None
-    assert not marker.exists()
+    assert not _alive(int((tmp_path / "pid.txt").read_text())) and not marker.exists()
 
 
 def test_changed_task_set_or_experiment_is_refused(tmp_path, project):
@@ -240,3 +241,50 @@ def test_run_then_grade_end_to_end(tmp_path, project):
     summary = grade_rundir(tmp_path / "runs", {"jobs": 1, "timeout": 120, "test_cmd": f"{sys.executable} -m pytest -q"})
     verdicts = {g.condition: (g.applies_clean, g.tests_pass) for g in summary.grades}
     assert verdicts == {"gold": (True, True), "noop": (True, False)}
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a reaper that a container may not have is dead)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_ctrl_c_cancels_kills_the_solver_removes_its_tree_and_resume_redoes_it(git_repo, tmp_path):
+    import signal
+    import time
+
+    from ..conftest import default_sigint
+
+    project = make_project(git_repo, tmp_path / "p", n_tasks=2)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    flag = tmp_path / "go-fast"
+    slow = _script(tmp_path, "slow", f"""
+import time
+(pathlib.Path({str(seen)!r}) / str(os.getpid())).write_text(str(tree))
+while not pathlib.Path({str(flag)!r}).exists():
+    time.sleep(0.05)
+(tree / "calc.py").write_text({FIX_CALC!r})
+""")
+    path = experiment_file(tmp_path, project.tasks, condition("A", command(slow), concurrency=2))
+    cmd = [sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out", str(tmp_path / "runs")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    deadline = time.monotonic() + 60
+    while len(list(seen.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines() == ["reviewbench: error: interrupted"]
+    _, solutions = read_solutions(tmp_path / "runs")
+    assert {s.state for s in solutions} == {"cancelled"} and len(solutions) == 2
+    for marker in seen.iterdir():
+        assert not _alive(int(marker.name))
+        assert not Path(marker.read_text()).exists()
+    flag.write_text("")
+    resumed = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    _, solutions = read_solutions(tmp_path / "runs")
+    assert {s.state for s in solutions} == {"completed_findings"}

@@ -152,3 +152,43 @@ def test_key_value_never_reaches_disk_or_output(tmp_path, project):
     for file in tmp_path.rglob("*"):
         if file.is_file():
             assert secret.encode() not in file.read_bytes(), file
+
+
+def test_kill_and_resume_completes_every_run_exactly_once(git_repo, tmp_path):
+    """A real subprocess killed mid-run, then run again: every run once, none asked twice."""
+    import signal
+    import sqlite3
+    import time
+
+    project = make_project(git_repo, tmp_path, n_tasks=3)
+    with FakeLLMServer() as server:
+        server.default = Reply.answer(_answer(project), delay=0.3)
+        path = experiment_file(tmp_path, project.tasks, condition("A", _openai(server), context="oracle",
+                                                                      concurrency=2), repeats=4)  # fmt: skip
+        out = tmp_path / "runs"
+        cmd = [sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out", str(out)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done = 0
+            if (out / "runs.sqlite").exists():
+                db = sqlite3.connect(out / "runs.sqlite")
+                try:
+                    done = db.execute("SELECT count(*) FROM runs").fetchone()[0]
+                except sqlite3.OperationalError:
+                    pass
+                db.close()
+            if done >= 3:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        _, before = read_solutions(out)
+        assert 0 < len(before) < 12
+        resumed = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stderr
+        summary = json.loads(resumed.stdout)
+        assert summary["already_done"] == len(before) and summary["requests"] == 12 - len(before)
+        assert server.count - 12 <= 2  # at most the requests in flight at the kill were asked twice
+    _, after = read_solutions(out)
+    assert len(after) == 12 and {s.state for s in after} == {"completed_findings"}

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..config import Network
 from ..errors import UsageError
 
-__all__ = ["Cancelled", "RunOutcome", "Sandbox", "isolation_prefix", "kill_all", "reset_cancel"]
+__all__ = ["Cancelled", "RunOutcome", "Sandbox", "cancelled", "isolation_prefix", "kill_all", "reset_cancel"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,11 @@ def reset_cancel() -> None:
     _stopping.clear()
 
 
+def cancelled() -> bool:
+    """Whether the run is being stopped."""
+    return _stopping.is_set()
+
+
 def kill_all() -> None:
     """Stop: refuse new commands and kill every sandboxed process tree still running."""
     with _live_lock:
@@ -122,16 +127,12 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    def run(
-        self, command: list[str] | str, cwd: Path, timeout: float, log: Path | None = None
-    ) -> RunOutcome:
-        """Run ``command`` (argv, or a shell string) in ``cwd``; output goes to ``log``."""
-        if _stopping.is_set():
-            raise Cancelled()
-        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    def env(self) -> dict[str, str]:
+        """The environment of every sandboxed command: HOME and TMPDIR in the scratch area,
+        no bytecode written (a stale ``.pyc`` would give a wrong verdict), a fixed hash seed."""
         tmp = self.home / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
-        env = {
+        return {
             **os.environ,
             "HOME": str(self.home),
             "TMPDIR": str(tmp),
@@ -139,6 +140,63 @@ class Sandbox:
             "PYTHONHASHSEED": "0",
             "NO_COLOR": "1",
         }
+
+    def start(self, argv: list[str], cwd: Path, extra_env: dict[str, str], stderr: Path) -> subprocess.Popen[bytes]:
+        """Start a long-lived sandboxed process with pipes on stdin and stdout.
+
+        It lives in its own session, is killed by :func:`kill_all`, and must be ended
+        with :meth:`stop`.
+        """
+        if _stopping.is_set():
+            raise Cancelled()
+        env = {**self.env(), **extra_env}
+        with open(stderr, "ab") as sink:
+            proc = subprocess.Popen(
+                [*self.prefix, *argv],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=sink,
+                start_new_session=True,
+                preexec_fn=self._limits,  # noqa: PLW1509 - no threads touched in the child
+            )
+        with _live_lock:
+            _live.add(proc.pid)
+            if _stopping.is_set():
+                os.killpg(proc.pid, signal.SIGKILL)
+        return proc
+
+    @staticmethod
+    def stop(proc: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+        """End a process from :meth:`start`: close its stdin, wait ``grace`` seconds, then
+        kill its session; always reap it (so its CPU time is accounted to us)."""
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        with _live_lock:
+            _live.discard(proc.pid)
+
+    def run(
+        self, command: list[str] | str, cwd: Path, timeout: float, log: Path | None = None
+    ) -> RunOutcome:
+        """Run ``command`` (argv, or a shell string) in ``cwd``; output goes to ``log``."""
+        if _stopping.is_set():
+            raise Cancelled()
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        env = self.env()
         start = time.monotonic()
         with open(log, "ab") if log else open(os.devnull, "wb") as sink:
             proc = subprocess.Popen(

@@ -16,8 +16,9 @@ from ..config import Network, ValidateConfig
 from ..errors import GitError
 from ..git.repo import GIT
 from ..records import Validation, ValidationStatus
-from .sandbox import Sandbox
+from .sandbox import RunOutcome, Sandbox
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
+from .warm import WarmPytest, parse_launch, warm_enabled
 
 __all__ = ["CaseJob", "ScratchTree", "validate_case"]
 
@@ -46,6 +47,7 @@ class ScratchTree:
         self.home = path.parent / f"{path.name}-home"
         self.sandbox = Sandbox(config.network, config.memory_mb, self.home)
         self._set_up = False
+        self._warm: dict[str, WarmPytest | None] = {}
         self._git(
             "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(path), cwd=path.parent
         )
@@ -72,6 +74,37 @@ class ScratchTree:
     def apply(self, patch: Path) -> bool:
         return self._git("apply", "--whitespace=nowarn", str(patch), check=False).returncode == 0
 
+    def run_tests(self, command: TestCommand, shell: str, log: Path) -> tuple[RunOutcome, bool]:
+        """Run one test command line (``command.shell(...)``) in the sandbox: in a fork of
+        the tree's warm pytest server when the command allows it, else as a fresh process.
+        Returns the outcome and whether it ran warm."""
+        warm = self._warm_server(command)
+        if warm is not None:
+            launch = parse_launch(shell, self.path)
+            if launch is not None and launch.python == warm.launch.python and launch.env == warm.launch.env:
+                outcome = warm.run(list(launch.args), self.config.timeout, log)
+                if outcome is not None:
+                    return outcome, True
+                _note(log, f"warm pytest unavailable ({warm.broken}); running cold")
+        return self.sandbox.run(shell, self.path, self.config.timeout, log), False
+
+    def _warm_server(self, command: TestCommand) -> WarmPytest | None:
+        if not command.is_pytest or not warm_enabled():
+            return None
+        if command.command not in self._warm:
+            launch = parse_launch(command.command, self.path)
+            self._warm[command.command] = (
+                WarmPytest(self.sandbox, self.path, launch, self.home) if launch else None
+            )
+        return self._warm[command.command]
+
+    def close(self) -> None:
+        """Stop the tree's warm servers (they also stop when the tree is collected)."""
+        for warm in self._warm.values():
+            if warm is not None:
+                warm.close()
+        self._warm.clear()
+
     def setup(self, log: Path) -> None:
         """Run the setup command once per tree (with network: installs need it)."""
         if self._set_up or not self.config.setup_cmd:
@@ -94,9 +127,9 @@ def _run(
     junit.unlink(missing_ok=True)
     shell = command.shell(selection, junit)
     _note(log, f"{label}: {shell}")
-    outcome = tree.sandbox.run(shell, tree.path, tree.config.timeout, log)
+    outcome, warm = tree.run_tests(command, shell, log)
     verdict = command.verdict(outcome, junit)
-    _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s)"
+    _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{', warm' if warm else ''})"
                + (f", failing: {', '.join(sorted(verdict.failing))}" if verdict.failing else ""))  # fmt: skip
     return verdict
 

@@ -1,0 +1,285 @@
+"""A warm pytest process: imports pytest once, forks a child per run (see ``warm.py``).
+
+Run as a script by the test command's own interpreter, inside the sandbox, with the
+scratch tree as working directory. It never imports reviewbench (the interpreter may not
+have it) and never the project's code: only pytest, its built-in plugins and the
+third-party plugins pytest would load from entry points. Every run is a fork that imports
+conftest, tests and the project fresh, and calls pytest as ``python -m pytest`` would;
+its exit status and JUnit XML are the verdict, exactly as for a cold process.
+
+Protocol (one JSON object per line): the server first writes ``{"ready": true}`` or
+``{"ready": false, "reason": ...}``; then for each request ``{"argv": [...], "log": path,
+"cache": path}`` on stdin it answers ``{"exit": code}`` (a negative code: killed by that
+signal). End of stdin ends the server.
+
+Two content-addressed caches live in this parent and are inherited by every fork:
+pytest's assertion rewriting of test modules and the compilation of source files, keyed
+by path and the SHA-256 of the source bytes, so that they can never be stale (unlike
+``.pyc`` files checked by modification time, which this process never writes). A child
+hands the entries it computed back through the ``cache`` file.
+"""
+
+import gc
+import hashlib
+import json
+import marshal
+import os
+import signal
+import sys
+
+_MAX_CACHE_BYTES = 256 * 1024 * 1024
+
+
+def _answer(out, payload):
+    os.write(out, (json.dumps(payload) + "\n").encode())
+
+
+def _read_line(fd):
+    data = bytearray()
+    while True:
+        byte = os.read(fd, 1)
+        if not byte:
+            return None
+        if byte == b"\n":
+            return bytes(data)
+        data += byte
+
+
+def _under(path, root):
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return real == root or real.startswith(root + os.sep)
+
+
+def _preload(args):
+    """Import pytest, its built-in plugins and entry-point plugins; return the names of
+    modules that only the entry-point plugins brought in."""
+    import pytest  # noqa: F401
+    import _pytest.config as config
+
+    for name in config.default_plugins:
+        try:
+            __import__("_pytest." + name)
+        except ImportError:
+            pass
+    before = set(sys.modules)
+    if not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        import importlib.metadata
+
+        blocked = {args[i + 1][3:] for i, a in enumerate(args[:-1]) if a == "-p" and args[i + 1].startswith("no:")}
+        blocked |= {a[5:] for a in args if a.startswith("-pno:")}
+        for entry in importlib.metadata.entry_points(group="pytest11"):
+            if entry.name in blocked:
+                continue
+            try:
+                entry.load()
+            except Exception:  # noqa: BLE001 - pytest itself reports a broken plugin, in the child
+                pass
+    return {name.split(".")[0] for name in set(sys.modules) - before}
+
+
+def _install_hooks(cache, fresh, preloaded):
+    """In a child: consult the inherited caches, and skip pytest's "already imported"
+    warning for plugin modules this server imported before pytest's rewrite hook existed
+    (a cold process would have imported them after it)."""
+    import _pytest.assertion.rewrite as rewrite
+    from importlib import _bootstrap_external as external
+
+    warn_imported = rewrite.AssertionRewritingHook._warn_already_imported
+
+    def quiet(self, name):
+        if name not in preloaded:
+            warn_imported(self, name)
+
+    rewrite.AssertionRewritingHook._warn_already_imported = quiet
+
+    rewrite_test = rewrite._rewrite_test
+
+    def cached_rewrite(fn, config):
+        with open(fn, "rb") as handle:
+            source = handle.read()
+        try:
+            hook = bool(config.getini("enable_assertion_pass_hook"))
+        except (ValueError, KeyError):
+            hook = None
+        key = ("rewrite", str(fn), hashlib.sha256(source).hexdigest(), hook)
+        hit = cache.get(key)
+        if hit is not None:
+            return os.stat(fn), marshal.loads(hit)
+        stat, code = rewrite_test(fn, config)
+        fresh[key] = marshal.dumps(code)
+        return stat, code
+
+    rewrite._rewrite_test = cached_rewrite
+
+    source_to_code = external.SourceLoader.source_to_code
+
+    def cached_compile(self, data, path, *, _optimize=-1):
+        if not isinstance(data, bytes) or not isinstance(path, str):
+            return source_to_code(self, data, path, _optimize=_optimize)
+        key = ("compile", path, hashlib.sha256(data).hexdigest(), _optimize, sys.flags.optimize)
+        hit = cache.get(key)
+        if hit is not None:
+            return marshal.loads(hit)
+        code = source_to_code(self, data, path, _optimize=_optimize)
+        fresh[key] = marshal.dumps(code)
+        return code
+
+    external.SourceLoader.source_to_code = cached_compile
+
+
+def _child(request, channels, cache, preloaded, argv0):
+    """Runs in the fork: become ``python -m pytest ARGS`` with output to the case log."""
+    for fd in channels:
+        os.close(fd)
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(null)
+    os.close(log)
+    code = 1
+    fresh = {}
+    try:
+        import importlib
+
+        importlib.invalidate_caches()
+        _install_hooks(cache, fresh, preloaded)
+        sys.argv = [argv0, *request["argv"]]
+        import pytest
+
+        try:
+            code = pytest.console_main()
+        except SystemExit as stop:
+            code = stop.code
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):
+            print(code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - as the interpreter would: traceback, exit 1
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    if fresh and request.get("cache"):
+        try:
+            with open(request["cache"], "wb") as handle:
+                handle.write(marshal.dumps(list(fresh.items())))
+        except Exception:  # noqa: BLE001 - a cache entry lost costs time, not correctness
+            pass
+    os._exit(code & 0xFF if code >= 0 else 1)
+
+
+def _reap(child):
+    """The run is over: nothing it started may outlive it."""
+    if os.getpid() == 1:
+        # Init of our own PID namespace: every other process in it belongs to the run.
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        while True:
+            try:
+                os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            except InterruptedError:
+                continue
+    try:
+        os.killpg(child, signal.SIGKILL)
+    except OSError:
+        pass
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def main():
+    requests = os.dup(0)
+    answers = os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(2, 1)  # stray prints of this process go to its own log (stderr)
+    os.close(null)
+    argv0, path0, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    sys.path[0] = path0 or os.getcwd()  # what ``python -m pytest`` or the pytest script would see
+    root = os.path.realpath(os.getcwd())
+    try:
+        preloaded = _preload(args)
+    except BaseException as exc:  # noqa: BLE001 - the caller falls back to cold runs
+        _answer(answers, {"ready": False, "reason": f"cannot import pytest: {exc!r}"})
+        return
+    project = sorted(
+        name for name, module in list(sys.modules.items())
+        if isinstance(getattr(module, "__file__", None), str) and _under(module.__file__, root)
+    )  # fmt: skip
+    if project:
+        _answer(answers, {"ready": False, "reason": f"importing pytest imported project code: {project[:3]}"})
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.collect()
+    gc.freeze()  # a child's collections then skip everything inherited from here
+    cache = {}
+    size = 0
+    _answer(answers, {"ready": True, "pid": os.getpid()})
+    while True:
+        line = _read_line(requests)
+        if not line:
+            return
+        request = json.loads(line)
+        cache_file = request.get("cache")
+        if cache_file and os.path.exists(cache_file):
+            os.unlink(cache_file)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        child = os.fork()
+        if child == 0:
+            try:
+                _child(request, (requests, answers), cache, preloaded, argv0)
+            finally:
+                os._exit(1)  # never return into the server loop
+        while True:
+            try:
+                _, status = os.waitpid(child, 0)
+                break
+            except InterruptedError:
+                continue
+        _reap(child)
+        code = os.waitstatus_to_exitcode(status)
+        if cache_file and os.path.exists(cache_file):
+            try:
+                with open(cache_file, "rb") as handle:
+                    entries = marshal.loads(handle.read())
+                os.unlink(cache_file)
+            except Exception:  # noqa: BLE001
+                entries = []
+            for key, blob in entries:
+                if size + len(blob) <= _MAX_CACHE_BYTES and tuple(key) not in cache:
+                    cache[tuple(key)] = blob
+                    size += len(blob)
+        _answer(answers, {"exit": code})
+
+
+if __name__ == "__main__":
+    main()

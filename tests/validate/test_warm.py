@@ -1,0 +1,178 @@
+"""Warm pytest runs give the verdicts cold runs give, and never reuse stale code."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reviewbench.config import ValidateConfig
+from reviewbench.validate.testcmd import TestCommand, VerdictKind
+from reviewbench.validate.warm import parse_launch
+from reviewbench.validate.worker import ScratchTree
+
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest"
+
+
+@pytest.mark.parametrize("command", [
+    PYTEST,
+    f"{PYTEST} -q -x -p no:cacheprovider --deselect 'tests/test_a.py::test_x[1]'",
+    f"PYTHONPATH=src {PYTEST} -q",
+])  # fmt: skip
+def test_plain_pytest_commands_run_warm(command, tmp_path):
+    launch = parse_launch(command, tmp_path)
+    assert launch is not None
+    assert launch.python == sys.executable
+    assert launch.argv0.endswith(os.path.join("pytest", "__main__.py"))
+
+
+@pytest.mark.parametrize("command", [
+    f"{PYTEST} $EXTRA",
+    f"cd sub && {PYTEST}",
+    f"{PYTEST} tests/*.py",
+    f"{PYTEST} > out.txt",
+    f"{PYTEST}; true",
+    f"{sys.executable} -X dev -m pytest",
+    "make test",
+])  # fmt: skip
+def test_commands_a_shell_would_interpret_run_cold(command, tmp_path):
+    assert parse_launch(command, tmp_path) is None
+
+
+def _tree(repo, tmp_path: Path, timeout: float = 60) -> ScratchTree:
+    (tmp_path / "scratch").mkdir(parents=True)
+    tree = ScratchTree(repo.path, tmp_path / "scratch" / "tree", ValidateConfig(jobs=1, timeout=timeout))
+    tree.checkout(repo.git("rev-parse", "HEAD"))
+    return tree
+
+
+def _run(tree: ScratchTree, command: TestCommand, selection: list[str], log: Path):
+    junit = tree.home / "junit.xml"
+    junit.unlink(missing_ok=True)
+    outcome, warm = tree.run_tests(command, command.shell(selection, junit), log)
+    return command.verdict(outcome, junit), warm
+
+
+def test_warm_verdicts_match_cold_ones(git_repo, tmp_path, monkeypatch):
+    repo = git_repo()
+    repo.commit("init", {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "def a():\n    return 1\n",
+        "tests/test_pass.py": "from pkg.a import a\n\ndef test_ok():\n    assert a() == 1\n",
+        "tests/test_fail.py": "from pkg.a import a\n\ndef test_bad():\n    assert a() == 2\n",
+        "tests/test_lies.py": "import os\n\ndef test_lies():\n    print('PASSED')\n    os._exit(1)\n",
+        "tests/test_none.py": "",
+    })  # fmt: skip
+    command = TestCommand(PYTEST)
+    log = tmp_path / "case.log"
+    selections = [["tests/test_pass.py"], ["tests/test_fail.py"], ["tests/test_lies.py"], ["tests/test_none.py"], []]
+    results = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
+        tree = _tree(repo, tmp_path / mode)
+        try:
+            results[mode] = [_run(tree, command, s, log) for s in selections]
+        finally:
+            tree.close()
+    assert all(warm for _, warm in results["1"]) and not any(warm for _, warm in results["0"])
+    warm, cold = ([(v.kind, v.exit_code, v.failing) for v, _ in results[m]] for m in ("1", "0"))
+    assert warm == cold
+    assert [k for k, _, _ in warm] == [VerdictKind.PASS, VerdictKind.FAIL, VerdictKind.FAIL,
+                                        VerdictKind.NO_TESTS, VerdictKind.FAIL]  # fmt: skip
+    assert warm[1][2] == {"tests.test_fail::test_bad"}
+
+
+def test_same_size_same_mtime_edit_is_seen(git_repo, tmp_path):
+    """Regression: a changed module with the size and mtime of the old one must not run
+    old code (timestamp-checked bytecode would); the warm caches are keyed by content."""
+    repo = git_repo()
+    repo.commit("init", {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "def a():\n    return 1\n",
+        "tests/test_a.py": "from pkg.a import a\n\ndef test_a():\n    assert a() == 1\n",
+    })  # fmt: skip
+    tree = _tree(repo, tmp_path)
+    command = TestCommand(PYTEST)
+    log = tmp_path / "case.log"
+    module, test = tree.path / "pkg" / "a.py", tree.path / "tests" / "test_a.py"
+    try:
+        stamps = [(p, p.stat().st_mtime_ns) for p in (module, test)]
+        first, warm = _run(tree, command, [], log)
+        assert warm and first.kind is VerdictKind.PASS
+        module.write_text("def a():\n    return 2\n")
+        for path, stamp in stamps:
+            os.utime(path, ns=(stamp, stamp))
+        second, _ = _run(tree, command, [], log)
+        assert second.kind is VerdictKind.FAIL
+        test.write_text(test.read_text().replace("== 1", "== 2"))
+        for path, stamp in stamps:
+            os.utime(path, ns=(stamp, stamp))
+        third, _ = _run(tree, command, [], log)
+        assert third.kind is VerdictKind.PASS
+    finally:
+        tree.close()
+
+
+def test_a_hung_warm_run_times_out_and_the_next_run_starts_afresh(git_repo, tmp_path):
+    repo = git_repo()
+    repo.commit("init", {
+        "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n",
+        "tests/test_fast.py": "def test_fast():\n    assert True\n",
+    })  # fmt: skip
+    tree = _tree(repo, tmp_path, timeout=10)
+    command = TestCommand(PYTEST)
+    log = tmp_path / "case.log"
+    try:
+        _run(tree, command, ["tests/test_fast.py"], log)  # the server is up
+        start = time.monotonic()
+        hung, _ = _run(tree, command, ["tests/test_slow.py"], log)
+        assert hung.kind is VerdictKind.TIMEOUT
+        assert time.monotonic() - start < 50
+        after, warm = _run(tree, command, ["tests/test_fast.py"], log)
+        assert after.kind is VerdictKind.PASS and warm
+    finally:
+        tree.close()
+
+
+def test_processes_a_run_leaves_behind_are_killed(git_repo, tmp_path):
+    repo = git_repo()
+    marker = tmp_path / "daemon.pid"
+    repo.commit("init", {
+        "tests/test_daemon.py": (
+            "import subprocess, sys\n\n"
+            "def test_daemon():\n"
+            "    proc = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+            f"    open({str(marker)!r}, 'w').write(str(proc.pid))\n"
+        ),
+    })  # fmt: skip
+    tree = _tree(repo, tmp_path)
+    command = TestCommand(PYTEST)
+    try:
+        verdict, warm = _run(tree, command, [], tmp_path / "case.log")
+        assert verdict.kind is VerdictKind.PASS and warm
+        pid = int(marker.read_text())
+        # The pid is in the sandbox's namespace when it has one: look for the sleeper by
+        # its command line instead.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _sleepers():
+            time.sleep(0.1)
+        assert not _sleepers(), pid
+    finally:
+        tree.close()
+
+
+def _sleepers() -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"time.sleep(120)" in cmdline and b"-c" in cmdline:
+                found.append(entry.name)
+    return found

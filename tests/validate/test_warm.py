@@ -176,3 +176,46 @@ def _sleepers() -> list[str]:
             if b"time.sleep(120)" in cmdline and b"-c" in cmdline:
                 found.append(entry.name)
     return found
+
+
+def _patch(repo, tmp_path: Path, name: str, files: dict[str, str]) -> Path:
+    repo.write(files)
+    diff = repo.git("diff")
+    repo.git("checkout", "--", ".")
+    patch = tmp_path / f"{name}.patch"
+    patch.write_text(diff + "\n")
+    return patch
+
+
+def test_cases_on_one_base_share_its_reference_runs(git_repo, tmp_path):
+    from reviewbench.validate.worker import CaseJob, validate_case
+
+    repo = git_repo()
+    base = repo.commit("init", {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "def a():\n    return 1\n\n\ndef b():\n    return 2\n",
+        "tests/test_a.py": "from pkg.a import a, b\n\ndef test_a():\n    assert a() == 1\n\n"
+                           "def test_b():\n    assert b() == 2\n\ndef test_sum():\n    assert a() + b() == 3\n",
+    })  # fmt: skip
+    jobs = [
+        CaseJob("one", base, _patch(repo, tmp_path, "one", {"pkg/a.py": "def a():\n    return 0\n\n\ndef b():\n    return 2\n"}),
+                ("tests/test_a.py",), tmp_path / "one.log"),
+        CaseJob("two", base, _patch(repo, tmp_path, "two", {"pkg/a.py": "def a():\n    return 5\n\n\ndef b():\n    return 2\n"}),
+                ("tests/test_a.py::test_a", "tests/test_a.py::test_sum"), tmp_path / "two.log"),
+    ]  # fmt: skip
+    (tmp_path / "scratch").mkdir()
+    trees = [ScratchTree(repo.path, tmp_path / "scratch" / f"tree-{i}", ValidateConfig(jobs=2, timeout=60, reruns=1))
+             for i in range(2)]  # fmt: skip
+    command = TestCommand(PYTEST)
+    try:
+        results = [validate_case(tree, command, job) for tree, job in zip(trees, jobs, strict=True)]
+    finally:
+        for tree in trees:
+            tree.close()
+    assert [r.status.value for r in results] == ["observed", "observed"]
+    assert results[1].failing_tests == ["tests.test_a::test_a", "tests.test_a::test_sum"]
+    first, second = (job.log.read_text() for job in jobs)
+    assert "whole selection at base" in first
+    assert "reference (fix_tests) run" not in second and "seen in this run's base runs" in second
+    # Node ids ran as the cheap selection, not the whole file.
+    assert "tests/test_a.py::test_a tests/test_a.py::test_sum" in second

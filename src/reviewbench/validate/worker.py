@@ -9,6 +9,7 @@ a forced checkout, so one clone serves a worker for the whole run.
 from __future__ import annotations
 
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,6 +135,59 @@ def _run(
     return verdict
 
 
+class BaseResults:
+    """Test ids seen passing and failing in the base runs of one validation run, per
+    (base, test command), shared by all its scratch trees.
+
+    A case's failing tests need no reference run of their own when they already passed
+    at the same base in this run, and never failed there: every mutation case shares
+    HEAD as its base, and many fail the same tests. Only pass/fail runs count (JUnit ids;
+    pytest only); a test seen both passing and failing gets a reference run of its own,
+    which then decides between ``base_failing`` and ``flaky`` as before.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+
+    def record(self, base: str, command: TestCommand, verdict: Verdict) -> None:
+        if not command.is_pytest or verdict.kind not in (VerdictKind.PASS, VerdictKind.FAIL):
+            return
+        with self._lock:
+            passed, failed = self._seen.setdefault((base, command.command), (set(), set()))
+            passed |= verdict.passed
+            failed |= verdict.failing
+
+    def pass_at(self, base: str, command: TestCommand, ids: frozenset[str]) -> bool:
+        with self._lock:
+            passed, failed = self._seen.get((base, command.command), (set(), set()))
+            return bool(ids) and ids <= passed and not ids & failed
+
+
+_RUNS: dict[tuple[str, int, int], BaseResults] = {}
+_RUNS_LOCK = threading.Lock()
+
+
+def _base_results(tree: ScratchTree) -> BaseResults:
+    """The base results of the validation run ``tree`` belongs to: its trees share the
+    temporary folder they were cloned into (one per run and executor worker process)."""
+    root = tree.path.parent
+    info = root.stat()
+    key = (str(root), info.st_dev, info.st_ino)
+    with _RUNS_LOCK:
+        if key not in _RUNS:
+            if len(_RUNS) >= 16:
+                _RUNS.pop(next(iter(_RUNS)))
+            _RUNS[key] = BaseResults()
+        return _RUNS[key]
+
+
+def _present(root: Path, selection: str) -> bool:
+    """A test path, or a pytest node id (``file::test``) whose file, exists in the tree."""
+    path, sep, _ = selection.partition("::")
+    return (root / path).is_file() if sep else (root / path).exists()
+
+
 def _node_ids(failing: frozenset[str], root: Path) -> list[str] | None:
     """pytest node ids of failing JUnit ids; None when any cannot be resolved, so that
     the caller runs the whole selection."""
@@ -180,7 +234,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         return result(ValidationStatus.APPLY_FAILED)
     tree.setup(log)
     selections: list[tuple[str, list[str]]] = []
-    present = [p for p in job.test_paths if (tree.path / p).exists()]
+    present = [p for p in job.test_paths if _present(tree.path, p)]
     if present and command.is_pytest:
         selections.append((SELECTION_FIX_TESTS, present))
     selections.append((SELECTION_SUITE, []))
@@ -201,30 +255,44 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         # cannot be turned back into pytest node ids.
         narrowed = _node_ids(first.failing, tree.path) if command.is_pytest else None
         again = narrowed or selection
-        tree.checkout(job.base)
-        references = []
-        for attempt in range(reruns):
-            reference = run(again, f"reference ({name}) run {attempt + 1}")
-            if narrowed and reference.kind in (VerdictKind.NO_TESTS, VerdictKind.ERROR):
-                narrowed, again = None, selection  # the ids did not resolve: run it all
-                reference = run(again, f"reference ({name}) run {attempt + 1}, whole selection")
-            references.append(reference)
-            if reference.kind is not VerdictKind.FAIL:
-                break
-        kinds = {r.kind for r in references}
-        if kinds == {VerdictKind.FAIL}:
-            return result(ValidationStatus.BASE_FAILING, references[-1], name)
-        if VerdictKind.FAIL in kinds:
-            return result(
-                ValidationStatus.FLAKY, references[-1], name, references[0].failing
-            )  # the base flips
-        reference = references[-1]
-        if reference.kind is VerdictKind.TIMEOUT:
-            return result(ValidationStatus.TIMEOUT, reference, name)
-        if reference.kind is not VerdictKind.PASS:
-            return result(ValidationStatus.ERROR, reference, name)
-        if not tree.apply(job.patch):
-            return result(ValidationStatus.APPLY_FAILED)
+        known = _base_results(tree)
+        if not known.pass_at(job.base, command, first.failing):
+            tree.checkout(job.base)
+        if command.is_pytest and selection and not known.pass_at(job.base, command, first.failing):
+            # A fix-test selection at the base, once per run: other cases on this base
+            # (every mutation case) find their failing tests in it.
+            known.record(job.base, command, run(selection, f"reference ({name}) whole selection at base"))
+        if known.pass_at(job.base, command, first.failing):
+            _note(log, f"reference ({name}): the failing tests pass at base {job.base[:12]} "
+                       "(seen in this run's base runs)")  # fmt: skip
+        else:
+            references = []
+            for attempt in range(reruns):
+                reference = run(again, f"reference ({name}) run {attempt + 1}")
+                if narrowed and reference.kind in (VerdictKind.NO_TESTS, VerdictKind.ERROR):
+                    narrowed, again = None, selection  # the ids did not resolve: run it all
+                    reference = run(again, f"reference ({name}) run {attempt + 1}, whole selection")
+                references.append(reference)
+                if reference.kind is not VerdictKind.FAIL:
+                    break
+            for reference in references:
+                known.record(job.base, command, reference)
+            kinds = {r.kind for r in references}
+            if kinds == {VerdictKind.FAIL}:
+                return result(ValidationStatus.BASE_FAILING, references[-1], name)
+            if VerdictKind.FAIL in kinds:
+                return result(
+                    ValidationStatus.FLAKY, references[-1], name, references[0].failing
+                )  # the base flips
+            reference = references[-1]
+            if reference.kind is VerdictKind.TIMEOUT:
+                return result(ValidationStatus.TIMEOUT, reference, name)
+            if reference.kind is not VerdictKind.PASS:
+                return result(ValidationStatus.ERROR, reference, name)
+        if reruns > 1:
+            tree.checkout(job.base)  # reruns start from a fresh patched tree
+            if not tree.apply(job.patch):
+                return result(ValidationStatus.APPLY_FAILED)
         runs = [first]
         for attempt in range(1, reruns):
             verdict = run(again, f"patched ({name}) run {attempt + 1}")

@@ -164,8 +164,32 @@ def test_coverage_steers_sites_to_executed_lines(git_repo, tmp_path):
                 out, warn=lambda m: pytest.fail(m))  # fmt: skip
     corpus = read_corpus(out)
     assert {c.paths[0] for c in corpus.cases} == {"pkg/used.py"}
-    # Per-test contexts name the test file that runs each mutated line.
-    assert all(g.provenance.test_paths == ["tests/test_used.py"] for g in corpus.gold)
+    # Per-test contexts name the tests that run each mutated line, as pytest node ids.
+    assert all(g.provenance.test_paths == ["tests/test_used.py::test_used"] for g in corpus.gold)
+
+
+def test_coverage_node_ids_only_when_they_surely_exist(git_repo, tmp_path):
+    """Methods get ``file::Class::test``; a test inherited from a base class in another
+    module would give an id pytest cannot find, so its file is used instead."""
+    pytest.importorskip("coverage")
+    repo = git_repo("classes")
+    repo.commit("init", {
+        "pkg/__init__.py": "",
+        "pkg/one.py": "def one(a):\n    if a < 1:\n        return 0\n    return a\n",
+        "pkg/two.py": "def two(a):\n    if a > 2:\n        return 2\n    return a\n",
+        "tests/__init__.py": "",
+        "tests/base.py": "from pkg.two import two\n\nclass Shared:\n    def test_two(self):\n        assert two(5) == 2\n",
+        "tests/test_one.py": "from pkg.one import one\n\nclass TestOne:\n    def test_one(self):\n        assert one(0) == 0\n",
+        "tests/test_two.py": "from tests.base import Shared\n\nclass TestTwo(Shared):\n    pass\n",
+    })  # fmt: skip
+    import sys
+
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=2, controls_ratio=0, paths=("pkg/*.py",),
+                           coverage_cmd=f"{sys.executable} -m coverage run -m pytest -q -p no:cacheprovider"),
+                out, warn=lambda m: pytest.fail(m))  # fmt: skip
+    by_path = {g.defects[0].locations[0].path: g.provenance.test_paths for g in read_corpus(out).gold}
+    assert by_path == {"pkg/one.py": ["tests/test_one.py::TestOne::test_one"], "pkg/two.py": ["tests/base.py"]}
 
 
 def test_odd_files_still_give_patches_git_prints_identically(git_repo, tmp_path):

@@ -219,3 +219,25 @@ def test_cases_on_one_base_share_its_reference_runs(git_repo, tmp_path):
     assert "reference (fix_tests) run" not in second and "seen in this run's base runs" in second
     # Node ids ran as the cheap selection, not the whole file.
     assert "tests/test_a.py::test_a tests/test_a.py::test_sum" in second
+
+
+def test_a_node_id_pytest_cannot_find_falls_back_to_the_suite(git_repo, tmp_path):
+    """Regression: a stale or wrong node id made pytest exit 4 (usage error) and the case
+    ``error``; the cheap selection decides nothing then, and the suite runs."""
+    from reviewbench.validate.worker import CaseJob, validate_case
+
+    repo = git_repo()
+    base = repo.commit("init", {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "def a():\n    return 1\n",
+        "tests/test_a.py": "from pkg.a import a\n\ndef test_a():\n    assert a() == 1\n",
+    })  # fmt: skip
+    patch = _patch(repo, tmp_path, "p", {"pkg/a.py": "def a():\n    return 0\n"})
+    job = CaseJob("c", base, patch, ("tests/test_a.py::test_gone",), tmp_path / "c.log")
+    (tmp_path / "scratch").mkdir()
+    tree = ScratchTree(repo.path, tmp_path / "scratch" / "tree", ValidateConfig(jobs=1, timeout=60, reruns=1))
+    try:
+        result = validate_case(tree, TestCommand(PYTEST), job)
+    finally:
+        tree.close()
+    assert (result.status.value, result.selection) == ("observed", "suite")

@@ -4,7 +4,8 @@ Mutants on lines no test runs cannot be observed, so sites on covered lines come
 when coverage data can be had: a ``.coverage`` file in the repository, or one run of
 ``--coverage-cmd`` in a scratch clone, sandboxed like validation (no network, time and
 memory limits, nothing left behind). Coverage's per-test contexts, when present, tell
-which test files execute a line; otherwise test files that import the module stand in.
+which tests execute a line (pytest node ids, or their files when an id is uncertain);
+otherwise test files that import the module stand in.
 Everything here is optional: any failure leaves a warning and selection without it.
 """
 
@@ -27,12 +28,15 @@ __all__ = ["CoverageMap", "TestLocator", "load_coverage"]
 COVERAGE_TIMEOUT = 1800.0
 #: More test files importing a module than this: they import the package, not test the module.
 _MAX_IMPORTERS = 6
+#: More tests than this ran a line: select their files instead of listing every test.
+_MAX_NODE_IDS = 40
 _RC = "[run]\ndynamic_context = test_function\nrelative_files = True\n"
 
 
 @dataclass(frozen=True)
 class CoverageMap:
-    """Executed lines per repository-relative path, and the test files behind each line."""
+    """Executed lines per repository-relative path, and the tests behind each line (pytest
+    node ids when per-test contexts name them surely, else test files)."""
 
     lines: dict[str, frozenset[int]]
     tests: dict[str, dict[int, frozenset[str]]] = field(default_factory=dict)
@@ -68,6 +72,60 @@ def _context_file(context: str, by_module: dict[str, str]) -> str | None:
     return None
 
 
+class _NodeIds:
+    """pytest node ids (``file::Class::test``) of coverage contexts, checked against the
+    test file's text and pytest's default naming rules; None when a context cannot be
+    turned into one that surely exists (a test inherited from a base class elsewhere, a
+    nested function, a generated test)."""
+
+    def __init__(self, root: Path, by_module: dict[str, str]) -> None:
+        self.root = root
+        self.by_module = by_module
+        self._texts: dict[str, str | None] = {}
+        self._ids: dict[str, str | None] = {}
+
+    def __call__(self, context: str) -> str | None:
+        if context not in self._ids:
+            self._ids[context] = self._resolve(context)
+        return self._ids[context]
+
+    def _text(self, path: str) -> str | None:
+        if path not in self._texts:
+            try:
+                self._texts[path] = (self.root / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                self._texts[path] = None
+        return self._texts[path]
+
+    def _resolve(self, context: str) -> str | None:
+        if "::" in context:  # pytest-cov: the node id itself, then "|setup", "|run"…
+            node = context.split("|", 1)[0]
+            return node if self._text(node.split("::", 1)[0]) is not None else None
+        parts = context.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            path = self.by_module.get(".".join(parts[:end]))
+            if path:
+                break
+        else:
+            return None
+        names = parts[end:]
+        text = self._text(path)
+        if text is None or not names or any(not n.isidentifier() for n in names):
+            return None
+        *classes, function = names
+        # pytest's default collection rules: ids outside them would select nothing.
+        stem = PurePosixPath(path).name
+        if not (stem.startswith("test_") or stem.endswith("_test.py")) or not function.startswith("test") \
+                or any(not c.startswith("Test") for c in classes):  # fmt: skip
+            return None
+        for name in classes:
+            if not re.search(rf"^\s*class\s+{re.escape(name)}\b", text, re.MULTILINE):
+                return None
+        if not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(function)}\b", text, re.MULTILINE):
+            return None
+        return "::".join([path, *names])
+
+
 def _module_names(tests: list[str]) -> dict[str, str]:
     """Dotted names a test file may run under (``tests.test_x`` and ``test_x``), unambiguous only."""
     names: dict[str, str | None] = {}
@@ -88,6 +146,7 @@ def _read(data_file: Path, roots: list[Path], known: set[str], tests: list[str])
     lines: dict[str, frozenset[int]] = {}
     by_line: dict[str, dict[int, frozenset[str]]] = {}
     contexts = any(c for c in data.measured_contexts() if c)
+    node_ids = _NodeIds(roots[0], by_module)
     for measured in data.measured_files():
         path = _relative(measured, roots, known)
         if path is None:
@@ -96,11 +155,22 @@ def _read(data_file: Path, roots: list[Path], known: set[str], tests: list[str])
         if contexts:
             per_line = {}
             for number, names in data.contexts_by_lineno(measured).items():
-                files = {f for c in names if c and (f := _context_file(c, by_module)) and f in known}
-                if files:
-                    per_line[number] = frozenset(files)
+                selection = _selection([c for c in names if c], by_module, node_ids, known)
+                if selection:
+                    per_line[number] = selection
             by_line[path] = per_line
     return CoverageMap(lines, by_line) if lines else None
+
+
+def _selection(contexts: list[str], by_module: dict[str, str], node_ids: _NodeIds,
+               known: set[str]) -> frozenset[str]:  # fmt: skip
+    """The tests that ran a line: their node ids, or their files when any id is uncertain
+    or there are more than ``_MAX_NODE_IDS`` of them."""
+    files = {f for c in contexts if (f := _context_file(c, by_module)) and f in known}
+    ids = {node_ids(c) for c in contexts}
+    if None in ids or not ids or len(ids) > _MAX_NODE_IDS:
+        return frozenset(files)
+    return frozenset(i for i in ids if i)
 
 
 def load_coverage(

@@ -248,6 +248,10 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             continue  # nothing observed here; a wider selection may
         if first.kind is VerdictKind.TIMEOUT:
             return result(ValidationStatus.TIMEOUT, first, name)
+        if first.kind is VerdictKind.ERROR and name == SELECTION_FIX_TESTS and any("::" in p for p in selection):
+            # pytest exits 4 on a node id it cannot find: this selection decides nothing.
+            _note(log, f"patched ({name}): pytest could not run the selected node ids; trying the next selection")
+            continue
         if first.kind is VerdictKind.ERROR:
             return result(ValidationStatus.ERROR, first, name)
         # The patched tests failed: they must pass on the base, reproducibly. Only the

@@ -61,10 +61,11 @@ class Measured:
     stderr: str
 
 
-def measure(argv: list[str], cwd: Path | None = None, timeout: float | None = None) -> Measured:
+def measure(argv: list[str], cwd: Path | None = None, timeout: float | None = None,
+            env: dict[str, str] | None = None) -> Measured:  # fmt: skip
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -80,26 +81,29 @@ def per_minute(count: int, cpu_s: float) -> float:
     return count / (cpu_s / 60) if cpu_s > 0 else 0.0
 
 
-def run_reviewbench(repo: Path, work: Path, args: argparse.Namespace, test_cmd: str) -> dict:
-    corpus = work / "corpus"
+def run_reviewbench(repo: Path, work: Path, args: argparse.Namespace, test_cmd: str,
+                    env: dict[str, str] | None = None, corpus_name: str = "corpus") -> dict:  # fmt: skip
+    corpus = work / corpus_name
     mine = [PYTHON, "-m", "reviewbench", "mine", str(repo), "--out", str(corpus), "--no-fixes",
             "--mutations", str(args.mutations), "--controls-ratio", "0", "--seed", str(args.seed), "--json"]
     if args.coverage:
         mine += ["--coverage-cmd", f"{shlex.quote(PYTHON)} -m coverage run -m pytest -q -p no:cacheprovider"
                  + "".join(f" --deselect {shlex.quote(d)}" for d in args.deselect)]
-    mined = measure(mine)
+    mined = measure(mine, env=env)
     if mined.code != 0:
         sys.exit(f"reviewbench mine failed: {mined.stderr.strip()}")
     validated = measure([PYTHON, "-m", "reviewbench", "validate", str(corpus), "--test-cmd", test_cmd,
                          "--jobs", str(args.jobs), "--reruns", str(args.reruns), "--timeout", str(args.timeout),
-                         "--json"])
+                         "--json"], env=env)  # fmt: skip
     if validated.code != 0:
         sys.exit(f"reviewbench validate failed: {validated.stderr.strip()}")
     statuses: dict[str, int] = {}
     by_operator: dict[str, list[int]] = {}
+    by_case: dict[str, str] = {}
     for line in (corpus / "gold.jsonl").read_text().splitlines():
         gold = json.loads(line)
         status = gold["validation"]["status"]
+        by_case[gold["case_id"]] = status
         statuses[status] = statuses.get(status, 0) + 1
         row = by_operator.setdefault(gold["provenance"]["operator"], [0, 0])
         row[0] += status == "observed"
@@ -109,6 +113,7 @@ def run_reviewbench(repo: Path, work: Path, args: argparse.Namespace, test_cmd: 
         "made": sum(statuses.values()),
         "observed": statuses.get("observed", 0),
         "statuses": statuses,
+        "by_case": by_case,
         "by_operator": by_operator,
         "cpu_s": cpu,
         "mine_cpu_s": mined.cpu_s,
@@ -204,6 +209,9 @@ def main() -> None:
     parser.add_argument("--tests", action="append", default=[], help="mutmut test directory (repeatable)")
     parser.add_argument("--mutmut-timeout", type=float, default=3 * 3600)
     parser.add_argument("--skip-mutmut", action="store_true")
+    parser.add_argument("--baseline-src", type=Path, metavar="DIR",
+                        help="also run reviewbench from DIR/src (e.g. a git worktree of an older commit), "
+                             "same clone and settings, and compare rates and statuses")
     parser.add_argument("--workdir", type=Path, help="keep clones and corpus here (default: a temp dir)")
     args = parser.parse_args()
     repo = args.repo.resolve()
@@ -213,7 +221,12 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
     try:
-        ours = run_reviewbench(clone(repo, work / "reviewbench-repo"), work, args, test_cmd)
+        ours_repo = clone(repo, work / "reviewbench-repo")
+        ours = run_reviewbench(ours_repo, work, args, test_cmd)
+        baseline = None
+        if args.baseline_src:
+            env = {**os.environ, "PYTHONPATH": str(args.baseline_src.resolve() / "src")}
+            baseline = run_reviewbench(ours_repo, work, args, test_cmd, env=env, corpus_name="corpus-baseline")
         theirs = None if args.skip_mutmut else run_mutmut(clone(repo, work / "mutmut-repo"), args)
     finally:
         if args.workdir is None:
@@ -223,7 +236,8 @@ def main() -> None:
     print(f"repository {repo} at {head[:12]}; jobs {args.jobs}; load average {load[0]:.2f} → {os.getloadavg()[0]:.2f}")
     print(f"validate --test-cmd {test_cmd!r} --reruns {args.reruns}")
     print(f"{'tool':<12} {'made':>6} {'observed':>9} {'CPU s':>8} {'wall s':>8} {'observed/CPU-min':>17}")
-    rows = [("reviewbench", ours)] + ([("mutmut", theirs)] if theirs else [])
+    rows = [("reviewbench", ours)] + ([("baseline", baseline)] if baseline else []) \
+        + ([("mutmut", theirs)] if theirs else [])
     for name, row in rows:
         print(f"{name:<12} {row['made']:>6} {row['observed']:>9} {row['cpu_s']:>8.1f} {row['wall_s']:>8.1f}"
               f" {row['rate']:>17.1f}")  # fmt: skip
@@ -231,6 +245,15 @@ def main() -> None:
           f"statuses {ours['statuses']}")
     print("reviewbench observed/made by operator: "
           + ", ".join(f"{op} {o}/{n}" for op, (o, n) in sorted(ours["by_operator"].items())))  # fmt: skip
+    if baseline:
+        print(f"baseline ({args.baseline_src}) CPU: mine {baseline['mine_cpu_s']:.1f}s, "
+              f"validate {baseline['validate_cpu_s']:.1f}s; statuses {baseline['statuses']}")
+        shared = sorted(set(ours["by_case"]) & set(baseline["by_case"]))
+        differ = [c for c in shared if ours["by_case"][c] != baseline["by_case"][c]]
+        print(f"statuses agree on {len(shared) - len(differ)} of {len(shared)} cases mined by both"
+              + "".join(f"; {c}: baseline {baseline['by_case'][c]}, now {ours['by_case'][c]}" for c in differ))
+        print(f"reviewbench/baseline observed per CPU-minute: {ours['rate'] / baseline['rate']:.2f}x"
+              if baseline["rate"] else "baseline observed nothing")
     if theirs:
         print(f"mutmut statuses {theirs['statuses']} (sources {theirs['sources']}, tests {theirs['tests']})")
         ratio = ours["rate"] / theirs["rate"] if theirs["rate"] else float("inf")

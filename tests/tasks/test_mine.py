@@ -36,7 +36,7 @@ FLAKY_TEST = (
 
 
 def _settings(**extra) -> ValidateConfig:
-    return ValidateConfig(test_cmd=PYTEST, jobs=2, timeout=120, **extra)
+    return ValidateConfig(**{"test_cmd": PYTEST, "jobs": 2, "timeout": 120, **extra})
 
 
 @pytest.fixture
@@ -166,3 +166,15 @@ def test_cli_mine_json_and_errors(history, tmp_path):
     bad = _cli("tasks", "mine", "plain", "--out", "t", cwd=tmp_path)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "not a git repository" in bad.stderr
+
+
+def test_a_hanging_test_is_dropped_as_timeout_without_running_the_gold_patch(git_repo, tmp_path):
+    repo = git_repo("hang")
+    repo.commit("initial", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    hang = "import threading, time\n\n\ndef test_hang():\n    threading.Thread(target=time.sleep, args=(600,)).start()\n"
+    repo.commit("fix add, with a test that leaves a thread behind",
+                {"pkg/calc.py": CALC_FIXED, "tests/test_hang.py": hang})  # fmt: skip
+    with pytest.raises(NoCases, match="timeout 1"):
+        mine_tasks(MineConfig(repo=repo.path), tmp_path / "tasks", _settings(timeout=3))
+    log = next((tmp_path / "tasks" / "logs").glob("*.log")).read_text()
+    assert "before (tests only) run 1: timeout" in log and "after" not in log

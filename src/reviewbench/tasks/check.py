@@ -75,11 +75,12 @@ def check_task(tree: ScratchTree, command: TestCommand, job: TaskJob) -> TaskChe
     if not selection:
         return drop(TaskDropReason.NO_TEST_CHANGE)  # only data or deleted test files: nothing to run
     before = runs("before (tests only)", selection)
+    if any(o.kind is VerdictKind.TIMEOUT for o in before):
+        return drop(TaskDropReason.TIMEOUT)  # the after-runs would hang the same way
     if not tree.apply(job.patch):
         return drop(TaskDropReason.APPLY_FAILED)
     after = runs("after (tests + gold patch)", selection)
-    everything = before + after
-    if any(o.kind is VerdictKind.TIMEOUT for o in everything):
+    if any(o.kind is VerdictKind.TIMEOUT for o in after):
         return drop(TaskDropReason.TIMEOUT)
     if any(o.kind in (VerdictKind.ERROR, VerdictKind.NO_TESTS) for o in after):
         return drop(TaskDropReason.ERROR)

@@ -211,7 +211,7 @@ def grade_rundir(
     on_grade: Callable[[Grade, int, int], None] | None = None,
 ) -> GradeSummary:
     """Grade every run of a ``tasks run`` directory (settings as :func:`grade_settings`)."""
-    from .solutions import read_solutions  # type: ignore[attr-defined]
+    from .solutions import read_solutions
 
     tasks_path, solutions = read_solutions(rundir)
     taskset = read_tasks(tasks_path)

@@ -232,7 +232,9 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     tree.checkout(job.base)
     if not tree.applies(job.patch):
         return result(ValidationStatus.APPLY_FAILED)
+    set_up = tree._set_up
     tree.setup(log)
+    fresh = tree._set_up == set_up  # still exactly the base: no setup command ran just now
     selections: list[tuple[str, list[str]]] = []
     present = [p for p in job.test_paths if _present(tree.path, p)]
     if present and command.is_pytest:
@@ -240,7 +242,9 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     selections.append((SELECTION_SUITE, []))
     last: Verdict | None = None
     for name, selection in selections:
-        tree.checkout(job.base)
+        if not fresh:
+            tree.checkout(job.base)
+        fresh = False
         if not tree.apply(job.patch):
             return result(ValidationStatus.APPLY_FAILED)
         first = last = run(selection, f"patched ({name}) run 1")

@@ -60,6 +60,38 @@ class ParsedModule:
         self.source = source
         self.wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         self.module = self.wrapper.module
+        self._spans: list[tuple[int, int, int, int]] | None = None
+
+    def _statement_spans(self) -> list[tuple[int, int, int, int]]:
+        """(first line, last line, start offset, end offset) of each top-level statement's
+        text, leading comments and blank lines included; empty when printing them one by
+        one does not give back the source exactly (then :meth:`apply` prints it whole)."""
+        if self._spans is None:
+            spans: list[tuple[int, int, int, int]] = []
+            header = "".join(self.module.code_for_node(line) for line in self.module.header)
+            offset, line = len(header), header.count("\n") + 1
+            for statement in self.module.body:
+                text = self.module.code_for_node(statement)
+                if self.source[offset : offset + len(text)] != text:
+                    spans = []
+                    break
+                lines = text.count("\n")
+                spans.append((line, line + max(lines - 1, 0), offset, offset + len(text)))
+                offset, line = offset + len(text), line + lines
+            self._spans = spans
+        return self._spans
+
+    def _apply_in_statement(self, site: Site) -> str | None:
+        """Re-print only the top-level statement holding ``site``: re-printing the whole
+        module per mutant was most of mining time."""
+        for index, (first, last, start, end) in enumerate(self._statement_spans()):
+            if first <= site.line and site.end_line <= last:
+                statement = self.module.body[index]
+                replaced = statement.deep_replace(site.node, site.replacement)
+                text = self.source[:start] + self.module.code_for_node(replaced) + self.source[end:]  # type: ignore[arg-type]
+                return None if text == self.source else text  # unchanged: the node is elsewhere
+
+        return None
 
     def sites(self, operators: Sequence[type[Operator]]) -> list[Site]:
         """Every site of ``operators`` in this module, in source order per operator.
@@ -76,6 +108,9 @@ class ParsedModule:
         if site.node is self.module:
             assert isinstance(site.replacement, cst.Module)
             return site.replacement.code
+        fast = self._apply_in_statement(site)
+        if fast is not None:
+            return fast
         return self.module.deep_replace(site.node, site.replacement).code  # type: ignore[union-attr]
 
 

@@ -178,3 +178,13 @@ def test_a_hanging_test_is_dropped_as_timeout_without_running_the_gold_patch(git
         mine_tasks(MineConfig(repo=repo.path), tmp_path / "tasks", _settings(timeout=3))
     log = next((tmp_path / "tasks" / "logs").glob("*.log")).read_text()
     assert "before (tests only) run 1: timeout" in log and "after" not in log
+
+
+def test_a_test_run_without_any_outcome_is_an_error_not_a_missing_fail_to_pass(git_repo, tmp_path):
+    repo = git_repo("crash")
+    repo.commit("initial", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    crash = "import os\n\nos._exit(1)  # pytest dies before writing any report\n"
+    repo.commit("fix add, with a test module that kills pytest",
+                {"pkg/calc.py": CALC_FIXED, "tests/test_crash.py": crash})  # fmt: skip
+    with pytest.raises(NoCases, match="error 1"):
+        mine_tasks(MineConfig(repo=repo.path), tmp_path / "tasks", _settings())

@@ -82,7 +82,9 @@ def check_task(tree: ScratchTree, command: TestCommand, job: TaskJob) -> TaskChe
     after = runs("after (tests + gold patch)", selection)
     if any(o.kind is VerdictKind.TIMEOUT for o in after):
         return drop(TaskDropReason.TIMEOUT)
-    if any(o.kind in (VerdictKind.ERROR, VerdictKind.NO_TESTS) for o in after):
+    if any(o.kind in (VerdictKind.ERROR, VerdictKind.NO_TESTS) or not (o.passed or o.failed) for o in after):
+        # No test outcome at all: pytest itself failed (an old conftest against today's
+        # pytest, a missing dependency). That says nothing about the fix.
         return drop(TaskDropReason.ERROR)
     for outcomes in (before, after):
         if len({(o.passed, o.failed) for o in outcomes}) > 1:

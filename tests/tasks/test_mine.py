@@ -188,3 +188,14 @@ def test_a_test_run_without_any_outcome_is_an_error_not_a_missing_fail_to_pass(g
                 {"pkg/calc.py": CALC_FIXED, "tests/test_crash.py": crash})  # fmt: skip
     with pytest.raises(NoCases, match="error 1"):
         mine_tasks(MineConfig(repo=repo.path), tmp_path / "tasks", _settings())
+
+
+def test_node_ids_keep_double_colons_inside_parameters(tmp_path):
+    from reviewbench.validate.testcmd import node_id
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_url.py").write_text("")
+    junit = "tests.test_url::test_parse[https://[::1]:80/?a=b]"
+    assert node_id(junit, tmp_path) == "tests/test_url.py::test_parse[https://[::1]:80/?a=b]"
+    assert node_id("tests.test_url.TestK::test_a[x::y]", tmp_path) == "tests/test_url.py::TestK::test_a[x::y]"
+    assert node_id("tests.test_url", tmp_path) is None  # a collection error: no test name

@@ -159,7 +159,8 @@ def node_id(test_id: str, root: Path) -> str | None:
     dotted prefix that names a file is the module. None when the id cannot be resolved
     (a collection error has no class name).
     """
-    classname, _, name = test_id.rpartition("::")
+    # JUnit class names are dotted, never "::"; a parametrised name may hold "::" (IPv6).
+    classname, _, name = test_id.partition("::") if "::" in test_id else ("", "", test_id)
     parts = classname.split(".") if classname else []
     for cut in range(len(parts), 0, -1):
         module = "/".join(parts[:cut]) + ".py"

@@ -241,3 +241,32 @@ def test_a_node_id_pytest_cannot_find_falls_back_to_the_suite(git_repo, tmp_path
     finally:
         tree.close()
     assert (result.status.value, result.selection) == ("observed", "suite")
+
+
+def test_a_project_shadowing_what_pytest_imports_runs_cold(git_repo, tmp_path):
+    """The server never keeps project code imported: a project module named like one
+    pytest imports (here the stdlib's pprint, found first on sys.path) makes it refuse,
+    and the runs are cold, with the verdicts a cold run gives."""
+    repo = git_repo()
+    repo.commit("init", {
+        "pprint.py": (
+            "import importlib.util, os, sysconfig\n"
+            "_spec = importlib.util.spec_from_file_location("
+            "'pprint', os.path.join(sysconfig.get_paths()['stdlib'], 'pprint.py'))\n"
+            "_real = importlib.util.module_from_spec(_spec)\n"
+            "_spec.loader.exec_module(_real)\n"
+            "globals().update({k: v for k, v in vars(_real).items() if not k.startswith('__')})\n"
+        ),
+        "tests/test_ok.py": "def test_ok():\n    assert True\n",
+    })  # fmt: skip
+    tree = _tree(repo, tmp_path)
+    command = TestCommand(PYTEST)
+    log = tmp_path / "case.log"
+    try:
+        verdict, warm = _run(tree, command, [], log)
+        assert (verdict.kind, warm) == (VerdictKind.PASS, False)
+        assert "imported project code" in log.read_text()
+        again, warm = _run(tree, command, [], log)
+        assert (again.kind, warm) == (VerdictKind.PASS, False)
+    finally:
+        tree.close()

@@ -270,3 +270,35 @@ def test_a_project_shadowing_what_pytest_imports_runs_cold(git_repo, tmp_path):
         assert (again.kind, warm) == (VerdictKind.PASS, False)
     finally:
         tree.close()
+
+
+def test_the_server_ends_a_run_when_its_client_is_gone(git_repo, tmp_path):
+    """Regression: a server whose validate process died (SIGTERM, SIGKILL) sat in waitpid
+    behind a hung test forever, since only the client enforces the timeout."""
+    import threading
+
+    from reviewbench.validate.warm import WarmPytest
+
+    repo = git_repo()
+    repo.commit("init", {"tests/test_hang.py": "import time\n\ndef test_hang():\n    time.sleep(300)\n"})
+    tree = _tree(repo, tmp_path, timeout=300)
+    launch = parse_launch(PYTEST, tree.path)
+    assert launch is not None
+    warm = WarmPytest(tree.sandbox, tree.path, launch, tree.home)
+    log = tmp_path / "case.log"
+    results = []
+    runner = threading.Thread(target=lambda: results.append(warm.run(["tests/test_hang.py"], 300, log)))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 60
+        while "test_hang.py" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc = warm._proc
+        assert proc is not None and proc.stdin is not None
+        proc.stdin.close()  # what the client's death does to the server's stdin
+        proc.wait(timeout=30)
+        runner.join(timeout=30)
+        assert results == [None]  # the server died: the caller falls back to a cold run
+    finally:
+        warm.close()
+        tree.close()

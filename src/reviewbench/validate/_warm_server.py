@@ -214,6 +214,29 @@ def _reap(child):
             return
 
 
+def _wait(child, requests):
+    """The child's wait status; None if the client went away first (then nobody enforces
+    the timeout: the run must not go on)."""
+    import select
+
+    try:
+        watch = os.pidfd_open(child)
+    except (AttributeError, OSError):
+        watch = None
+    try:
+        while True:
+            pid, status = os.waitpid(child, os.WNOHANG)
+            if pid:
+                return status
+            ready, _, _ = select.select([requests] + ([watch] if watch is not None else []), [], [],
+                                        None if watch is not None else 0.2)  # fmt: skip
+            if requests in ready and not os.read(requests, 1):
+                return None  # end of file; a byte would break the protocol, and is dropped
+    finally:
+        if watch is not None:
+            os.close(watch)
+
+
 def main():
     requests = os.dup(0)
     answers = os.dup(1)
@@ -259,13 +282,10 @@ def main():
                 _child(request, (requests, answers), cache, preloaded, argv0)
             finally:
                 os._exit(1)  # never return into the server loop
-        while True:
-            try:
-                _, status = os.waitpid(child, 0)
-                break
-            except InterruptedError:
-                continue
+        status = _wait(child, requests)
         _reap(child)
+        if status is None:
+            return  # the client is gone (its end of our stdin closed): so are we
         code = os.waitstatus_to_exitcode(status)
         if cache_file and os.path.exists(cache_file):
             try:

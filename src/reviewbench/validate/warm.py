@@ -138,6 +138,10 @@ def _pytest_main(python: str) -> str | None:
     return _MAIN_CACHE[python]
 
 
+class _Gone(Exception):
+    """The server closed its end of the pipe."""
+
+
 class WarmPytest:
     """One warm server for one scratch tree and one test command."""
 
@@ -162,7 +166,10 @@ class WarmPytest:
         self._buffer = b""
         self._finalizer = weakref.finalize(self, Sandbox.stop, proc)
         self.starts += 1
-        ready = self._receive(min(timeout, START_TIMEOUT))
+        try:
+            ready = self._receive(min(timeout, START_TIMEOUT))
+        except _Gone:
+            ready = None
         if not ready or not ready.get("ready"):
             reason = ready.get("reason") if ready else "no answer"
             self.close()
@@ -170,7 +177,11 @@ class WarmPytest:
             self.broken = f"{reason}{': ' + tail[0] if tail and not ready else ''}"
 
     def _receive(self, timeout: float) -> dict | None:
-        """One JSON line from the server; None at a timeout or when it died."""
+        """One JSON line from the server; None at a timeout.
+
+        Raises:
+            _Gone: the server closed its end (it died).
+        """
         assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
         deadline = time.monotonic() + timeout
@@ -183,7 +194,7 @@ class WarmPytest:
                 return None
             chunk = os.read(fd, 65536)
             if not chunk:
-                return None
+                raise _Gone()
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
@@ -208,17 +219,20 @@ class WarmPytest:
             self.close()
             self.broken = "the warm server died"
             return None
-        answer = self._receive(max(0.0, timeout - (time.monotonic() - start)))
+        try:
+            answer = self._receive(max(0.0, timeout - (time.monotonic() - start)))
+        except _Gone:
+            self.close()
+            if cancelled():
+                raise Cancelled() from None
+            self.broken = "the warm server died"
+            return None
         duration = time.monotonic() - start
         if cancelled():
             self.close()
             raise Cancelled()
         if answer is None:
-            died = self._proc.poll() is not None
-            self.close()  # hung or dead: kill the whole session; the next run starts afresh
-            if died:
-                self.broken = "the warm server died"
-                return None
+            self.close()  # hung: kill the whole session; the next run starts afresh
             return RunOutcome(exit_code=None, timed_out=True, duration_s=duration)
         return RunOutcome(exit_code=int(answer["exit"]), timed_out=False, duration_s=duration)
 

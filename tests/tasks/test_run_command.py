@@ -187,6 +187,18 @@ def test_cli_runs_and_prints_json(tmp_path, project):
     assert plain.returncode == 0 and "2 already done" in plain.stdout
 
 
+def test_cli_takes_the_task_directory_first_as_in_tasks_run_TASKS_EXPERIMENT(tmp_path, project):
+    noop = _script(tmp_path, "noop", "pass\n")
+    path = experiment_file(tmp_path, tmp_path / "nowhere", condition("A", command(noop)), repeats=1)
+    cmd = [sys.executable, "-m", "reviewbench", "tasks", "run", str(project.tasks), str(path),
+           "--out", str(tmp_path / "runs"), "--json"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["planned"] == 1
+    three = subprocess.run(cmd[:5] + [str(path), *cmd[5:]], capture_output=True, text=True)
+    assert three.returncode == 2 and "at most two paths" in three.stderr
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('tasks = "t"\n[[condition]]\nname = "A"\nsolver = { kind = "silent" }\n', "unknown solver kind 'silent'"),
     ('tasks = "t"\n[[condition]]\nname = "A"\nsolver = { kind = "openai" }\n', "condition[0].solver.model"),

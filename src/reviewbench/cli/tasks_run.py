@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -15,13 +16,15 @@ __all__ = ["tasks_init_command", "tasks_run_command"]
 
 
 @click.command("run")
-@click.argument("experiment", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, metavar="[TASKS] EXPERIMENT", type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Run directory (created; an existing one of the same experiment is resumed).")
 @click.option("--retry-failed", is_flag=True, help="Run again the runs that failed or timed out.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def tasks_run_command(experiment: Path, out: Path, retry_failed: bool, as_json: bool) -> None:
+def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as_json: bool) -> None:
     """Run every solver condition of EXPERIMENT (a fix-task TOML file) on its tasks.
+
+    The task directory is the one EXPERIMENT names (``tasks = "DIR"``), or TASKS when given.
 
     Each run (task x condition x repetition) ends in exactly one state, recorded with its
     patch and provenance in OUT/runs.sqlite: completed_findings (a patch),
@@ -31,7 +34,13 @@ def tasks_run_command(experiment: Path, out: Path, retry_failed: bool, as_json: 
     from ..review.task_experiment import load_tasks_experiment
     from ..tasks.run import run_tasks  # pulls in the solver adapters
 
+    if len(paths) > 2:
+        raise click.UsageError("expected [TASKS] EXPERIMENT: at most two paths")
+    *tasks_dir, experiment = paths
     loaded = load_tasks_experiment(experiment)
+    if tasks_dir:  # recorded in the run directory like any other experiment field
+        config = loaded.config.model_copy(update={"tasks": str(tasks_dir[0].resolve())})
+        loaded = dataclasses.replace(loaded, config=config)
     with Progress(
         TextColumn("solving"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
         TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,

@@ -17,7 +17,7 @@ def tasks_group() -> None:
 
     \b
     reviewbench tasks mine REPO --out TASKS          # fixes with tests -> tasks.jsonl
-    reviewbench tasks run EXPERIMENT.toml --out RUNDIR   # solvers write patches
+    reviewbench tasks run [TASKS] EXPERIMENT.toml --out RUNDIR   # solvers write patches
     reviewbench tasks grade RUNDIR                   # apply, test, score
     """
 

@@ -45,7 +45,9 @@ def test_commands_a_shell_would_interpret_run_cold(command, tmp_path):
 
 def _tree(repo, tmp_path: Path, timeout: float = 60) -> ScratchTree:
     (tmp_path / "scratch").mkdir(parents=True)
-    tree = ScratchTree(repo.path, tmp_path / "scratch" / "tree", ValidateConfig(jobs=1, timeout=timeout))
+    tree = ScratchTree(
+        repo.path, tmp_path / "scratch" / "tree", ValidateConfig(jobs=1, timeout=timeout)
+    )
     tree.checkout(repo.git("rev-parse", "HEAD"))
     return tree
 
@@ -69,7 +71,13 @@ def test_warm_verdicts_match_cold_ones(git_repo, tmp_path, monkeypatch):
     })  # fmt: skip
     command = TestCommand(PYTEST)
     log = tmp_path / "case.log"
-    selections = [["tests/test_pass.py"], ["tests/test_fail.py"], ["tests/test_lies.py"], ["tests/test_none.py"], []]
+    selections = [
+        ["tests/test_pass.py"],
+        ["tests/test_fail.py"],
+        ["tests/test_lies.py"],
+        ["tests/test_none.py"],
+        [],
+    ]
     results = {}
     for mode in ("1", "0"):
         monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
@@ -235,7 +243,9 @@ def test_a_node_id_pytest_cannot_find_falls_back_to_the_suite(git_repo, tmp_path
     patch = _patch(repo, tmp_path, "p", {"pkg/a.py": "def a():\n    return 0\n"})
     job = CaseJob("c", base, patch, ("tests/test_a.py::test_gone",), tmp_path / "c.log")
     (tmp_path / "scratch").mkdir()
-    tree = ScratchTree(repo.path, tmp_path / "scratch" / "tree", ValidateConfig(jobs=1, timeout=60, reruns=1))
+    tree = ScratchTree(
+        repo.path, tmp_path / "scratch" / "tree", ValidateConfig(jobs=1, timeout=60, reruns=1)
+    )
     try:
         result = validate_case(tree, TestCommand(PYTEST), job)
     finally:
@@ -280,18 +290,25 @@ def test_the_server_ends_a_run_when_its_client_is_gone(git_repo, tmp_path):
     from reviewbench.validate.warm import WarmPytest
 
     repo = git_repo()
-    repo.commit("init", {"tests/test_hang.py": "import time\n\ndef test_hang():\n    time.sleep(300)\n"})
+    repo.commit(
+        "init", {"tests/test_hang.py": "import time\n\ndef test_hang():\n    time.sleep(300)\n"}
+    )
     tree = _tree(repo, tmp_path, timeout=300)
     launch = parse_launch(PYTEST, tree.path)
     assert launch is not None
     warm = WarmPytest(tree.sandbox, tree.path, launch, tree.home)
     log = tmp_path / "case.log"
     results = []
-    runner = threading.Thread(target=lambda: results.append(warm.run(["tests/test_hang.py"], 300, log)))
+    runner = threading.Thread(
+        target=lambda: results.append(warm.run(["tests/test_hang.py"], 300, log))
+    )
     runner.start()
     try:
         deadline = time.monotonic() + 60
-        while "test_hang.py" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        while (
+            "test_hang.py" not in (log.read_text() if log.exists() else "")
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.1)
         proc = warm._proc
         assert proc is not None and proc.stdin is not None

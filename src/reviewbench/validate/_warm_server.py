@@ -68,7 +68,11 @@ def _preload(args):
     if not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         import importlib.metadata
 
-        blocked = {args[i + 1][3:] for i, a in enumerate(args[:-1]) if a == "-p" and args[i + 1].startswith("no:")}
+        blocked = {
+            args[i + 1][3:]
+            for i, a in enumerate(args[:-1])
+            if a == "-p" and args[i + 1].startswith("no:")
+        }
         blocked |= {a[5:] for a in args if a.startswith("-pno:")}
         for entry in importlib.metadata.entry_points(group="pytest11"):
             if entry.name in blocked:
@@ -257,7 +261,10 @@ def main():
         if isinstance(getattr(module, "__file__", None), str) and _under(module.__file__, root)
     )  # fmt: skip
     if project:
-        _answer(answers, {"ready": False, "reason": f"importing pytest imported project code: {project[:3]}"})
+        _answer(
+            answers,
+            {"ready": False, "reason": f"importing pytest imported project code: {project[:3]}"},
+        )
         return
     sys.stdout.flush()
     sys.stderr.flush()

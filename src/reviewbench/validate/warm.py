@@ -40,7 +40,12 @@ _ASSIGNMENT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 def warm_enabled() -> bool:
-    return os.environ.get("REVIEWBENCH_WARM_PYTEST", "1").strip().lower() not in ("0", "no", "false", "off")
+    return os.environ.get("REVIEWBENCH_WARM_PYTEST", "1").strip().lower() not in (
+        "0",
+        "no",
+        "false",
+        "off",
+    )
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ def _plain(command: str) -> bool:
         if quote == "'":
             quote = None if char == "'" else quote
         elif quote == '"':
-            if char in '$`\\':
+            if char in "$`\\":
                 return False
             quote = None if char == '"' else quote
         elif char in "'\"":
@@ -133,7 +138,9 @@ def _pytest_main(python: str) -> str | None:
     without importing pytest (the interpreter may be a different environment)."""
     if python not in _MAIN_CACHE:
         code = "import importlib.util as u; s = u.find_spec('pytest.__main__'); print(s.origin if s else '')"
-        probe = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=False)
+        probe = subprocess.run(
+            [python, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=False
+        )
         _MAIN_CACHE[python] = probe.stdout.strip() or None if probe.returncode == 0 else None
     return _MAIN_CACHE[python]
 
@@ -173,7 +180,9 @@ class WarmPytest:
         if not ready or not ready.get("ready"):
             reason = ready.get("reason") if ready else "no answer"
             self.close()
-            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.is_file() else []
+            tail = (
+                log.read_text(errors="replace").strip().splitlines()[-1:] if log.is_file() else []
+            )
             self.broken = f"{reason}{': ' + tail[0] if tail and not ready else ''}"
 
     def _receive(self, timeout: float) -> dict | None:

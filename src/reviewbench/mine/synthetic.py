@@ -14,14 +14,11 @@ from dataclasses import dataclass
 from ..config import MineConfig
 from ..git.repo import Repository
 from ..git.stream import BlobReader
-from .controls import ControlMaker
 from .coverage import TestLocator, load_coverage
 from .edits import SyntheticCase
 from .fix_reversal import MinedCase
 from .head import HeadTree
-from .mutation import MutationMiner
 from .paths import PathClassifier, language_of
-from .variants import fix_reversal_edits, rename_variant
 
 __all__ = ["SyntheticSummary", "controls_for", "synthesize"]
 
@@ -51,6 +48,11 @@ def synthesize(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[MinedCase], SyntheticSummary]:
     """Mutation cases, rename variants of ``fixes`` and of the mutations, and controls."""
+    # libcst is imported here, not with the package: every other command starts faster.
+    from .controls import ControlMaker
+    from .mutation import MutationMiner
+    from .variants import fix_reversal_edits, rename_variant
+
     say = progress or (lambda _text: None)
     classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
     made: list[MinedCase] = []

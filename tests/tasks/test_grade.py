@@ -277,14 +277,23 @@ def test_a_run_of_an_unknown_task_is_refused(project, tmp_path):
         grade_solutions(tmp_path, read_tasks(tasks), [stray], _config())
 
 
-def test_a_missing_base_commit_is_refused(project, tmp_path):
+def test_a_missing_base_commit_rejects_that_task_and_grades_the_others(project, tmp_path):
     _repo, tasks, gold = project
     taskset = read_tasks(tasks)
-    broken = taskset.tasks[0].model_copy(update={"base_commit": "1" * 40})
+    good = taskset.tasks[0]
+    broken = good.model_copy(update={"base_commit": "1" * 40, "instance_id": "broken-1"})
     other = tmp_path / "tasks"
-    write_tasks(other, [broken], lambda sha: taskset.meta.model_copy(update={"tasks_sha256": sha}))
-    with pytest.raises(CorpusError, match=f"base commit {'1' * 40} is not in"):
-        grade_solutions(tmp_path / "run", read_tasks(other), [_solution("gold", gold)], _config())
+    write_tasks(other, [good, broken], lambda sha: taskset.meta.model_copy(update={"tasks_sha256": sha}))
+    ok = _solution("gold", gold)
+    lost = Solution(run_id="lost", instance_id="broken-1", condition="A", repetition=0,
+                    state="completed_findings", patch=gold)  # fmt: skip
+    (tmp_path / "run").mkdir()
+    summary = grade_solutions(tmp_path / "run", read_tasks(other), [ok, lost], _config())
+    by_run = {g.run_id: g for g in summary.grades}
+    assert by_run[ok.run_id].tests_pass
+    rejected = by_run["lost"]
+    assert rejected.status == "rejected" and not rejected.applies_clean and not rejected.tests_pass
+    assert f"base commit {'1' * 40} is not in" in rejected.reason
 
 
 def test_no_file_outside_the_run_directory_is_written(graded, project):

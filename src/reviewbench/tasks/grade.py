@@ -25,7 +25,7 @@ from .records import Grade, GradeStatus, Task
 from .solutions import Solution
 from .testrun import run_tests
 
-__all__ = ["GradeJob", "grade_solution", "pregrade", "test_selection"]
+__all__ = ["GradeJob", "grade_solution", "pregrade", "rejected", "test_selection"]
 
 
 @dataclass(frozen=True)
@@ -107,9 +107,15 @@ def pregrade(solution: Solution, task: Task) -> Grade | None:
     try:
         parse_patch(solution.patch)
     except PatchRejected as exc:
-        return _base(solution, GradeStatus.REJECTED, reason=f"patch rejected, not applied: {exc}",
-                     patch_sha256=patch_digest(solution.patch), **totals)  # fmt: skip
+        return rejected(solution, task, f"patch rejected, not applied: {exc}")
     return None
+
+
+def rejected(solution: Solution | GradeJob, task: Task, reason: str) -> Grade:
+    """The grade of a run whose patch is never applied, and why."""
+    return _base(solution, GradeStatus.REJECTED, reason=reason, patch_sha256=patch_digest(solution.patch),
+                 f2p_total=len(task.FAIL_TO_PASS), p2p_total=len(task.PASS_TO_PASS),
+                 not_passed=sorted({*task.FAIL_TO_PASS, *task.PASS_TO_PASS}))  # fmt: skip
 
 
 def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Grade:

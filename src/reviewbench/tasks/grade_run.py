@@ -22,8 +22,8 @@ from ..git.repo import GIT, open_repository
 from ..store.corpus import dump_jsonl, read_jsonl
 from ..validate.executors import run_jobs
 from ..validate.testcmd import TestCommand
-from .grade import GradeJob, grade_solution, patch_digest, pregrade
-from .records import GRADES_FILE, Grade
+from .grade import GradeJob, grade_solution, patch_digest, pregrade, rejected
+from .records import GRADES_FILE, Grade, Task
 from .solutions import Solution
 from .store import TaskSet, read_tasks
 from .testrun import require_pytest
@@ -98,15 +98,17 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _check_bases(repo: Path, taskset: TaskSet, instance_ids: set[str]) -> None:
-    tasks = [t for t in taskset.tasks if t.instance_id in instance_ids]
+def _missing_bases(repo: Path, tasks: list[Task]) -> dict[str, str]:
+    """Why each task whose base commit the repository lacks cannot be graded, by instance id."""
     proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
                           input="".join(f"{t.base_commit}^{{commit}}\n" for t in tasks).encode(),
                           capture_output=True, check=False)  # fmt: skip
-    for task, line in zip(tasks, proc.stdout.splitlines(), strict=False):
-        if line.endswith(b" missing"):
-            raise CorpusError(f"task {task.instance_id}: base commit {task.base_commit} is not in {repo} "
-                              "(the repository was moved or rewritten since mining); re-mine the tasks")  # fmt: skip
+    return {
+        task.instance_id: f"base commit {task.base_commit} is not in {repo} (the repository was moved or "
+                          "rewritten since mining); re-mine the tasks"
+        for task, line in zip(tasks, proc.stdout.splitlines(), strict=False)
+        if line.endswith(b" missing")
+    }  # fmt: skip
 
 
 def _sort_key(grade: Grade) -> tuple[str, str, int, str]:
@@ -125,8 +127,8 @@ def grade_solutions(
     """Grade ``solutions`` against ``taskset`` and write ``RUNDIR/grades.jsonl``.
 
     Raises:
-        CorpusError: a run names a task the task set lacks, a base commit is missing, or
-            the journal is damaged.
+        CorpusError: a run names a task the task set lacks, or the journal is damaged.
+            (A task whose base commit is missing has its runs rejected, not applied.)
         UsageError: the test command is not pytest, or the network cannot be denied.
     """
     rundir = Path(os.path.abspath(rundir))
@@ -173,7 +175,10 @@ def grade_solutions(
             )
     if jobs:
         repo = open_repository(Path(taskset.meta.repo.path)).path
-        _check_bases(repo, taskset, {j.instance_id for j in jobs})
+        missing = _missing_bases(repo, [tasks[i] for i in sorted({j.instance_id for j in jobs})])
+        for job in [j for j in jobs if j.instance_id in missing]:
+            record(rejected(job, tasks[job.instance_id], missing[job.instance_id]))
+        jobs = [j for j in jobs if j.instance_id not in missing]
         logs.mkdir(parents=True, exist_ok=True)
         by_command: dict[str, list[GradeJob]] = {}
         for job in jobs:

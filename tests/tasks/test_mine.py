@@ -199,3 +199,13 @@ def test_node_ids_keep_double_colons_inside_parameters(tmp_path):
     assert node_id(junit, tmp_path) == "tests/test_url.py::test_parse[https://[::1]:80/?a=b]"
     assert node_id("tests.test_url.TestK::test_a[x::y]", tmp_path) == "tests/test_url.py::TestK::test_a[x::y]"
     assert node_id("tests.test_url", tmp_path) is None  # a collection error: no test name
+
+
+@pytest.mark.parametrize(("remote", "expected"), [
+    (None, "proj"), ("https://github.com/o/boltons.git", "boltons"), ("git@github.com:o/click.git", "click"),
+    ("/srv/mirrors/some/repo", "proj"),  # a local path remote names nothing useful
+])  # fmt: skip
+def test_instance_ids_are_named_after_the_project(remote, expected):
+    from reviewbench.tasks._api import _slug
+
+    assert _slug(Path("/home/u/proj"), remote) == expected

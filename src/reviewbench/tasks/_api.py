@@ -49,7 +49,9 @@ def task_settings(repo: Path, overrides: dict) -> ValidateConfig:
 
 
 def _slug(repo: Path, remote: str | None) -> str:
-    name = (remote or str(repo)).rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or "repo"
+    """The project's name: from a URL remote (``git@host:o/name.git``), else the checkout's folder."""
+    url = remote if remote and ("://" in remote or "@" in remote) else None
+    name = (url or str(repo)).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git") or "repo"
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)[:40]
 
 

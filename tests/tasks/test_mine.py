@@ -209,3 +209,30 @@ def test_instance_ids_are_named_after_the_project(remote, expected):
     from reviewbench.tasks._api import _slug
 
     assert _slug(Path("/home/u/proj"), remote) == expected
+
+
+def test_sigterm_while_testing_leaves_no_output_no_work_dir_and_no_process(git_repo, tmp_path):
+    import signal
+    import time
+
+    repo = git_repo("term")
+    repo.commit("initial", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    started = tmp_path / "started"
+    hang = f"import time\n\n\ndef test_hang():\n    open({str(started)!r}, 'w').close()\n    time.sleep(600)\n"
+    repo.commit("fix add, with a slow test", {"pkg/calc.py": CALC_FIXED, "tests/test_hang.py": hang})
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "tasks", "mine", str(repo.path), "--out", "tasks",
+                             "--test-cmd", PYTEST], cwd=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.exists(), "the test never started"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err.strip().splitlines() == ["reviewbench: error: terminated"]
+    assert list(out.iterdir()) == []  # neither tasks/ nor the hidden work directory
+    leftover = subprocess.run(["pgrep", "-f", "test_hang"], capture_output=True, text=True).stdout.split()
+    assert leftover == []

@@ -265,7 +265,11 @@ def test_writes_outside_the_tree_leave_nothing_behind(git_repo, tmp_path):
                           capture_output=True, text=True).stdout.count("\n") == 1  # fmt: skip
 
 
-def test_ctrl_c_leaves_nothing_behind_and_resumes(git_repo, tmp_path):
+@pytest.mark.parametrize(("signum", "code", "message"), [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "terminated"),  # kill, a CI runner's cancel, systemd: the same clean-up
+])  # fmt: skip
+def test_ctrl_c_leaves_nothing_behind_and_resumes(git_repo, tmp_path, signum, code, message):
     repo = git_repo()
     started = tmp_path / "started.pid"
     sleeper = f"{300 + os.getpid() % 1000}.{time.time_ns() % 10**6}"
@@ -286,10 +290,10 @@ def test_ctrl_c_leaves_nothing_behind_and_resumes(git_repo, tmp_path):
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert started.exists(), "the test never started"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert err.strip().splitlines() == ["reviewbench: error: interrupted"]
+    assert proc.returncode == code
+    assert err.strip().splitlines() == [f"reviewbench: error: {message}"]
     assert _running(f"sleep {sleeper}") == []
     assert list((tmp_path / "tmp").iterdir()) == []
     assert list((tmp_path / "home").iterdir()) == []

@@ -1,6 +1,7 @@
 """The ``reviewbench`` command line: a thin click layer over the stage APIs.
 
-Errors become one line on stderr and an exit code (2 usage, 1 failure, 130 Ctrl-C);
+Errors become one line on stderr and an exit code (2 usage, 1 failure, 130 Ctrl-C,
+143 SIGTERM);
 a traceback is shown only when ``REVIEWBENCH_DEBUG`` is set.
 """
 
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
+import threading
 
 import click
 
@@ -73,8 +76,19 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be: every stage already cleans up after that
+    (scratch trees removed, test processes killed, nothing half-recorded)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         cli.main(args=argv, prog_name="reviewbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -82,7 +96,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         hint = " (see --help)" if isinstance(exc, click.UsageError) else ""
         _fail(exc.format_message() + hint, exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+        # click turns KeyboardInterrupt (hence Terminated) into Abort, keeping it as the cause.
+        if isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
+            _fail("terminated", 143)
         _fail("interrupted", 130)
     except ReviewbenchError as exc:
         if os.environ.get("REVIEWBENCH_DEBUG"):

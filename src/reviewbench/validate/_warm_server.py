@@ -171,6 +171,14 @@ def _child(request, channels, cache, preloaded, argv0):
         traceback.print_exc()
         code = 1
     try:
+        # As the interpreter's shutdown does first: wait for non-daemon threads. A test that
+        # leaves one running hangs a cold pytest until the timeout; so must a warm run.
+        import threading
+
+        threading._shutdown()
+    except BaseException:  # noqa: BLE001
+        pass
+    try:
         import atexit
 
         atexit._run_exitfuncs()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..validate.testcmd import TestCommand, Verdict, VerdictKind, node_id
-from ..validate.worker import ScratchTree
+from ..validate.worker import ScratchTree, run_selection
 
 __all__ = ["TestOutcome", "require_pytest", "run_tests"]
 
@@ -47,20 +47,10 @@ def require_pytest(command: TestCommand) -> None:
 
 def run_tests(tree: ScratchTree, command: TestCommand, selection: list[str], label: str, log: Path) -> TestOutcome:
     """Run ``selection`` (paths or node ids) in the tree as it is now."""
-    junit = tree.home / "junit.xml"
-    junit.unlink(missing_ok=True)
-    shell = command.shell(selection, junit)
-    _note(log, f"{label}: {shell}")
-    verdict = command.verdict(tree.sandbox.run(shell, tree.path, tree.config.timeout, log), junit)
-    _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s, "
-               f"{len(verdict.passed)} passed, {len(verdict.failing)} failed)")  # fmt: skip
+    verdict = run_selection(tree, command, selection, label, log)
 
     def resolve(ids: frozenset[str]) -> frozenset[str]:
         return frozenset(node_id(test_id, tree.path) or test_id for test_id in ids)
 
     return TestOutcome(verdict=verdict, passed=resolve(verdict.passed), failed=resolve(verdict.failing))
 
-
-def _note(log: Path, text: str) -> None:
-    with log.open("a", encoding="utf-8") as handle:
-        handle.write(f"\n=== {text}\n")

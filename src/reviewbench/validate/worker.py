@@ -21,7 +21,7 @@ from .sandbox import RunOutcome, Sandbox
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
 from .warm import WarmPytest, parse_launch, warm_enabled
 
-__all__ = ["CaseJob", "ScratchTree", "validate_case"]
+__all__ = ["CaseJob", "ScratchTree", "run_selection", "validate_case"]
 
 SELECTION_FIX_TESTS = "fix_tests"
 SELECTION_SUITE = "suite"
@@ -121,9 +121,11 @@ def _note(log: Path, text: str) -> None:
         handle.write(f"\n=== {text}\n")
 
 
-def _run(
+def run_selection(
     tree: ScratchTree, command: TestCommand, selection: list[str], label: str, log: Path
 ) -> Verdict:
+    """Run ``selection`` (paths or node ids; empty: the whole suite) in the tree as it is,
+    sandboxed (warm when possible), and grade it from exit code and JUnit XML."""
     junit = tree.home / "junit.xml"
     junit.unlink(missing_ok=True)
     shell = command.shell(selection, junit)
@@ -225,7 +227,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
 
     def run(selection: list[str], label: str) -> Verdict:
         nonlocal spent
-        verdict = _run(tree, command, selection, label, log)
+        verdict = run_selection(tree, command, selection, label, log)
         spent += verdict.duration_s
         return verdict
 

@@ -211,3 +211,16 @@ def load_repo_settings(repo: Path, section: str) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise UsageError(f"{path}: [{section}] must be a table")
     return table
+
+
+def resolve_test_settings(repo: Path, overrides: dict[str, Any]) -> ValidateConfig:
+    """How to run the repository's tests: defaults, then ``[validate]`` of its
+    reviewbench.toml, then ``overrides`` (CLI options; None means not given).
+
+    Raises:
+        UsageError: a malformed settings file or a bad value.
+    """
+    values = {k.replace("-", "_"): v for k, v in load_repo_settings(repo, "validate").items()}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return ValidateConfig.build(**values)
+

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..config import MineConfig
+from ..config import MineConfig, resolve_test_settings
 from ._output import console, err_console, print_json
 from .mine import history_options, history_values
 
@@ -44,11 +44,11 @@ def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, lim
     FAIL_TO_PASS and PASS_TO_PASS come from their JUnit reports. Candidates without a
     FAIL_TO_PASS test, or with a flaky test, are dropped and counted in OUT/tasks.json.
     """
-    from ..tasks import mine_tasks, task_settings  # pulls in the validation stack
+    from ..tasks import mine_tasks  # pulls in the validation stack
 
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
     config = MineConfig.build(repo=repo, **values)
-    settings = task_settings(repo, {
+    settings = resolve_test_settings(repo, {
         "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout, "reruns": reruns,
         "memory_mb": memory_mb, "executor": executor, "ray_address": ray_address,
     })  # fmt: skip

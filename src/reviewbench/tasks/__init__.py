@@ -1,7 +1,7 @@
 """Fix tasks (SPEC 11): can a coding model reproduce a historical fix, graded by its tests?"""
 
-from ._api import TasksSummary, mine_tasks, task_settings
+from ._api import TasksSummary, mine_tasks
 from .records import Task, TaskDropReason, TasksMeta
 from .store import TaskSet, read_tasks
 
-__all__ = ["Task", "TaskDropReason", "TaskSet", "TasksMeta", "TasksSummary", "mine_tasks", "read_tasks", "task_settings"]
+__all__ = ["Task", "TaskDropReason", "TaskSet", "TasksMeta", "TasksSummary", "mine_tasks", "read_tasks"]

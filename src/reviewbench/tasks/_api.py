@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .._version import __version__
-from ..config import MineConfig, ValidateConfig, load_repo_settings
+from ..config import MineConfig, ValidateConfig
 from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
 from ..mine.naming import case_id
@@ -27,7 +27,7 @@ from .records import Task, TaskDropReason, TasksCounts, TasksMeta
 from .store import check_output, write_tasks
 from .testrun import require_pytest
 
-__all__ = ["TasksSummary", "mine_tasks", "task_settings"]
+__all__ = ["TasksSummary", "mine_tasks"]
 
 
 @dataclass(frozen=True)
@@ -39,13 +39,6 @@ class TasksSummary:
 
 def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
-
-
-def task_settings(repo: Path, overrides: dict) -> ValidateConfig:
-    """Test settings: defaults, then ``[validate]`` of the repository's reviewbench.toml, then CLI."""
-    values = {k.replace("-", "_"): v for k, v in load_repo_settings(repo, "validate").items()}
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return ValidateConfig.build(**values)
 
 
 def _slug(repo: Path, remote: str | None) -> str:

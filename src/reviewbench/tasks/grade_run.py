@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ValidateConfig, load_repo_settings
+from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
 from ..git.repo import GIT, open_repository
 from ..store.corpus import dump_jsonl, read_jsonl
+from ..store.journal import append_line, read_journal, write_atomic
 from ..validate.executors import run_jobs
 from ..validate.testcmd import TestCommand
 from .grade import GradeJob, grade_solution, patch_digest, pregrade, rejected
@@ -33,7 +33,6 @@ __all__ = [
     "GRADE_LOG_DIR",
     "GradeSummary",
     "grade_rundir",
-    "grade_settings",
     "grade_solutions",
     "read_grades",
 ]  # fmt: skip
@@ -54,48 +53,10 @@ class GradeSummary:
     reused: int
 
 
-def grade_settings(repo: Path, overrides: dict) -> ValidateConfig:
-    """Test settings: defaults, then ``[validate]`` of the repository's reviewbench.toml, then CLI."""
-    values = {k.replace("-", "_"): v for k, v in load_repo_settings(repo, "validate").items()}
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return ValidateConfig.build(**values)
-
-
 def read_grades(rundir: Path) -> list[Grade]:
     """``RUNDIR/grades.jsonl`` (empty when absent)."""
     path = rundir / GRADES_FILE
     return read_jsonl(path, Grade) if path.is_file() else []
-
-
-def _read_journal(path: Path) -> dict[str, Grade]:
-    done: dict[str, Grade] = {}
-    if not path.is_file():
-        return done
-    lines = path.read_bytes().splitlines()
-    for number, raw in enumerate(lines, start=1):
-        try:
-            grade = Grade.model_validate_json(raw)
-        except ValueError:
-            if number < len(lines):  # a torn last line is a crash; earlier ones are damage
-                raise CorpusError(
-                    f"{path}:{number}: damaged journal line; delete the file to start over"
-                ) from None
-            continue
-        done[grade.run_id] = grade
-    return done
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _missing_bases(repo: Path, tasks: list[Task]) -> dict[str, str]:
@@ -141,7 +102,7 @@ def grade_solutions(
     if force:
         journal_path.unlink(missing_ok=True)
     done = {} if force else {g.run_id: g for g in read_grades(rundir)}
-    done.update(_read_journal(journal_path))
+    done.update({g.run_id: g for g in read_journal(journal_path, Grade.model_validate_json)})
     pending = [
         s
         for s in solutions
@@ -153,10 +114,7 @@ def grade_solutions(
     def record(grade: Grade) -> None:
         nonlocal finished
         with lock:
-            with journal_path.open("a", encoding="utf-8") as handle:
-                handle.write(grade.model_dump_json() + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            append_line(journal_path, grade.model_dump_json())
             done[grade.run_id] = grade
             finished += 1
             if on_grade:
@@ -197,7 +155,7 @@ def grade_solutions(
             run_jobs(repo, command, config, group, record_job, grade_solution)
     current = {s.run_id for s in solutions}
     grades = sorted((g for run_id, g in done.items() if run_id in current), key=_sort_key)
-    _write_atomic(rundir / GRADES_FILE, dump_jsonl(grades))
+    write_atomic(rundir / GRADES_FILE, dump_jsonl(grades))
     journal_path.unlink(missing_ok=True)
     return GradeSummary(rundir=rundir, tasks=taskset.path, grades=grades, graded=finished,
                         reused=len(solutions) - len(pending))  # fmt: skip
@@ -215,10 +173,10 @@ def grade_rundir(
     force: bool = False,
     on_grade: Callable[[Grade, int, int], None] | None = None,
 ) -> GradeSummary:
-    """Grade every run of a ``tasks run`` directory (settings as :func:`grade_settings`)."""
+    """Grade every run of a ``tasks run`` directory (settings as :func:`~reviewbench.config.resolve_test_settings`)."""
     from .solutions import read_solutions
 
     tasks_path, solutions = read_solutions(rundir)
     taskset = read_tasks(tasks_path)
-    config = grade_settings(Path(taskset.meta.repo.path), overrides or {})
+    config = resolve_test_settings(Path(taskset.meta.repo.path), overrides or {})
     return grade_solutions(rundir, taskset, solutions, config, force=force, on_grade=on_grade)

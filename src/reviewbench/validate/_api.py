@@ -8,20 +8,19 @@ end. An interrupted run keeps its journal, and the next run resumes from it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ValidateConfig, load_repo_settings
+from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
 from ..git.repo import GIT, open_repository
 from ..records import Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, read_corpus, sha256_file
+from ..store.journal import append_line, read_journal, write_atomic
 from .executors import run_jobs
 from .testcmd import TestCommand, detect_test_command
 from .worker import CaseJob
@@ -44,14 +43,8 @@ class ValidateSummary:
 
 
 def resolve_config(corpus: Path, overrides: dict) -> ValidateConfig:
-    """Settings: defaults, then ``[validate]`` of the repository's reviewbench.toml, then CLI."""
-    meta = read_corpus(corpus).meta
-    values = {
-        k.replace("-", "_"): v
-        for k, v in load_repo_settings(Path(meta.repo.path), "validate").items()
-    }
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return ValidateConfig.build(**values)
+    """Settings for a corpus: see :func:`~reviewbench.config.resolve_test_settings`."""
+    return resolve_test_settings(Path(read_corpus(corpus).meta.repo.path), overrides)
 
 
 def _check_bases(repo: Path, bases: set[str]) -> None:
@@ -68,35 +61,9 @@ def _check_bases(repo: Path, bases: set[str]) -> None:
         )
 
 
-def _read_journal(path: Path) -> dict[str, Validation]:
-    done: dict[str, Validation] = {}
-    if not path.is_file():
-        return done
-    lines = path.read_bytes().splitlines()
-    for number, raw in enumerate(lines, start=1):
-        try:
-            entry = json.loads(raw)
-            done[entry["case_id"]] = Validation.model_validate(entry["validation"])
-        except (ValueError, KeyError, TypeError):
-            # A torn last line from a crash is expected; anything earlier is damage.
-            if number < len(lines):
-                raise CorpusError(
-                    f"{path}:{number}: damaged journal line; delete the file to start over"
-                ) from None
-    return done
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _journal_entry(raw: bytes) -> tuple[str, Validation]:
+    entry = json.loads(raw)
+    return entry["case_id"], Validation.model_validate(entry["validation"])
 
 
 def validate_corpus(
@@ -117,7 +84,7 @@ def validate_corpus(
     journal_path = corpus_path / JOURNAL_FILE
     if config.force:
         journal_path.unlink(missing_ok=True)
-    journal = _read_journal(journal_path)
+    journal = dict(read_journal(journal_path, _journal_entry))
     gold = {g.case_id: g for g in corpus.gold}
     pending = [
         c for c in corpus.cases
@@ -148,10 +115,7 @@ def validate_corpus(
             {"case_id": job.case_id, "validation": validation.model_dump(mode="json")}
         )
         with lock:
-            with journal_path.open("a", encoding="utf-8") as handle:
-                handle.write(line + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            append_line(journal_path, line)
             journal[job.case_id] = validation
             finished += 1
             if on_case:
@@ -164,14 +128,14 @@ def validate_corpus(
         for g in corpus.gold
     ]
     by_status = Counter(g.validation.status.value for g in merged if g.validation)
-    _write_atomic(corpus_path / GOLD_FILE, dump_jsonl(merged))
+    write_atomic(corpus_path / GOLD_FILE, dump_jsonl(merged))
     counts = corpus.meta.counts.model_copy(
         update={"by_validation": dict(sorted(by_status.items()))}
     )
     meta = corpus.meta.model_copy(
         update={"counts": counts, "gold_sha256": sha256_file(corpus_path / GOLD_FILE)}
     )
-    _write_atomic(corpus_path / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
+    write_atomic(corpus_path / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
     journal_path.unlink(missing_ok=True)
     return ValidateSummary(
         corpus=corpus_path,

@@ -53,19 +53,24 @@ class ExperimentConfig(BaseModel):
 
     @field_validator("condition")
     @classmethod
-    def _unique_names(cls, conditions: list[ConditionConfig]) -> list[ConditionConfig]:
-        names = [c.name for c in conditions]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"condition names must be unique; repeated: {', '.join(duplicates)}")
-        return conditions
+    def _unique_names(cls, conditions: list) -> list:
+        return unique_names(conditions)
+
+
+def unique_names(conditions: list[Any]) -> list[Any]:
+    """Refuse two conditions of one name: runs, scores and caches are keyed on it."""
+    names = [c.name for c in conditions]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"condition names must be unique; repeated: {', '.join(duplicates)}")
+    return conditions
 
 
 @dataclass(frozen=True)
-class Experiment:
-    """A loaded experiment: its config, where it lives, and a hash of what it says."""
+class LoadedFile:
+    """A loaded experiment file: its config, where it lives, and a hash of what it says."""
 
-    config: ExperimentConfig
+    config: BaseModel
     path: Path
 
     @property
@@ -73,13 +78,20 @@ class Experiment:
         return self.path.parent
 
     @property
-    def corpus_path(self) -> Path:
-        return (self.base / self.config.corpus).resolve()
-
-    @property
     def sha256(self) -> str:
         canonical = json.dumps(self.config.model_dump(mode="json"), sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Experiment(LoadedFile):
+    """A loaded review experiment."""
+
+    config: ExperimentConfig
+
+    @property
+    def corpus_path(self) -> Path:
+        return (self.base / self.config.corpus).resolve()
 
 
 def _field(loc: tuple) -> str:

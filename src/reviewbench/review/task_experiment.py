@@ -9,8 +9,6 @@ JSON Schema.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import UsageError
 from ..reviewers.solvers import SolverConfig
-from .experiment import read_config
+from .experiment import LoadedFile, read_config, unique_names
 
 __all__ = ["TASKS_TEMPLATE", "TaskConditionConfig", "TasksExperiment", "TasksExperimentConfig",
            "load_tasks_experiment"]  # fmt: skip
@@ -63,33 +61,19 @@ class TasksExperimentConfig(BaseModel):
 
     @field_validator("condition")
     @classmethod
-    def _unique_names(cls, conditions: list[TaskConditionConfig]) -> list[TaskConditionConfig]:
-        names = [c.name for c in conditions]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"condition names must be unique; repeated: {', '.join(duplicates)}")
-        return conditions
+    def _unique_names(cls, conditions: list) -> list:
+        return unique_names(conditions)
 
 
 @dataclass(frozen=True)
-class TasksExperiment:
-    """A loaded fix-task experiment: its config, where it lives, and a hash of what it says."""
+class TasksExperiment(LoadedFile):
+    """A loaded fix-task experiment."""
 
     config: TasksExperimentConfig
-    path: Path
-
-    @property
-    def base(self) -> Path:
-        return self.path.parent
 
     @property
     def tasks_path(self) -> Path:
         return (self.base / self.config.tasks).resolve()
-
-    @property
-    def sha256(self) -> str:
-        canonical = json.dumps(self.config.model_dump(mode="json"), sort_keys=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _not_a_review_experiment(path: Path):

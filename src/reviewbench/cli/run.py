@@ -7,7 +7,9 @@ import io
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -19,6 +21,30 @@ from ..store.runs import RUNS_DB, RunStore
 from ._output import console, count_table, err_console, print_json
 
 __all__ = ["experiment_group", "export_command", "register_command", "run_command", "runs_command"]
+
+
+def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]], Any], out: Path,
+              as_json: bool) -> None:  # fmt: skip
+    """Run ``execute(on_update)`` under a progress bar of run states, then print its summary
+    (review runs and fix-task runs share the runner, hence this output)."""
+    with Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("", total=None)
+
+        def on_update(counts: Counter, done: int, total: int) -> None:
+            states = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+            progress.update(task, completed=done, total=total, description=states)
+
+        summary = execute(on_update)
+    if as_json:
+        print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
+                    "requests": summary.requests, "by_state": summary.by_state})  # fmt: skip
+        return
+    console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
+                  f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
+    console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
 
 
 @click.command("run")
@@ -41,25 +67,8 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
 
     loaded = load_experiment(experiment)
     check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
-    with Progress(
-        TextColumn("reviewing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-        TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
-    ) as progress:  # fmt: skip
-        task = progress.add_task("", total=None)
-
-        def on_update(counts: Counter, done: int, total: int) -> None:
-            states = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
-            progress.update(task, completed=done, total=total, description=states)
-
-        summary = run_experiment(loaded, out, retry_failed=retry_failed, on_update=on_update)
-    total = sum(summary.by_state.values())
-    if as_json:
-        print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
-                    "requests": summary.requests, "by_state": summary.by_state})  # fmt: skip
-        return
-    console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
-                  f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
-    console.print(count_table("state", "runs", summary.by_state, total))
+    show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
+                                                            on_update=on_update), out, as_json)  # fmt: skip
 
 
 def _store(rundir: Path) -> RunStore:

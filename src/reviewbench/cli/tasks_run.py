@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..errors import OutputExists
-from ._output import console, count_table, err_console, print_json
+from ._output import console
+from .run import show_runs
 
 __all__ = ["tasks_init_command", "tasks_run_command"]
 
@@ -41,24 +40,8 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     if tasks_dir:  # recorded in the run directory like any other experiment field
         config = loaded.config.model_copy(update={"tasks": str(tasks_dir[0].resolve())})
         loaded = dataclasses.replace(loaded, config=config)
-    with Progress(
-        TextColumn("solving"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-        TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
-    ) as progress:  # fmt: skip
-        task = progress.add_task("", total=None)
-
-        def on_update(counts: Counter, done: int, total: int) -> None:
-            states = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
-            progress.update(task, completed=done, total=total, description=states)
-
-        summary = run_tasks(loaded, out, retry_failed=retry_failed, on_update=on_update)
-    if as_json:
-        print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
-                    "requests": summary.requests, "by_state": summary.by_state})  # fmt: skip
-        return
-    console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
-                  f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
-    console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
+    show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed, on_update=on_update),
+              out, as_json)  # fmt: skip
 
 
 @click.command("init")

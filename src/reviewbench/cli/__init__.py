@@ -7,6 +7,7 @@ a traceback is shown only when ``REVIEWBENCH_DEBUG`` is set.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -89,6 +90,10 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
+    # On Ctrl-C, a solver's process may be reaped by subprocess's own clean-up before
+    # asyncio's child watcher gets to it; asyncio then logs "Unknown child process" on
+    # stderr. The process is gone either way, and errors here are one line.
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
     try:
         cli.main(args=argv, prog_name="reviewbench", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -332,3 +332,75 @@ def test_the_server_ends_a_run_when_its_client_is_gone(git_repo, tmp_path):
     finally:
         warm.close()
         tree.close()
+
+
+_STATE_TEST = (
+    "import json, os, sys\n\n"
+    "def test_state():\n"
+    "    root = os.getcwd()\n"
+    "    state = {\n"
+    "        'path': [p.replace(root, 'ROOT') for p in sys.path],\n"
+    "        'foreign': sorted(m for m, mod in list(sys.modules.items())\n"
+    "                          if (m.startswith('test_') or m == 'conftest')\n"
+    "                          and not str(getattr(mod, '__file__', '')).startswith(root)),\n"
+    "        'meta_path': [type(f).__name__ for f in sys.meta_path],\n"
+    "        'addopts': os.environ.get('PYTEST_ADDOPTS'),\n"
+    "    }\n"
+    "    with open(os.path.join(root, 'state.json'), 'w') as handle:\n"
+    "        json.dump(state, handle)\n"
+)
+
+
+def test_the_warm_up_leaves_nothing_a_test_can_see(git_repo, tmp_path, monkeypatch):
+    """The server runs one throw-away pytest session of its own before it serves (lazy
+    imports, compiled patterns): a test must see the process a cold run gives it."""
+    import json
+
+    repo = git_repo()
+    repo.commit("init", {
+        "conftest.py": "def pytest_addoption(parser):\n    parser.addoption('--runslow', action='store_true')\n",
+        "tests/test_state.py": _STATE_TEST,
+    })  # fmt: skip
+    command = TestCommand(f"PYTEST_ADDOPTS=--runslow {PYTEST} -p no:cacheprovider")
+    states = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
+        tree = _tree(repo, tmp_path / mode)
+        try:
+            verdict, warm = _run(tree, command, ["tests/test_state.py"], tmp_path / "case.log")
+            assert (verdict.kind, warm) == (VerdictKind.PASS, mode == "1")
+            states[mode] = json.loads((tree.path / "state.json").read_text())
+            if mode == "1":
+                server = tree._warm[command.command]
+                assert server is not None and server.warmed  # --runslow did not break it
+        finally:
+            tree.close()
+    assert states["1"] == states["0"]
+    assert states["1"]["addopts"] == "--runslow"
+
+
+def test_a_plugin_that_breaks_the_warm_up_still_gets_warm_runs(git_repo, tmp_path):
+    """A third-party plugin that fails outside the project makes the server start again
+    without the warm-up, not fall back to cold runs."""
+    plugins = tmp_path / "plugins"
+    (plugins / "fussy_plugin-1.0.dist-info").mkdir(parents=True)
+    (plugins / "fussy_plugin-1.0.dist-info" / "METADATA").write_text("Name: fussy-plugin\nVersion: 1.0\n")
+    (plugins / "fussy_plugin-1.0.dist-info" / "entry_points.txt").write_text("[pytest11]\nfussy = fussy\n")
+    (plugins / "fussy.py").write_text(
+        "def pytest_configure(config):\n"
+        "    if not (config.rootpath / 'marker.txt').exists():\n"
+        "        raise RuntimeError('not my project')\n"
+    )
+    repo = git_repo()
+    repo.commit("init", {"marker.txt": "", "tests/test_ok.py": "def test_ok():\n    assert True\n"})
+    tree = _tree(repo, tmp_path)
+    command = TestCommand(f"PYTHONPATH={shlex.quote(str(plugins))} {PYTEST}")
+    log = tmp_path / "case.log"
+    try:
+        for _ in range(2):
+            verdict, warm = _run(tree, command, [], log)
+            assert (verdict.kind, warm) == (VerdictKind.PASS, True)
+        server = tree._warm[command.command]
+        assert server is not None and not server.warmed and server.starts == 1
+    finally:
+        tree.close()

@@ -93,6 +93,7 @@ def validate_corpus(
     _check_bases(repo.path, {c.base for c in pending})
     logs = corpus_path / LOG_DIR
     logs.mkdir(exist_ok=True)
+    bases = Counter(c.base for c in pending)
     jobs = [
         CaseJob(
             case_id=c.case_id,
@@ -100,6 +101,7 @@ def validate_corpus(
             patch=(corpus_path / c.patch).resolve(),
             test_paths=tuple(gold[c.case_id].provenance.test_paths),
             log=(logs / f"{c.case_id}.log").resolve(),
+            shared_base=bases[c.base] > 1,
         )
         for c in pending
     ]

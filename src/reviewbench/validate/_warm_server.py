@@ -7,9 +7,16 @@ third-party plugins pytest would load from entry points. Every run is a fork tha
 conftest, tests and the project fresh, and calls pytest as ``python -m pytest`` would;
 its exit status and JUnit XML are the verdict, exactly as for a cold process.
 
-Protocol (one JSON object per line): the server first writes ``{"ready": true}`` or
-``{"ready": false, "reason": ...}``; then for each request ``{"argv": [...], "log": path,
-"cache": path}`` on stdin it answers ``{"exit": code}`` (a negative code: killed by that
+Before it serves, the server runs one throw-away pytest session of its own on a test file
+in a temporary folder (no project ini, conftest or code): pytest's lazy imports and
+compiled patterns are then inherited by every fork instead of redone in each, about a
+quarter of a small run's cost. Everything a test could see is put back (``sys.path``,
+the working directory, ``PYTEST_ADDOPTS``, the throw-away module); a warm-up that fails
+(a plugin that insists on its project) makes the server exec itself again without one.
+
+Protocol (one JSON object per line): the server first writes ``{"ready": true,
+"warmed": bool}`` or ``{"ready": false, "reason": ...}``; then for each request
+``{"argv": [...], "log": path, "cache": path}`` on stdin it answers ``{"exit": code}`` (a negative code: killed by that
 signal). End of stdin ends the server.
 
 Two content-addressed caches live in this parent and are inherited by every fork:
@@ -53,6 +60,17 @@ def _under(path, root):
     return real == root or real.startswith(root + os.sep)
 
 
+def _blocked(args):
+    """Plugins the command line disables (``-p no:NAME``, ``-pno:NAME``)."""
+    blocked = {args[i + 1][3:] for i, a in enumerate(args[:-1]) if a == "-p" and args[i + 1].startswith("no:")}
+    return blocked | {a[5:] for a in args if a.startswith("-pno:")}
+
+
+def _module_under(module, root):
+    path = getattr(module, "__file__", None)
+    return isinstance(path, str) and bool(path) and _under(path, root)
+
+
 def _preload(args):
     """Import pytest, its built-in plugins and entry-point plugins; return the names of
     modules that only the entry-point plugins brought in."""
@@ -68,12 +86,7 @@ def _preload(args):
     if not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         import importlib.metadata
 
-        blocked = {
-            args[i + 1][3:]
-            for i, a in enumerate(args[:-1])
-            if a == "-p" and args[i + 1].startswith("no:")
-        }
-        blocked |= {a[5:] for a in args if a.startswith("-pno:")}
+        blocked = _blocked(args)
         for entry in importlib.metadata.entry_points(group="pytest11"):
             if entry.name in blocked:
                 continue
@@ -82,6 +95,60 @@ def _preload(args):
             except Exception:  # noqa: BLE001 - pytest itself reports a broken plugin, in the child
                 pass
     return {name.split(".")[0] for name in set(sys.modules) - before}
+
+
+_WARM_UP_TEST = "def test_warm_up():\n    assert [1, 2] == [1, 2]\n"
+
+
+def _warm_up(args, root):
+    """One pytest session on a throw-away test outside the project; the names of the
+    modules it imported, or None when it failed or touched project code (then nothing
+    may be trusted: the caller execs a fresh server)."""
+    import importlib
+    import shutil
+    import tempfile
+
+    import pytest
+
+    saved_path, saved_cwd, saved_modules = list(sys.path), os.getcwd(), set(sys.modules)
+    addopts = os.environ.pop("PYTEST_ADDOPTS", None)  # the project's options need its conftest
+    work = os.path.realpath(tempfile.mkdtemp(prefix="reviewbench-warm-up-"))
+    try:
+        test, ini = os.path.join(work, "test_reviewbench_warm_up.py"), os.path.join(work, "pytest.ini")
+        with open(test, "w") as handle:
+            handle.write(_WARM_UP_TEST)
+        with open(ini, "w") as handle:
+            handle.write("[pytest]\n")
+        disable = [word for name in sorted(_blocked(args)) for word in ("-p", "no:" + name)]
+        os.chdir(work)
+        code = pytest.main(["-q", "-p", "no:cacheprovider", *disable, "-c", ini, "--rootdir", work,
+                            "--confcutdir", work, "--junitxml", os.path.join(work, "junit.xml"), test])  # fmt: skip
+    finally:
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        if addopts is not None:
+            os.environ["PYTEST_ADDOPTS"] = addopts
+        added = set(sys.modules) - saved_modules
+        for name in added:
+            if _module_under(sys.modules[name], work):
+                del sys.modules[name]
+        for key in [k for k in sys.path_importer_cache if isinstance(k, str) and _under(k, work)]:
+            del sys.path_importer_cache[key]
+        importlib.invalidate_caches()
+        shutil.rmtree(work, ignore_errors=True)
+    touched = any(_module_under(sys.modules.get(name), root) for name in added)
+    if code != 0 or touched:
+        return None
+    return {name.split(".")[0] for name in added if name in sys.modules}
+
+
+def _exec_unwarmed(requests, answers):
+    """Start over as a fresh server that skips the warm-up, on the same pipes."""
+    os.dup2(requests, 0)
+    os.dup2(answers, 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:4], "--no-warm-up"])
 
 
 def _install_hooks(cache, fresh, preloaded):
@@ -264,10 +331,19 @@ def main():
     except BaseException as exc:  # noqa: BLE001 - the caller falls back to cold runs
         _answer(answers, {"ready": False, "reason": f"cannot import pytest: {exc!r}"})
         return
-    project = sorted(
-        name for name, module in list(sys.modules.items())
-        if isinstance(getattr(module, "__file__", None), str) and _under(module.__file__, root)
-    )  # fmt: skip
+    warmed = "--no-warm-up" not in sys.argv[4:]
+    if warmed:
+        try:
+            imported = _warm_up(args, root)
+        except BaseException:  # noqa: BLE001 - whatever it left behind, a fresh process has not
+            imported = None
+        if imported is None:
+            if sys.executable:
+                _exec_unwarmed(requests, answers)
+            _answer(answers, {"ready": False, "reason": "the warm-up session failed"})
+            return
+        preloaded |= imported
+    project = sorted(name for name, module in list(sys.modules.items()) if _module_under(module, root))
     if project:
         _answer(
             answers,
@@ -280,7 +356,7 @@ def main():
     gc.freeze()  # a child's collections then skip everything inherited from here
     cache = {}
     size = 0
-    _answer(answers, {"ready": True, "pid": os.getpid()})
+    _answer(answers, {"ready": True, "pid": os.getpid(), "warmed": warmed})
     while True:
         line = _read_line(requests)
         if not line:

@@ -163,6 +163,8 @@ class WarmPytest:
         self._finalizer: weakref.finalize | None = None
         self._buffer = b""
         self.starts = 0
+        self.warmed = False
+        """Whether the server ran its warm-up session (see ``_warm_server.py``)."""
 
     def _start(self, timeout: float) -> None:
         log = self.home / "warm-server.log"
@@ -177,6 +179,7 @@ class WarmPytest:
             ready = self._receive(min(timeout, START_TIMEOUT))
         except _Gone:
             ready = None
+        self.warmed = bool(ready and ready.get("warmed"))
         if not ready or not ready.get("ready"):
             reason = ready.get("reason") if ready else "no answer"
             self.close()

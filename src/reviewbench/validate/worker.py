@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,10 +22,23 @@ from .sandbox import RunOutcome, Sandbox
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
 from .warm import WarmPytest, parse_launch, warm_enabled
 
-__all__ = ["CaseJob", "ScratchTree", "run_selection", "validate_case"]
+__all__ = [
+    "ADAPTIVE_FACTOR",
+    "ADAPTIVE_FLOOR_S",
+    "CaseJob",
+    "ScratchTree",
+    "run_selection",
+    "validate_case",
+]
 
 SELECTION_FIX_TESTS = "fix_tests"
 SELECTION_SUITE = "suite"
+#: Once the whole suite has passed at a shared base, a run at that base is stopped after
+#: this many times the suite's duration (when that is sooner than ``--timeout``): a mutant
+#: that loops forever otherwise burns the full timeout of CPU.
+ADAPTIVE_FACTOR = 5.0
+#: ... but never sooner than this many seconds (start-up, a loaded machine).
+ADAPTIVE_FLOOR_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +50,8 @@ class CaseJob:
     patch: Path
     test_paths: tuple[str, ...]
     log: Path
+    shared_base: bool = False
+    """Other cases of the run have the same base: its suite runs once, up front."""
 
 
 class ScratchTree:
@@ -75,19 +91,22 @@ class ScratchTree:
     def apply(self, patch: Path) -> bool:
         return self._git("apply", "--whitespace=nowarn", str(patch), check=False).returncode == 0
 
-    def run_tests(self, command: TestCommand, shell: str, log: Path) -> tuple[RunOutcome, bool]:
+    def run_tests(
+        self, command: TestCommand, shell: str, log: Path, timeout: float | None = None
+    ) -> tuple[RunOutcome, bool]:
         """Run one test command line (``command.shell(...)``) in the sandbox: in a fork of
         the tree's warm pytest server when the command allows it, else as a fresh process.
-        Returns the outcome and whether it ran warm."""
+        Returns the outcome and whether it ran warm. ``timeout`` defaults to the config's."""
+        timeout = timeout or self.config.timeout
         warm = self._warm_server(command)
         if warm is not None:
             launch = parse_launch(shell, self.path)
             if launch is not None and launch.python == warm.launch.python and launch.env == warm.launch.env:
-                outcome = warm.run(list(launch.args), self.config.timeout, log)
+                outcome = warm.run(list(launch.args), timeout, log)
                 if outcome is not None:
                     return outcome, True
                 _note(log, f"warm pytest unavailable ({warm.broken}); running cold")
-        return self.sandbox.run(shell, self.path, self.config.timeout, log), False
+        return self.sandbox.run(shell, self.path, timeout, log), False
 
     def _warm_server(self, command: TestCommand) -> WarmPytest | None:
         if not command.is_pytest or not warm_enabled():
@@ -122,7 +141,12 @@ def _note(log: Path, text: str) -> None:
 
 
 def run_selection(
-    tree: ScratchTree, command: TestCommand, selection: list[str], label: str, log: Path
+    tree: ScratchTree,
+    command: TestCommand,
+    selection: list[str],
+    label: str,
+    log: Path,
+    timeout: float | None = None,
 ) -> Verdict:
     """Run ``selection`` (paths or node ids; empty: the whole suite) in the tree as it is,
     sandboxed (warm when possible), and grade it from exit code and JUnit XML."""
@@ -130,7 +154,7 @@ def run_selection(
     junit.unlink(missing_ok=True)
     shell = command.shell(selection, junit)
     _note(log, f"{label}: {shell}")
-    outcome, warm = tree.run_tests(command, shell, log)
+    outcome, warm = tree.run_tests(command, shell, log, timeout)
     verdict = command.verdict(outcome, junit)
     _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{', warm' if warm else ''})"
                + (f", failing: {', '.join(sorted(verdict.failing))}" if verdict.failing else ""))  # fmt: skip
@@ -151,6 +175,33 @@ class BaseResults:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+        self._gates: dict[tuple[str, str], threading.Lock] = {}
+        self._suite_s: dict[tuple[str, str], float | None] = {}
+
+    def suite_once(self, base: str, command: TestCommand, run: Callable[[], Verdict]) -> bool:
+        """Run the whole suite at ``base`` with ``run`` unless this run already did (other
+        trees wait for the one running it); True when it ran here."""
+        key = (base, command.command)
+        with self._lock:
+            gate = self._gates.setdefault(key, threading.Lock())
+        with gate:
+            if key in self._suite_s:
+                return False
+            verdict = run()
+            self.record(base, command, verdict)
+            with self._lock:
+                self._suite_s[key] = verdict.duration_s if verdict.kind is VerdictKind.PASS else None
+            return True
+
+    def limit(self, base: str, command: TestCommand, timeout: float) -> tuple[float, float] | None:
+        """(seconds a run at ``base`` may take, the suite's passing time there) when that
+        is sooner than ``timeout``; None while no passing whole-suite run is known."""
+        with self._lock:
+            suite = self._suite_s.get((base, command.command))
+        if suite is None:
+            return None
+        limit = max(ADAPTIVE_FLOOR_S, round(ADAPTIVE_FACTOR * suite, 1))
+        return (limit, suite) if limit < timeout else None
 
     def record(self, base: str, command: TestCommand, verdict: Verdict) -> None:
         if not command.is_pytest or verdict.kind not in (VerdictKind.PASS, VerdictKind.FAIL):
@@ -161,9 +212,21 @@ class BaseResults:
             failed |= verdict.failing
 
     def pass_at(self, base: str, command: TestCommand, ids: frozenset[str]) -> bool:
+        """Whether every one of ``ids`` passed at ``base`` and none ever failed there. A
+        collection error is reported under its module's (or package's) id: it passed when
+        tests inside it ran at base and none of them failed."""
         with self._lock:
             passed, failed = self._seen.get((base, command.command), (set(), set()))
-            return bool(ids) and ids <= passed and not ids & failed
+            return bool(ids) and all(_passed(i, passed, failed) for i in ids)
+
+
+def _passed(test_id: str, passed: set[str], failed: set[str]) -> bool:
+    if test_id in failed:
+        return False
+    if test_id in passed:
+        return True
+    inside = (test_id + "::", test_id + ".")
+    return any(p.startswith(inside) for p in passed) and not any(f.startswith(inside) for f in failed)
 
 
 _RUNS: dict[tuple[str, int, int], BaseResults] = {}
@@ -225,9 +288,11 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             selection=selection,
         )
 
+    limit: float | None = None
+
     def run(selection: list[str], label: str) -> Verdict:
         nonlocal spent
-        verdict = run_selection(tree, command, selection, label, log)
+        verdict = run_selection(tree, command, selection, label, log, limit)
         spent += verdict.duration_s
         return verdict
 
@@ -237,6 +302,16 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     set_up = tree._set_up
     tree.setup(log)
     fresh = tree._set_up == set_up  # still exactly the base: no setup command ran just now
+    known = _base_results(tree)
+    if job.shared_base:
+        label = "reference (suite) whole suite at base, once per run"
+        if known.suite_once(job.base, command, lambda: run_selection(tree, command, [], label, log)):
+            fresh = False
+        bound = known.limit(job.base, command, tree.config.timeout)
+        if bound:
+            limit = bound[0]
+            _note(log, f"runs at this base stop after {limit:g}s ({ADAPTIVE_FACTOR:g} × the suite's "
+                       f"{bound[1]:.2f}s there, at least {ADAPTIVE_FLOOR_S:g}s; --timeout {tree.config.timeout:g}s)")  # fmt: skip
     selections: list[tuple[str, list[str]]] = []
     present = [p for p in job.test_paths if _present(tree.path, p)]
     if present and command.is_pytest:
@@ -265,7 +340,6 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         # cannot be turned back into pytest node ids.
         narrowed = _node_ids(first.failing, tree.path) if command.is_pytest else None
         again = narrowed or selection
-        known = _base_results(tree)
         if not known.pass_at(job.base, command, first.failing):
             tree.checkout(job.base)
         if command.is_pytest and selection and not known.pass_at(job.base, command, first.failing):

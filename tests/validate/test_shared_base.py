@@ -1,0 +1,120 @@
+"""Cases sharing a base (every mutation and control case: HEAD) run its suite once, up
+front: its passing tests spare every case a reference run, and its duration bounds how
+long a patched run at that base may take."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from reviewbench.config import ValidateConfig
+from reviewbench.validate.testcmd import TestCommand
+from reviewbench.validate.worker import (
+    ADAPTIVE_FACTOR,
+    ADAPTIVE_FLOOR_S,
+    CaseJob,
+    ScratchTree,
+    validate_case,
+)
+
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider"
+
+_MODULE = "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n"
+_TESTS = (
+    "from pkg.m import a, b, c\n\n"
+    "def test_a():\n    assert a() == 1\n\n"
+    "def test_b():\n    assert b() == 2\n\n"
+    "def test_c():\n    assert c() == 3\n"
+)
+
+
+def _patch(repo, tmp_path: Path, name: str, old: str, new: str) -> Path:
+    repo.write({"pkg/m.py": _MODULE.replace(old, new)})
+    patch = tmp_path / f"{name}.patch"
+    patch.write_bytes(subprocess.run(["git", "-C", str(repo.path), "diff"], capture_output=True, check=True).stdout)
+    repo.git("checkout", "--", ".")
+    return patch
+
+
+def _validate(repo, tmp_path: Path, jobs: list[CaseJob], timeout: float = 120):
+    (tmp_path / "scratch").mkdir()
+    config = ValidateConfig(jobs=2, timeout=timeout, reruns=1)
+    trees = [ScratchTree(repo.path, tmp_path / "scratch" / f"tree-{i}", config) for i in range(2)]
+    results: dict[str, object] = {}
+
+    def work(tree: ScratchTree, mine: list[CaseJob]) -> None:
+        for job in mine:
+            results[job.case_id] = validate_case(tree, TestCommand(PYTEST), job)
+
+    threads = [threading.Thread(target=work, args=(tree, jobs[i::2])) for i, tree in enumerate(trees)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        for tree in trees:
+            tree.close()
+    return results
+
+
+def test_the_suite_runs_once_at_a_shared_base_and_spares_every_reference_run(git_repo, tmp_path):
+    repo = git_repo()
+    base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
+    jobs = [
+        CaseJob(name, base, _patch(repo, tmp_path, name, old, new), ("tests/test_m.py",),
+                tmp_path / f"{name}.log", shared_base=True)
+        for name, old, new in [("one", "return 1", "return 0"), ("two", "return 2", "return 0"),
+                               ("three", "return 3", "return 0"), ("four", "return 1", "return -1")]
+    ]  # fmt: skip
+    results = _validate(repo, tmp_path, jobs)
+    assert {k: r.status.value for k, r in results.items()} == dict.fromkeys(["one", "two", "three", "four"], "observed")
+    logs = [job.log.read_text() for job in jobs]
+    assert sum(log.count("whole suite at base, once per run: pass (") for log in logs) == 1
+    assert not any("reference (fix_tests) run" in log or "whole selection at base" in log for log in logs)
+
+
+def test_a_patched_run_that_hangs_stops_at_the_adaptive_limit(git_repo, tmp_path):
+    repo = git_repo()
+    base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
+    hang = _patch(repo, tmp_path, "hang", "return 3", "import time\n    time.sleep(600)\n    return 3")
+    job = CaseJob("hang", base, hang, ("tests/test_m.py",), tmp_path / "hang.log", shared_base=True)
+    results = _validate(repo, tmp_path, [job], timeout=600)
+    assert results["hang"].status.value == "timeout"
+    log = job.log.read_text()
+    limit = re.search(r"runs at this base stop after ([0-9.]+)s", log)
+    assert limit, log
+    suite = float(re.search(r"whole suite at base, once per run: pass \(exit 0, ([0-9.]+)s", log).group(1))
+    assert abs(float(limit.group(1)) - max(ADAPTIVE_FLOOR_S, ADAPTIVE_FACTOR * suite)) <= 0.1
+
+
+def test_cases_on_bases_of_their_own_keep_the_configured_timeout(git_repo, tmp_path):
+    repo = git_repo()
+    base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
+    job = CaseJob("one", base, _patch(repo, tmp_path, "one", "return 1", "return 0"), ("tests/test_m.py",),
+                  tmp_path / "one.log")  # fmt: skip
+    results = _validate(repo, tmp_path, [job])
+    assert results["one"].status.value == "observed"
+    log = job.log.read_text()
+    assert "once per run" not in log and "stop after" not in log
+    assert "whole selection at base" in log
+
+
+def test_a_test_module_that_fails_to_import_needs_no_reference_run_when_it_ran_at_base(git_repo, tmp_path):
+    """A collection error is reported under the module's id: its tests passing at base
+    show that the module imported there."""
+    repo = git_repo()
+    base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
+    broken = _patch(repo, tmp_path, "broken", "def a():", "raise ImportError('no')\n\n\ndef a():")
+    other = _patch(repo, tmp_path, "other", "return 1", "return 0")
+    jobs = [CaseJob("broken", base, broken, ("tests/test_m.py",), tmp_path / "broken.log", shared_base=True),
+            CaseJob("other", base, other, ("tests/test_m.py",), tmp_path / "other.log", shared_base=True)]  # fmt: skip
+    results = _validate(repo, tmp_path, jobs)
+    assert results["broken"].status.value == "observed"
+    assert results["broken"].failing_tests == ["tests.test_m"]
+    log = jobs[0].log.read_text()
+    assert "reference (fix_tests)" not in log.replace("reference (fix_tests): the failing tests pass", "")

@@ -4,6 +4,7 @@ long a patched run at that base may take."""
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 from reviewbench.config import ValidateConfig
 from reviewbench.validate.testcmd import TestCommand
 from reviewbench.validate.worker import (
+    ADAPTIVE_CPU_FLOOR_S,
     ADAPTIVE_FACTOR,
     ADAPTIVE_FLOOR_S,
     CaseJob,
@@ -118,3 +120,21 @@ def test_a_test_module_that_fails_to_import_needs_no_reference_run_when_it_ran_a
     assert results["broken"].failing_tests == ["tests.test_m"]
     log = jobs[0].log.read_text()
     assert "reference (fix_tests)" not in log.replace("reference (fix_tests): the failing tests pass", "")
+
+
+def test_a_patched_run_that_spins_stops_at_its_cpu_limit(git_repo, tmp_path):
+    """A mutant that loops forever burns CPU: a warm run has a CPU limit of a few times the
+    suite's own CPU time at that base (the wall-clock limit stays for sleeping hangs)."""
+    repo = git_repo()
+    base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
+    spin = _patch(repo, tmp_path, "spin", "return 3", "while True:\n        pass\n    return 3")
+    job = CaseJob("spin", base, spin, ("tests/test_m.py",), tmp_path / "spin.log", shared_base=True)
+    results = _validate(repo, tmp_path, [job], timeout=600)
+    assert results["spin"].status.value == "timeout"
+    log = job.log.read_text()
+    cpu = float(re.search(r"whole suite at base, once per run: pass \(exit 0, [0-9.]+s, ([0-9.]+) CPU s", log).group(1))
+    limit = re.search(r"and after (\d+) CPU s", log)
+    assert limit, log
+    expected = {max(ADAPTIVE_CPU_FLOOR_S, math.ceil(ADAPTIVE_FACTOR * c)) for c in (cpu - 0.005, cpu + 0.005)}
+    assert int(limit.group(1)) in expected
+    assert "stopped at its CPU limit" in log

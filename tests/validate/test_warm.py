@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 import time
@@ -404,3 +405,40 @@ def test_a_plugin_that_breaks_the_warm_up_still_gets_warm_runs(git_repo, tmp_pat
         assert server is not None and not server.warmed and server.starts == 1
     finally:
         tree.close()
+
+
+def _failures(log: Path) -> str:
+    """The FAILURES section of a run's output, without timings."""
+    text = log.read_text()
+    section = text[text.index("FAILURES"):text.index("short test summary")] if "FAILURES" in text else ""
+    return re.sub(r"\d+\.\d+s", "", section)
+
+
+def test_failure_tracebacks_read_the_same_warm_and_cold(git_repo, tmp_path, monkeypatch):
+    """Warm runs remember where the statements in a traceback start and end (keyed by the
+    file's content): the report a person reads must not change."""
+    repo = git_repo()
+    repo.commit("init", {
+        "pkg/__init__.py": "",
+        "pkg/deep.py": "def outer(x):\n    # a comment\n    return middle(\n        x,\n    )\n\n\n"
+                       "def middle(x):\n    if x:\n        return inner(x)\n    return 0\n\n\n"
+                       "def inner(x):\n    values = [x,\n              x + 1]\n    assert sum(values) < 3, values\n"
+                       "    return values\n",
+        "tests/test_deep.py": "from pkg.deep import outer\n\n\ndef test_one():\n    assert outer(5)\n\n\n"
+                              "def test_two():\n    assert outer(7) == [7, 8]\n",
+    })  # fmt: skip
+    command = TestCommand(f"{PYTEST} -p no:cacheprovider")
+    reports = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
+        tree = _tree(repo, tmp_path / mode)
+        try:
+            for attempt in range(3):  # warm: the second and third runs read the cache
+                log = tmp_path / f"{mode}-{attempt}.log"
+                verdict, warm = _run(tree, command, [], log)
+                assert (verdict.kind, warm) == (VerdictKind.FAIL, mode == "1")
+                reports[mode, attempt] = _failures(log).replace(str(tree.path), "TREE")
+        finally:
+            tree.close()
+    assert "def inner(x):" in reports["0", 0] and "assert sum(values) < 3" in reports["0", 0]
+    assert len({text for text in reports.values()}) == 1

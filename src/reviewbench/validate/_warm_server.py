@@ -16,8 +16,10 @@ the working directory, ``PYTEST_ADDOPTS``, the throw-away module); a warm-up tha
 
 Protocol (one JSON object per line): the server first writes ``{"ready": true,
 "warmed": bool}`` or ``{"ready": false, "reason": ...}``; then for each request
-``{"argv": [...], "log": path, "cache": path}`` on stdin it answers ``{"exit": code}`` (a negative code: killed by that
-signal). End of stdin ends the server.
+``{"argv": [...], "log": path, "cache": path, "cpu_limit_s": int | null}`` on stdin it
+answers ``{"exit": code, "cpu_s": seconds, "cpu_limited": bool}`` (a negative code: killed
+by that signal; ``cpu_limited``: killed for passing its CPU limit). End of stdin ends the
+server.
 
 Two content-addressed caches live in this parent and are inherited by every fork:
 pytest's assertion rewriting of test modules and the compilation of source files, keyed
@@ -142,6 +144,17 @@ def _warm_up(args, root):
     return {name.split(".")[0] for name in added if name in sys.modules}
 
 
+def _map_module_files():
+    """Fill ``inspect``'s file-to-module map for every module imported here. pytest looks
+    up the module of each frame it shows in a failure's traceback, and every lookup of a
+    file the map lacks walks all of ``sys.modules`` resolving paths: in each fork, for
+    modules that were imported here, that was a tenth of a failing run's time. The map is
+    derived from ``sys.modules`` alone; forks extend it for the modules they import."""
+    import inspect
+
+    inspect.getmodule(compile("", "<reviewbench-warm-server>", "exec"))
+
+
 def _exec_unwarmed(requests, answers):
     """Start over as a fresh server that skips the warm-up, on the same pipes."""
     os.dup2(requests, 0)
@@ -199,6 +212,40 @@ def _install_hooks(cache, fresh, preloaded):
         return code
 
     external.SourceLoader.source_to_code = cached_compile
+    _cache_statement_ranges(cache, fresh)
+
+
+def _cache_statement_ranges(cache, fresh):
+    """Remember where the statement around a traceback line starts and ends, keyed by the
+    SHA-256 of the file's source: pytest parses and walks a file's whole syntax tree for
+    every entry of every failure it reports, which was a tenth of a failing run's time.
+    The answer depends on the source, the line and ``assertion`` only; the tree pytest
+    keeps between calls is never given back to it from the cache."""
+    try:
+        import _pytest._code.code as code
+        import _pytest._code.source as source_module
+
+        original = source_module.getstatementrange_ast
+    except (ImportError, AttributeError):  # another pytest: the report costs what it costs
+        return
+    import ast
+
+    placeholder = ast.Module(body=[], type_ignores=[])
+
+    def cached_range(lineno, source, assertion=False, astnode=None):
+        key = ("statement", hashlib.sha256(str(source).encode("utf-8", "surrogatepass")).hexdigest(),
+               lineno, bool(assertion))  # fmt: skip
+        hit = fresh.get(key) or cache.get(key)
+        if hit is not None:
+            start, end = marshal.loads(hit)
+            return (astnode or placeholder), start, end
+        node, start, end = original(lineno, source, assertion, None if astnode is placeholder else astnode)
+        fresh[key] = marshal.dumps((start, end))
+        return node, start, end
+
+    source_module.getstatementrange_ast = cached_range
+    if getattr(code, "getstatementrange_ast", None) is original:
+        code.getstatementrange_ast = cached_range
 
 
 def _child(request, channels, cache, preloaded, argv0):
@@ -206,6 +253,13 @@ def _child(request, channels, cache, preloaded, argv0):
     for fd in channels:
         os.close(fd)
     os.setsid()
+    limit = request.get("cpu_limit_s")
+    if limit:
+        import resource
+
+        # SIGXCPU at the limit, SIGKILL a second later; no core file in the tree.
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CPU, (int(limit), int(limit) + 1))
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     log = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -294,8 +348,8 @@ def _reap(child):
 
 
 def _wait(child, requests):
-    """The child's wait status; None if the client went away first (then nobody enforces
-    the timeout: the run must not go on)."""
+    """The child's wait status and resource usage; None if the client went away first
+    (then nobody enforces the timeout: the run must not go on)."""
     import select
 
     try:
@@ -304,9 +358,9 @@ def _wait(child, requests):
         watch = None
     try:
         while True:
-            pid, status = os.waitpid(child, os.WNOHANG)
+            pid, status, usage = os.wait4(child, os.WNOHANG)
             if pid:
-                return status
+                return status, usage
             ready, _, _ = select.select([requests] + ([watch] if watch is not None else []), [], [],
                                         None if watch is not None else 0.2)  # fmt: skip
             if requests in ready and not os.read(requests, 1):
@@ -350,6 +404,7 @@ def main():
             {"ready": False, "reason": f"importing pytest imported project code: {project[:3]}"},
         )
         return
+    _map_module_files()
     sys.stdout.flush()
     sys.stderr.flush()
     gc.collect()
@@ -373,11 +428,15 @@ def main():
                 _child(request, (requests, answers), cache, preloaded, argv0)
             finally:
                 os._exit(1)  # never return into the server loop
-        status = _wait(child, requests)
+        waited = _wait(child, requests)
         _reap(child)
-        if status is None:
+        if waited is None:
             return  # the client is gone (its end of our stdin closed): so are we
+        status, usage = waited
         code = os.waitstatus_to_exitcode(status)
+        cpu = usage.ru_utime + usage.ru_stime
+        limit = request.get("cpu_limit_s")
+        limited = bool(limit) and code in (-signal.SIGXCPU, -signal.SIGKILL) and cpu >= int(limit) - 0.05
         if cache_file and os.path.exists(cache_file):
             try:
                 with open(cache_file, "rb") as handle:
@@ -389,7 +448,7 @@ def main():
                 if size + len(blob) <= _MAX_CACHE_BYTES and tuple(key) not in cache:
                     cache[tuple(key)] = blob
                     size += len(blob)
-        _answer(answers, {"exit": code})
+        _answer(answers, {"exit": code, "cpu_s": round(cpu, 4), "cpu_limited": limited})
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ class RunOutcome:
     exit_code: int | None
     timed_out: bool
     duration_s: float
+    cpu_s: float | None = None
+    """CPU seconds of the run's process (warm runs only: a fork's own accounting)."""
 
 
 # Tried in order. A PID namespace as well (-p -f --kill-child) means that when the test

@@ -38,6 +38,8 @@ class Verdict:
     duration_s: float = 0.0
     passed: frozenset[str] = frozenset()
     """Ids of the test cases that passed (JUnit ``classname::name``; pytest only)."""
+    cpu_s: float | None = None
+    """CPU seconds of the run, when known (warm runs)."""
 
 
 def _has_pytest_config(root: Path) -> bool:
@@ -109,7 +111,7 @@ class TestCommand:
     def verdict(self, outcome: RunOutcome, junit: Path) -> Verdict:
         """Grade one run from its exit code and JUnit report."""
         if outcome.timed_out:
-            return Verdict(VerdictKind.TIMEOUT, None, duration_s=outcome.duration_s)
+            return Verdict(VerdictKind.TIMEOUT, None, duration_s=outcome.duration_s, cpu_s=outcome.cpu_s)
         code = outcome.exit_code
         assert code is not None
         failing, passed = read_junit(junit) if self.is_pytest else (None, None)
@@ -126,7 +128,7 @@ class TestCommand:
         if code < 0:
             kind = VerdictKind.FAIL  # killed by a signal (e.g. the memory limit)
         return Verdict(
-            kind, code, frozenset(failing or ()), outcome.duration_s, frozenset(passed or ())
+            kind, code, frozenset(failing or ()), outcome.duration_s, frozenset(passed or ()), outcome.cpu_s
         )
 
 

@@ -211,8 +211,11 @@ class WarmPytest:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
 
-    def run(self, args: list[str], timeout: float, log: Path) -> RunOutcome | None:
-        """Run pytest with ``args`` in a fresh fork; None when the server cannot run."""
+    def run(
+        self, args: list[str], timeout: float, log: Path, cpu_limit_s: int | None = None
+    ) -> RunOutcome | None:
+        """Run pytest with ``args`` in a fresh fork, stopped after ``timeout`` seconds or
+        ``cpu_limit_s`` CPU seconds (a timeout either way); None when the server cannot run."""
         if cancelled():
             raise Cancelled()
         if self.broken:
@@ -223,7 +226,8 @@ class WarmPytest:
             if self.broken:
                 return None
         assert self._proc is not None and self._proc.stdin is not None
-        request = {"argv": args, "log": str(log), "cache": str(self.home / "warm-cache.bin")}
+        request = {"argv": args, "log": str(log), "cache": str(self.home / "warm-cache.bin"),
+                   "cpu_limit_s": cpu_limit_s}  # fmt: skip
         try:
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
             self._proc.stdin.flush()
@@ -246,7 +250,12 @@ class WarmPytest:
         if answer is None:
             self.close()  # hung: kill the whole session; the next run starts afresh
             return RunOutcome(exit_code=None, timed_out=True, duration_s=duration)
-        return RunOutcome(exit_code=int(answer["exit"]), timed_out=False, duration_s=duration)
+        cpu = answer.get("cpu_s")
+        if answer.get("cpu_limited"):
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n=== stopped at its CPU limit ({cpu_limit_s} CPU s)\n")
+            return RunOutcome(exit_code=None, timed_out=True, duration_s=duration, cpu_s=cpu)
+        return RunOutcome(exit_code=int(answer["exit"]), timed_out=False, duration_s=duration, cpu_s=cpu)
 
     def close(self) -> None:
         if self._finalizer is not None:

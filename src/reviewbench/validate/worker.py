@@ -8,6 +8,7 @@ a forced checkout, so one clone serves a worker for the whole run.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import threading
 from collections.abc import Callable
@@ -23,8 +24,10 @@ from .testcmd import TestCommand, Verdict, VerdictKind, node_id
 from .warm import WarmPytest, parse_launch, warm_enabled
 
 __all__ = [
+    "ADAPTIVE_CPU_FLOOR_S",
     "ADAPTIVE_FACTOR",
     "ADAPTIVE_FLOOR_S",
+    "Bounds",
     "CaseJob",
     "ScratchTree",
     "run_selection",
@@ -39,6 +42,19 @@ SELECTION_SUITE = "suite"
 ADAPTIVE_FACTOR = 5.0
 #: ... but never sooner than this many seconds (start-up, a loaded machine).
 ADAPTIVE_FLOOR_S = 5.0
+#: Warm runs also get a CPU limit, the same factor times the suite's CPU seconds (whole
+#: seconds, as ``RLIMIT_CPU`` counts them), at least this: a loaded machine stretches
+#: wall-clock time, not CPU time.
+ADAPTIVE_CPU_FLOOR_S = 1
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How long a run may take: wall-clock seconds (None: ``--timeout``) and CPU seconds
+    (None: no CPU limit; warm runs only)."""
+
+    wall_s: float | None = None
+    cpu_s: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,17 +108,17 @@ class ScratchTree:
         return self._git("apply", "--whitespace=nowarn", str(patch), check=False).returncode == 0
 
     def run_tests(
-        self, command: TestCommand, shell: str, log: Path, timeout: float | None = None
+        self, command: TestCommand, shell: str, log: Path, bounds: Bounds = Bounds()
     ) -> tuple[RunOutcome, bool]:
         """Run one test command line (``command.shell(...)``) in the sandbox: in a fork of
         the tree's warm pytest server when the command allows it, else as a fresh process.
-        Returns the outcome and whether it ran warm. ``timeout`` defaults to the config's."""
-        timeout = timeout or self.config.timeout
+        Returns the outcome and whether it ran warm."""
+        timeout = bounds.wall_s or self.config.timeout
         warm = self._warm_server(command)
         if warm is not None:
             launch = parse_launch(shell, self.path)
             if launch is not None and launch.python == warm.launch.python and launch.env == warm.launch.env:
-                outcome = warm.run(list(launch.args), timeout, log)
+                outcome = warm.run(list(launch.args), timeout, log, bounds.cpu_s)
                 if outcome is not None:
                     return outcome, True
                 _note(log, f"warm pytest unavailable ({warm.broken}); running cold")
@@ -146,7 +162,7 @@ def run_selection(
     selection: list[str],
     label: str,
     log: Path,
-    timeout: float | None = None,
+    bounds: Bounds = Bounds(),
 ) -> Verdict:
     """Run ``selection`` (paths or node ids; empty: the whole suite) in the tree as it is,
     sandboxed (warm when possible), and grade it from exit code and JUnit XML."""
@@ -154,9 +170,10 @@ def run_selection(
     junit.unlink(missing_ok=True)
     shell = command.shell(selection, junit)
     _note(log, f"{label}: {shell}")
-    outcome, warm = tree.run_tests(command, shell, log, timeout)
+    outcome, warm = tree.run_tests(command, shell, log, bounds)
     verdict = command.verdict(outcome, junit)
-    _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{', warm' if warm else ''})"
+    cpu = f", {verdict.cpu_s:.2f} CPU s" if verdict.cpu_s is not None else ""
+    _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{cpu}{', warm' if warm else ''})"
                + (f", failing: {', '.join(sorted(verdict.failing))}" if verdict.failing else ""))  # fmt: skip
     return verdict
 
@@ -176,7 +193,8 @@ class BaseResults:
         self._lock = threading.Lock()
         self._seen: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
         self._gates: dict[tuple[str, str], threading.Lock] = {}
-        self._suite_s: dict[tuple[str, str], float | None] = {}
+        self._suite_ran: set[tuple[str, str]] = set()
+        self._suite: dict[tuple[str, str], tuple[float, float | None]] = {}
 
     def suite_once(self, base: str, command: TestCommand, run: Callable[[], Verdict]) -> bool:
         """Run the whole suite at ``base`` with ``run`` unless this run already did (other
@@ -185,23 +203,44 @@ class BaseResults:
         with self._lock:
             gate = self._gates.setdefault(key, threading.Lock())
         with gate:
-            if key in self._suite_s:
+            if key in self._suite_ran:
                 return False
             verdict = run()
             self.record(base, command, verdict)
+            self.record_suite(base, command, verdict)
             with self._lock:
-                self._suite_s[key] = verdict.duration_s if verdict.kind is VerdictKind.PASS else None
+                self._suite_ran.add(key)
             return True
 
-    def limit(self, base: str, command: TestCommand, timeout: float) -> tuple[float, float] | None:
-        """(seconds a run at ``base`` may take, the suite's passing time there) when that
-        is sooner than ``timeout``; None while no passing whole-suite run is known."""
+    def record_suite(self, base: str, command: TestCommand, verdict: Verdict) -> None:
+        """A whole-suite run at ``base`` (or on a patch of it): the fastest that passed
+        sets the bounds of later runs there."""
+        if verdict.kind is not VerdictKind.PASS:
+            return
+        key = (base, command.command)
         with self._lock:
-            suite = self._suite_s.get((base, command.command))
+            wall, cpu = self._suite.get(key, (verdict.duration_s, verdict.cpu_s))
+            wall = min(wall, verdict.duration_s)
+            if verdict.cpu_s is not None:
+                cpu = verdict.cpu_s if cpu is None else min(cpu, verdict.cpu_s)
+            self._suite[key] = (wall, cpu)
+
+    def bounds(self, base: str, command: TestCommand, timeout: float) -> tuple[Bounds, str] | None:
+        """The bounds of a run at ``base`` and why, once a whole suite passed there."""
+        with self._lock:
+            suite = self._suite.get((base, command.command))
         if suite is None:
             return None
-        limit = max(ADAPTIVE_FLOOR_S, round(ADAPTIVE_FACTOR * suite, 1))
-        return (limit, suite) if limit < timeout else None
+        wall, cpu = suite
+        wall_s = max(ADAPTIVE_FLOOR_S, round(ADAPTIVE_FACTOR * wall, 1))
+        cpu_s = max(ADAPTIVE_CPU_FLOOR_S, math.ceil(ADAPTIVE_FACTOR * cpu)) if cpu is not None else None
+        bounds = Bounds(wall_s if wall_s < timeout else None, cpu_s if cpu_s is not None and cpu_s < timeout else None)
+        why = (f"runs at this base stop after {bounds.wall_s or timeout:g}s"
+               + (f" and after {bounds.cpu_s} CPU s when warm" if bounds.cpu_s else "")
+               + f" ({ADAPTIVE_FACTOR:g} × the fastest passing suite there, {wall:.2f}s"
+               + (f" and {cpu:.2f} CPU s" if cpu is not None else "")
+               + f"; at least {ADAPTIVE_FLOOR_S:g}s and {ADAPTIVE_CPU_FLOOR_S} CPU s; --timeout {timeout:g}s)")  # fmt: skip
+        return bounds, why
 
     def record(self, base: str, command: TestCommand, verdict: Verdict) -> None:
         if not command.is_pytest or verdict.kind not in (VerdictKind.PASS, VerdictKind.FAIL):
@@ -288,12 +327,14 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             selection=selection,
         )
 
-    limit: float | None = None
+    bounds = Bounds()
 
     def run(selection: list[str], label: str) -> Verdict:
         nonlocal spent
-        verdict = run_selection(tree, command, selection, label, log, limit)
+        verdict = run_selection(tree, command, selection, label, log, bounds)
         spent += verdict.duration_s
+        if not selection and job.shared_base:
+            known.record_suite(job.base, command, verdict)  # a passing patched suite: as good a measure
         return verdict
 
     tree.checkout(job.base)
@@ -307,11 +348,10 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         label = "reference (suite) whole suite at base, once per run"
         if known.suite_once(job.base, command, lambda: run_selection(tree, command, [], label, log)):
             fresh = False
-        bound = known.limit(job.base, command, tree.config.timeout)
-        if bound:
-            limit = bound[0]
-            _note(log, f"runs at this base stop after {limit:g}s ({ADAPTIVE_FACTOR:g} × the suite's "
-                       f"{bound[1]:.2f}s there, at least {ADAPTIVE_FLOOR_S:g}s; --timeout {tree.config.timeout:g}s)")  # fmt: skip
+        adaptive = known.bounds(job.base, command, tree.config.timeout)
+        if adaptive:
+            bounds = adaptive[0]
+            _note(log, adaptive[1])
     selections: list[tuple[str, list[str]]] = []
     present = [p for p in job.test_paths if _present(tree.path, p)]
     if present and command.is_pytest:

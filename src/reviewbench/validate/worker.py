@@ -337,9 +337,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             known.record_suite(job.base, command, verdict)  # a passing patched suite: as good a measure
         return verdict
 
-    tree.checkout(job.base)
-    if not tree.applies(job.patch):
-        return result(ValidationStatus.APPLY_FAILED)
+    tree.checkout(job.base)  # a patch that does not apply is found below: `git apply` is atomic
     set_up = tree._set_up
     tree.setup(log)
     fresh = tree._set_up == set_up  # still exactly the base: no setup command ran just now

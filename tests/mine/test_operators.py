@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reviewbench.mine.mutations import ParsedModule, examples_of, registry
@@ -68,3 +70,27 @@ def test_operator_keeps_formatting_outside_the_change(name):
             mutated = module.apply(site)
             assert mutated.startswith("# header  comment\nX = {'a':1}  # keep\n\n\n")
             assert mutated.endswith("\n\nY = ( 1 ,2 )\n")
+
+
+_REAL_MODULES = ["textwrap.py", "json/decoder.py", "shlex.py", "fractions.py"]
+
+
+@pytest.mark.parametrize("name", _REAL_MODULES)
+def test_applying_a_site_gives_what_reprinting_the_whole_module_gives(name):
+    """Sites are applied by re-printing as little as possible (the replaced node, or the
+    top-level statement holding it): on real modules, every site of every operator must
+    give exactly what re-printing the whole module with the replacement gives."""
+    import sysconfig
+
+    source = (Path(sysconfig.get_paths()["stdlib"]) / name).read_text(encoding="utf-8")
+    parsed = ParsedModule(source)
+    sites = parsed.sites(list(registry().values()))
+    by_operator: dict[str, list] = {}
+    for site in sites:
+        by_operator.setdefault(site.operator, []).append(site)
+    assert len(by_operator) >= 6
+    # Re-printing a whole module per site is slow: the first, last and three spread ones.
+    chosen = [s for group in by_operator.values() for s in {id(x): x for x in group[:: max(1, len(group) // 3)] + group[-1:]}.values()]
+    for site in chosen:
+        expected = parsed.module.deep_replace(site.node, site.replacement).code  # type: ignore[union-attr]
+        assert parsed.apply(site) == expected, (site.operator, site.line, site.note)

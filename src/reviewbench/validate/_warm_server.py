@@ -21,7 +21,7 @@ answers ``{"exit": code, "cpu_s": seconds, "cpu_limited": bool}`` (a negative co
 by that signal; ``cpu_limited``: killed for passing its CPU limit). End of stdin ends the
 server.
 
-Two content-addressed caches live in this parent and are inherited by every fork:
+Content-addressed caches live in this parent, decoded, and are inherited by every fork:
 pytest's assertion rewriting of test modules and the compilation of source files, keyed
 by path and the SHA-256 of the source bytes, so that they can never be stale (unlike
 ``.pyc`` files checked by modification time, which this process never writes). A child
@@ -191,7 +191,7 @@ def _install_hooks(cache, fresh, preloaded):
         key = ("rewrite", str(fn), hashlib.sha256(source).hexdigest(), hook)
         hit = cache.get(key)
         if hit is not None:
-            return os.stat(fn), marshal.loads(hit)
+            return os.stat(fn), hit
         stat, code = rewrite_test(fn, config)
         fresh[key] = marshal.dumps(code)
         return stat, code
@@ -206,7 +206,7 @@ def _install_hooks(cache, fresh, preloaded):
         key = ("compile", path, hashlib.sha256(data).hexdigest(), _optimize, sys.flags.optimize)
         hit = cache.get(key)
         if hit is not None:
-            return marshal.loads(hit)
+            return hit
         code = source_to_code(self, data, path, _optimize=_optimize)
         fresh[key] = marshal.dumps(code)
         return code
@@ -235,9 +235,11 @@ def _cache_statement_ranges(cache, fresh):
     def cached_range(lineno, source, assertion=False, astnode=None):
         key = ("statement", hashlib.sha256(str(source).encode("utf-8", "surrogatepass")).hexdigest(),
                lineno, bool(assertion))  # fmt: skip
-        hit = fresh.get(key) or cache.get(key)
+        hit = cache.get(key)
+        if hit is None and key in fresh:
+            hit = marshal.loads(fresh[key])
         if hit is not None:
-            start, end = marshal.loads(hit)
+            start, end = hit
             return (astnode or placeholder), start, end
         node, start, end = original(lineno, source, assertion, None if astnode is placeholder else astnode)
         fresh[key] = marshal.dumps((start, end))
@@ -446,7 +448,10 @@ def main():
                 entries = []
             for key, blob in entries:
                 if size + len(blob) <= _MAX_CACHE_BYTES and tuple(key) not in cache:
-                    cache[tuple(key)] = blob
+                    try:
+                        cache[tuple(key)] = marshal.loads(blob)  # once here, not in every fork
+                    except Exception:  # noqa: BLE001
+                        continue
                     size += len(blob)
         _answer(answers, {"exit": code, "cpu_s": round(cpu, 4), "cpu_limited": limited})
 

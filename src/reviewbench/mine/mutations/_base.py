@@ -9,12 +9,12 @@ module-level code runs at import time, where a mutant breaks everything at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
 
 from ...records import Severity
 
@@ -61,6 +61,34 @@ class ParsedModule:
         self.wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         self.module = self.wrapper.module
         self._spans: list[tuple[int, int, int, int]] | None = None
+        self._ranges: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._line_offsets: list[int] | None = None
+
+    def _splice(self, site: Site) -> str | None:
+        """Print only the replaced node, when it is one that prints the same wherever it
+        stands (not a statement or block: those print their block's indentation), and its
+        own text is found exactly where the tree puts it."""
+        node = site.node
+        if isinstance(node, (cst.BaseStatement, cst.BaseSuite, cst.Module)) or isinstance(
+            site.replacement, (cst.BaseStatement, cst.BaseSuite, cst.Module)
+        ):
+            return None
+        if self._ranges is None:
+            self._ranges = self.wrapper.resolve(WhitespaceInclusivePositionProvider)
+            starts, offset = [0], 0
+            for line in self.source.split("\n"):
+                offset += len(line) + 1
+                starts.append(offset)
+            self._line_offsets = starts
+        found = self._ranges.get(node)
+        if found is None or self._line_offsets is None:
+            return None
+        start = self._line_offsets[found.start.line - 1] + found.start.column
+        end = self._line_offsets[found.end.line - 1] + found.end.column
+        if self.source[start:end] != self.module.code_for_node(node):
+            return None
+        text = self.source[:start] + self.module.code_for_node(site.replacement) + self.source[end:]
+        return None if text == self.source else text
 
     def _statement_spans(self) -> list[tuple[int, int, int, int]]:
         """(first line, last line, start offset, end offset) of each top-level statement's
@@ -108,7 +136,7 @@ class ParsedModule:
         if site.node is self.module:
             assert isinstance(site.replacement, cst.Module)
             return site.replacement.code
-        fast = self._apply_in_statement(site)
+        fast = self._splice(site) or self._apply_in_statement(site)
         if fast is not None:
             return fast
         return self.module.deep_replace(site.node, site.replacement).code  # type: ignore[union-attr]

@@ -22,7 +22,9 @@ __all__ = ["validate_command"]
               "(network allowed).")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds per test run [default: 600].")
+              help="Seconds per test run [default: 600]. Where several cases share a base, runs "
+              "there stop sooner: after 5x the suite's passing time (at least 5 s; warm runs: "
+              "5x its CPU time, at least 1 CPU s).")
 @click.option("--reruns", type=click.IntRange(min=1),
               help="A failure counts only if it reproduces on every one of N runs [default: 2].")
 @click.option("--network", type=click.Choice(["deny", "allow"]), help="Network for tests [default: deny].")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import types
 
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.mine.rename import rename_in_functions
@@ -149,3 +150,33 @@ def test_no_variant_without_a_local_to_rename(git_repo, tmp_path):
                 warn=warnings.append)  # fmt: skip
     assert len(read_corpus(out).gold) == 1
     assert any("got no rename variant" in w for w in warnings)
+
+
+def test_a_use_before_the_assignment_is_renamed_with_it_or_the_name_is_left_alone():
+    """Regression: libcst links a use only to assignments above it, so a use that comes
+    first (a loop-carried name, a closure, or a swapped statement in a mutant) kept the
+    old name while its assignment got the new one: a different program, a different
+    defect. A rename must compile to the same code, names aside."""
+    sources = [
+        # a swapped statement (statement_swap mutant): the use now precedes the assignment
+        "def f(op):\n    label = f'__{name}__'\n    name = op.__name__\n    total = len(label)\n    return total\n",
+        # a loop-carried name, read before its only assignment
+        "def g(xs):\n    out = []\n    for i, x in enumerate(xs):\n        if i:\n            out.append(last)\n"
+        "        last = x\n    return out\n",
+        # a closure defined before the name is assigned
+        "def h(xs):\n    def get():\n        return count\n    count = len(xs)\n    return get()\n",
+    ]
+    for source in sources:
+        renamed = rename_in_functions(source, [2], "k")
+        if renamed is None:
+            continue
+        before, after = compile(source, "<a>", "exec"), compile(renamed.source, "<b>", "exec")
+        (old,) = [c for c in before.co_consts if isinstance(c, types.CodeType)]
+        (new,) = [c for c in after.co_consts if isinstance(c, types.CodeType)]
+        # No local became a global read (an unrenamed use would), and the bytecode is the same.
+        assert new.co_names == old.co_names, (source, renamed.source)
+        assert new.co_code == old.co_code
+        assert len(new.co_varnames) == len(old.co_varnames)
+    # Names whose every use follows the assignment are still renamed.
+    renamed = rename_in_functions(sources[0], [2], "k")
+    assert renamed is not None and "total" not in renamed.source

@@ -5,7 +5,9 @@ logic (seed 001). The rename must preserve behaviour exactly, so it is conservat
 only names bound in a function's own scope by plain assignment targets (never
 parameters, imports, nested definitions, ``global``/``nonlocal`` names), every use a
 real name node that libcst's scope analysis resolves to that binding, and never in a
-function that calls ``locals()``, ``vars()``, ``eval()`` or ``exec()``.
+function that calls ``locals()``, ``vars()``, ``eval()`` or ``exec()``. Every rename is
+then checked by the compiler: the renamed function must compile to the same bytecode,
+with the same global and attribute names, its locals renamed and nothing else.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import builtins
 import keyword
 import random
 import re
+import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -182,6 +185,42 @@ def rename_nodes(node: cst.CSTNode, targets: dict[int, str]) -> cst.CSTNode:
     return node.visit(_Rewrite(targets))
 
 
+def _same_program(before: str, after: str, mapping: dict[str, str], depth: int) -> bool:
+    """Whether ``after`` compiles to exactly the code of ``before`` with the locals in
+    ``mapping`` of the function at nesting ``depth`` renamed (1: a module-level function,
+    2: a method of the wrapping class). libcst links a use only to assignments above it,
+    so a use that comes first (a loop-carried name, a closure defined earlier, a statement
+    swapped by a mutation) would keep its old name and read another variable: the
+    compiler sees it."""
+    try:
+        old = compile(before, "<before>", "exec", dont_inherit=True)
+        new = compile(after, "<after>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return _same_code(old, new, mapping, depth)
+
+
+def _same_code(old: types.CodeType, new: types.CodeType, mapping: dict[str, str], depth: int) -> bool:
+    """``depth`` counts down to the renamed function (0): its own locals and cells are
+    renamed; functions inside it keep their own locals and see its cells as free
+    variables; the code around it names only globals, which never change."""
+    if old.co_code != new.co_code or old.co_names != new.co_names or len(old.co_consts) != len(new.co_consts):
+        return False
+    renamed_fields = {0: ("co_varnames", "co_cellvars", "co_freevars")}.get(depth, ("co_freevars",) if depth < 0 else ())
+    for field in ("co_varnames", "co_cellvars", "co_freevars"):
+        names = getattr(old, field)
+        expected = tuple(mapping.get(n, n) for n in names) if field in renamed_fields else names
+        if expected != getattr(new, field):
+            return False
+    for a, b in zip(old.co_consts, new.co_consts, strict=True):
+        if isinstance(a, types.CodeType):
+            if not isinstance(b, types.CodeType) or not _same_code(a, b, mapping, depth - 1):
+                return False
+        elif type(a) is not type(b) or a != b:
+            return False
+    return True
+
+
 def function_spans(source: str) -> list[tuple[int, int]]:
     """(first, last) lines of every function, decorators included, from Python's own parser."""
     try:
@@ -222,8 +261,18 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
     if not names:
         return None
     mapping = choose_names(names, taken, rng)
-    targets = {id(node): mapping[name] for name in names for node in local[name]}
-    code = rename_nodes(wrapper.module, targets).code  # type: ignore[attr-defined]
+
+    def renamed(chosen: dict[str, str]) -> str | None:
+        targets = {id(node): new for name, new in chosen.items() for node in local[name]}
+        code = rename_nodes(wrapper.module, targets).code  # type: ignore[attr-defined]
+        return code if _same_program(wrapped, code, chosen, 2 if indented else 1) else None
+
+    code = renamed(mapping)
+    if code is None:  # some name has a use libcst did not link to it: leave those alone
+        mapping = {name: new for name, new in mapping.items() if renamed({name: new}) is not None}
+        code = renamed(mapping) if mapping else None
+        if code is None:
+            return None
     if indented:
         code = code.split("\n", 1)[1]
     return split_lines(code), mapping

@@ -80,14 +80,20 @@ def test_the_suite_runs_once_at_a_shared_base_and_spares_every_reference_run(git
     assert not any("reference (fix_tests) run" in log or "whole selection at base" in log for log in logs)
 
 
-def test_a_patched_run_that_hangs_stops_at_the_adaptive_limit(git_repo, tmp_path):
+def _timed_out_case(git_repo, tmp_path: Path, body: str) -> str:
+    """Validate one shared-base case whose patch makes ``c()`` run ``body`` first, with a
+    ``--timeout`` far above any adaptive limit; it must time out. Its log."""
     repo = git_repo()
     base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
-    hang = _patch(repo, tmp_path, "hang", "return 3", "import time\n    time.sleep(600)\n    return 3")
-    job = CaseJob("hang", base, hang, ("tests/test_m.py",), tmp_path / "hang.log", shared_base=True)
+    patch = _patch(repo, tmp_path, "slow", "return 3", f"{body}\n    return 3")
+    job = CaseJob("slow", base, patch, ("tests/test_m.py",), tmp_path / "slow.log", shared_base=True)
     results = _validate(repo, tmp_path, [job], timeout=600)
-    assert results["hang"].status.value == "timeout"
-    log = job.log.read_text()
+    assert results["slow"].status.value == "timeout"
+    return job.log.read_text()
+
+
+def test_a_patched_run_that_hangs_stops_at_the_adaptive_limit(git_repo, tmp_path):
+    log = _timed_out_case(git_repo, tmp_path, "import time\n    time.sleep(600)")
     limit = re.search(r"runs at this base stop after ([0-9.]+)s", log)
     assert limit, log
     suite = float(re.search(r"whole suite at base, once per run: pass \(exit 0, ([0-9.]+)s", log).group(1))
@@ -125,13 +131,7 @@ def test_a_test_module_that_fails_to_import_needs_no_reference_run_when_it_ran_a
 def test_a_patched_run_that_spins_stops_at_its_cpu_limit(git_repo, tmp_path):
     """A mutant that loops forever burns CPU: a warm run has a CPU limit of a few times the
     suite's own CPU time at that base (the wall-clock limit stays for sleeping hangs)."""
-    repo = git_repo()
-    base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
-    spin = _patch(repo, tmp_path, "spin", "return 3", "while True:\n        pass\n    return 3")
-    job = CaseJob("spin", base, spin, ("tests/test_m.py",), tmp_path / "spin.log", shared_base=True)
-    results = _validate(repo, tmp_path, [job], timeout=600)
-    assert results["spin"].status.value == "timeout"
-    log = job.log.read_text()
+    log = _timed_out_case(git_repo, tmp_path, "while True:\n        pass")
     cpu = float(re.search(r"whole suite at base, once per run: pass \(exit 0, [0-9.]+s, ([0-9.]+) CPU s", log).group(1))
     limit = re.search(r"and after (\d+) CPU s", log)
     assert limit, log

@@ -53,6 +53,17 @@ def _tree(repo, tmp_path: Path, timeout: float = 60) -> ScratchTree:
     return tree
 
 
+def _warm_then_cold(repo, tmp_path: Path, monkeypatch):
+    """A scratch tree with warm runs ("1"), then one with cold runs ("0"): (mode, tree)."""
+    for mode in ("1", "0"):
+        monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
+        tree = _tree(repo, tmp_path / mode)
+        try:
+            yield mode, tree
+        finally:
+            tree.close()
+
+
 def _run(tree: ScratchTree, command: TestCommand, selection: list[str], log: Path):
     junit = tree.home / "junit.xml"
     junit.unlink(missing_ok=True)
@@ -80,13 +91,8 @@ def test_warm_verdicts_match_cold_ones(git_repo, tmp_path, monkeypatch):
         [],
     ]
     results = {}
-    for mode in ("1", "0"):
-        monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
-        tree = _tree(repo, tmp_path / mode)
-        try:
-            results[mode] = [_run(tree, command, s, log) for s in selections]
-        finally:
-            tree.close()
+    for mode, tree in _warm_then_cold(repo, tmp_path, monkeypatch):
+        results[mode] = [_run(tree, command, s, log) for s in selections]
     assert all(warm for _, warm in results["1"]) and not any(warm for _, warm in results["0"])
     warm, cold = ([(v.kind, v.exit_code, v.failing) for v, _ in results[m]] for m in ("1", "0"))
     assert warm == cold
@@ -364,18 +370,13 @@ def test_the_warm_up_leaves_nothing_a_test_can_see(git_repo, tmp_path, monkeypat
     })  # fmt: skip
     command = TestCommand(f"PYTEST_ADDOPTS=--runslow {PYTEST} -p no:cacheprovider")
     states = {}
-    for mode in ("1", "0"):
-        monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
-        tree = _tree(repo, tmp_path / mode)
-        try:
-            verdict, warm = _run(tree, command, ["tests/test_state.py"], tmp_path / "case.log")
-            assert (verdict.kind, warm) == (VerdictKind.PASS, mode == "1")
-            states[mode] = json.loads((tree.path / "state.json").read_text())
-            if mode == "1":
-                server = tree._warm[command.command]
-                assert server is not None and server.warmed  # --runslow did not break it
-        finally:
-            tree.close()
+    for mode, tree in _warm_then_cold(repo, tmp_path, monkeypatch):
+        verdict, warm = _run(tree, command, ["tests/test_state.py"], tmp_path / "case.log")
+        assert (verdict.kind, warm) == (VerdictKind.PASS, mode == "1")
+        states[mode] = json.loads((tree.path / "state.json").read_text())
+        if mode == "1":
+            server = tree._warm[command.command]
+            assert server is not None and server.warmed  # --runslow did not break it
     assert states["1"] == states["0"]
     assert states["1"]["addopts"] == "--runslow"
 
@@ -429,16 +430,11 @@ def test_failure_tracebacks_read_the_same_warm_and_cold(git_repo, tmp_path, monk
     })  # fmt: skip
     command = TestCommand(f"{PYTEST} -p no:cacheprovider")
     reports = {}
-    for mode in ("1", "0"):
-        monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", mode)
-        tree = _tree(repo, tmp_path / mode)
-        try:
-            for attempt in range(3):  # warm: the second and third runs read the cache
-                log = tmp_path / f"{mode}-{attempt}.log"
-                verdict, warm = _run(tree, command, [], log)
-                assert (verdict.kind, warm) == (VerdictKind.FAIL, mode == "1")
-                reports[mode, attempt] = _failures(log).replace(str(tree.path), "TREE")
-        finally:
-            tree.close()
+    for mode, tree in _warm_then_cold(repo, tmp_path, monkeypatch):
+        for attempt in range(3):  # warm: the second and third runs read the cache
+            log = tmp_path / f"{mode}-{attempt}.log"
+            verdict, warm = _run(tree, command, [], log)
+            assert (verdict.kind, warm) == (VerdictKind.FAIL, mode == "1")
+            reports[mode, attempt] = _failures(log).replace(str(tree.path), "TREE")
     assert "def inner(x):" in reports["0", 0] and "assert sum(values) < 3" in reports["0", 0]
     assert len({text for text in reports.values()}) == 1

@@ -9,8 +9,8 @@ its exit status and JUnit XML are the verdict, exactly as for a cold process.
 
 Before it serves, the server runs one throw-away pytest session of its own on a test file
 in a temporary folder (no project ini, conftest or code): pytest's lazy imports and
-compiled patterns are then inherited by every fork instead of redone in each, about a
-quarter of a small run's cost. Everything a test could see is put back (``sys.path``,
+compiled patterns are then inherited by every fork instead of redone in each (about an
+eighth of a small run's CPU on toolz). Everything a test could see is put back (``sys.path``,
 the working directory, ``PYTEST_ADDOPTS``, the throw-away module); a warm-up that fails
 (a plugin that insists on its project) makes the server exec itself again without one.
 

@@ -104,6 +104,15 @@ def cancelled() -> bool:
     return _stopping.is_set()
 
 
+def _track(proc: subprocess.Popen[bytes]) -> None:
+    """Remember a started process group for :func:`kill_all`; kill it at once if the run
+    is already stopping (Ctrl-C landed between the check and the start)."""
+    with _live_lock:
+        _live.add(proc.pid)
+        if _stopping.is_set():
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 def kill_all() -> None:
     """Stop: refuse new commands and kill every sandboxed process tree still running."""
     with _live_lock:
@@ -163,10 +172,7 @@ class Sandbox:
                 start_new_session=True,
                 preexec_fn=self._limits,  # noqa: PLW1509 - no threads touched in the child
             )
-        with _live_lock:
-            _live.add(proc.pid)
-            if _stopping.is_set():
-                os.killpg(proc.pid, signal.SIGKILL)
+        _track(proc)
         return proc
 
     @staticmethod
@@ -211,10 +217,7 @@ class Sandbox:
                 start_new_session=True,
                 preexec_fn=self._limits,  # noqa: PLW1509 - no threads touched in the child
             )
-            with _live_lock:
-                _live.add(proc.pid)
-                if _stopping.is_set():
-                    os.killpg(proc.pid, signal.SIGKILL)
+            _track(proc)
             timed_out = False
             try:
                 proc.wait(timeout=timeout)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reviewbench.errors import CorpusError, GitError, UsageError
-from reviewbench.review.task_experiment import load_tasks_experiment
+from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.store.runs import RunStore
 from reviewbench.tasks.export import export_base
 from reviewbench.tasks.run import run_tasks

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from reviewbench.review.task_experiment import load_tasks_experiment
+from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.store.runs import RunStore
 from reviewbench.tasks.run import run_tasks
 from reviewbench.tasks.solutions import read_solutions

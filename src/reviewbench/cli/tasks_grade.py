@@ -116,7 +116,7 @@ def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, set
     codes and JUnit XML only. Overreach = files changed outside the gold patch's files.
     Writes RUNDIR/grades.jsonl, grades.csv and report.html; resumes an interrupted run.
     """
-    from ..report.tasks import write_tasks_html
+    from ..tasks.report import write_tasks_html
     from ..tasks.grade_metrics import score_grades
     from ..tasks.grade_output import grades_document, write_grades_csv
     from ..tasks.grade_run import grade_rundir

@@ -30,7 +30,7 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     completed_no_findings (no change), invalid (no diff in the answer), failed, timed_out,
     cancelled. Running again resumes; an answered run is never requested twice.
     """
-    from ..review.task_experiment import load_tasks_experiment
+    from ..tasks.experiment import load_tasks_experiment
     from ..tasks.run import run_tasks  # pulls in the solver adapters
 
     if len(paths) > 2:
@@ -49,7 +49,7 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def tasks_init_command(path: Path, force: bool) -> None:
     """Write a commented fix-task experiment template to PATH (default tasks-experiment.toml)."""
-    from ..review.task_experiment import TASKS_TEMPLATE
+    from ..tasks.experiment import TASKS_TEMPLATE
 
     if path.exists() and not force:
         raise OutputExists(f"{path} exists (use --force to overwrite it)")

@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import UsageError
-from ..reviewers.solvers import SolverConfig
-from .experiment import LoadedFile, read_config, unique_names
+from ..review.experiment import LoadedFile, read_config, unique_names
+from .solvers import SolverConfig
 
 __all__ = ["TASKS_TEMPLATE", "TaskConditionConfig", "TasksExperiment", "TasksExperimentConfig",
            "load_tasks_experiment"]  # fmt: skip

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
@@ -36,10 +35,7 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     if len(paths) > 2:
         raise click.UsageError("expected [TASKS] EXPERIMENT: at most two paths")
     *tasks_dir, experiment = paths
-    loaded = load_tasks_experiment(experiment)
-    if tasks_dir:  # recorded in the run directory like any other experiment field
-        config = loaded.config.model_copy(update={"tasks": str(tasks_dir[0].resolve())})
-        loaded = dataclasses.replace(loaded, config=config)
+    loaded = load_tasks_experiment(experiment, tasks_dir[0] if tasks_dir else None)
     show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed, on_update=on_update),
               out, as_json)  # fmt: skip
 

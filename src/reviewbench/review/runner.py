@@ -17,7 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .._version import __version__
-from ..engine import Condition, Outcome, PlannedRun, RunSummary, execute_plan, open_run_store, run_id
+from ..engine import (
+    Condition,
+    Outcome,
+    PlannedRun,
+    RunSummary,
+    execute_plan,
+    open_run_store,
+    run_id,
+)
 from ..records import Case, RunState
 from ..reviewers import make_reviewer
 from ..store.corpus import Corpus, read_corpus

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .._version import __version__
-from ..errors import CorpusError, UsageError
 from ..engine import RunSummary, execute_plan, open_run_store
+from ..errors import CorpusError, UsageError
 from .experiment import TasksExperiment
 from .store import read_tasks
 

@@ -18,8 +18,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..records import RunState
 from ..engine import Condition, Outcome, PlannedRun, run_id
+from ..records import RunState
 from ..review.prompt import load_prompt, load_text
 from ..store.runs import CachedReply
 from .context import context_files

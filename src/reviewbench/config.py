@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_FIX_PATTERN",
     "DEFAULT_TEST_PATTERNS",
     "MineConfig",
+    "MutationOperator",
     "Network",
     "ValidateConfig",
     "load_repo_settings",
@@ -63,6 +64,21 @@ def _message(exc: ValidationError) -> str:
     """Pydantic's first error, without its "Value error, " prefix."""
     message = exc.errors()[0]["msg"]
     return message.removeprefix("Value error, ")
+
+
+class MutationOperator(StrEnum):
+    """The mutation operators (``mine/mutations/``, one module each; a test keeps the two in step)."""
+
+    BOUNDARY_FLIP = "boundary_flip"
+    BROADEN_EXCEPT = "broaden_except"
+    CLEANUP_REMOVAL = "cleanup_removal"
+    DROP_RETURN = "drop_return"
+    GUARD_DELETION = "guard_deletion"
+    NEGATE_CONDITION = "negate_condition"
+    OFF_BY_ONE = "off_by_one"
+    OPERATOR_SWAP = "operator_swap"
+    STATEMENT_SWAP = "statement_swap"
+    WRONG_ARGUMENT = "wrong_argument"
 
 
 class MineConfig(BaseModel):
@@ -118,9 +134,7 @@ class MineConfig(BaseModel):
     @field_validator("operators")
     @classmethod
     def _known_operators(cls, names: tuple[str, ...]) -> tuple[str, ...]:
-        from .mine.mutations import registry  # the registry imports libcst: only when asked
-
-        known = registry()
+        known = [op.value for op in MutationOperator]
         unknown = [n for n in names if n not in known]
         if unknown:
             raise ValueError(f"unknown mutation operator {unknown[0]!r} (known: {', '.join(known)})")

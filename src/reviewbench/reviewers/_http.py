@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from ._messages import clean_text
+from ._transport import lean_transport
 from .base import ReviewerError
 
 __all__ = [
@@ -71,12 +72,10 @@ class ClientPool:
         if self._tls is None:
             # Loading the CA bundle costs ~30 ms: once per pool, not once per shard.
             self._tls = ssl.create_default_context()
+        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0)
         return httpx.AsyncClient(
-            verify=self._tls,
+            transport=lean_transport(verify=self._tls, limits=limits),
             timeout=httpx.Timeout(None, connect=60.0),
-            limits=httpx.Limits(
-                max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0
-            ),
             follow_redirects=False,
         )
 

@@ -74,6 +74,8 @@ class RunSummary:
     by_state: dict[str, int]
     requests: int
     """Requests actually sent to reviewers in this invocation (cache hits send none)."""
+    unanswered: dict[str, str] = field(default_factory=dict)
+    """Conditions whose every run failed or timed out, with one of their errors."""
 
 
 def run_id(item_id: str, condition: str, repetition: int) -> str:
@@ -231,10 +233,14 @@ class _Runner:
             while reply is None:
                 attempts += 1
                 await condition.limiter.wait()
-                self.requests += 1
                 try:
                     reply = await self.job.attempt(planned, condition, packet)
+                    self.requests += 1
+                except TimeoutError:
+                    self.requests += 1  # sent, and no answer came in time
+                    raise
                 except ReviewerError as exc:
+                    self.requests += exc.sent
                     if exc.transient and attempts <= config.retries:
                         delay = exc.retry_after
                         if delay is None:
@@ -345,7 +351,8 @@ def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store
     asyncio.run(_drive(runner, todo))
     by_state = store.state_counts()
     return RunSummary(out=out, planned=len(plan), already_done=len(plan) - len(todo),
-                      by_state={s.value: n for s, n in sorted(by_state.items())}, requests=runner.requests)  # fmt: skip
+                      by_state={s.value: n for s, n in sorted(by_state.items())}, requests=runner.requests,
+                      unanswered=store.conditions_without_answers())  # fmt: skip
 
 
 async def _drive(runner: _Runner, todo: list[PlannedRun]) -> None:

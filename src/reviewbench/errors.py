@@ -101,13 +101,17 @@ class ReviewerError(ReviewbenchError):
     """No review appeared. The message must never contain a secret.
 
     ``transient`` asks the engine to retry (429, 5xx, connection errors), honouring
-    ``retry_after`` when the endpoint gave one.
+    ``retry_after`` when the endpoint gave one. ``sent=False`` says the request never left
+    (no key, an unsendable header, the host refused the connection): it is not counted as
+    a request sent.
     """
 
-    def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None,
+                 sent: bool = True) -> None:  # fmt: skip
         super().__init__(message)
         self.transient = transient
         self.retry_after = retry_after
+        self.sent = sent
 
 
 class PatchRejected(ReviewbenchError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 
 from reviewbench import MineConfig, mine_corpus
 from reviewbench.cli._output import StatusLine
@@ -41,9 +42,17 @@ def test_run_prints_status_lines_when_stderr_is_not_a_terminal(git_repo, tmp_pat
     experiment = tmp_path / "experiment.toml"
     experiment.write_text(f'corpus = "{tmp_path / "corpus"}"\nrepeats = 2\n'
                           '[[condition]]\nname = "s"\nreviewer = { kind = "silent" }\n')  # fmt: skip
-    result = cli("run", experiment, "--out", tmp_path / "runs", env={"REVIEWBENCH_STATUS_EVERY": "30"})
+    quick = cli("run", experiment, "--out", tmp_path / "runs", env={"REVIEWBENCH_STATUS_EVERY": "30"})
+    assert quick.code == 0 and quick.stderr == ""  # done long before the first 30 s: nothing to say
+    assert "4 runs planned" in quick.stdout
+    # A reviewer that takes 0.3 s per run against a 0.02 s interval: lines while it works,
+    # and a closing line with the whole count.
+    slow = tmp_path / "slow.py"
+    slow.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(0.3)\nprint('NO_ISSUES')\n")
+    experiment.write_text(f'corpus = "{tmp_path / "corpus"}"\nrepeats = 1\n[[condition]]\nname = "c"\n'
+                          f'reviewer = {{ kind = "command", command = "{sys.executable} {slow}" }}\nconcurrency = 1\n')  # fmt: skip
+    result = cli("run", experiment, "--out", tmp_path / "runs-slow", env={"REVIEWBENCH_STATUS_EVERY": "0.02"})
     assert result.code == 0, result.stderr
-    # The run takes far less than 30 s: exactly the closing line, with the whole count.
     lines = result.stderr.splitlines()
-    assert len(lines) == 1 and re.fullmatch(r"reviewing: 4/4, [0-9.]+/min, ETA 0s, completed_no_findings=4", lines[0])
-    assert "4 runs planned" in result.stdout
+    assert len(lines) >= 2 and all(line.startswith("reviewing: ") for line in lines)
+    assert re.fullmatch(r"reviewing: 2/2, [0-9.]+/min, ETA 0s, completed_no_findings=2", lines[-1])

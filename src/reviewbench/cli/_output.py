@@ -55,6 +55,7 @@ class StatusLine:
         self.done = 0
         self.total: int | None = None
         self.description = ""
+        self.ticks = 0
         self.lock = threading.Lock()
 
     def update(self, done: int, total: int | None, description: str = "") -> None:
@@ -80,6 +81,7 @@ class StatusLine:
         return ", ".join(parts)
 
     def tick(self) -> None:
+        self.ticks += 1
         stream = self.stream or sys.stderr
         stream.write(self.line() + "\n")
         stream.flush()
@@ -100,7 +102,8 @@ def progress(label: str) -> Iterator[Callable[[int, int | None, str], None]]:
 
     On a terminal, a rich bar (descriptions are escaped: they carry case ids and model
     text). Elsewhere, a status line on stderr at least every ``REVIEWBENCH_STATUS_EVERY``
-    seconds (default 30) and once at the end, so CI logs show the step is alive.
+    seconds (default 30), so CI logs show the step is alive, and a closing one when any was
+    printed (a short step prints nothing: stderr stays for errors).
     """
     if err_console.is_terminal:
         with Progress(
@@ -130,5 +133,5 @@ def progress(label: str) -> Iterator[Callable[[int, int | None, str], None]]:
     finally:
         stop.set()
         thread.join()
-    if status.first_done is not None:
+    if status.ticks:
         status.tick()

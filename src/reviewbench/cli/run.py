@@ -14,7 +14,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from ..errors import OutputExists
+from ..errors import OutputExists, ReviewbenchError
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.runs import RUNS_DB, RunStore
 from ._output import console, count_table, print_json, progress
@@ -34,11 +34,16 @@ def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]
         summary = execute(on_update)
     if as_json:
         print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
-                    "requests": summary.requests, "by_state": summary.by_state})  # fmt: skip
-        return
-    console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
-                  f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
-    console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
+                    "requests": summary.requests, "by_state": summary.by_state,
+                    "unanswered_conditions": summary.unanswered})  # fmt: skip
+    else:
+        console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
+                      f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
+        console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
+    if summary.unanswered:  # results are kept; the exit status tells scripts nothing was learnt
+        name, error = next(iter(sorted(summary.unanswered.items())))
+        more = f" (and {len(summary.unanswered) - 1} more conditions)" if len(summary.unanswered) > 1 else ""
+        raise ReviewbenchError(f"every run of condition {name} failed or timed out{more}; first error: {error}")
 
 
 @click.command("run")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .._version import __version__
+from ..errors import UsageError
 from ..engine import (
     Condition,
     Outcome,
@@ -28,6 +29,7 @@ from ..engine import (
 )
 from ..records import Case, RunState
 from ..reviewers import make_reviewer
+from ..reviewers.preflight import preflight
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import CachedReply
 from .experiment import ConditionConfig, Experiment
@@ -35,7 +37,7 @@ from .packet import PacketBuilder
 from .parse import parse_review
 from .prompt import load_prompt, load_text
 
-__all__ = ["ReviewJob", "plan_runs", "run_experiment"]
+__all__ = ["ReviewJob", "check_conditions", "plan_runs", "run_experiment"]
 
 ORIGINAL = "original"
 RENAME = "rename"
@@ -133,6 +135,18 @@ class ReviewJob:
 
 
 
+def check_conditions(path: Path, conditions: list[tuple[str, object, str | None]]) -> None:
+    """Refuse, before any run, a condition whose adapter cannot work (see ``preflight``).
+
+    Raises:
+        UsageError: naming the file, the condition and the mistake.
+    """
+    for name, config, context in conditions:
+        problem = preflight(config, context)
+        if problem:
+            raise UsageError(f"{path}: condition {name}: {problem}")
+
+
 def run_experiment(
     experiment: Experiment,
     out: Path,
@@ -144,8 +158,10 @@ def run_experiment(
 
     Raises:
         CorpusError: the corpus is missing or damaged.
-        UsageError: ``out`` holds runs of another experiment or of a changed corpus.
+        UsageError: a condition cannot run (no key, a bad URL, sarif without a tree), or
+            ``out`` holds runs of another experiment or of a changed corpus.
     """
+    check_conditions(experiment.path, [(c.name, c.reviewer, c.context) for c in experiment.config.condition])
     corpus = read_corpus(experiment.corpus_path)
     store = open_run_store(out)
     try:

@@ -160,6 +160,14 @@ class RunStore:
         """How many runs the store holds in each state."""
         return Counter({RunState(s): n for s, n in self.db.execute("SELECT state, COUNT(*) FROM runs GROUP BY state")})
 
+    def conditions_without_answers(self) -> dict[str, str]:
+        """Conditions whose every run failed or timed out, with one of their errors."""
+        rows = self.db.execute(
+            "SELECT condition, MIN(error) FROM runs GROUP BY condition "
+            "HAVING SUM(state IN ('failed', 'timed_out')) = COUNT(*)"
+        )
+        return {condition: error or "no detail" for condition, error in rows}
+
     def retire(self, states: set[RunState]) -> dict[str, int]:
         """Move the runs in ``states`` to the history, so they are run again; never delete them.
 

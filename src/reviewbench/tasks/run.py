@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..engine import RunSummary, execute_plan, open_run_store
+from ..review.runner import check_conditions
 from ..errors import CorpusError, UsageError
 from .experiment import TasksExperiment
 from .store import read_tasks
@@ -35,6 +36,7 @@ def run_tasks(experiment: TasksExperiment, out: Path, *, retry_failed: bool = Fa
     """
     from .solve import TaskJob, plan_task_runs  # pulls in the solver adapters
 
+    check_conditions(experiment.path, [(c.name, c.solver, None) for c in experiment.config.condition])
     path = experiment.tasks_path
     if not path.is_dir():
         raise CorpusError(f"task directory {path} does not exist (named by 'tasks' in {experiment.path}); "

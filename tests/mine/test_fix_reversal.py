@@ -98,6 +98,7 @@ def history(git_repo):
 
 
 def _mine(repo_path: Path, out: Path, **options) -> None:
+    options.setdefault("controls_ratio", 0)  # fix reversals only: controls have their own tests
     mine_corpus(MineConfig(repo=repo_path, **options), out)
 
 

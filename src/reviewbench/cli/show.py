@@ -21,7 +21,11 @@ UNVALIDATED = "unvalidated"
 @click.option("--cases", "with_cases", is_flag=True, help="Also list one row per case.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
-    """Counts of a corpus by stratum, validation status and drop reason."""
+    """Counts of a corpus by stratum, validation status and drop reason.
+
+    Controls are counted apart: how many are paired with a fix reversal (made at its
+    commit) and how many of those validated keep the tests green (the valid ones).
+    """
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
     by_stratum = Counter(g.stratum.value for g in data.gold)

@@ -5,8 +5,9 @@ are drawn from the files the defect cases touch (so a reviewer cannot tell them 
 file), spread round-robin over those files, and the refactor kind used least so far goes
 next. Controls paired with fix reversals are made at the fix commits, on the fixes' own
 files (:meth:`ControlMaker.paired`): a reviewer cannot tell them apart by base commit
-either, and validation runs them on the same tree as the defect. A control is kept only if the edited file compiles; a reformat must also leave
-Python's syntax tree identical. Validation then has to find the tests still passing.
+either, and validation runs them on the same tree as the defect. A control is kept only
+if the edited file compiles; a reformat must also leave Python's syntax tree identical.
+Validation then has to find the tests still passing.
 """
 
 from __future__ import annotations

@@ -132,7 +132,8 @@ def test_fix_in_a_file_without_refactor_sites_falls_back_to_head(git_repo, tmp_p
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, cwd=cwd,
+                          check=False)
 
 
 def test_cli_mine_and_show_count_the_controls(fixes, tmp_path):

@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--min-tasks", type=int, default=20)
     parser.add_argument("--smoke", action="store_true",
-                        help="mine and grade a tiny repository built in a temp dir (2 tasks), seconds: "
+                        help="mine and grade a tiny repository built in a temp dir (1 task), seconds: "
                              "checks that it runs; its figures mean nothing")  # fmt: skip
     args = parser.parse_args()
     if args.repo is None and not args.smoke:
@@ -134,6 +134,7 @@ def main() -> None:
                    "--jobs", str(args.jobs)]  # fmt: skip
             cmd += ["--test-cmd", args.test_cmd] if args.test_cmd else []
             cmd += ["--since", args.since] if args.since else []
+            cmd += ["--limit", "1", "--reruns", "1"] if args.smoke else []
             print("mining:", " ".join(cmd), flush=True)
             subprocess.run(cmd, check=True)
         taskset = read_tasks(tasks_dir)

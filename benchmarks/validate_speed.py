@@ -357,14 +357,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", choices=("both", "naive", "reviewbench"), default="both",
                         help="Run one method only (for debugging; no comparison then).")  # fmt: skip
     parser.add_argument("--smoke", action="store_true",
-                        help="Mine and validate a tiny repository built in the work directory (2 cases, "
+                        help="Mine and validate a tiny repository built in the work directory (1 case, "
                              "--reruns 1), seconds: checks that the script runs; its figures mean nothing. "
                              "The work directory is removed afterwards unless --workdir is given.")  # fmt: skip
     args = parser.parse_args(argv)
     if args.repo is None and not args.smoke:
         parser.error("REPO is required (or --smoke)")
     if args.smoke:
-        args.reruns, args.jobs, args.timeout = 1, min(args.jobs, 2), 60.0
+        args.limit, args.reruns, args.jobs, args.timeout = 1, 1, min(args.jobs, 2), 60.0
     if args.limit < 1 or args.reruns < 1 or args.jobs < 1 or args.timeout <= 0:
         parser.error("--limit, --reruns and --jobs must be >= 1, --timeout > 0")
     return args

@@ -12,6 +12,7 @@ fix reversals, and runs ``cases x repeats`` reviews at a given concurrency throu
 
     .venv/bin/python benchmarks/runner_overhead.py                 # 2,000 runs, 100 ms, 64
     .venv/bin/python benchmarks/runner_overhead.py --cases 50 --repeats 10 --concurrency 32
+    .venv/bin/python benchmarks/runner_overhead.py --smoke   # toy sizes, seconds (the test suite runs it)
 
 No assertion on time: it reports.
 """
@@ -102,7 +103,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.1, help="server latency in seconds")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--smoke", action="store_true",
+                        help="toy sizes (4 cases x 3 repeats, 20 ms, concurrency 4), seconds: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.cases, args.repeats, args.latency, args.concurrency = 4, 3, 0.02, 4
 
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="rb-runner-bench-") as tmp:

@@ -69,6 +69,7 @@ def test_score_speed():
 def test_runner_overhead():
     out = _smoke("runner_overhead")
     _figures(out, r"^first run : wall (\S+) s, ideal (\S+) s, ratio (\S+) \(target")
+    _figures(out, r"^plain httpx: wall (\S+) s, ratio (\S+) to ideal; reviewbench / bare = (\S+)$")
     _figures(out, r"harness CPU (\S+) ms per run")
     (again,) = _figures(out, r"^re-run .*requests reaching the server: (\d+) \(target 0\)")
     assert again == 0  # every answer of the re-run comes from the run store

@@ -139,6 +139,15 @@ def test_identification_rules():
                       removed_identifiers=["len", "self", "i"], description="Off by one: range end moved")  # fmt: skip
     assert identify("an off-by-one at the loop end", mutation) is IdentifiedBy.HINT_TERM
     assert identify("uses len and self", mutation) is None  # builtins and short names are no evidence
+    # What ruff --select ALL said on real pyjwt fix reversals: boilerplate naming a dunder,
+    # or a plain word the fix happened to touch, is not the defect.
+    fix = Defect(defect_id="f", defect_class="fix_reversal", locations=[Location(path="a.py", start_line=1,
+                 end_line=1, symbol="__init__")], symbols=["__init__", "annotations", "PyJWKSet"],
+                 added_identifiers=["annotations", "must", "PyJWKSet"])  # fmt: skip
+    assert identify("D107 Missing docstring in `__init__`", fix) is None
+    assert identify("UP045 Use `X | None` for type annotations", fix) is None
+    assert identify("EM101 Exception must not use a string literal", fix) is None
+    assert identify("PyJWKSet now hides the key error", fix) is IdentifiedBy.ADDED_IDENTIFIER
     # A close paraphrase of the gold description (rapidfuzz), not a few shared words.
     assert identify("caps the retry limit when the upstream handler times out", d) is IdentifiedBy.PARAPHRASE
     assert identify("the upstream call times out", d) is None
@@ -194,6 +203,16 @@ def test_model_drift_is_flagged(rundir):
     result = _score(rundir)
     assert result["conditions"]["perfect"]["model_drift"]["returned"] == ["m", "m-0", "m-1"]  # controls answered by "m"
     assert result["conditions"]["named"]["model_drift"] is None
+
+
+def test_a_returned_model_other_than_the_configured_one_is_drift(rundir):
+    store = RunStore(rundir / "runs.sqlite")
+    experiment = json.loads(store.get_meta("experiment"))
+    experiment["condition"][1]["reviewer"] = {"kind": "openai", "model": "gpt-x"}  # "named" asked for gpt-x
+    store.set_meta({"experiment": json.dumps(experiment)})
+    store.close()
+    drift = _score(rundir).as_json()["conditions"]["named"]["model_drift"]
+    assert drift == {"requested": ["m"], "returned": ["m"]}  # every run answered by m, not gpt-x
 
 
 def test_labels_override_automatic_verdicts_by_comment_id(rundir):

@@ -217,11 +217,24 @@ def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], t
     return out
 
 
-def _drift(tally: ConditionTally) -> dict | None:
+def _drift(tally: ConditionTally, configured: str | None) -> dict | None:
+    """Model drift: several returned ids, or one other than the model the experiment asked for.
+
+    Without a configured model (tools, baselines, commands) the runner records the kind as
+    "requested"; only a change between runs is drift then.
+    """
     returned = sorted(tally.models_returned)
     requested = sorted(tally.models_requested)
-    if len(returned) > 1 or (returned and requested and set(returned) - set(requested)):
+    if len(returned) > 1 or (configured and returned and set(returned) != {configured}):
         return {"requested": requested, "returned": returned}
+    return None
+
+
+def _configured_model(experiment: dict, name: str) -> str | None:
+    for condition in experiment.get("condition", []):
+        if condition.get("name") == name:
+            model = (condition.get("reviewer") or {}).get("model")
+            return str(model) if model else None
     return None
 
 
@@ -335,7 +348,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                                valid_controls=valid_controls, evidence=evidence,
                                labels_needed=gated.unsettled),  # fmt: skip
             "valid_defect_cases": valid_defect_cases,
-            "model_drift": _drift(completed),
+            "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
 
     comparisons = []

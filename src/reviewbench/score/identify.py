@@ -13,9 +13,14 @@ it, in this order of evidence:
 
 Names and hint terms match as whole words, case-insensitively, in the claim only (the raw
 line also holds the path, which would name every symbol of a like-named file). Short and
-generic identifiers (Python keywords and builtins, fewer than four characters — seed 000's
-``[A-Za-z_][A-Za-z0-9_]{3,}``) are not evidence. A claim that says none of these may still
-identify the defect in other words: that is what judge and human labels settle.
+generic identifiers (Python keywords and builtins, dunder names such as ``__init__``, fewer
+than four characters — seed 000's ``[A-Za-z_][A-Za-z0-9_]{3,}``) are not evidence. A removed
+or added identifier must also be *code-shaped* (an underscore, a digit, or a capital after
+its first letter: ``retry_limit``, ``PyJWKSet``), because the identifiers a fix touches
+include plain words (``annotations`` from ``from __future__ import annotations``, words of
+a message string) that any linter remark may contain; an enclosing symbol may be a plain
+word. A claim that says none of these may still identify the defect in other words: that
+is what judge and human labels settle.
 """
 
 from __future__ import annotations
@@ -56,7 +61,12 @@ class IdentifiedBy(StrEnum):
 
 
 def _usable(name: str) -> bool:
-    return len(name) >= 4 and name.lower() not in _GENERIC
+    dunder = name.startswith("__") and name.endswith("__")
+    return len(name) >= 4 and name.lower() not in _GENERIC and not dunder
+
+
+def _code_shaped(name: str) -> bool:
+    return "_" in name.strip("_") or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
 
 
 @lru_cache(maxsize=4096)
@@ -93,9 +103,9 @@ def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
     symbols += [s for s in defect.symbols if s not in removed and s not in added]
     if _names(claim, symbols):
         return IdentifiedBy.SYMBOL
-    if _names(claim, defect.removed_identifiers):
+    if _names(claim, [n for n in defect.removed_identifiers if _code_shaped(n)]):
         return IdentifiedBy.REMOVED_IDENTIFIER
-    if _names(claim, defect.added_identifiers):
+    if _names(claim, [n for n in defect.added_identifiers if _code_shaped(n)]):
         return IdentifiedBy.ADDED_IDENTIFIER
     hints = _pattern(tuple(sorted({h for h in defect.hint_terms if h.strip()})))
     if hints is not None and hints.search(claim):

@@ -35,3 +35,14 @@ def test_other_names_are_refused_with_the_list(name, says):
         check_metric_name(name, "gates")
     if says == "unknown metric":
         assert ", ".join(RATE_METRICS) in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
+def test_gates_with_non_finite_values_are_refused(tmp_path, value):
+    from reviewbench.score.gates import load_gates
+
+    gates = tmp_path / "g.toml"
+    gates.write_text(f'[[tier]]\nname = "t"\nwhen = [{{ metric = "completion", op = ">", value = {value} }}]\n'
+                     '[fallback]\nname = "none"\n')  # fmt: skip
+    with pytest.raises(UsageError, match="finite"):
+        load_gates(gates)

@@ -148,6 +148,11 @@ def test_identification_rules():
     assert identify("UP045 Use `X | None` for type annotations", fix) is None
     assert identify("EM101 Exception must not use a string literal", fix) is None
     assert identify("PyJWKSet now hides the key error", fix) is IdentifiedBy.ADDED_IDENTIFIER
+    # A plain word counts when the claim quotes it as code (ruff's F841 on the demo's reversal).
+    renamed = Defect(defect_id="r", defect_class="fix_reversal", locations=[], removed_identifiers=["subtotal"])
+    assert identify("F841 Local variable `subtotal` is assigned to but never used", renamed) is (
+        IdentifiedBy.REMOVED_IDENTIFIER)  # fmt: skip
+    assert identify("the subtotal looks off", renamed) is None
     # A close paraphrase of the gold description (rapidfuzz), not a few shared words.
     assert identify("caps the retry limit when the upstream handler times out", d) is IdentifiedBy.PARAPHRASE
     assert identify("the upstream call times out", d) is None

@@ -16,10 +16,10 @@ line also holds the path, which would name every symbol of a like-named file). S
 generic identifiers (Python keywords and builtins, dunder names such as ``__init__``, fewer
 than four characters — seed 000's ``[A-Za-z_][A-Za-z0-9_]{3,}``) are not evidence. A removed
 or added identifier must also be *code-shaped* (an underscore, a digit, or a capital after
-its first letter: ``retry_limit``, ``PyJWKSet``), because the identifiers a fix touches
-include plain words (``annotations`` from ``from __future__ import annotations``, words of
-a message string) that any linter remark may contain; an enclosing symbol may be a plain
-word. A claim that says none of these may still identify the defect in other words: that
+its first letter: ``retry_limit``, ``PyJWKSet``) or quoted as code in the claim
+(`` `subtotal` ``), because the identifiers a fix touches include plain words
+(``annotations`` from ``from __future__ import annotations``, words of a message string)
+that any linter remark may contain; an enclosing symbol may be a plain word. A claim that says none of these may still identify the defect in other words: that
 is what judge and human labels settle.
 """
 
@@ -82,6 +82,22 @@ def _names(claim: str, names: list[str] | tuple[str, ...]) -> bool:
     return pattern is not None and pattern.search(claim) is not None
 
 
+@lru_cache(maxsize=4096)
+def _quoted(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    return re.compile("`(?:" + "|".join(re.escape(t) for t in terms) + ")`", re.IGNORECASE)
+
+
+def _names_identifier(claim: str, names: list[str]) -> bool:
+    """Code-shaped names as whole words; plain-word names only when quoted as code."""
+    usable = [n for n in names if _usable(n)]
+    if _names(claim, [n for n in usable if _code_shaped(n)]):
+        return True
+    pattern = _quoted(tuple(sorted({n for n in usable if not _code_shaped(n)})))
+    return pattern is not None and pattern.search(claim) is not None
+
+
 def _content(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP and w.lower() not in _GENERIC}
 
@@ -103,9 +119,9 @@ def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
     symbols += [s for s in defect.symbols if s not in removed and s not in added]
     if _names(claim, symbols):
         return IdentifiedBy.SYMBOL
-    if _names(claim, [n for n in defect.removed_identifiers if _code_shaped(n)]):
+    if _names_identifier(claim, defect.removed_identifiers):
         return IdentifiedBy.REMOVED_IDENTIFIER
-    if _names(claim, [n for n in defect.added_identifiers if _code_shaped(n)]):
+    if _names_identifier(claim, defect.added_identifiers):
         return IdentifiedBy.ADDED_IDENTIFIER
     hints = _pattern(tuple(sorted({h for h in defect.hint_terms if h.strip()})))
     if hints is not None and hints.search(claim):

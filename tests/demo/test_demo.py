@@ -24,7 +24,8 @@ def snapshot(result) -> dict:
         metrics = {m: {k: v for k, v in values.items() if k in ("value", "num", "den", "lo", "hi")}
                    for m, values in data["metrics"].items() if m not in ("latency_s", "tokens")}  # fmt: skip
         end_to_end = {m: {k: v for k, v in values.items() if k in ("value", "num", "den", "lo", "hi")}
-                      for m, values in data["end_to_end"]["metrics"].items()}  # fmt: skip
+                      for m, values in data["end_to_end"]["metrics"].items()
+                      if m not in ("latency_s", "tokens")}  # fmt: skip
         out[name] = {"metrics": metrics, "end_to_end": end_to_end, "states": data["states"],
                      "authority": data["decision"]["authority"], "status": data["decision"]["status"],
                      "labels_needed": data["decision"]["labels_needed"], "evidence": data["evidence"],

@@ -276,3 +276,15 @@ def test_a_comparative_gate_on_an_unknown_condition_is_refused(rundir, tmp_path)
     gates = _compare(tmp_path, '[[compare]]\nname = "x"\nmetric = "defect_recall"\ndiff = ["named", "nobody"]\n')
     with pytest.raises(UsageError, match="no condition named named or nobody"):
         _score(rundir, gates=gates)
+
+
+def test_verdicts_that_cannot_be_written_are_one_line_not_a_traceback(rundir):
+    import subprocess
+    import sys
+
+    (rundir / "verdicts.jsonl").mkdir()  # in the way: the atomic replace fails (as root too)
+    (rundir / "verdicts.jsonl" / "keep").write_text("x")
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "100"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "cannot write" in proc.stderr, proc.stderr
+    assert [p.name for p in rundir.iterdir() if p.name.startswith(".verdicts.")] == []  # no temp file left

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ReviewbenchError
 from ..records import Defect, Finding
 from .identify import IdentifiedBy, identify
 from .match import PathMatcher
@@ -190,14 +191,23 @@ def apply_overrides(verdicts: Iterable[FindingVerdict],
 
 
 def write_verdicts(path: Path, verdicts: Iterable[FindingVerdict]) -> None:
-    """Write ``verdicts.jsonl`` atomically (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".verdicts.", dir=path.parent)
+    """Write ``verdicts.jsonl`` atomically (a reader never sees half a file).
+
+    Raises:
+        ReviewbenchError: the run directory cannot be written (read-only, disk full).
+    """
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".verdicts.", dir=path.parent)
+    except OSError as exc:
+        raise ReviewbenchError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             for v in verdicts:
                 handle.write(json.dumps(v.model_dump(mode="json"), separators=(",", ":")) + "\n")
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ReviewbenchError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

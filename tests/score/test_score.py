@@ -306,6 +306,17 @@ def test_cli_json_contract_and_scoreboard(rundir):
         assert {"value", "num", "den", "lo", "hi"} <= set(a["end_to_end"]["metrics"][metric]), metric
     assert {"a", "b", "analysis", "metric", "diff", "lo", "hi", "mcnemar_p"} == set(data["comparisons"][0])
     assert (rundir / "verdicts.jsonl").is_file()
+    # Both outputs validate against the schemas generated from their records.
+    from jsonschema import Draft202012Validator
+
+    def schema(name):
+        out = subprocess.run([sys.executable, "-m", "reviewbench", "schema", name], capture_output=True, text=True)
+        return Draft202012Validator(json.loads(out.stdout))
+
+    schema("score").validate(data)
+    verdicts = schema("verdicts")
+    for line in (rundir / "verdicts.jsonl").read_text().splitlines():
+        verdicts.validate(json.loads(line))
     board = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "200"],
                            capture_output=True, text=True).stdout  # fmt: skip
     for line in ("detection", "severity match", "false alarms", "rename-stable"):

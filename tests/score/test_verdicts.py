@@ -288,3 +288,17 @@ def test_verdicts_that_cannot_be_written_are_one_line_not_a_traceback(rundir):
                           capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "cannot write" in proc.stderr, proc.stderr
     assert [p.name for p in rundir.iterdir() if p.name.startswith(".verdicts.")] == []  # no temp file left
+
+
+@pytest.mark.parametrize("value, status, tier", [(0.15, "pass", "t"), (1.5, "fail", "none"),
+                                                 (-0.5, "inconclusive", "none")])  # fmt: skip
+def test_a_comparative_condition_inside_a_tier(rundir, tmp_path, value, status, tier):
+    pair = '["named", "lint"]' if value != -0.5 else '["prose", "named"]'
+    gates = tmp_path / "tier.toml"
+    gates.write_text("min_defect_cases = 1\nmin_controls = 1\n[[tier]]\nname = \"t\"\npermitted = [\"use\"]\n"
+                     f"when = [{{ metric = \"defect_recall\", diff = {pair}, op = \">=\", value = {value} }}]\n"
+                     "[fallback]\nname = \"none\"\n")  # fmt: skip
+    decision = _score(rundir, gates=gates)["conditions"]["lint"]["decision"]
+    [check] = decision["gates"]["t"]
+    assert check["status"] == status and decision["tier"] == tier
+    assert check["passed"] is (status == "pass")

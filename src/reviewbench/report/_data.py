@@ -87,6 +87,9 @@ def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
             if c.get("upper") is not None:
                 observed += f" identified, {c['upper']:.3f} located"
             outcome = "needs labels" if c["passed"] is None else "pass" if c["passed"] else "fail"
+            if c.get("diff"):
+                outcome = c["status"]
+                observed += f" for {c['diff'][0]} - {c['diff'][1]}"
             checks.append(f"{tier}: {c['metric']} {c['op']} {c['threshold']:g} — observed {observed} ({outcome})")
     return Decision(authority=d["authority"], tier=d["tier"], reason=d["reason"],
                     permitted=tuple(d["permitted"]), not_permitted=tuple(d["not_permitted"]),

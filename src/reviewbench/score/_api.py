@@ -20,7 +20,7 @@ from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
-from .gates import Gates, decide, evaluate_compare, load_gates
+from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .metrics import (
     COMPLETED,
     CaseInfo,
@@ -283,7 +283,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 for who, (n, d) in (("a", (na, da)), ("b", (nb, db))):
                     slots[(a, b, analysis, metric, who)] = len(columns)
                     columns.append((n * shared, d * shared))
-    compare_slots = _compare_columns(gates, tallies, index, names, columns, gates.analysis)
+    compares = [*gates.compare, *(c.as_compare(f"{t.name}: {c.metric} {c.diff[0]} - {c.diff[1]}")
+                                  for t in (*gates.veto, *gates.tier) for c in t.when if c.diff)]  # fmt: skip
+    compare_slots = _compare_columns(compares, tallies, index, names, columns, gates.analysis)
     if columns:
         num = np.column_stack([c[0] for c in columns])
         den = np.column_stack([c[1] for c in columns])
@@ -327,6 +329,16 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         }  # fmt: skip
         return metrics
 
+    evaluated = []
+    for i, gate in enumerate(compares):
+        if i not in compare_slots:
+            known = ", ".join(names) or "none"
+            raise UsageError(f"{gate.name}: no condition named {' or '.join(gate.diff)} (conditions: {known})")
+        evaluated.append(evaluate_compare(gate, *paired(*compare_slots[i])))
+    compared = evaluated[: len(gates.compare)]
+    in_tiers = [c for t in (*gates.veto, *gates.tier) for c in t.when if c.diff]
+    comparative = dict(zip(in_tiers, evaluated[len(gates.compare):], strict=True))
+
     valid_controls = sum(1 for c in cases.values() if c.control)
     conditions: dict[str, dict] = {}
     for name in names:
@@ -346,7 +358,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "evidence": evidence.value,
             "decision": decide(gates, metrics, valid_defect_cases, breakdown=breakdown,
                                valid_controls=valid_controls, evidence=evidence,
-                               labels_needed=gated.unsettled),  # fmt: skip
+                               labels_needed=gated.unsettled, comparative=comparative),  # fmt: skip
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
@@ -361,13 +373,6 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                     p = mcnemar_exact(*_mcnemar_counts(tallies[(a, analysis)], tallies[(b, analysis)]))
                 comparisons.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
                                     "lo": low, "hi": high, "mcnemar_p": p})  # fmt: skip
-
-    compared = []
-    for i, gate in enumerate(gates.compare):
-        if i not in compare_slots:
-            known = ", ".join(names) or "none"
-            raise UsageError(f"compare {gate.name}: no condition named {' or '.join(gate.diff)} (conditions: {known})")
-        compared.append(evaluate_compare(gate, *paired(*compare_slots[i])))
 
     validation = Counter(g.validation.status.value if g.validation else "unvalidated" for g in corpus.gold)
     eligible_defects = sum(1 for c in cases.values() if not c.control and not c.variant)
@@ -401,11 +406,11 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     return ScoreResult.build(result, [v for run in runs for v in verdicts[run.run_id]])
 
 
-def _compare_columns(gates: Gates, tallies: dict, index: dict[str, int], names: list[str],
+def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, int], names: list[str],
                      columns: list, analysis: str) -> dict[int, tuple[int, int]]:  # fmt: skip
     """Add the paired columns each comparative gate needs (a stratum restricts the rows)."""
     out: dict[int, tuple[int, int]] = {}
-    for i, gate in enumerate(gates.compare):
+    for i, gate in enumerate(compares):
         a, b = gate.diff
         if a not in names or b not in names:
             continue

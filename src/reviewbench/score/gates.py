@@ -20,6 +20,7 @@ import hashlib
 import operator
 import re
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -43,8 +44,17 @@ class _Model(BaseModel):
 
 class Condition(_Model):
     metric: str = Field(description="A registered metric, optionally '@stratum'.")
-    op: Literal[">", ">=", "<", "<="]
-    value: float = Field(allow_inf_nan=False)
+    op: Literal[">", ">=", "<", "<="] = ">="
+    value: float = Field(default=0.0, allow_inf_nan=False)
+    diff: tuple[str, str] | None = Field(default=None,
+                                         description="Comparative: the paired difference of two conditions, a - b.")
+    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                 description="Comparative non-inferiority: passes when the low end > -margin.")
+
+    def as_compare(self, name: str) -> Compare:
+        assert self.diff is not None
+        return Compare(name=name, metric=self.metric, diff=self.diff, op=self.op, value=self.value,
+                       margin=self.margin)  # fmt: skip
 
 
 class Tier(_Model):
@@ -63,7 +73,7 @@ class Compare(_Model):
     name: str
     metric: str
     diff: tuple[str, str] = Field(description="Two condition names: a - b.")
-    op: Literal[">", ">="] = ">="
+    op: Literal[">", ">=", "<", "<="] = ">="
     value: float = Field(default=0.0, allow_inf_nan=False)
     margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
                                  description="Non-inferiority: passes when the interval's low end > -margin.")  # fmt: skip
@@ -129,8 +139,18 @@ def _lookup(metrics: dict[str, dict], breakdown: dict, name: str) -> dict:
     return metrics.get(base, {})
 
 
-def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict) -> dict:
-    """Three-valued: ``passed`` True/False, or None when only labels can settle it."""
+def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
+           comparative: Mapping[Condition, dict]) -> dict:  # fmt: skip
+    """Three-valued: ``passed`` True/False, or None when only labels can settle it.
+
+    A comparative condition passes only when its paired interval clears the threshold
+    (``status`` pass); ``inconclusive`` (the interval straddles it) does not pass.
+    """
+    if condition.diff is not None:
+        result = comparative[condition]
+        return {"metric": condition.metric, "op": condition.op, "threshold": condition.value,
+                "observed": result["observed"], "passed": result["status"] == "pass", "status": result["status"],
+                "diff": list(condition.diff), "lo": result["lo"], "hi": result["hi"]}  # fmt: skip
     observed = _lookup(metrics, breakdown, condition.metric).get("value")
     test = _OPS[condition.op]
     upper_name = spec(condition.metric).upper
@@ -152,7 +172,7 @@ def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict) -> d
 
 def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, breakdown: dict | None = None,
            valid_controls: int | None = None, evidence: Evidence = Evidence.AUTOMATIC,
-           labels_needed: int = 0) -> dict:  # fmt: skip
+           labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None) -> dict:  # fmt: skip
     """The decision for one condition's metrics (the JSON contract's ``decision``).
 
     ``status``: ``granted`` (a tier, or the fallback, by the gates), ``vetoed``,
@@ -161,8 +181,10 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
     located but not identified on automatic evidence, would settle it).
     """
     breakdown = breakdown or {}
-    used = {c.metric for t in (*gates.veto, *gates.tier) for c in t.when}
-    checks = {t.name: [_check(c, metrics, breakdown) for c in t.when] for t in (*gates.veto, *gates.tier)}
+    comparative = comparative or {}
+    used = {c.metric for t in (*gates.veto, *gates.tier) for c in t.when if c.diff is None}
+    checks = {t.name: [_check(c, metrics, breakdown, comparative) for c in t.when]
+              for t in (*gates.veto, *gates.tier)}  # fmt: skip
     all_permitted = [p for t in (*gates.tier, gates.fallback) for p in t.permitted]
 
     def verdict(tier: Tier, status: str, reason: str | None = None, labels: int = 0) -> dict:
@@ -232,12 +254,15 @@ def evaluate_compare(gate: Compare, diff: float | None, lo: float | None, hi: fl
         out["status"] = "inconclusive"
         return out
     if gate.margin is not None:  # non-inferiority: a - b > -margin
-        threshold, test = -gate.margin, operator.gt
+        threshold, op = -gate.margin, ">"
     else:
-        threshold, test = gate.value, _OPS[gate.op]
-    if test(lo, threshold):
+        threshold, op = gate.value, gate.op
+    test = _OPS[op]
+    # The end of the interval that must clear the threshold, and the one that decides failure.
+    must, may = (lo, hi) if op in (">", ">=") else (hi, lo)
+    if test(must, threshold):
         out["status"] = "pass"
-    elif not test(hi, threshold):
+    elif not test(may, threshold):
         out["status"] = "fail"
     else:
         out["status"] = "inconclusive"

@@ -95,6 +95,10 @@ class GateCheck(_Result):
     observed: Number | None = Field(description="The metric's value (the identified bound when bounded).")
     passed: bool | None = Field(description="Null: the bounds straddle the threshold (needs labels).")
     upper: Number | None = Field(default=None, description="The located upper bound, for bounded metrics.")
+    status: str | None = Field(default=None, description="Comparative: pass, fail or inconclusive.")
+    diff: list[str] | None = Field(default=None, description="Comparative: [a, b], the difference a - b.")
+    lo: float | None = Field(default=None, description="Comparative: low end of the paired interval.")
+    hi: float | None = Field(default=None, description="Comparative: high end of the paired interval.")
 
 
 class DecisionResult(_Result):

@@ -1,10 +1,16 @@
 """Pre-registration (SPEC 9): freeze what an experiment will be judged by, before any run.
 
 ``reviewbench register EXPERIMENT.toml --out RUNDIR`` writes ``RUNDIR/registration.json``:
-the SHA-256 of the experiment file, of every prompt and guidance file, of the gates, the
-seeds and the corpus's ``gold_sha256``. ``run`` and ``score`` recompute them and refuse to
-go on when any differs, unless told ``--new-version``, which appends a new benchmark
-version to the file instead of silently mixing two.
+the SHA-256 of the experiment file, of every prompt and guidance file, of the gates (which
+hold the minimum controls and the evidence rules), the seeds, the corpus's
+``gold_sha256`` and the analysis rules (tolerance, eligibility, bootstrap count). ``run``
+and ``score`` recompute them and refuse to go on when any differs, unless told
+``--new-version``, which appends a new benchmark version to the file instead of silently
+mixing two.
+
+Registration that cannot be gamed: a run directory that already holds runs is refused
+(``--late`` records it as *not* pre-registered, and score and report say so), and a gates
+file that grants approval, merge rights or security sign-off is refused at load.
 """
 
 from __future__ import annotations
@@ -22,18 +28,22 @@ from .review.experiment import Experiment
 from .review.prompt import load_prompt
 from .score.gates import load_gates
 from .store.corpus import read_corpus
+from .store.runs import RUNS_DB, RunStore
 
-__all__ = ["REGISTRATION_FILE", "check_registration", "fingerprint", "register"]
+__all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "check_registration", "fingerprint", "register"]
 
 REGISTRATION_FILE = "registration.json"
+#: The analysis rules a registration freezes, with their defaults.
+DEFAULT_RULES = {"tolerance": 3, "include_unvalidated": False, "bootstrap": 10_000}
 
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed: int) -> dict:
-    """Everything a registration freezes, as hashes (and the seeds themselves)."""
+def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed: int,
+                rules: dict | None = None) -> dict:  # fmt: skip
+    """Everything a registration freezes, as hashes (and the seeds and rules themselves)."""
     prompts, guidance = {}, {}
     for condition in experiment.config.condition:
         prompts[condition.prompt] = load_prompt(condition.prompt, experiment.base).sha256
@@ -52,6 +62,7 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
         "gates": {"path": str(gates_path.resolve()) if gates_path else "built-in", "sha256": gates_sha},
         "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
         "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
+        "rules": {**DEFAULT_RULES, **(rules or {})},
     }
 
 
@@ -75,36 +86,69 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def _recorded_runs(rundir: Path) -> int:
+    if not (rundir / RUNS_DB).is_file():
+        return 0
+    store = RunStore(rundir / RUNS_DB)
+    try:
+        return sum(1 for _ in store.runs())
+    finally:
+        store.close()
+
+
 def register(experiment: Experiment, rundir: Path, gates_path: Path | None, bootstrap_seed: int = 0,
-             new_version: bool = False) -> dict:  # fmt: skip
+             new_version: bool = False, *, rules: dict | None = None, late: bool = False,
+             owner: str | None = None, approver: str | None = None) -> dict:  # fmt: skip
     """Write (or extend, with ``new_version``) ``RUNDIR/registration.json``; return it.
 
+    Args:
+        rules: analysis rules to freeze (``DEFAULT_RULES`` keys); missing ones take the default.
+        late: accept a run directory that already holds runs, recorded as not pre-registered.
+        owner, approver: names recorded with the version, when given.
+
     Raises:
-        UsageError: a registration exists already and ``new_version`` is false.
+        UsageError: a registration exists already and ``new_version`` is false; the run
+            directory already holds runs and ``late`` is false; the bootstrap seed is
+            negative.
     """
+    if bootstrap_seed < 0:
+        raise UsageError(f"--bootstrap-seed must be 0 or more, not {bootstrap_seed}")
     path = rundir / REGISTRATION_FILE
     data = {"versions": []}
     if path.exists():
         if not new_version:
-            raise UsageError(f"{path} exists: the experiment is registered (pass --new-version to register "
-                             "a new benchmark version)")  # fmt: skip
+            raise UsageError(f"{path} exists: the experiment is already registered (pass --new-version to "
+                             "register a new benchmark version)")  # fmt: skip
         data = _read(path)
-    data["versions"].append({
+    recorded = _recorded_runs(rundir)
+    if recorded and not late:
+        raise UsageError(f"{rundir} already holds {recorded} runs: registering now would not be pre-registration "
+                         "(pass --late to record it as registered after runs)")  # fmt: skip
+    pre_registered = recorded == 0  # a version registered after runs were seen is not pre-registration
+    version = {
         "version": len(data["versions"]) + 1,
         "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "tool_version": __version__,
-        "frozen": fingerprint(experiment, gates_path, bootstrap_seed),
-    })  # fmt: skip
+        "pre_registered": pre_registered,
+        "frozen": fingerprint(experiment, gates_path, bootstrap_seed, rules),
+    }
+    if owner:
+        version["owner"] = owner
+    if approver:
+        version["approver"] = approver
+    data["versions"].append(version)
     _write(path, data)
     return data
 
 
 def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | None = None,
-                       bootstrap_seed: int | None = None, new_version: bool = False) -> dict | None:  # fmt: skip
+                       bootstrap_seed: int | None = None, new_version: bool = False,
+                       rules: dict | None = None) -> dict | None:  # fmt: skip
     """Verify the current inputs against the latest registered version, if any.
 
     Returns the registration summary for the record (None when the run is unregistered).
-    ``gates_path``/``bootstrap_seed`` None mean "as registered".
+    ``gates_path``/``bootstrap_seed`` None, and a rule absent from ``rules`` or None, mean
+    "as registered".
 
     Raises:
         UsageError: something registered changed (names what), unless ``new_version``,
@@ -119,17 +163,27 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
     if gates_path is None and frozen["gates"]["path"] != "built-in":
         gates_path = Path(frozen["gates"]["path"])
     seed = frozen["seeds"]["bootstrap"] if bootstrap_seed is None else bootstrap_seed
-    current = fingerprint(experiment, gates_path, seed)
+    registered_rules = {**DEFAULT_RULES, **frozen.get("rules", {})}
+    wanted = {**registered_rules, **{k: v for k, v in (rules or {}).items() if v is not None}}
+    current = fingerprint(experiment, gates_path, seed, wanted)
     changed = [key for key in ("experiment", "prompts", "guidance", "gates", "seeds", "corpus")
                if _comparable(current[key], key) != _comparable(frozen[key], key)]  # fmt: skip
+    changed += [f"{k} ({registered_rules[k]} registered, {wanted[k]} asked)" for k in DEFAULT_RULES
+                if wanted[k] != registered_rules[k]]  # fmt: skip
     if changed:
         if not new_version:
             raise UsageError(f"{', '.join(changed)} changed since registration (version {latest['version']} in "
                              f"{path}); results would not be comparable: restore it, or pass --new-version")  # fmt: skip
-        data = register(experiment, rundir, gates_path, seed, new_version=True)
+        data = register(experiment, rundir, gates_path, seed, new_version=True, rules=wanted, late=True)
         latest = data["versions"][-1]
-    return {"file": str(path), "version": latest["version"], "registered_at": latest["registered_at"],
-            "verified": True, "gates": latest["frozen"]["gates"], "seeds": latest["frozen"]["seeds"]}  # fmt: skip
+    out = {"file": str(path), "version": latest["version"], "registered_at": latest["registered_at"],
+           "verified": True, "pre_registered": latest.get("pre_registered", True),
+           "gates": latest["frozen"]["gates"], "seeds": latest["frozen"]["seeds"],
+           "rules": {**DEFAULT_RULES, **latest["frozen"].get("rules", {})}}  # fmt: skip
+    for who in ("owner", "approver"):
+        if latest.get(who):
+            out[who] = latest[who]
+    return out
 
 
 def _comparable(value: dict, key: str) -> object:

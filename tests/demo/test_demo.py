@@ -16,13 +16,19 @@ from reviewbench.demo.sample import FIX_COUNT
 GOLDEN = Path(__file__).with_name("golden_scoreboard.json")
 
 
-def snapshot(score: dict) -> dict:
+def snapshot(result) -> dict:
     """What must not change between runs: every count, value, interval and decision."""
+    score = result.as_json()
     out = {}
     for name, data in score["conditions"].items():
         metrics = {m: {k: v for k, v in values.items() if k in ("value", "num", "den", "lo", "hi")}
                    for m, values in data["metrics"].items() if m not in ("latency_s", "tokens")}  # fmt: skip
-        out[name] = {"metrics": metrics, "states": data["states"], "authority": data["decision"]["authority"],
+        end_to_end = {m: {k: v for k, v in values.items() if k in ("value", "num", "den", "lo", "hi")}
+                      for m, values in data["end_to_end"]["metrics"].items()
+                      if m not in ("latency_s", "tokens")}  # fmt: skip
+        out[name] = {"metrics": metrics, "end_to_end": end_to_end, "states": data["states"],
+                     "authority": data["decision"]["authority"], "status": data["decision"]["status"],
+                     "labels_needed": data["decision"]["labels_needed"], "evidence": data["evidence"],
                      "not_permitted": data["decision"]["not_permitted"]}  # fmt: skip
     out["corpus"] = {k: v for k, v in score["corpus"].items() if k not in ("path", "gold_sha256")}  # durations vary
     return out
@@ -57,9 +63,18 @@ def test_every_fix_is_observed_and_the_baselines_bracket_the_metrics(demo):
     assert corpus["eligible_defect_cases"] >= FIX_COUNT
     conditions = demo.score["conditions"]
     assert conditions["silent"]["metrics"]["defect_recall"]["value"] == 0.0
-    assert conditions["flag_all"]["metrics"]["defect_recall"]["value"] == 1.0
+    # flag_all flags every hunk: located everything, identified nothing, vetoed.
+    assert conditions["flag_all"]["metrics"]["located_recall"]["value"] == 1.0
+    assert conditions["flag_all"]["metrics"]["defect_recall"]["value"] == 0.0
     assert conditions["flag_all"]["decision"]["authority"] == "nothing until the prompt is tightened"
+    assert conditions["flag_all"]["decision"]["status"] == "vetoed"
+    # No baseline and not the linter earns a tier of authority.
+    for name, data in conditions.items():
+        assert data["decision"]["tier"] not in ("triage", "second_pass"), name
+        assert data["evidence"] == "automatic"
     assert demo.score["registration"]["verified"] is True
+    assert demo.score["registration"]["pre_registered"] is True
+    assert (demo.rundir / "verdicts.jsonl").is_file()
 
 
 def test_demo_cli_prints_the_scoreboard_and_next_steps(demo, tmp_path):

@@ -60,7 +60,7 @@ RUNS = {
     ("A", "case-a1", 0): ("completed_findings", [F("app/core.py", 11, "high", XSS_SCRIPT)], None),
     ("A", "case-a1", 1): ("completed_findings", [F("app/core.py", 10, "med", "off by one in parse")], None),
     ("A", "case-a1", 2): ("failed", [], XSS_ERROR),
-    ("A", "case-a2", 0): ("completed_findings", [F("app/b.py", 5, "med", "wrong key"), F("app/c.py", 90, "low", XSS_IMG)], None),
+    ("A", "case-a2", 0): ("completed_findings", [F("app/b.py", 5, "med", "parse reads the wrong key"), F("app/c.py", 90, "low", XSS_IMG)], None),
     ("A", "case-a2", 1): ("completed_findings", [F("app/b.py", 40, "low", FORMULA)], None),
     ("A", "case-a2", 2): ("completed_no_findings", [], None),
     ("A", "case-a3", 0): ("completed_no_findings", [], None),
@@ -75,7 +75,7 @@ RUNS = {
     ("A", "case-v1", 1): ("completed_no_findings", [], None),
     ("A", "case-v1", 2): ("completed_no_findings", [], None),
     ("A", "case-u1", 0): ("completed_findings", [F("app/u.py", 3, "low", "unvalidated but right")], None),
-    ("B", "case-a1", 0): ("completed_findings", [F("app/core.py", 11, "high", "found"), F("app/core.py", 12, None, "again")], None),
+    ("B", "case-a1", 0): ("completed_findings", [F("app/core.py", 11, "high", "parse is off"), F("app/core.py", 12, None, "again")], None),
 }
 for _case in CASES:
     for _rep in range(REPS):

@@ -46,11 +46,13 @@ def test_findings_csv(tables):
     rows = _rows(tables, "findings.csv")
     [xss] = [r for r in rows if r["claim"] == XSS_SCRIPT]  # kept verbatim: CSV is data, not markup
     assert (xss["verdict"], xss["defect_id"], xss["line"], xss["severity"]) == (
-        "true_positive", "case-a1-d1", "11", "high")  # fmt: skip
+        "located", "case-a1-d1", "11", "high")  # fmt: skip
     [formula] = [r for r in rows if r["run_id"] == "A-case-a2-1"]
     assert formula["claim"] == "'" + FORMULA  # a spreadsheet must not run it
     assert formula["verdict"] == "false_positive"
-    assert {r["verdict"] for r in rows if r["run_id"] == "A-case-u1-0"} == {"true_positive"}
+    assert {r["verdict"] for r in rows if r["run_id"] == "A-case-u1-0"} == {"not_scored"}  # not validated: out of the analysis
+    [named] = [r for r in rows if r["run_id"] == "A-case-a1-1"]
+    assert (named["verdict"], named["identified_by"], named["comment_id"]) == ("true_positive", "symbol", "A-case-a1-1:0")
     [remark] = [r for r in rows if r["claim"] == "file-level remark"]
     assert remark["line"] == "" and remark["verdict"] == "file_level"
 

@@ -35,19 +35,24 @@ def test_found_tiles_are_scorings_matched_pairs(data, rundir):
     scored = score_run(rundir, ScoreOptions(bootstrap=200))
     for name in CONDITIONS:
         found = sum(1 for r in data.defects for t in r.tiles if t.condition == name and t.outcome is Outcome.FOUND)
+        located = sum(1 for r in data.defects for t in r.tiles
+                      if t.condition == name and t.outcome in (Outcome.FOUND, Outcome.LOCATED))  # fmt: skip
         done = sum(1 for r in data.defects for t in r.tiles
-                   if t.condition == name and t.outcome in (Outcome.FOUND, Outcome.MISSED))  # fmt: skip
+                   if t.condition == name and t.outcome in (Outcome.FOUND, Outcome.LOCATED, Outcome.MISSED))  # fmt: skip
         recall = scored["conditions"][name]["metrics"]["defect_recall"]
         assert (found, done) == (recall["num"], recall["den"])
+        upper = scored["conditions"][name]["metrics"]["located_recall"]
+        assert (located, done) == (upper["num"], upper["den"])
 
 
 def test_tile_outcomes_and_summaries(data):
     row, tile = _tile(data, "case-a1", "case-a1-d1", "A", 0)
-    assert tile.outcome is Outcome.FOUND and tile.finding.line == 11
+    assert tile.outcome is Outcome.LOCATED and tile.finding.line == 11  # its claim names nothing of the defect
+    assert _tile(data, "case-a1", "case-a1-d1", "A", 1)[1].outcome is Outcome.FOUND  # "off by one in parse"
     assert _tile(data, "case-a1", "case-a1-d1", "A", 2)[1].outcome is Outcome.INCOMPLETE
     assert _tile(data, "case-a3", "case-a3-d1", "B", 2)[1].outcome is Outcome.NOT_RUN
     assert _tile(data, "case-a2", "case-a2-d2", "A", 0)[1].outcome is Outcome.MISSED
-    assert row.summaries == {"A": Summary.EVERY, "B": Summary.SOME}  # A: 2 of 2 completed runs
+    assert row.summaries == {"A": Summary.SOME, "B": Summary.SOME}  # A: identified in 1 of 2 completed runs
     [a2] = [r for r in data.defects if r.defect_id == "case-a2-d1"]
     assert a2.summaries == {"A": Summary.SOME, "B": Summary.NEVER}
 
@@ -60,7 +65,9 @@ def test_verdicts_add_up_to_scorings_counts(data, rundir):
                           if f.condition == name and f.in_analysis and f.case_id not in variants)  # fmt: skip
         metrics = scored["conditions"][name]["metrics"]
         assert counted[Verdict.TRUE_POSITIVE] == metrics["precision"]["num"]
-        assert counted[Verdict.TRUE_POSITIVE] + counted[Verdict.FALSE_POSITIVE] == metrics["precision"]["den"]
+        credited = counted[Verdict.TRUE_POSITIVE] + counted[Verdict.LOCATED]
+        assert credited + counted[Verdict.FALSE_POSITIVE] == metrics["precision"]["den"]
+        assert credited == metrics["located_precision"]["num"]
         assert counted[Verdict.DUPLICATE] == metrics["duplicate_rate"]["num"]
     b_dup = [f for f in data.findings if f.condition == "B" and f.verdict is Verdict.DUPLICATE]
     assert [(f.case_id, f.finding.line) for f in b_dup] == [("case-a1", 12)]
@@ -78,7 +85,7 @@ def test_case_results(data):
     assert rows[("case-k1", "A")].outcomes == ("flagged", "clean", "flagged")
     assert rows[("case-k1", "A")].false_positives == 4
     assert rows[("case-k2", "A")].outcomes == ("clean", "timed_out", "not_run")
-    assert rows[("case-a1", "A")].outcomes == ("found", "found", "failed")
+    assert rows[("case-a1", "A")].outcomes == ("located", "found", "failed")
     assert rows[("case-v1", "A")].kind == "rename variant" and rows[("case-v1", "A")].variant_of == "case-a1"
 
 

@@ -70,7 +70,7 @@ def test_the_file_is_self_contained(report):
 
 def test_tile_map_has_one_cell_per_defect_condition_repetition(report):
     html = report.read_text(encoding="utf-8")
-    assert len(re.findall(r'<td class="tile (?:found|missed|incomplete|not_run)"', html)) == TILES
+    assert len(re.findall(r'<td class="tile (?:found|located|missed|incomplete|not_run)"', html)) == TILES
 
 
 def test_a_run_directory_is_accepted_directly(rundir, tmp_path):
@@ -143,11 +143,12 @@ def test_injected_markup_does_not_run(page_log):
 def test_tile_map_in_the_browser(page_log):
     page, _ = page_log
     assert page.locator("table.tilemap td.tile").count() == TILES
-    first = page.locator("table.tilemap td.tile.found").first  # case-a1, condition A, repetition 0
+    # case-a1, condition A, repetition 0: at the gold lines, but the claim does not name the defect.
+    first = page.locator("table.tilemap td.tile.located").first
     first.hover()
     detail = page.text_content("#tile-detail")
     assert "case case-a1" in detail and "gold: app/core.py:10-12" in detail
-    assert f"FOUND by: app/core.py:11 [high] {XSS_SCRIPT}" in detail
+    assert f"LOCATED, not identified (a label would settle it): app/core.py:11 [high] {XSS_SCRIPT}" in detail
     assert page.evaluate("() => window.__xss") is None
 
 

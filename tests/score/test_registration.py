@@ -41,15 +41,21 @@ def _error(proc):
 def test_registered_run_and_score_verify(setup):
     tmp, experiment = setup
     out = tmp / "runs"
-    assert rb("register", experiment, "--out", out, "--gates", tmp / "gates.toml").returncode == 0
-    frozen = json.loads((out / "registration.json").read_text())["versions"][0]["frozen"]
-    assert set(frozen) == {"experiment", "prompts", "guidance", "gates", "seeds", "corpus"}
+    assert rb("register", experiment, "--out", out, "--gates", tmp / "gates.toml", "--bootstrap", "200",
+              "--owner", "ana", "--approver", "bo").returncode == 0
+    version = json.loads((out / "registration.json").read_text())["versions"][0]
+    frozen = version["frozen"]
+    assert set(frozen) == {"experiment", "prompts", "guidance", "gates", "seeds", "corpus", "rules"}
+    assert frozen["rules"] == {"tolerance": 3, "include_unvalidated": False, "bootstrap": 200}
+    assert version["pre_registered"] is True and version["owner"] == "ana" and version["approver"] == "bo"
     assert len(frozen["guidance"]["rules.md"]) == 64
     assert rb("run", experiment, "--out", out).returncode == 0
     scored = rb("score", out, "--json", "--bootstrap", "200")
     assert scored.returncode == 0, scored.stderr
     data = json.loads(scored.stdout)
     assert data["registration"]["version"] == 1 and data["registration"]["verified"] is True
+    assert data["registration"]["pre_registered"] is True and data["registration"]["owner"] == "ana"
+    assert data["analysis"]["bootstrap"]["resamples"] == 200  # the registered count, not the default
     assert data["analysis"]["gates"] == str((tmp / "gates.toml").resolve())  # the registered gates
     assert data["conditions"]["A"]["decision"]["not_permitted"] == ["gating"]
 
@@ -62,7 +68,7 @@ def test_registered_run_and_score_verify(setup):
 def test_tampering_is_refused_until_a_new_version(setup, tamper, named):
     tmp, experiment = setup
     out = tmp / "runs"
-    rb("register", experiment, "--out", out, "--gates", tmp / "gates.toml")
+    rb("register", experiment, "--out", out, "--gates", tmp / "gates.toml", "--bootstrap", "200")
     assert rb("run", experiment, "--out", out).returncode == 0
     tamper(tmp, experiment)
     line = _error(rb("score", out, "--bootstrap", "200"))
@@ -70,12 +76,10 @@ def test_tampering_is_refused_until_a_new_version(setup, tamper, named):
     if named != "gates":
         assert named in _error(rb("run", experiment, "--out", out))
     proc = rb("score", out, "--bootstrap", "200", "--new-version", "--json")
-    if named == "experiment":
-        # The run directory itself holds runs of the old experiment: never mixed.
-        assert proc.returncode == 0 or "different experiment" in proc.stderr
-    else:
-        assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout)["registration"]["version"] == 2
+    assert proc.returncode == 0, proc.stderr
+    registration = json.loads(proc.stdout)["registration"]
+    # The new version was registered after the runs were seen: never called pre-registration.
+    assert registration["version"] == 2 and registration["pre_registered"] is False
     versions = json.loads((out / "registration.json").read_text())["versions"]
     assert [v["version"] for v in versions] == [1, 2]
 
@@ -84,8 +88,57 @@ def test_register_twice_needs_new_version(setup):
     tmp, experiment = setup
     out = tmp / "runs"
     assert rb("register", experiment, "--out", out).returncode == 0
-    assert "already" in _error(rb("register", experiment, "--out", out)) or True
+    assert "already registered" in _error(rb("register", experiment, "--out", out))
     assert rb("register", experiment, "--out", out, "--new-version").returncode == 0
+
+
+def test_registering_after_runs_is_refused_unless_late(setup):
+    tmp, experiment = setup
+    out = tmp / "runs"
+    assert rb("run", experiment, "--out", out).returncode == 0
+    line = _error(rb("register", experiment, "--out", out, "--bootstrap", "200"))
+    assert "already holds 1 runs" in line and "--late" in line
+    assert not (out / "registration.json").exists()
+    assert rb("register", experiment, "--out", out, "--bootstrap", "200", "--late").returncode == 0
+    data = json.loads(rb("score", out, "--json").stdout)
+    assert data["registration"]["pre_registered"] is False
+    assert "registered after runs" in rb("score", out).stdout
+
+
+def test_changing_a_frozen_rule_at_score_time_is_refused(setup):
+    tmp, experiment = setup
+    out = tmp / "runs"
+    assert rb("register", experiment, "--out", out, "--bootstrap", "200").returncode == 0
+    assert rb("run", experiment, "--out", out).returncode == 0
+    assert rb("score", out, "--tolerance", "3").returncode == 0  # as registered
+    line = _error(rb("score", out, "--tolerance", "10"))
+    assert "tolerance (3 registered, 10 asked) changed since registration" in line
+    assert "include_unvalidated" in _error(rb("score", out, "--include-unvalidated"))
+    assert "bootstrap (200 registered, 1000 asked)" in _error(rb("score", out, "--bootstrap", "1000"))
+    proc = rb("score", out, "--tolerance", "10", "--new-version", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["analysis"]["tolerance"] == 10
+
+
+@pytest.mark.parametrize("use", ["approval or merge rights", "security sign-off", "Merge the PR automatically"])
+def test_gates_that_grant_merge_rights_are_refused(setup, use):
+    tmp, experiment = setup
+    (tmp / "bad.toml").write_text(f'[fallback]\nname = "none"\npermitted = ["{use}"]\n')
+    line = _error(rb("register", experiment, "--out", tmp / "runs", "--gates", tmp / "bad.toml"))
+    assert "can never be granted" in line
+    assert not (tmp / "runs" / "registration.json").exists()
+
+
+def test_gates_naming_an_unknown_metric_are_refused_with_the_names(setup):
+    tmp, experiment = setup
+    (tmp / "typo.toml").write_text('[[tier]]\nname = "t"\nwhen = [{ metric = "defect_recal", op = ">", value = 0.5 }]\n'
+                                   '[fallback]\nname = "none"\n')  # fmt: skip
+    line = _error(rb("register", experiment, "--out", tmp / "runs", "--gates", tmp / "typo.toml"))
+    assert "unknown metric 'defect_recal'" in line and "defect_recall, located_recall" in line
+    (tmp / "stratum.toml").write_text('[[tier]]\nname = "t"\nwhen = [{ metric = "defect_recall@mutant", op = ">", '
+                                      'value = 0.5 }]\n[fallback]\nname = "none"\n')  # fmt: skip
+    assert "unknown stratum" in _error(rb("register", experiment, "--out", tmp / "runs", "--gates",
+                                          tmp / "stratum.toml"))  # fmt: skip
 
 
 def test_corpus_change_is_refused(setup):

@@ -77,10 +77,11 @@ def F(path, line, severity=None, claim="claim"):
 
 # Condition A's runs: (case, repetition) -> (state, findings, raw text)
 RUNS_A = {
-    ("d1", 0): ("completed_findings", [F("app/a.py", 11, "high")], "app/a.py:11 high parse fails"),
+    ("d1", 0): ("completed_findings", [F("app/a.py", 11, "high", "parse mishandles the header")],
+                "app/a.py:11 high parse fails"),  # fmt: skip
     ("d1", 1): ("completed_findings", [F("app/a.py", 30, "low"), F("app/a.py", 9, "high")], "two findings"),
-    ("d2", 0): ("completed_findings", [F("app/b.py", 5, "low"), F("app/b.py", 6, "med"), F("app/c.py", None)],
-                "app/c.py: loader issue"),  # fmt: skip
+    ("d2", 0): ("completed_findings", [F("app/b.py", 5, "low"), F("app/b.py", 6, "med", "load drops a record"),
+                                       F("app/c.py", None)], "app/c.py: loader issue"),  # fmt: skip
     ("d2", 1): ("failed", [], None),
     ("d3", 0): ("completed_no_findings", [], "NO_ISSUES"),
     ("k1", 0): ("completed_no_findings", [], "NO_ISSUES"),
@@ -90,7 +91,7 @@ RUNS_A = {
     ("k3", 0): ("completed_no_findings", [], "NO_ISSUES"),
     ("k3", 1): ("completed_no_findings", [], "NO_ISSUES"),
     ("k4", 0): ("completed_findings", [F("app/w.py", 1)], "w"),
-    ("v1", 0): ("completed_findings", [F("app/a.py", 12, "high")], "a"),
+    ("v1", 0): ("completed_findings", [F("app/a.py", 12, "high", "parse is wrong here")], "a"),
     ("v1", 1): ("completed_no_findings", [], "NO_ISSUES"),
 }
 
@@ -124,6 +125,11 @@ def rundir(tmp_path, corpus) -> Path:
     return out
 
 
+def _score(rundir, options):
+    """The JSON document ``score --json`` prints, from the typed result."""
+    return score_run(rundir, options).as_json()
+
+
 def _m(result, condition="A"):
     return result["conditions"][condition]["metrics"]
 
@@ -133,38 +139,58 @@ def _frac(metric):
 
 
 def test_every_metric_by_hand(rundir):
-    result = score_run(rundir, ScoreOptions(bootstrap=1000))
+    result = _score(rundir, ScoreOptions(bootstrap=1000))
     m = _m(result)
-    assert _frac(m["defect_recall"]) == (3, 4)  # d1 r0, d1 r1 (1 each), d2 r0 (1 of 2)
-    assert m["defect_recall"]["value"] == 0.75
-    assert _frac(m["recall_any"]) == (2, 3)  # d1#1 yes, d2#1 yes (r0), d2#2 never
-    assert _frac(m["recall_all"]) == (2, 3)
+    # Located: d1 r0, d1 r1, d2#1 r0. Identified (the claim names a gold symbol): d1 r0
+    # ("parse") and d2#1 r0 ("load", on the second finding at b.py, which is credited
+    # ahead of the unidentified first one).
+    assert _frac(m["defect_recall"]) == (2, 4)
+    assert _frac(m["located_recall"]) == (3, 4)
+    assert m["defect_recall"]["value"] == 0.5
+    assert _frac(m["recall_any"]) == (2, 3)  # d1#1 yes (r0), d2#1 yes (r0), d2#2 never
+    assert _frac(m["recall_all"]) == (1, 3)  # d2#1: its only completed repetition
     assert _frac(m["file_recall"]) == (3, 3)
     assert _frac(m["symbol_recall"]) == (1, 3)  # "parse" in d1 r0; "loader" is not "load"
-    assert _frac(m["localisation"]) == (3, 4)  # d2's c.py named by a file-level finding, not found
+    assert _frac(m["localisation"]) == (3, 4)  # d2's c.py named by a file-level finding, not located
     assert _frac(m["silence_rate"]) == (0, 3)  # the failed run d2 r1 is not silence
     assert _frac(m["false_alarm_rate"]) == (2, 5)  # k2 r1 timed out: not a clean run; k4 invalid
     assert _frac(m["fp_per_clean_case"]) == (4, 5)
     assert m["fp_per_clean_case"]["distribution"] == {"0": 3, "1": 1, "2": 0, "3+": 1, "median": 0, "max": 3,
                                                       "runs": 5}  # fmt: skip
-    assert _frac(m["precision"]) == (3, 8)  # 3 TP; FP: a.py:30 + 4 on controls
-    assert _frac(m["duplicate_rate"]) == (1, 9)  # b.py:6 duplicates b.py:5
-    assert _frac(m["severity_match"]) == (2, 3)  # d2's b.py: low claimed, med gold
-    assert _frac(m["rename_stability"]) == (1, 2)  # v1 found in r0, silent in r1
-    assert _frac(m["flag_coverage"]) == (7, 11)
+    assert _frac(m["precision"]) == (2, 8)  # 2 identified of 3 credited + 5 FP (a.py:30, 4 on controls)
+    assert _frac(m["located_precision"]) == (3, 8)
+    assert _frac(m["duplicate_rate"]) == (1, 9)  # b.py:5 duplicates the credited b.py:6
+    assert _frac(m["severity_match"]) == (2, 2)  # identified defects only
+    assert _frac(m["rename_stability"]) == (1, 1)  # v1 r0 identified where d1 r0 was
+    # Non-gold changed files: none on the defect cases (their files are all gold); one
+    # per control run: k1 r1 and k2 r0 flag theirs.
+    assert _frac(m["flag_coverage"]) == (2, 5)
     assert _frac(m["completion"]) == (10, 12)
     assert m["completion"]["states"] == {"completed_findings": 6, "completed_no_findings": 4,
                                          "failed": 1, "timed_out": 1}  # fmt: skip
-    assert m["latency_s"]["value"] == 1.5 and m["latency_s"]["max"] == 2.0
+    # Seed figures, over every run of the original defect cases (the failed one included).
+    assert _frac(m["seed_file_recall"]) == (2, 4)  # a.py in d1 r0's output, c.py in d2 r0's
+    assert _frac(m["seed_symbol_recall"]) == (0, 4)  # no removed identifiers in this gold
+    assert _frac(m["seed_severity_match"]) == (2, 4)  # (run, defect) pairs with a gold severity
+    assert _frac(m["weighted_points"]) == (5, 10)  # d1 high 3 + d2#1 med 2, of 2 x (3 + 2)
+    assert _frac(m["seed_rename_stable"]) == (1, 2)
+    assert m["latency_s"]["value"] == 1.0 and m["latency_s"]["min"] == 1.0 and m["latency_s"]["max"] == 2.0
     assert m["tokens"]["in"] == 120 and m["tokens"]["out"] == 60
     for name in ("defect_recall", "precision", "false_alarm_rate"):
         assert m[name]["lo"] <= m[name]["value"] <= m[name]["hi"]
+    # End to end: the failed d2 r1 misses both its defects, the timed-out k2 r1 is a false alarm.
+    e2e = result["conditions"]["A"]["end_to_end"]["metrics"]
+    assert _frac(e2e["defect_recall"]) == (2, 6) and _frac(e2e["located_recall"]) == (3, 6)
+    assert _frac(e2e["false_alarm_rate"]) == (3, 6)
+    assert _frac(e2e["file_recall"]) == (3, 4)
+    assert _frac(e2e["silence_rate"]) == (0, 3)  # a missing review is not silence either
+    assert e2e["seed_file_recall"] == m["seed_file_recall"]
 
 
 def test_breakdowns_by_class_severity_and_stratum(rundir):
-    result = score_run(rundir, ScoreOptions(bootstrap=200))
+    result = _score(rundir, ScoreOptions(bootstrap=200))
     breakdown = result["conditions"]["A"]["breakdown"]
-    assert breakdown["defect_class"]["fix_reversal"]["defect_recall"] == {"value": 1.0, "num": 3, "den": 3}
+    assert breakdown["defect_class"]["fix_reversal"]["defect_recall"] == {"value": 0.666667, "num": 2, "den": 3}
     assert breakdown["defect_class"]["mutation_x"]["defect_recall"] == {"value": 0.0, "num": 0, "den": 1}
     assert breakdown["severity"]["high"]["defect_recall"]["den"] == 2
     assert breakdown["severity"]["unrated"]["defect_recall"]["num"] == 0
@@ -172,63 +198,92 @@ def test_breakdowns_by_class_severity_and_stratum(rundir):
 
 
 def test_unvalidated_cases_are_out_unless_widened(rundir):
-    narrow = score_run(rundir, ScoreOptions(bootstrap=200))
-    wide = score_run(rundir, ScoreOptions(bootstrap=200, include_unvalidated=True))
+    narrow = _score(rundir, ScoreOptions(bootstrap=200))
+    wide = _score(rundir, ScoreOptions(bootstrap=200, include_unvalidated=True))
     assert narrow["corpus"]["eligible_defect_cases"] == 2 and narrow["corpus"]["eligible_controls"] == 3
     assert wide["corpus"]["eligible_defect_cases"] == 3 and wide["corpus"]["eligible_controls"] == 4
-    assert _frac(_m(wide)["defect_recall"]) == (3, 5)  # d3's miss now counts
+    assert _frac(_m(wide)["defect_recall"]) == (2, 5)  # d3's miss now counts
     assert _frac(_m(wide)["false_alarm_rate"]) == (3, 6)  # and k4's alarm
 
 
 def test_null_values_when_the_denominator_is_zero(rundir):
-    m = _m(score_run(rundir, ScoreOptions(bootstrap=200)), "B")
-    assert m["precision"] == {"value": None, "num": 0, "den": 0, "lo": None, "hi": None}
+    m = _m(_score(rundir, ScoreOptions(bootstrap=200)), "B")
+    assert {k: m["precision"][k] for k in ("value", "num", "den", "lo", "hi")} == {
+        "value": None, "num": 0, "den": 0, "lo": None, "hi": None}
     assert m["severity_match"]["value"] is None and m["rename_stability"]["value"] is None
     assert _frac(m["silence_rate"]) == (4, 4)
 
 
 def test_paired_difference_and_exact_mcnemar(rundir):
-    result = score_run(rundir, ScoreOptions(bootstrap=500))
-    [recall] = [c for c in result["comparisons"] if c["metric"] == "defect_recall"]
-    # A: 3/4; B on the same cases: 0/6 (B also completed d2 r1).
-    assert recall["a"] == "A" and recall["b"] == "B" and recall["diff"] == 0.75
+    result = _score(rundir, ScoreOptions(bootstrap=500))
+    [recall] = [c for c in result["comparisons"] if c["metric"] == "defect_recall" and c["analysis"] == "completed"]
+    # A: 2/4; B on the same cases: 0/6 (B also completed d2 r1).
+    assert recall["a"] == "A" and recall["b"] == "B" and recall["diff"] == 0.5
     assert recall["lo"] <= recall["diff"] <= recall["hi"]
-    # Pairs both completed: A alone found 3 (d1 r0, d1 r1, d2#1 r0), B alone none.
-    assert recall["mcnemar_p"] == pytest.approx(0.25)
+    # Pairs both completed: A alone identified 2 (d1 r0, d2#1 r0), B alone none.
+    assert recall["mcnemar_p"] == pytest.approx(0.5)
 
 
 def test_bootstrap_is_seeded_and_recorded(rundir):
-    one = score_run(rundir, ScoreOptions(bootstrap=300, seed=5))
-    two = score_run(rundir, ScoreOptions(bootstrap=300, seed=5))
+    one = _score(rundir, ScoreOptions(bootstrap=300, seed=5))
+    two = _score(rundir, ScoreOptions(bootstrap=300, seed=5))
     assert one == two
     assert one["analysis"]["bootstrap"] == {"resamples": 300, "seed": 5, "level": 0.95,
                                             "unit": "case (rename variants with their original)"}  # fmt: skip
 
 
-def test_gates_veto_tiers_and_what_is_not_permitted(rundir, tmp_path):
-    default = score_run(rundir, ScoreOptions(bootstrap=200))["conditions"]["A"]["decision"]
-    assert default["authority"] == "insufficient evidence"  # 2 valid defect cases < 10
-    assert "gating a pull request" in default["not_permitted"]
-    gates = tmp_path / "gates.toml"
-    base = ("min_defect_cases = 1\nmax_interval_width = 1.0\nnever_permitted = [\"merge rights\"]\n"
-            "[[tier]]\nname = \"second_pass\"\nwhen = [{ metric = \"defect_recall\", op = \">\", value = 0.6 },"
+def _gates(threshold, extra=""):
+    return ("analysis = \"completed\"\nmin_defect_cases = 1\nmin_controls = 1\nmax_interval_width = 1.0\n"
+            "never_permitted = [\"merge rights\"]\n"
+            f"[[tier]]\nname = \"second_pass\"\nwhen = [{{ metric = \"defect_recall\", op = \">\", value = {threshold} }},"
             " { metric = \"silence_rate\", op = \"<\", value = 0.3 }]\npermitted = [\"attention list\"]\n"
             "not_permitted = [\"approval\"]\n"
-            "[fallback]\nname = \"none\"\npermitted = [\"opinion\"]\nnot_permitted = [\"gating\"]\n")  # fmt: skip
-    gates.write_text(base)
-    decision = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
+            "[fallback]\nname = \"none\"\npermitted = [\"opinion\"]\nnot_permitted = [\"gating\"]\n" + extra)  # fmt: skip
+
+
+def test_gates_veto_tiers_and_what_is_not_permitted(rundir, tmp_path):
+    default = _score(rundir, ScoreOptions(bootstrap=200))["conditions"]["A"]["decision"]
+    assert default["authority"] == "insufficient evidence"  # 2 valid defect cases < 10
+    assert default["status"] == "insufficient"
+    assert "gating a pull request" in default["not_permitted"]
+    gates = tmp_path / "gates.toml"
+    # A's recall lies between 0.5 (identified) and 0.75 (located): a gate at 0.4 passes.
+    gates.write_text(_gates(0.4))
+    decision = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
     assert decision["tier"] == "second_pass" and decision["permitted"] == ["attention list"]
+    assert decision["status"] == "granted" and decision["evidence"] == "automatic"
     assert decision["not_permitted"] == ["approval", "merge rights"]
     assert all(c["passed"] for c in decision["gates"]["second_pass"])
-    silent = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["B"]["decision"]
+    silent = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["B"]["decision"]
     assert silent["tier"] == "none" and silent["not_permitted"] == ["gating", "attention list", "merge rights"]
-    # A veto (flags on most files: A's flag coverage is 7/11) overrides the tier.
-    gates.write_text(base + "[[veto]]\nname = \"noisy\"\nwhen = [{ metric = \"flag_coverage\", op = \">\", "
-                     "value = 0.5 }]\nauthority = \"nothing until the prompt is tightened\"\n"
-                     "not_permitted = [\"cost savings\"]\n")  # fmt: skip
-    vetoed = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
-    assert vetoed["authority"] == "nothing until the prompt is tightened"
+    # A veto (flags on most non-gold files: A's flag coverage is 2/5) overrides the tier.
+    gates.write_text(_gates(0.4, "[[veto]]\nname = \"noisy\"\nwhen = [{ metric = \"flag_coverage\", op = \">\", "
+                     "value = 0.3 }]\nauthority = \"nothing until the prompt is tightened\"\n"
+                     "not_permitted = [\"cost savings\"]\n"))  # fmt: skip
+    vetoed = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
+    assert vetoed["authority"] == "nothing until the prompt is tightened" and vetoed["status"] == "vetoed"
     assert "cost savings" in vetoed["not_permitted"] and "attention list" in vetoed["not_permitted"]
+
+
+def test_a_gate_between_the_bounds_needs_labels(rundir, tmp_path):
+    gates = tmp_path / "gates.toml"
+    gates.write_text(_gates(0.6))  # 0.5 identified < 0.6 < 0.75 located
+    decision = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
+    assert decision["status"] == "needs_labels" and decision["tier"] == "none"
+    [recall, _silence] = decision["gates"]["second_pass"]
+    assert recall["passed"] is None and recall["observed"] == 0.5 and recall["upper"] == 0.75
+    assert decision["labels_needed"] == 1  # d1 r1's a.py:9, located but not identified
+    gates.write_text(_gates(0.8))  # above the located bound: fails outright
+    decision = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
+    assert decision["status"] == "granted" and decision["tier"] == "none"
+
+
+def test_too_few_controls_is_insufficient_evidence(rundir, tmp_path):
+    gates = tmp_path / "gates.toml"
+    gates.write_text(_gates(0.4).replace("min_controls = 1", "min_controls = 5"))
+    decision = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
+    assert decision["status"] == "insufficient" and decision["authority"] == "insufficient evidence"
+    assert decision["reason"] == "no valid controls (3 < 5 required)"
 
 
 def test_cli_json_contract_and_scoreboard(rundir):
@@ -238,18 +293,36 @@ def test_cli_json_contract_and_scoreboard(rundir):
     data = json.loads(proc.stdout)
     assert set(data) >= {"conditions", "comparisons", "corpus", "registration"}
     a = data["conditions"]["A"]
-    assert set(a) >= {"metrics", "breakdown", "states", "decision"}
-    assert set(a["decision"]) >= {"authority", "permitted", "not_permitted", "gates"}
+    assert set(a) >= {"metrics", "breakdown", "states", "decision", "evidence", "end_to_end", "model_drift"}
+    assert a["evidence"] == "automatic" and a["model_drift"] is None
+    assert set(a["decision"]) >= {"authority", "permitted", "not_permitted", "gates", "status", "labels_needed"}
+    assert data["registration"] is None
     for metric in ("defect_recall", "recall_any", "recall_all", "file_recall", "symbol_recall", "localisation",
                    "silence_rate", "false_alarm_rate", "fp_per_clean_case", "precision", "duplicate_rate",
-                   "severity_match", "rename_stability", "flag_coverage", "completion", "latency_s", "tokens"):
+                   "severity_match", "rename_stability", "flag_coverage", "completion", "latency_s", "tokens",
+                   "located_recall", "located_precision", "seed_file_recall", "seed_symbol_recall",
+                   "weighted_points"):
         assert {"value", "num", "den", "lo", "hi"} <= set(a["metrics"][metric]), metric  # fmt: skip
-    assert {"a", "b", "metric", "diff", "lo", "hi", "mcnemar_p"} == set(data["comparisons"][0])
+        assert {"value", "num", "den", "lo", "hi"} <= set(a["end_to_end"]["metrics"][metric]), metric
+    assert {"a", "b", "analysis", "metric", "diff", "lo", "hi", "mcnemar_p"} == set(data["comparisons"][0])
+    assert (rundir / "verdicts.jsonl").is_file()
+    # Both outputs validate against the schemas generated from their records.
+    from jsonschema import Draft202012Validator
+
+    def schema(name):
+        out = subprocess.run([sys.executable, "-m", "reviewbench", "schema", name], capture_output=True, text=True)
+        return Draft202012Validator(json.loads(out.stdout))
+
+    schema("score").validate(data)
+    verdicts = schema("verdicts")
+    for line in (rundir / "verdicts.jsonl").read_text().splitlines():
+        verdicts.validate(json.loads(line))
     board = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "200"],
                            capture_output=True, text=True).stdout  # fmt: skip
     for line in ("detection", "severity match", "false alarms", "rename-stable"):
         assert line in board
-    assert "3/4" in board and "2/5" in board and "NOT permitted" in board
+    assert "2/4" in board and "3/4" in board and "2/5" in board and "NOT permitted" in board
+    assert "lower bound" in board and "not registered" in board
 
 
 def test_changed_gold_is_refused(rundir, corpus):

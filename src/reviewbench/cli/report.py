@@ -21,15 +21,15 @@ __all__ = ["report_command"]
               help="Write the findings as SARIF 2.1.0 to this file.")
 @click.option("--condition", "conditions", multiple=True, metavar="NAME",
               help="Only this condition (repeatable) [default: all].")
-@click.option("--tolerance", default=3, show_default=True, type=click.IntRange(min=0),
-              help="Lines either side of a gold range that still count as a match.")
-@click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
-              help="Bootstrap resamples for the 95% intervals.")
-@click.option("--include-unvalidated", is_flag=True,
-              help="Also score cases whose defect no test observed (and unvalidated cases).")
+@click.option("--tolerance", type=click.IntRange(min=0),
+              help="Lines either side of a gold range that still count as located [default: registered, or 3].")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=100),
+              help="Bootstrap resamples for the 95% intervals [default: registered, or 10000].")
+@click.option("--include-unvalidated/--validated-only", default=None,
+              help="Also score cases whose defect no test observed [default: registered, or validated only].")
 def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, sarif_path: Path | None,
-                   conditions: tuple[str, ...], tolerance: int, resamples: int,
-                   include_unvalidated: bool) -> None:  # fmt: skip
+                   conditions: tuple[str, ...], tolerance: int | None, resamples: int | None,
+                   include_unvalidated: bool | None) -> None:  # fmt: skip
     """Report on the runs of RUNDIR: scoreboard with intervals, tile map of every defect ×
     condition × repetition, false positives, paired comparisons, latency, the corpus and the
     decision, in one offline HTML file; optionally CSV and SARIF.
@@ -50,7 +50,7 @@ def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, s
                             conditions=tuple(dict.fromkeys(conditions)))  # fmt: skip
     data = build_report(rundir, options)
     for c in data.conditions:
-        console.print(f"{c.name}: authority {c.decision.authority}; NOT permitted: "
+        console.print(f"{c.name}: authority {c.decision.authority} ({c.decision.status}); NOT permitted: "
                       + "; ".join(c.decision.not_permitted), markup=False)  # fmt: skip
     if html_path is not None:
         console.print(f"html report: {write_html(data, html_path)}", markup=False)

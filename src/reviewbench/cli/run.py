@@ -154,15 +154,32 @@ def experiment_init(path: Path, force: bool) -> None:
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="The run directory the experiment will run into (registration.json goes there).")
 @click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: seed 000's table).")
-@click.option("--bootstrap-seed", default=0, show_default=True, type=int, help="Seed scoring will use.")
+@click.option("--bootstrap-seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed scoring will use.")
+@click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
+              help="Bootstrap resamples scoring will use.")
+@click.option("--tolerance", default=3, show_default=True, type=click.IntRange(min=0),
+              help="Lines either side of a gold range that count as located.")
+@click.option("--include-unvalidated", is_flag=True, help="Score unvalidated cases too (frozen with the rest).")
+@click.option("--owner", help="Who owns the experiment (recorded).")
+@click.option("--approver", help="Who approved the registration (recorded).")
+@click.option("--late", is_flag=True,
+              help="Register a run directory that already holds runs, recorded as NOT pre-registered.")
 @click.option("--new-version", is_flag=True, help="Register a new version over an existing registration.")
-def register_command(experiment: Path, out: Path, gates: Path | None, bootstrap_seed: int, new_version: bool) -> None:
+def register_command(experiment: Path, out: Path, gates: Path | None, bootstrap_seed: int, resamples: int,
+                     tolerance: int, include_unvalidated: bool, owner: str | None, approver: str | None,
+                     late: bool, new_version: bool) -> None:  # fmt: skip
     """Freeze EXPERIMENT before any run: the SHA-256 of the experiment, prompts, guidance,
-    gates and corpus gold, and the seeds. 'run' and 'score' then refuse changed inputs."""
+    gates and corpus gold, the seeds and the analysis rules (tolerance, eligibility,
+    bootstrap count). 'run' and 'score' then refuse changed inputs. A run directory that
+    already holds runs is refused unless --late."""
     from ..registration import register  # reads the gates: pulls in the scoring stack
 
-    data = register(load_experiment(experiment), out, gates, bootstrap_seed, new_version=new_version)
+    rules = {"tolerance": tolerance, "bootstrap": resamples, "include_unvalidated": include_unvalidated}
+    data = register(load_experiment(experiment), out, gates, bootstrap_seed, new_version=new_version, rules=rules,
+                    late=late, owner=owner, approver=approver)  # fmt: skip
     latest = data["versions"][-1]
-    console.print(f"registered version {latest['version']} in {out / 'registration.json'} "
+    when = "" if latest["pre_registered"] else " AFTER runs (not pre-registered)"
+    console.print(f"registered version {latest['version']}{when} in {out / 'registration.json'} "
                   f"(gold {latest['frozen']['corpus']['gold_sha256'][:12]}, gates "
                   f"{latest['frozen']['gates']['sha256'][:12]})", markup=False)  # fmt: skip

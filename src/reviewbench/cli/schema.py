@@ -16,16 +16,26 @@ SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta, "experiment"
            "tasks": Task, "tasks-meta": TasksMeta, "grades": Grade, "tasks-experiment": TasksExperimentConfig}
 
 
+#: Records of the scoring stage, imported only when asked for (scoring pulls in numpy).
+SCORING_SCHEMAS = {"verdicts": "FindingVerdict", "score": "ScoreResult"}
+
+
 def json_schema(name: str) -> dict:
     """The JSON Schema (draft 2020-12) of one corpus file, generated from its record."""
-    schema = SCHEMAS[name].model_json_schema(by_alias=True)
+    if name in SCORING_SCHEMAS:  # outputs: the schema of what is written
+        from .. import score
+
+        schema = getattr(score, SCORING_SCHEMAS[name]).model_json_schema(by_alias=True, mode="serialization")
+    else:
+        schema = SCHEMAS[name].model_json_schema(by_alias=True)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
 @click.command("schema")
-@click.argument("name", type=click.Choice(sorted(SCHEMAS)))
+@click.argument("name", type=click.Choice(sorted([*SCHEMAS, *SCORING_SCHEMAS])))
 def schema_command(name: str) -> None:
     """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
-    grades (a task run's grades.jsonl) or tasks-experiment (a fix-task experiment file)."""
+    grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
+    verdicts (a run directory's verdicts.jsonl) or score (score --json)."""
     print_json(json_schema(name))

@@ -11,15 +11,20 @@ from ._output import console, print_json
 
 __all__ = ["print_scoreboard", "score_command"]
 
-# Seed 001's four summary lines: (label, metric, what the numerator counts).
+# Seed 001's four summary lines, with location beside identification: (label, metric, meaning).
 SUMMARY = (
-    ("detection", "defect_recall", "defects found, over completed runs"),
-    ("severity match", "severity_match", "found defects with the gold severity"),
+    ("detection", "defect_recall", "defects identified (lower bound: the claim names the defect)"),
+    ("located", "located_recall", "defects with a finding at their lines (upper bound)"),
+    ("severity match", "severity_match", "identified defects with the gold severity"),
     ("false alarms", "false_alarm_rate", "clean runs with at least one finding"),
-    ("rename-stable", "rename_stability", "defects found again after renaming"),
+    ("rename-stable", "rename_stability", "defects identified again after renaming"),
 )
 TABLE = ("recall_any", "recall_all", "file_recall", "symbol_recall", "localisation", "silence_rate",
-         "fp_per_clean_case", "precision", "duplicate_rate", "flag_coverage", "completion")  # fmt: skip
+         "fp_per_clean_case", "precision", "located_precision", "duplicate_rate", "flag_coverage", "completion",
+         "seed_file_recall", "seed_symbol_recall", "seed_severity_match", "seed_rename_stable",
+         "weighted_points")  # fmt: skip
+#: End-to-end figures shown beside the completed-run ones (a missing review counts against).
+END_TO_END = ("defect_recall", "located_recall", "false_alarm_rate")
 
 
 def _fmt(m: dict) -> tuple[str, str, str]:
@@ -32,10 +37,21 @@ def _fmt(m: dict) -> tuple[str, str, str]:
 def _print_condition(name: str, data: dict) -> None:
     metrics = data["metrics"]
     states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
-    console.print(f"\n[bold]{name}[/]  ({states}; {data['valid_defect_cases']} valid defect cases)")
+    console.print(f"\n{name}  ({states}; {data['valid_defect_cases']} valid defect cases; "
+                  f"evidence {data['evidence']})", markup=False, style="bold")  # fmt: skip
     for label, metric, meaning in SUMMARY:
         value, fraction, interval = _fmt(metrics[metric])
         console.print(f"  {label:<15} {fraction:>9}  {value:>6} {interval:<17} {meaning}", markup=False)
+    e2e = data["end_to_end"]["metrics"]
+    parts = []
+    for metric in END_TO_END:
+        value, fraction, _ = _fmt(e2e[metric])
+        parts.append(f"{metric} {fraction} = {value}")
+    console.print("  end to end (missing reviews count against): " + "; ".join(parts), markup=False)
+    drift = data.get("model_drift")
+    if drift:
+        console.print(f"  MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
+                      f"{', '.join(drift['returned'])}", markup=False)  # fmt: skip
     table = Table(show_edge=False, box=None, padding=(0, 1))
     for column in ("metric", "num/den", "value", "95% interval"):
         table.add_column(column, justify="left" if column == "metric" else "right")
@@ -45,11 +61,15 @@ def _print_condition(name: str, data: dict) -> None:
     latency = metrics["latency_s"]
     if latency["value"] is not None:
         table.add_row("latency_s (median)", f"n={latency['den']}", f"{latency['value']:.3f}",
-                      f"IQR [{latency['lo']:.3f}, {latency['hi']:.3f}]")  # fmt: skip
+                      f"IQR [{latency['lo']:.3f}, {latency['hi']:.3f}] min {latency['min']:.3f} "
+                      f"max {latency['max']:.3f}")  # fmt: skip
     console.print(table)
     decision = data["decision"]
     reason = f" ({decision['reason']})" if decision.get("reason") else ""
-    console.print(f"  decision: [bold]{decision['authority']}[/]{reason}")
+    status = decision["status"]
+    if status == "needs_labels":
+        status += f": {decision['labels_needed']} located findings await a label"
+    console.print(f"  decision: {decision['authority']} [{status}]{reason}", markup=False)
     if decision["permitted"]:
         console.print("  permitted: " + "; ".join(decision["permitted"]), markup=False)
     console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
@@ -57,24 +77,29 @@ def _print_condition(name: str, data: dict) -> None:
 
 @click.command("score")
 @click.argument("rundir", type=click.Path(path_type=Path))
-@click.option("--tolerance", default=3, show_default=True, type=click.IntRange(min=0),
-              help="Lines either side of a gold range that still count as a match.")
-@click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
-              help="Bootstrap resamples for the 95% intervals.")
+@click.option("--tolerance", type=click.IntRange(min=0),
+              help="Lines either side of a gold range that still count as located [default: registered, or 3].")
+@click.option("--bootstrap", "resamples", type=click.IntRange(min=100),
+              help="Bootstrap resamples for the 95% intervals [default: registered, or 10000].")
 @click.option("--seed", type=int, help="Seed of the bootstrap [default: the registered one, or 0].")
 @click.option("--gates", type=click.Path(path_type=Path),
               help="Gates TOML [default: the registered gates, or seed 000's table].")
-@click.option("--include-unvalidated", is_flag=True,
-              help="Also score cases whose defect no test observed (and unvalidated cases).")
+@click.option("--include-unvalidated/--validated-only", default=None,
+              help="Also score cases whose defect no test observed [default: registered, or validated only].")
 @click.option("--new-version", is_flag=True,
               help="If registered inputs changed, register them as a new benchmark version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
-def score_command(rundir: Path, tolerance: int, resamples: int, seed: int | None, gates: Path | None,
-                  include_unvalidated: bool, new_version: bool, as_json: bool) -> None:  # fmt: skip
-    """Score the runs of RUNDIR: metrics with numerators, denominators and 95% intervals,
-    paired comparisons between conditions, and the decision each condition earned.
+def score_command(rundir: Path, tolerance: int | None, resamples: int | None, seed: int | None,
+                  gates: Path | None, include_unvalidated: bool | None, new_version: bool,
+                  as_json: bool) -> None:  # fmt: skip
+    """Score the runs of RUNDIR: every finding's verdict (RUNDIR/verdicts.jsonl), metrics
+    with numerators, denominators and 95% intervals, located and identified recall side by
+    side, an end-to-end analysis where missing reviews count against, paired comparisons,
+    and the decision each condition earned.
 
     By default only defect cases validated 'observed' and controls whose tests pass count.
+    A registered run directory is scored with its registered rules; changing them is
+    refused unless --new-version.
     """
     from ..score import ScoreOptions, score_run  # numpy and scipy: only when scoring
 
@@ -82,7 +107,7 @@ def score_command(rundir: Path, tolerance: int, resamples: int, seed: int | None
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version))  # fmt: skip
     if as_json:
-        print_json(result)
+        print_json(result.as_json())
         return
     print_scoreboard(rundir, result)
 
@@ -95,13 +120,19 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
                   f"controls, {corpus['eligible_variants']} rename variants of {corpus['cases']} in the corpus "
                   f"({scope}); 95% intervals from {result['analysis']['bootstrap']['resamples']} case "
                   f"resamples, seed {result['analysis']['bootstrap']['seed']}", markup=False)  # fmt: skip
+    console.print("defect_recall and precision count identified findings only: a lower bound until judge or "
+                  "human labels settle the rest; located_recall is the upper bound", markup=False)  # fmt: skip
     registration = result["registration"]
     if registration:
-        console.print(f"pre-registered: version {registration['version']} of {registration['registered_at']}, "
+        when = "pre-registered" if registration.get("pre_registered", True) else "registered after runs"
+        console.print(f"{when}: version {registration['version']} of {registration['registered_at']}, "
                       "verified unchanged", markup=False)  # fmt: skip
+    else:
+        console.print("not registered: the gates and rules were not fixed before the runs", markup=False)
     for name, data in result["conditions"].items():
         _print_condition(name, data)
-    shown = [c for c in result["comparisons"] if c["metric"] in ("defect_recall", "false_alarm_rate")]
+    shown = [c for c in result["comparisons"]
+             if c["metric"] in ("defect_recall", "false_alarm_rate") and c["analysis"] == "completed"]  # fmt: skip
     if shown:
         console.print("\n[bold]paired differences[/] (a - b, same cases)")
         for c in shown:
@@ -110,3 +141,10 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
             p = "" if c["mcnemar_p"] is None else f", exact McNemar p = {c['mcnemar_p']:.4g}"
             interval = "" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]"
             console.print(f"  {c['a']} - {c['b']} {c['metric']}: {c['diff']:+.3f}{interval}{p}", markup=False)
+    if result["compare"]:
+        console.print("\ncomparative gates", markup=False, style="bold")
+        for g in result["compare"]:
+            interval = "" if g["lo"] is None else f" [{g['lo']:.3f}, {g['hi']:.3f}]"
+            rule = f"margin {g['margin']:g}" if g["margin"] is not None else f"{g['op']} {g['value']:g}"
+            console.print(f"  {g['name']}: {g['metric']} {g['diff'][0]} - {g['diff'][1]}{interval} ({rule}): "
+                          f"{g['status']}", markup=False)  # fmt: skip

@@ -22,7 +22,7 @@ from ..mine import mine_corpus
 from ..registration import register
 from ..review.experiment import load_experiment
 from ..review.runner import run_experiment
-from ..score import ScoreOptions, score_run
+from ..score import ScoreOptions, ScoreResult, score_run
 from ..validate import validate_corpus
 from .sample import build_sample_repository
 
@@ -59,7 +59,7 @@ class DemoResult:
     out: Path
     corpus: Path
     rundir: Path
-    score: dict
+    score: ScoreResult
     report: Path
 
 
@@ -97,13 +97,13 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     step("running the reviewers")
     run_experiment(experiment, rundir)
     step("scoring")
-    score = score_run(rundir, ScoreOptions(bootstrap=10_000))
-    (out / "score.json").write_text(json.dumps(score, indent=2) + "\n", encoding="utf-8")
+    score = score_run(rundir, ScoreOptions())  # the registered rules
+    (out / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
     return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report)
 
 
-def _write_report(rundir: Path, target: Path, score: dict) -> Path:
+def _write_report(rundir: Path, target: Path, score: ScoreResult) -> Path:
     """The HTML report, from the scores already computed (not scored a second time)."""
     from ..report import build_report, write_html
 

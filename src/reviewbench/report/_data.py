@@ -1,9 +1,9 @@
-"""Build the report's view model from ``score_run``, the run store and the corpus.
+"""Build the report's view model from ``score_run``'s result, the run store and the corpus.
 
-Metrics, intervals, comparisons and decisions are taken from ``score_run`` as they are;
-the only thing computed here is *which* finding matched *which* defect (the tile map's
-hover, ``findings.csv``, SARIF), and that reuses scoring's own ``match_run`` so the report
-can never count differently from the scoreboard.
+Metrics, intervals, comparisons and decisions are taken from the :class:`ScoreResult` as
+they are, and which finding is credited to which defect (the tile map, ``findings.csv``,
+SARIF) is read off the per-finding verdicts it carries: nothing is matched again, and the
+report is linear in the number of findings.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from pathlib import Path
 from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
-from ..score import ScoreOptions, eligible_cases, match_run, score_run
-from ..score.metrics import COMPLETED, RATE_METRICS, CaseInfo
+from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
+from ..score.metrics import COMPLETED, CaseInfo
+from ..score.registry import RATE_METRICS
+from ..score.verdicts import FindingVerdict
 from ..store.corpus import read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from ._model import (
@@ -42,33 +44,26 @@ from ._model import (
 __all__ = ["build_report", "classify_findings", "paired_recall"]
 
 
-def classify_findings(findings: Sequence[Finding], defects: Sequence[Defect], paths: Sequence[str],
-                      tolerance: int) -> list[tuple[Verdict, int | None]]:  # fmt: skip
-    """Each finding's verdict and matched defect index, exactly as scoring counts them.
-
-    ``match_run`` returns a run's totals. Matching growing prefixes of the findings and
-    reading which counter moved attributes each finding without a second copy of the
-    matching rules; it is quadratic in one run's findings, which are few.
-    """
-    out: list[tuple[Verdict, int | None]] = []
-    previous = match_run([], defects, paths, tolerance)
-    for k in range(1, len(findings) + 1):
-        current = match_run(findings[:k], defects, paths, tolerance)
-        if current.true_positives > previous.true_positives:
-            fresh = [i for i, (now, before) in enumerate(zip(current.found, previous.found, strict=True))
-                     if now and not before]  # fmt: skip
-            out.append((Verdict.TRUE_POSITIVE, fresh[0]))
-        elif current.duplicates > previous.duplicates:
-            out.append((Verdict.DUPLICATE, None))
-        elif current.false_positives > previous.false_positives:
+def classify_findings(verdicts: Sequence[FindingVerdict]) -> list[tuple[Verdict, str | None]]:
+    """Each verdict record in one word, with the defect it is credited to or duplicates."""
+    out: list[tuple[Verdict, str | None]] = []
+    for v in verdicts:
+        if not v.scored:
+            out.append((Verdict.NOT_SCORED, None))
+        elif v.false_positive:
             out.append((Verdict.FALSE_POSITIVE, None))
-        else:
+        elif v.file_level:
             out.append((Verdict.FILE_LEVEL, None))
-        previous = current
+        elif v.duplicate_of is not None:
+            out.append((Verdict.DUPLICATE, v.defect_id))
+        elif v.identified:
+            out.append((Verdict.TRUE_POSITIVE, v.defect_id))
+        else:
+            out.append((Verdict.LOCATED, v.defect_id))
     return out
 
 
-def _metric(name: str, m: dict) -> Metric:
+def _metric(name: str, m) -> Metric:  # type: ignore[no-untyped-def]
     note = ""
     if name == "fp_per_clean_case" and "distribution" in m:
         d = m["distribution"]
@@ -77,23 +72,29 @@ def _metric(name: str, m: dict) -> Metric:
     elif name == "completion" and "states" in m:
         note = ", ".join(f"{k} {v}" for k, v in m["states"].items())
     elif name == "latency_s" and m.get("value") is not None:
-        note = f"median over {m['den']} runs; interval column is the IQR; max {m['max']}"
+        note = f"median over {m['den']} completed runs; interval column is the IQR; min {m['min']}, max {m['max']}"
     elif name == "tokens" and m.get("value") is not None:
         note = f"in {m['in']}, out {m['out']}, per case {m['per_case']}"
     return Metric(name=name, value=m.get("value"), num=m.get("num"), den=m.get("den"),
                   lo=m.get("lo"), hi=m.get("hi"), note=note)  # fmt: skip
 
 
-def _decision(d: dict) -> Decision:
+def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
     checks = []
-    for tier, conditions in d.get("gates", {}).items():
+    for tier, conditions in d["gates"].items():
         for c in conditions:
             observed = "n/a" if c["observed"] is None else f"{c['observed']:.3f}"
-            checks.append(f"{tier}: {c['metric']} {c['op']} {c['threshold']:g} — observed {observed} "
-                          f"({'pass' if c['passed'] else 'fail'})")  # fmt: skip
-    return Decision(authority=d["authority"], tier=d["tier"], reason=d.get("reason"),
+            if c.get("upper") is not None:
+                observed += f" identified, {c['upper']:.3f} located"
+            outcome = "needs labels" if c["passed"] is None else "pass" if c["passed"] else "fail"
+            if c.get("diff"):
+                outcome = c["status"]
+                observed += f" for {c['diff'][0]} - {c['diff'][1]}"
+            checks.append(f"{tier}: {c['metric']} {c['op']} {c['threshold']:g} — observed {observed} ({outcome})")
+    return Decision(authority=d["authority"], tier=d["tier"], reason=d["reason"],
                     permitted=tuple(d["permitted"]), not_permitted=tuple(d["not_permitted"]),
-                    checks=tuple(checks))  # fmt: skip
+                    checks=tuple(checks), status=d["status"].value if hasattr(d["status"], "value") else d["status"],
+                    labels_needed=d["labels_needed"], evidence=str(d["evidence"]))  # fmt: skip
 
 
 def _reviewer(experiment: dict, name: str) -> str:
@@ -118,7 +119,7 @@ def _location(defect: Defect) -> tuple[str, ...]:
 
 
 def _summary(outcomes: list[Outcome]) -> Summary:
-    done = [o for o in outcomes if o in (Outcome.FOUND, Outcome.MISSED)]
+    done = [o for o in outcomes if o in (Outcome.FOUND, Outcome.LOCATED, Outcome.MISSED)]
     if not done:
         return Summary.NO_RUN
     found = sum(o is Outcome.FOUND for o in done)
@@ -142,22 +143,27 @@ def _corpus_view(corpus, result: dict) -> CorpusView:  # type: ignore[no-untyped
 
 
 class _Matched:
-    """Per run: the verdicts of its findings and, for completed runs, the defects found."""
+    """Per run: the verdicts of its findings and, for completed runs, what each defect got."""
 
-    def __init__(self, run: RunRow, gold: GoldRecord | None, paths: Sequence[str], tolerance: int) -> None:
+    def __init__(self, run: RunRow, gold: GoldRecord | None, verdicts: Sequence[FindingVerdict]) -> None:
         self.run = run
         self.completed = run.state in COMPLETED
         defects = gold.defects if gold else []
-        if self.completed and gold is not None:
-            self.verdicts = classify_findings(run.findings, defects, paths, tolerance)
-        else:
-            self.verdicts = [(Verdict.NOT_SCORED, None)] * len(run.findings)
+        self.verdicts = classify_findings(verdicts)
+        index = {d.defect_id: i for i, d in enumerate(defects)}
         self.found = [False] * len(defects)
+        self.located = [False] * len(defects)
         self.matched: dict[int, Finding] = {}
-        for finding, (verdict, index) in zip(run.findings, self.verdicts, strict=True):
-            if verdict is Verdict.TRUE_POSITIVE and index is not None:
-                self.found[index] = True
-                self.matched[index] = finding
+        for finding, (verdict, defect_id), record in zip(run.findings, self.verdicts, verdicts, strict=True):
+            i = index.get(defect_id) if defect_id is not None else None
+            if i is None:
+                continue
+            self.located[i] = True
+            if record.identified and not self.found[i]:  # a duplicate may identify it (after a label)
+                self.found[i] = True
+                self.matched[i] = finding
+            elif verdict is Verdict.LOCATED:
+                self.matched.setdefault(i, finding)
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for v, _ in self.verdicts if v is verdict)
@@ -171,10 +177,9 @@ def _tile(m: _Matched | None, condition: str, rep: int, index: int) -> Tile:
     if not m.completed:
         return Tile(condition=condition, repetition=rep, outcome=Outcome.INCOMPLETE, state=run.state,
                     run_id=run.run_id, finding=None, error=run.error)  # fmt: skip
-    found = m.found[index]
-    return Tile(condition=condition, repetition=rep, outcome=Outcome.FOUND if found else Outcome.MISSED,
-                state=run.state, run_id=run.run_id, finding=m.matched.get(index),
-                findings=tuple(run.findings))  # fmt: skip
+    outcome = Outcome.FOUND if m.found[index] else Outcome.LOCATED if m.located[index] else Outcome.MISSED
+    return Tile(condition=condition, repetition=rep, outcome=outcome, state=run.state, run_id=run.run_id,
+                finding=m.matched.get(index), findings=tuple(run.findings))  # fmt: skip
 
 
 def _rep_outcome(m: _Matched | None, case: CaseInfo) -> str:
@@ -185,6 +190,8 @@ def _rep_outcome(m: _Matched | None, case: CaseInfo) -> str:
     if case.control:
         return "flagged" if m.run.findings else "clean"
     k, n = sum(m.found), len(m.found)
+    if k == 0 and any(m.located):
+        return "located"
     return "found" if k == n else "missed" if k == 0 else f"found {k}/{n}"
 
 
@@ -200,6 +207,7 @@ def _case_result(case: CaseInfo, condition: str, reps: int, by_rep: dict[int, _M
         runs=len(matched), completed=len(completed),
         found_pairs=sum(sum(m.found) for m in scored), defect_pairs=sum(len(m.found) for m in scored),
         true_positives=sum(m.count(Verdict.TRUE_POSITIVE) for m in completed),
+        located=sum(m.count(Verdict.LOCATED) for m in completed),
         false_positives=sum(m.count(Verdict.FALSE_POSITIVE) for m in completed),
         duplicates=sum(m.count(Verdict.DUPLICATE) for m in completed),
         findings=sum(len(m.run.findings) for m in completed),
@@ -215,7 +223,7 @@ def _chosen(result: dict, wanted: tuple[str, ...], rundir: Path) -> list[str]:
     return [n for n in names if n in wanted] if wanted else names
 
 
-def build_report(rundir: Path, options: ReportOptions | None = None, scored: dict | None = None) -> ReportData:
+def build_report(rundir: Path, options: ReportOptions | None = None, scored: ScoreResult | None = None) -> ReportData:
     """Score ``rundir`` and join the result with its runs and corpus.
 
     ``scored``: a ``score_run`` result already computed with these options (the demo has
@@ -237,23 +245,27 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: dic
         experiment = json.loads(store.get_meta("experiment") or "{}")
     finally:
         store.close()
-    corpus = read_corpus(Path(result["corpus"]["path"]))
+    corpus = read_corpus(Path(result.corpus.path))
     gold = {g.case_id: g for g in corpus.gold}
-    paths = {c.case_id: c.paths for c in corpus.cases}
-    cases = eligible_cases(corpus, options.include_unvalidated)
+    include_unvalidated = result.corpus.include_unvalidated
+    cases = eligible_cases(corpus, include_unvalidated)
+    by_run: dict[str, list[FindingVerdict]] = defaultdict(list)
+    for v in result.verdicts:  # one pass: verdicts are in run order, findings in index order
+        by_run[v.run_id].append(v)
 
     matched: dict[tuple[str, str, int], _Matched] = {}
     findings: list[ScoredFinding] = []
     for run in runs:
-        m = _Matched(run, gold.get(run.case_id), paths.get(run.case_id, []), options.tolerance)
+        verdicts = by_run.get(run.run_id, [])
+        m = _Matched(run, gold.get(run.case_id), verdicts)
         matched[(run.case_id, run.condition, run.repetition)] = m
-        defects = gold[run.case_id].defects if run.case_id in gold else []
-        for i, (finding, (verdict, index)) in enumerate(zip(run.findings, m.verdicts, strict=True)):
+        for i, (finding, (verdict, defect_id), record) in enumerate(zip(run.findings, m.verdicts, verdicts,
+                                                                         strict=True)):  # fmt: skip
             findings.append(ScoredFinding(
                 run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
-                index=i, finding=finding, verdict=verdict,
-                defect_id=defects[index].defect_id if index is not None else None,
-                in_analysis=run.case_id in cases,
+                index=i, finding=finding, verdict=verdict, defect_id=defect_id, in_analysis=run.case_id in cases,
+                comment_id=record.comment_id, identified_by=record.identified_by.value if record.identified_by
+                else None, evidence=record.evidence.value,
             ))  # fmt: skip
 
     recorded = max((r.repetition + 1 for r in runs), default=0)
@@ -281,20 +293,28 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: dic
 
     conditions = []
     for name in names:
-        scored = result["conditions"][name]
-        metrics = {m: _metric(m, scored["metrics"][m]) for m in (*RATE_METRICS, "latency_s", "tokens")}
+        scored = result.conditions[name]
+        metrics = {m: _metric(m, scored.metrics[m]) for m in (*RATE_METRICS, "latency_s", "tokens")}
+        end_to_end = {m: _metric(m, scored.end_to_end.metrics[m]) for m in RATE_METRICS}
         latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
-                          and r.latency_s is not None and r.state != "cancelled")  # fmt: skip
+                          and r.latency_s is not None and r.state in COMPLETED)  # fmt: skip
+        drift = scored.model_drift
         conditions.append(ConditionView(
-            name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored["states"],
-            valid_defect_cases=scored["valid_defect_cases"], decision=_decision(scored["decision"]),
-            fp_distribution=scored["metrics"]["fp_per_clean_case"]["distribution"], latencies=latencies,
+            name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored.states,
+            valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision),
+            fp_distribution=scored.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
+            end_to_end=end_to_end, evidence=scored.evidence.value,
+            model_drift=(f"requested {', '.join(drift.requested) or 'none'}; returned {', '.join(drift.returned)}"
+                         if drift else None),
         ))  # fmt: skip
     chosen = set(names)
-    comparisons = tuple(Comparison(**c) for c in result["comparisons"] if c["a"] in chosen and c["b"] in chosen)
+    comparisons = tuple(Comparison(**c.model_dump()) for c in result.comparisons if c.a in chosen and c.b in chosen)
 
-    notes = []
-    if options.include_unvalidated:
+    notes = ["defect_recall and precision count identified findings only (the claim names the defect): a lower "
+             "bound until judge or human labels settle the located ones; located_recall is the upper bound"]
+    if result.registration and not result.registration.get("pre_registered", True):
+        notes.append("registered after runs: the gates and rules were fixed after results could be seen")
+    if include_unvalidated:
         notes.append("--include-unvalidated: cases whose defect no test observed are scored too")
     if not runs:
         notes.append("no runs recorded for the chosen conditions")
@@ -302,8 +322,8 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: dic
         rundir=rundir, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), tool_version=__version__,
         options=options, conditions=tuple(conditions), comparisons=comparisons, repetitions=reps,
         defects=tuple(defects), cases=tuple(case_results), findings=tuple(findings), runs=tuple(runs),
-        analysed_cases=frozenset(cases), corpus=_corpus_view(corpus, result), analysis=result["analysis"],
-        registration=result["registration"], notes=tuple(notes),
+        analysed_cases=frozenset(cases), corpus=_corpus_view(corpus, result), analysis=result.analysis,
+        registration=result.registration, notes=tuple(notes),
     )  # fmt: skip
 
 

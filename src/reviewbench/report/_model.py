@@ -36,6 +36,9 @@ class Outcome(StrEnum):
     """One tile of the tile map: a defect in one run."""
 
     FOUND = "found"
+    """A finding identifies the defect (its claim names it)."""
+    LOCATED = "located"
+    """A finding sits at the defect's lines but does not name it (a label would settle it)."""
     MISSED = "missed"
     INCOMPLETE = "incomplete"
     """The run ended without a review (failed, timed out, invalid, cancelled)."""
@@ -53,9 +56,12 @@ class Summary(StrEnum):
 
 
 class Verdict(StrEnum):
-    """How scoring counted one finding (``score/match.py``)."""
+    """How scoring counted one finding (its ``score/verdicts.py`` record, in one word)."""
 
     TRUE_POSITIVE = "true_positive"
+    """Credited to a defect and identifies it."""
+    LOCATED = "located"
+    """Credited to a defect by location, but its claim does not name it."""
     FALSE_POSITIVE = "false_positive"
     DUPLICATE = "duplicate"
     FILE_LEVEL = "file_level"
@@ -68,9 +74,12 @@ class Verdict(StrEnum):
 class ReportOptions:
     """What to score and show; the scoring options mirror ``reviewbench score``."""
 
-    tolerance: int = 3
-    bootstrap: int = 10_000
-    include_unvalidated: bool = False
+    tolerance: int | None = None
+    """None: as registered, or 3."""
+    bootstrap: int | None = None
+    """None: as registered, or 10,000."""
+    include_unvalidated: bool | None = None
+    """None: as registered, or False."""
     conditions: tuple[str, ...] = ()
     """Only these conditions (empty: all, in the experiment's order)."""
 
@@ -100,6 +109,10 @@ class Decision:
     not_permitted: tuple[str, ...]
     checks: tuple[str, ...]
     """Each gate condition with the observed value, e.g. ``defect_recall > 0.6: 0.75 (pass)``."""
+    status: str = "granted"
+    """granted, insufficient, needs_labels or vetoed."""
+    labels_needed: int = 0
+    evidence: str = "automatic"
 
 
 @dataclass(frozen=True)
@@ -115,7 +128,12 @@ class ConditionView:
     decision: Decision
     fp_distribution: Mapping[str, int | float | None]
     latencies: tuple[float, ...]
-    """Latency of every analysed run that ended (not cancelled), for the latency chart."""
+    """Latency of every analysed completed run, for the latency chart."""
+    end_to_end: Mapping[str, Metric] = field(default_factory=dict)
+    """The same metrics when failed, invalid, timed-out and cancelled runs count against."""
+    evidence: str = "automatic"
+    model_drift: str | None = None
+    """"requested X; returned Y, Z" when returned model ids differ."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +147,7 @@ class Comparison:
     lo: float | None
     hi: float | None
     mcnemar_p: float | None
+    analysis: str = "completed"
 
 
 @dataclass(frozen=True)
@@ -143,8 +162,12 @@ class ScoredFinding:
     finding: Finding
     verdict: Verdict
     defect_id: str | None
-    """The defect it matched (true positives only)."""
+    """The defect it is credited to or duplicates (identified or located findings)."""
     in_analysis: bool
+    comment_id: str = ""
+    """``run_id:index``: the key a judge or human label overrides."""
+    identified_by: str | None = None
+    evidence: str = "automatic"
 
 
 @dataclass(frozen=True)
@@ -157,7 +180,7 @@ class Tile:
     state: str | None
     run_id: str | None
     finding: Finding | None
-    """The finding that matched the defect (FOUND only)."""
+    """The finding credited to the defect (FOUND and LOCATED)."""
     findings: tuple[Finding, ...] = ()
     """All of the run's findings, to show what it said instead (MISSED)."""
     error: str | None = None
@@ -198,6 +221,9 @@ class CaseResult:
     """(defect, completed run) pairs where the defect was found."""
     defect_pairs: int
     true_positives: int
+    """Findings credited to a defect that identify it."""
+    located: int
+    """Findings credited to a defect by location only."""
     false_positives: int
     duplicates: int
     findings: int

@@ -19,12 +19,13 @@ __all__ = ["CASE_COLUMNS", "FINDING_COLUMNS", "RUN_COLUMNS", "write_csv"]
 RUN_COLUMNS = ("run_id", "case_id", "condition", "repetition", "variant", "state", "in_analysis",
                "started_at", "ended_at", "latency_s", "attempts", "cached", "model_requested",
                "model_returned", "tokens_in", "tokens_out", "findings", "unparsed_lines", "error")  # fmt: skip
-FINDING_COLUMNS = ("run_id", "case_id", "condition", "repetition", "index", "path", "line", "severity",
-                   "claim", "verdict", "defect_id", "in_analysis", "raw")  # fmt: skip
+FINDING_COLUMNS = ("comment_id", "run_id", "case_id", "condition", "repetition", "index", "path", "line",
+                   "severity", "claim", "verdict", "defect_id", "identified_by", "evidence", "in_analysis",
+                   "raw")  # fmt: skip
 #: Followed by one ``rep<N>`` column per repetition.
 CASE_COLUMNS = ("case_id", "condition", "kind", "stratum", "variant_of", "defects", "runs", "completed",
-                "found_pairs", "defect_pairs", "recall", "true_positives", "false_positives", "duplicates",
-                "findings")  # fmt: skip
+                "found_pairs", "defect_pairs", "recall", "true_positives", "located", "false_positives",
+                "duplicates", "findings")  # fmt: skip
 
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
@@ -67,15 +68,15 @@ def write_csv(data: ReportData, out: Path) -> dict[str, Path]:
         for r in data.runs
     )  # fmt: skip
     findings = (
-        (f.run_id, f.case_id, f.condition, f.repetition, f.index, _text(f.finding.path), f.finding.line,
-         f.finding.severity.value if f.finding.severity else None, _text(f.finding.claim), f.verdict.value,
-         f.defect_id, f.in_analysis, _text(f.finding.raw))
+        (f.comment_id, f.run_id, f.case_id, f.condition, f.repetition, f.index, _text(f.finding.path),
+         f.finding.line, f.finding.severity.value if f.finding.severity else None, _text(f.finding.claim),
+         f.verdict.value, f.defect_id, f.identified_by, f.evidence, f.in_analysis, _text(f.finding.raw))
         for f in data.findings
     )  # fmt: skip
     cases = (
         (c.case_id, c.condition, c.kind, c.stratum, c.variant_of, c.defects, c.runs, c.completed, c.found_pairs,
-         c.defect_pairs, None if c.recall is None else round(c.recall, 6), c.true_positives, c.false_positives,
-         c.duplicates, c.findings, *c.outcomes)
+         c.defect_pairs, None if c.recall is None else round(c.recall, 6), c.true_positives, c.located,
+         c.false_positives, c.duplicates, c.findings, *c.outcomes)
         for c in data.cases
     )  # fmt: skip
     reps = tuple(f"rep{r}" for r in range(data.repetitions))

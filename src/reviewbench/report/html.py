@@ -17,31 +17,14 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..score.registry import METRICS
 from ._data import build_report
 from ._model import DefectRow, Metric, Outcome, ReportData, Summary, Tile
 
 __all__ = ["METRIC_HELP", "render_html", "script_json", "write_html"]
 
 #: One line per metric, shown beside it (definitions: docs/SCORING.md).
-METRIC_HELP = {
-    "defect_recall": "(run, defect) pairs found / pairs, completed runs of defect cases",
-    "recall_any": "defects found in at least one completed repetition",
-    "recall_all": "defects found in every completed repetition",
-    "file_recall": "defect-case runs naming a gold file",
-    "symbol_recall": "defect-case runs naming a gold symbol",
-    "localisation": "defects found / defects whose file was named",
-    "silence_rate": "defect-case runs with no finding",
-    "false_alarm_rate": "control runs with at least one finding",
-    "fp_per_clean_case": "false positives per completed control run",
-    "precision": "true / (true + false positives), controls included",
-    "duplicate_rate": "duplicates / substantive findings",
-    "severity_match": "found defects whose claimed severity equals gold",
-    "rename_stability": "defects found again on the rename variant",
-    "flag_coverage": "changed files named by a finding / changed files",
-    "completion": "completed runs / all runs (missing reviews are never silence)",
-    "latency_s": "seconds per run: median, IQR",
-    "tokens": "tokens used: total",
-}
+METRIC_HELP = {spec.name: spec.meaning for spec in METRICS}
 
 _CLIP = 300
 _SHOWN_FINDINGS = 3
@@ -77,7 +60,9 @@ def tile_tip(row: DefectRow, tile: Tile) -> str:
              "gold: " + "; ".join(row.locations),
              f"condition {tile.condition} · repetition {tile.repetition} · {tile.state or 'no run recorded'}"]  # fmt: skip
     if tile.outcome is Outcome.FOUND and tile.finding is not None:
-        lines.append("FOUND by: " + _finding(tile.finding))
+        lines.append("FOUND (identified) by: " + _finding(tile.finding))
+    elif tile.outcome is Outcome.LOCATED and tile.finding is not None:
+        lines.append("LOCATED, not identified (a label would settle it): " + _finding(tile.finding))
     elif tile.outcome is Outcome.MISSED:
         if tile.findings:
             lines.append(f"MISSED; the run's {len(tile.findings)} finding(s):")

@@ -35,6 +35,8 @@ def _result(f: ScoredFinding, rule_index: int) -> dict:
             "run_id": f.run_id,
             "finding_index": f.index,
             "verdict": f.verdict.value,
+            "comment_id": f.comment_id,
+            "evidence": f.evidence,
             "in_analysis": f.in_analysis,
         },
     }

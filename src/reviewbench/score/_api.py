@@ -1,11 +1,17 @@
-"""Entry point of scoring: a run directory in, the JSON contract of issue 6 out."""
+"""Entry point of scoring: a run directory in, a frozen :class:`ScoreResult` out.
+
+One pass over the runs turns every finding into a typed verdict (``verdicts.py``), written
+to ``RUNDIR/verdicts.jsonl``; every metric of both analyses (completed runs, end-to-end) is
+then counted from those verdicts, resampled once, and judged by the gates.
+"""
 
 from __future__ import annotations
 
 import itertools
 import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,24 +20,44 @@ from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
-from .gates import decide, load_gates
-from .metrics import RATE_METRICS, CaseInfo, ConditionTally, fp_distribution, latency_summary, tally_condition
+from .gates import Compare, Gates, decide, evaluate_compare, load_gates
+from .metrics import (
+    COMPLETED,
+    CaseInfo,
+    ConditionTally,
+    RunOutcome,
+    fp_distribution,
+    latency_summary,
+    run_outcome,
+    tally_condition,
+)
+from .registry import RATE_METRICS
+from .result import ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
+from .verdicts import VERDICTS_FILE, Evidence, FindingVerdict, VerdictOverride, apply_overrides, judge_run, write_verdicts
 
 __all__ = ["ScoreOptions", "eligible_cases", "score_run"]
+
+_DEFAULTS = {"tolerance": 3, "bootstrap": 10_000, "include_unvalidated": False}
+_ANALYSES = ("completed", "end_to_end")
 
 
 @dataclass(frozen=True)
 class ScoreOptions:
-    tolerance: int = 3
-    bootstrap: int = 10_000
+    tolerance: int | None = None
+    """None: the registered tolerance, or 3."""
+    bootstrap: int | None = None
+    """None: the registered resample count, or 10,000."""
     seed: int | None = None
     """None: the registered bootstrap seed, or 0."""
     gates: Path | None = None
     """None: the registered gates, or the built-in table."""
-    include_unvalidated: bool = False
+    include_unvalidated: bool | None = None
+    """None: as registered, or False."""
     new_version: bool = False
     """Register changed inputs as a new benchmark version instead of refusing."""
+    overrides: Mapping[str, VerdictOverride] = field(default_factory=dict)
+    """Judge or human labels by comment_id; they replace automatic verdicts (docs/SCORING.md)."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -77,14 +103,15 @@ def _value(num: float, den: float) -> float | None:
     return round(num / den, 6) if den > 0 else None
 
 
-def _sums(tally: ConditionTally, index: dict[str, int]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _sums(rows, index: dict[str, int], stratum: str | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # type: ignore[no-untyped-def]
     """Per metric, the per-cluster sums of numerators and denominators (one pass)."""
     size = len(index)
     empty = {m: (np.zeros(size), np.zeros(size)) for m in RATE_METRICS}
-    if not tally.rows:
+    rows = [r for r in rows if stratum is None or r[4] == stratum]
+    if not rows:
         return empty
     metric_of = {m: i for i, m in enumerate(RATE_METRICS)}
-    metrics, clusters, nums, dens = zip(*((metric_of[r[0]], index[r[1]], r[2], r[3]) for r in tally.rows), strict=True)
+    metrics, clusters, nums, dens = zip(*((metric_of[r[0]], index[r[1]], r[2], r[3]) for r in rows), strict=True)
     flat = np.asarray(metrics) * size + np.asarray(clusters)
     length = len(RATE_METRICS) * size
     num = np.bincount(flat, weights=np.asarray(nums), minlength=length).reshape(len(RATE_METRICS), size)
@@ -120,13 +147,22 @@ def _mcnemar_counts(a: ConditionTally, b: ConditionTally) -> tuple[int, int]:
     return only_a, only_b
 
 
-def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
-    """Score every condition of a run directory (see ``docs/SCORING.md``).
+@dataclass(frozen=True)
+class _Inputs:
+    runs: list[RunRow]
+    corpus: Corpus
+    experiment: dict
+    registration: dict | None
+    gates: Gates
+    gates_path: Path | None
+    gates_sha: str
+    seed: int
+    tolerance: int
+    bootstrap: int
+    include_unvalidated: bool
 
-    Raises:
-        CorpusError: the run directory or its corpus is missing.
-        UsageError: the corpus's gold changed since the runs, or the gates are invalid.
-    """
+
+def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     store = RunStore(rundir / RUNS_DB)
     try:
         runs = list(store.runs())
@@ -144,63 +180,141 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
     from ..registration import REGISTRATION_FILE, check_registration  # registration reads gates: no cycle
     from ..review.experiment import load_experiment
 
+    asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
+             "include_unvalidated": options.include_unvalidated}  # fmt: skip
     registration = None
     experiment_path = experiment_file and Path(experiment_file)
     if experiment_path and (rundir / REGISTRATION_FILE).exists():
-        registration = check_registration(load_experiment(experiment_path), rundir, options.gates,
-                                          options.seed, new_version=options.new_version)  # fmt: skip
+        registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
+                                          new_version=options.new_version, rules=asked)  # fmt: skip
+    rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}
     gates_path = options.gates
     seed = options.seed if options.seed is not None else 0
     if registration:
         if gates_path is None and registration["gates"]["path"] != "built-in":
             gates_path = Path(registration["gates"]["path"])
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
+        rules = registration["rules"]
     gates, _, gates_sha = load_gates(gates_path)
-    cases = eligible_cases(corpus, options.include_unvalidated)
+    return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
+                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]))  # fmt: skip
 
-    order = [c["name"] for c in experiment.get("condition", [])]
+
+def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
+               overrides: Mapping[str, VerdictOverride]) -> dict[str, list[FindingVerdict]]:  # fmt: skip
+    """Every run's verdicts, by run id (one pass; labels applied by comment_id)."""
+    gold = {g.case_id: g for g in corpus.gold}
+    paths = {c.case_id: c.paths for c in corpus.cases}
+    out: dict[str, list[FindingVerdict]] = {}
+    for run in runs:
+        g = gold.get(run.case_id)
+        verdicts = judge_run(
+            run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
+            findings=run.findings, defects=g.defects if g else [], paths=paths.get(run.case_id, []),
+            tolerance=tolerance, scored=run.case_id in cases and run.state in COMPLETED,
+        )  # fmt: skip
+        out[run.run_id] = apply_overrides(verdicts, overrides) if overrides else verdicts
+    return out
+
+
+def _drift(tally: ConditionTally, configured: str | None) -> dict | None:
+    """Model drift: several returned ids, or one other than the model the experiment asked for.
+
+    Without a configured model (tools, baselines, commands) the runner records the kind as
+    "requested"; only a change between runs is drift then.
+    """
+    returned = sorted(tally.models_returned)
+    requested = sorted(tally.models_requested)
+    if len(returned) > 1 or (configured and returned and set(returned) != {configured}):
+        return {"requested": requested, "returned": returned}
+    return None
+
+
+def _configured_model(experiment: dict, name: str) -> str | None:
+    for condition in experiment.get("condition", []):
+        if condition.get("name") == name:
+            model = (condition.get("reviewer") or {}).get("model")
+            return str(model) if model else None
+    return None
+
+
+def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResult:
+    """Score every condition of a run directory (see ``docs/SCORING.md``).
+
+    Writes ``RUNDIR/verdicts.jsonl`` (every finding's verdict) as a side effect.
+
+    Raises:
+        CorpusError: the run directory or its corpus is missing.
+        UsageError: the corpus's gold changed since the runs, registered rules or inputs
+            changed, or the gates are invalid.
+    """
+    inputs = _load(rundir, options)
+    gates, corpus, runs = inputs.gates, inputs.corpus, inputs.runs
+    cases = eligible_cases(corpus, inputs.include_unvalidated)
+    verdicts = judge_runs(runs, corpus, cases, inputs.tolerance, options.overrides)
+    write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
+    outcomes: dict[str, RunOutcome] = {
+        run.run_id: run_outcome(run, cases[run.case_id], verdicts[run.run_id]) for run in runs if run.case_id in cases
+    }
+
+    order = [c["name"] for c in inputs.experiment.get("condition", [])]
     by_condition: dict[str, list[RunRow]] = defaultdict(list)
     for run in runs:
         by_condition[run.condition].append(run)
     names = [n for n in order if n in by_condition] + sorted(set(by_condition) - set(order))
-    tallies = {name: tally_condition(by_condition[name], cases, options.tolerance) for name in names}
+    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end")
+               for name in names for analysis in _ANALYSES}  # fmt: skip
 
     clusters = sorted({c.cluster for c in cases.values()})
     index = {cluster: i for i, cluster in enumerate(clusters)}
     columns: list[tuple[np.ndarray, np.ndarray]] = []
     slots: dict[tuple, int] = {}
-    sums = {(name, metric): pair for name in names for metric, pair in _sums(tallies[name], index).items()}
+    sums = {(name, analysis, metric): pair for (name, analysis), tally in tallies.items()
+            for metric, pair in _sums(tally.rows, index).items()}  # fmt: skip
     for key, pair in sums.items():
         slots[key] = len(columns)
         columns.append(pair)
     pairs = list(itertools.combinations(names, 2))
     for a, b in pairs:
-        for metric in RATE_METRICS:
-            (na, da), (nb, db) = sums[(a, metric)], sums[(b, metric)]
-            shared = (da > 0) & (db > 0)  # paired: only cases both conditions were scored on
-            for who, (n, d) in (("a", (na, da)), ("b", (nb, db))):
-                slots[(a, b, metric, who)] = len(columns)
-                columns.append((n * shared, d * shared))
+        for analysis in _ANALYSES:
+            for metric in RATE_METRICS:
+                (na, da), (nb, db) = sums[(a, analysis, metric)], sums[(b, analysis, metric)]
+                shared = (da > 0) & (db > 0)  # paired: only cases both conditions were scored on
+                for who, (n, d) in (("a", (na, da)), ("b", (nb, db))):
+                    slots[(a, b, analysis, metric, who)] = len(columns)
+                    columns.append((n * shared, d * shared))
+    compares = [*gates.compare, *(c.as_compare(f"{t.name}: {c.metric} {c.diff[0]} - {c.diff[1]}")
+                                  for t in (*gates.veto, *gates.tier) for c in t.when if c.diff)]  # fmt: skip
+    compare_slots = _compare_columns(compares, tallies, index, names, columns, gates.analysis)
     if columns:
         num = np.column_stack([c[0] for c in columns])
         den = np.column_stack([c[1] for c in columns])
     else:
         num = den = np.zeros((len(clusters), 0))
-    samples = resample_ratios(num, den, options.bootstrap, seed)
+    samples = resample_ratios(num, den, inputs.bootstrap, inputs.seed)
     lo, hi = percentile_interval(samples)
 
     def interval(slot: int) -> tuple[float | None, float | None]:
         low, high = lo[slot], hi[slot]
         return (None, None) if np.isnan(low) else (round(float(low), 6), round(float(high), 6))
 
-    conditions: dict[str, dict] = {}
-    for name in names:
-        tally = tallies[name]
+    def paired(sa: int, sb: int) -> tuple[float | None, float | None, float | None]:
+        (na, da), (nb, db) = columns[sa], columns[sb]
+        if da.sum() == 0 or db.sum() == 0:
+            return None, None, None
+        diff = round(na.sum() / da.sum() - nb.sum() / db.sum(), 6)
+        dlo, dhi = percentile_interval((samples[:, sa] - samples[:, sb])[:, None])
+        if np.isnan(dlo[0]):
+            return diff, None, None
+        return diff, round(float(dlo[0]), 6), round(float(dhi[0]), 6)
+
+    def metrics_of(name: str, analysis: str) -> dict[str, dict]:
+        tally = tallies[(name, analysis)]
         metrics: dict[str, dict] = {}
         for metric in RATE_METRICS:
-            n, d = sums[(name, metric)]
+            n, d = sums[(name, analysis, metric)]
             total_n, total_d = float(n.sum()), float(d.sum())
-            low, high = interval(slots[(name, metric)]) if total_d > 0 else (None, None)
+            low, high = interval(slots[(name, analysis, metric)]) if total_d > 0 else (None, None)
             metrics[metric] = {"value": _value(total_n, total_d), "num": _number(total_n),
                                "den": _number(total_d), "lo": low, "hi": high}  # fmt: skip
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(tally.control_fps)
@@ -213,54 +327,98 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
             "in": tally.tokens_in, "out": tally.tokens_out,
             "per_case": round(total_tokens / len(tally.cases_with_usage), 3) if tally.cases_with_usage else None,
         }  # fmt: skip
-        valid_defect_cases = len({k[0] for k in tally.found})
+        return metrics
+
+    evaluated = []
+    for i, gate in enumerate(compares):
+        if i not in compare_slots:
+            known = ", ".join(names) or "none"
+            raise UsageError(f"{gate.name}: no condition named {' or '.join(gate.diff)} (conditions: {known})")
+        evaluated.append(evaluate_compare(gate, *paired(*compare_slots[i])))
+    compared = evaluated[: len(gates.compare)]
+    in_tiers = [c for t in (*gates.veto, *gates.tier) for c in t.when if c.diff]
+    comparative = dict(zip(in_tiers, evaluated[len(gates.compare):], strict=True))
+
+    valid_controls = sum(1 for c in cases.values() if c.control)
+    conditions: dict[str, dict] = {}
+    for name in names:
+        views = {analysis: (metrics_of(name, analysis), _breakdown(tallies[(name, analysis)]))
+                 for analysis in _ANALYSES}  # fmt: skip
+        completed = tallies[(name, "completed")]
+        gated = tallies[(name, gates.analysis)]
+        levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
+        evidence = min(levels, key=lambda e: e.rank)
+        valid_defect_cases = len({k[0] for k in completed.found})
+        metrics, breakdown = views[gates.analysis]
         conditions[name] = {
-            "metrics": metrics,
-            "breakdown": _breakdown(tally),
-            "states": dict(sorted(tally.states.items())),
-            "decision": decide(gates, metrics, valid_defect_cases),
+            "metrics": views["completed"][0],
+            "breakdown": views["completed"][1],
+            "end_to_end": {"metrics": views["end_to_end"][0], "breakdown": views["end_to_end"][1]},
+            "states": dict(sorted(completed.states.items())),
+            "evidence": evidence.value,
+            "decision": decide(gates, metrics, valid_defect_cases, breakdown=breakdown,
+                               valid_controls=valid_controls, evidence=evidence,
+                               labels_needed=gated.unsettled, comparative=comparative),  # fmt: skip
             "valid_defect_cases": valid_defect_cases,
+            "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
 
     comparisons = []
     for a, b in pairs:
-        for metric in RATE_METRICS:
-            na, da = columns[slots[(a, b, metric, "a")]]
-            nb, db = columns[slots[(a, b, metric, "b")]]
-            if da.sum() == 0 or db.sum() == 0:
-                diff = low = high = None
-            else:
-                diff = round(na.sum() / da.sum() - nb.sum() / db.sum(), 6)
-                d = samples[:, slots[(a, b, metric, "a")]] - samples[:, slots[(a, b, metric, "b")]]
-                dlo, dhi = percentile_interval(d[:, None])
-                low, high = (None, None) if np.isnan(dlo[0]) else (round(float(dlo[0]), 6), round(float(dhi[0]), 6))
-            p = None
-            if metric == "defect_recall":
-                p = mcnemar_exact(*_mcnemar_counts(tallies[a], tallies[b]))
-            comparisons.append({"a": a, "b": b, "metric": metric, "diff": diff, "lo": low, "hi": high,
-                                "mcnemar_p": p})  # fmt: skip
+        for analysis in _ANALYSES:
+            for metric in RATE_METRICS:
+                diff, low, high = paired(slots[(a, b, analysis, metric, "a")], slots[(a, b, analysis, metric, "b")])
+                p = None
+                if metric == "defect_recall":
+                    p = mcnemar_exact(*_mcnemar_counts(tallies[(a, analysis)], tallies[(b, analysis)]))
+                comparisons.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
+                                    "lo": low, "hi": high, "mcnemar_p": p})  # fmt: skip
 
     validation = Counter(g.validation.status.value if g.validation else "unvalidated" for g in corpus.gold)
     eligible_defects = sum(1 for c in cases.values() if not c.control and not c.variant)
-    return {
+    result = {
         "conditions": conditions,
         "comparisons": comparisons,
+        "compare": compared,
         "corpus": {
             "path": str(corpus.path),
             "gold_sha256": corpus.meta.gold_sha256,
             "cases": len(corpus.cases),
             "eligible_defect_cases": eligible_defects,
-            "eligible_controls": sum(1 for c in cases.values() if c.control),
+            "eligible_controls": valid_controls,
             "eligible_variants": sum(1 for c in cases.values() if c.variant),
             "by_validation": dict(sorted(validation.items())),
-            "include_unvalidated": options.include_unvalidated,
+            "include_unvalidated": inputs.include_unvalidated,
         },
         "analysis": {
-            "tolerance": options.tolerance,
-            "bootstrap": {"resamples": options.bootstrap, "seed": seed, "level": 0.95,
+            "tolerance": inputs.tolerance,
+            "bootstrap": {"resamples": inputs.bootstrap, "seed": inputs.seed, "level": 0.95,
                           "unit": "case (rename variants with their original)"},
-            "gates_sha256": gates_sha,
-            "gates": str(gates_path) if gates_path else "built-in",
+            "gates_sha256": inputs.gates_sha,
+            "gates": str(inputs.gates_path) if inputs.gates_path else "built-in",
+            "gated_analysis": gates.analysis,
+            "identification": "automatic identification is a lower bound: a claim that names the defect in other "
+                              "words is not counted until a judge or human labels it",
+            "verdicts": str(rundir / VERDICTS_FILE),
         },  # fmt: skip
-        "registration": registration,
+        "registration": inputs.registration,
     }
+    return ScoreResult.build(result, [v for run in runs for v in verdicts[run.run_id]])
+
+
+def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, int], names: list[str],
+                     columns: list, analysis: str) -> dict[int, tuple[int, int]]:  # fmt: skip
+    """Add the paired columns each comparative gate needs (a stratum restricts the rows)."""
+    out: dict[int, tuple[int, int]] = {}
+    for i, gate in enumerate(compares):
+        a, b = gate.diff
+        if a not in names or b not in names:
+            continue
+        metric, _, stratum = gate.metric.partition("@")
+        na, da = _sums(tallies[(a, analysis)].rows, index, stratum or None)[metric]
+        nb, db = _sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]
+        shared = (da > 0) & (db > 0)
+        out[i] = (len(columns), len(columns) + 1)
+        columns.append((na * shared, da * shared))
+        columns.append((nb * shared, db * shared))
+    return out

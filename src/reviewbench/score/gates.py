@@ -5,13 +5,22 @@ tried in order (the first whose every condition holds is granted), vetoes that o
 them, and the evidence a verdict needs. The decision always lists what is *not*
 permitted: the granted tier's own exclusions, every use that only a higher tier would
 permit, and the uses never permitted at all.
+
+Every metric a gates file names must be in the registry (``score/registry.py``); a gate on
+a bounded metric (``defect_recall``, ``precision``) passes only if its lower bound passes,
+fails if its upper bound fails, and otherwise leaves the decision at **needs labels**. A
+tier may require an evidence level (``min_evidence``); a tier whose evidence the condition
+lacks is skipped, never granted. No gates file may grant approval, merge rights or security
+sign-off. Comparative gates (``[[compare]]``) compare two conditions on the same cases.
 """
 
 from __future__ import annotations
 
 import hashlib
 import operator
+import re
 import tomllib
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -19,10 +28,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import UsageError
+from .registry import check_metric_name, spec
+from .verdicts import Evidence
 
-__all__ = ["Gates", "decide", "load_gates"]
+__all__ = ["Compare", "Gates", "decide", "evaluate_compare", "load_gates"]
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+#: Uses no measurement can justify (SPEC 8): a gates file that permits them is refused.
+_FORBIDDEN = re.compile(r"approv|merge|sign[- ]?off", re.IGNORECASE)
 
 
 class _Model(BaseModel):
@@ -30,9 +43,18 @@ class _Model(BaseModel):
 
 
 class Condition(_Model):
-    metric: str
-    op: Literal[">", ">=", "<", "<="]
-    value: float
+    metric: str = Field(description="A registered metric, optionally '@stratum'.")
+    op: Literal[">", ">=", "<", "<="] = ">="
+    value: float = Field(default=0.0, allow_inf_nan=False)
+    diff: tuple[str, str] | None = Field(default=None,
+                                         description="Comparative: the paired difference of two conditions, a - b.")
+    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                 description="Comparative non-inferiority: passes when the low end > -margin.")
+
+    def as_compare(self, name: str) -> Compare:
+        assert self.diff is not None
+        return Compare(name=name, metric=self.metric, diff=self.diff, op=self.op, value=self.value,
+                       margin=self.margin)  # fmt: skip
 
 
 class Tier(_Model):
@@ -41,22 +63,53 @@ class Tier(_Model):
     when: list[Condition] = Field(default_factory=list)
     permitted: list[str] = Field(default_factory=list)
     not_permitted: list[str] = Field(default_factory=list)
+    min_evidence: Evidence = Field(default=Evidence.AUTOMATIC,
+                                   description="Lowest verdict evidence this tier may be granted on.")  # fmt: skip
+
+
+class Compare(_Model):
+    """A comparative gate (seed 003): the paired difference ``diff[0] - diff[1]`` on shared cases."""
+
+    name: str
+    metric: str
+    diff: tuple[str, str] = Field(description="Two condition names: a - b.")
+    op: Literal[">", ">=", "<", "<="] = ">="
+    value: float = Field(default=0.0, allow_inf_nan=False)
+    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                 description="Non-inferiority: passes when the interval's low end > -margin.")  # fmt: skip
 
 
 class Gates(_Model):
     min_defect_cases: int = Field(default=10, ge=0)
-    max_interval_width: float = Field(default=0.5, gt=0)
+    min_controls: int = Field(default=5, ge=0, description="Below it: insufficient evidence, no valid controls.")
+    max_interval_width: float = Field(default=0.5, gt=0, allow_inf_nan=False)
+    analysis: Literal["end_to_end", "completed"] = "end_to_end"
     never_permitted: list[str] = Field(default_factory=list)
     veto: list[Tier] = Field(default_factory=list)
     tier: list[Tier] = Field(default_factory=list)
     fallback: Tier
+    compare: list[Compare] = Field(default_factory=list)
+
+
+def _check_names(gates: Gates, where: str) -> None:
+    for group in (gates.veto, gates.tier, [gates.fallback]):
+        for tier in group:
+            for c in tier.when:
+                check_metric_name(c.metric, f"{where}: {tier.name}")
+            for use in tier.permitted:
+                if _FORBIDDEN.search(use):
+                    raise UsageError(f"{where}: {tier.name} permits {use!r}: approval, merge rights and security "
+                                     "sign-off can never be granted by a benchmark")  # fmt: skip
+    for c in gates.compare:
+        check_metric_name(c.metric, f"{where}: compare {c.name}")
 
 
 def load_gates(path: Path | None) -> tuple[Gates, str, str]:
     """The gates, their source text and its SHA-256 (the built-in table when ``path`` is None).
 
     Raises:
-        UsageError: the file is missing, not TOML, or not a gates table (field named).
+        UsageError: the file is missing, not TOML, not a gates table (field named), names
+            an unknown metric (the registered names listed), or permits what never may be.
     """
     if path is None:
         text = resources.files("reviewbench.score").joinpath("default_gates.toml").read_text("utf-8")
@@ -75,23 +128,66 @@ def load_gates(path: Path | None) -> tuple[Gates, str, str]:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise UsageError(f"{where}: {field}: {first['msg']}") from None
+    _check_names(gates, where)
     return gates, text, hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check(condition: Condition, metrics: dict[str, dict]) -> dict:
-    observed = metrics.get(condition.metric, {}).get("value")
-    passed = observed is not None and _OPS[condition.op](observed, condition.value)
-    return {"metric": condition.metric, "op": condition.op, "threshold": condition.value,
-            "observed": observed, "passed": passed}  # fmt: skip
+def _lookup(metrics: dict[str, dict], breakdown: dict, name: str) -> dict:
+    base, _, stratum = name.partition("@")
+    if stratum:
+        return breakdown.get("stratum", {}).get(stratum, {}).get(base, {})
+    return metrics.get(base, {})
 
 
-def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int) -> dict:
-    """The decision for one condition's metrics (the JSON contract's ``decision``)."""
-    used = {c.metric for t in (*gates.veto, *gates.tier) for c in t.when}
-    checks = {t.name: [_check(c, metrics) for c in t.when] for t in (*gates.veto, *gates.tier)}
+def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
+           comparative: Mapping[Condition, dict]) -> dict:  # fmt: skip
+    """Three-valued: ``passed`` True/False, or None when only labels can settle it.
+
+    A comparative condition passes only when its paired interval clears the threshold
+    (``status`` pass); ``inconclusive`` (the interval straddles it) does not pass.
+    """
+    if condition.diff is not None:
+        result = comparative[condition]
+        return {"metric": condition.metric, "op": condition.op, "threshold": condition.value,
+                "observed": result["observed"], "passed": result["status"] == "pass", "status": result["status"],
+                "diff": list(condition.diff), "lo": result["lo"], "hi": result["hi"]}  # fmt: skip
+    observed = _lookup(metrics, breakdown, condition.metric).get("value")
+    test = _OPS[condition.op]
+    upper_name = spec(condition.metric).upper
+    out = {"metric": condition.metric, "op": condition.op, "threshold": condition.value, "observed": observed}
+    if upper_name is None or observed is None:
+        out["passed"] = observed is not None and test(observed, condition.value)
+        return out
+    suffix = condition.metric.partition("@")[1:]
+    upper = _lookup(metrics, breakdown, upper_name + "".join(suffix)).get("value")
+    out["upper"] = upper
+    lower_passes = test(observed, condition.value)
+    upper_passes = upper is not None and test(upper, condition.value)
+    if condition.op in (">", ">="):
+        out["passed"] = True if lower_passes else (False if not upper_passes else None)
+    else:  # the upper bound is the harder one to keep below a threshold
+        out["passed"] = True if upper_passes else (False if not lower_passes else None)
+    return out
+
+
+def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, breakdown: dict | None = None,
+           valid_controls: int | None = None, evidence: Evidence = Evidence.AUTOMATIC,
+           labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None) -> dict:  # fmt: skip
+    """The decision for one condition's metrics (the JSON contract's ``decision``).
+
+    ``status``: ``granted`` (a tier, or the fallback, by the gates), ``vetoed``,
+    ``insufficient`` (too few cases or controls, or too wide an interval) or
+    ``needs_labels`` (a bounded gate straddles its threshold; ``labels_needed`` findings,
+    located but not identified on automatic evidence, would settle it).
+    """
+    breakdown = breakdown or {}
+    comparative = comparative or {}
+    used = {c.metric for t in (*gates.veto, *gates.tier) for c in t.when if c.diff is None}
+    checks = {t.name: [_check(c, metrics, breakdown, comparative) for c in t.when]
+              for t in (*gates.veto, *gates.tier)}  # fmt: skip
     all_permitted = [p for t in (*gates.tier, gates.fallback) for p in t.permitted]
 
-    def verdict(tier: Tier, reason: str | None = None) -> dict:
+    def verdict(tier: Tier, status: str, reason: str | None = None, labels: int = 0) -> dict:
         higher: list[str] = []
         for t in gates.tier:
             if t.name == tier.name:
@@ -103,6 +199,9 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int) -> d
         return {
             "authority": tier.authority or tier.name,
             "tier": tier.name,
+            "status": status,
+            "labels_needed": labels,
+            "evidence": evidence.value,
             "permitted": list(tier.permitted),
             "not_permitted": list(dict.fromkeys(not_permitted)),
             "gates": checks,
@@ -112,9 +211,11 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int) -> d
     insufficient = None
     if valid_defect_cases < gates.min_defect_cases:
         insufficient = f"{valid_defect_cases} valid defect cases (< {gates.min_defect_cases})"
+    elif valid_controls is not None and valid_controls < gates.min_controls:
+        insufficient = f"no valid controls ({valid_controls} < {gates.min_controls} required)"
     else:
         for name in sorted(used):
-            m = metrics.get(name, {})
+            m = _lookup(metrics, breakdown, name)
             lo, hi = m.get("lo"), m.get("hi")
             if m.get("value") is None:
                 insufficient = f"{name} could not be measured (denominator 0)"
@@ -124,13 +225,45 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int) -> d
                                 f"{gates.max_interval_width:g}")  # fmt: skip
                 break
     if insufficient:
-        result = verdict(gates.fallback, insufficient)
+        result = verdict(gates.fallback, "insufficient", insufficient)
         result["authority"] = "insufficient evidence"
         return result
     for veto in gates.veto:
-        if checks[veto.name] and all(c["passed"] for c in checks[veto.name]):
-            return verdict(veto, f"veto {veto.name}")
+        if checks[veto.name] and all(c["passed"] is True for c in checks[veto.name]):
+            return verdict(veto, "vetoed", f"veto {veto.name}")
+    skipped: list[str] = []
     for tier in gates.tier:
-        if all(c["passed"] for c in checks[tier.name]):
-            return verdict(tier)
-    return verdict(gates.fallback)
+        results = [c["passed"] for c in checks[tier.name]]
+        if any(r is False for r in results):
+            continue
+        if evidence.rank < tier.min_evidence.rank:
+            skipped.append(f"{tier.name} needs {tier.min_evidence.value} evidence (have {evidence.value})")
+            continue
+        if any(r is None for r in results):
+            reason = "; ".join([*skipped, f"{tier.name}: the located and identified bounds straddle a threshold"])
+            return verdict(gates.fallback, "needs_labels", reason, labels_needed)
+        return verdict(tier, "granted", "; ".join(skipped) or None)
+    return verdict(gates.fallback, "granted", "; ".join(skipped) or None)
+
+
+def evaluate_compare(gate: Compare, diff: float | None, lo: float | None, hi: float | None) -> dict:
+    """A comparative gate on a paired difference and its interval: pass, fail or inconclusive."""
+    out = {"name": gate.name, "metric": gate.metric, "diff": list(gate.diff), "op": gate.op, "value": gate.value,
+           "margin": gate.margin, "observed": diff, "lo": lo, "hi": hi}  # fmt: skip
+    if lo is None or hi is None:
+        out["status"] = "inconclusive"
+        return out
+    if gate.margin is not None:  # non-inferiority: a - b > -margin
+        threshold, op = -gate.margin, ">"
+    else:
+        threshold, op = gate.value, gate.op
+    test = _OPS[op]
+    # The end of the interval that must clear the threshold, and the one that decides failure.
+    must, may = (lo, hi) if op in (">", ">=") else (hi, lo)
+    if test(must, threshold):
+        out["status"] = "pass"
+    elif not test(may, threshold):
+        out["status"] = "fail"
+    else:
+        out["status"] = "inconclusive"
+    return out

@@ -5,9 +5,15 @@ case cluster (a rename variant belongs to its original's cluster). Keeping the s
 cluster is what lets the bootstrap resample cases and carry all their runs, and lets one
 code path compute the headline, the breakdowns and the intervals.
 
-Only completed runs (``completed_findings``, ``completed_no_findings``) enter the rates;
-failed, timed-out, invalid and cancelled runs appear in ``completion`` alone, so a missing
-review is never counted as silence or restraint.
+Counting reads the per-finding verdicts (``score/verdicts.py``); nothing is matched here.
+Two analyses are tallied from the same verdicts:
+
+- **completed**: only completed runs enter the rates; the others appear in ``completion``;
+- **end-to-end**: a run that ended ``invalid``, ``failed``, ``timed_out`` or ``cancelled``
+  is a miss on a defect case (every defect missed, the run silent) and a false alarm on a
+  control, so a missing review is never rewarded. The gates read this analysis by default.
+
+Seed-faithful figures (``seed_*``, ``weighted_points``) are over all runs in both.
 """
 
 from __future__ import annotations
@@ -19,30 +25,14 @@ from dataclasses import dataclass, field
 
 from ..records import Defect
 from ..store.runs import RunRow
-from .match import RunMatch, match_run, mentions_symbol
+from .match import PathMatcher
+from .registry import RATE_METRICS
+from .verdicts import FindingVerdict
 
-__all__ = ["COMPLETED", "RATE_METRICS", "CaseInfo", "ConditionTally", "tally_condition"]
+__all__ = ["COMPLETED", "RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "run_outcome", "tally_condition"]
 
 COMPLETED = frozenset({"completed_findings", "completed_no_findings"})
-
-#: Rate metrics, in the order they are reported.
-RATE_METRICS = (
-    "defect_recall",
-    "recall_any",
-    "recall_all",
-    "file_recall",
-    "symbol_recall",
-    "localisation",
-    "silence_rate",
-    "false_alarm_rate",
-    "fp_per_clean_case",
-    "precision",
-    "duplicate_rate",
-    "severity_match",
-    "rename_stability",
-    "flag_coverage",
-    "completion",
-)
+_POINTS = {"high": 3, "med": 2, "low": 1}
 
 
 @dataclass(frozen=True)
@@ -59,6 +49,75 @@ class CaseInfo:
     paths: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run's counts, read off its verdicts (a run without a review: all zero)."""
+
+    completed: bool
+    located: tuple[bool, ...]
+    """Per gold defect: some finding is located at it."""
+    identified: tuple[bool, ...]
+    """Per gold defect: some located finding identifies it."""
+    severity_ok: tuple[bool | None, ...]
+    """Per defect: its credited finding claims the gold severity (None: not located, or no gold one)."""
+    file_hit: tuple[bool, ...]
+    """Per defect: some finding (with or without a line) names one of its files."""
+    credited: int
+    """Findings credited to a defect (one per located defect)."""
+    identified_findings: int
+    false_positives: int
+    duplicates: int
+    findings: int
+    flagged_other: int
+    """Non-gold changed files (all files on a control) named by a finding."""
+    other_files: int
+    unsettled: int
+    """Credited findings, located but not identified, on automatic evidence: a label would settle them."""
+    evidence: tuple[str, ...]
+    """Evidence level of each scored verdict."""
+
+
+def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict]) -> RunOutcome:
+    """Summarise one run from its verdicts (linear in its findings)."""
+    defects = case.defects
+    gold_paths = {loc.path for d in defects for loc in d.locations}
+    others = [p for p in case.paths if p not in gold_paths]
+    completed = run.state in COMPLETED
+    if not completed:
+        none = tuple(False for _ in defects)
+        return RunOutcome(False, none, none, tuple(None for _ in defects), none, 0, 0, 0, 0, 0, 0, len(others), 0, ())
+    index = {d.defect_id: i for i, d in enumerate(defects)}
+    located = [False] * len(defects)
+    identified = [False] * len(defects)
+    severity_ok: list[bool | None] = [None] * len(defects)
+    credited = fps = dups = unsettled = 0
+    for v in verdicts:
+        if v.false_positive:
+            fps += 1
+            continue
+        if v.defect_id is None or v.defect_id not in index:
+            continue
+        i = index[v.defect_id]
+        located[i] = True
+        identified[i] = identified[i] or v.identified
+        if v.duplicate_of is None:
+            credited += 1
+            severity_ok[i] = v.severity_ok
+            unsettled += int(not v.identified and v.evidence == "automatic")
+        else:
+            dups += 1
+    matcher = PathMatcher([*case.paths, *gold_paths])
+    named = [f.path for f in run.findings if f.path]
+    file_hit = tuple(any(matcher.agrees(p, loc.path) for p in named for loc in d.locations) for d in defects)
+    flagged_other = sum(1 for p in others if any(matcher.agrees(w, p) for w in named))
+    return RunOutcome(
+        completed=True, located=tuple(located), identified=tuple(identified), severity_ok=tuple(severity_ok),
+        file_hit=file_hit, credited=credited, identified_findings=sum(identified), false_positives=fps,
+        duplicates=dups, findings=len(run.findings), flagged_other=flagged_other, other_files=len(others),
+        unsettled=unsettled, evidence=tuple(v.evidence.value for v in verdicts if v.scored),
+    )  # fmt: skip
+
+
 @dataclass
 class ConditionTally:
     """Contributions of one condition's runs, ready to aggregate or resample."""
@@ -73,7 +132,11 @@ class ConditionTally:
     runs_with_usage: int = 0
     cases_with_usage: set[str] = field(default_factory=set)
     found: dict[tuple[str, int, int], bool] = field(default_factory=dict)
-    """(case id, defect index, repetition) → found, for completed runs of original cases."""
+    """(case id, defect index, repetition) → identified, for scored runs of original cases."""
+    unsettled: int = 0
+    evidence: set[str] = field(default_factory=set)
+    models_requested: set[str] = field(default_factory=set)
+    models_returned: set[str] = field(default_factory=set)
 
     def add(self, metric: str, case: CaseInfo, num: float, den: float,
             cls: str | None = None, severity: str | None = None) -> None:  # fmt: skip
@@ -84,61 +147,111 @@ def _defect_tags(defect: Defect) -> tuple[str, str]:
     return defect.defect_class, defect.severity.value if defect.severity else "unrated"
 
 
-def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], tolerance: int) -> ConditionTally:
-    """Match and count every run of one condition on the eligible ``cases``."""
+def _mentions(text: str | None, needles: Sequence[str]) -> bool:
+    """Seed 000's ``hit``: any needle as a case-insensitive substring of the whole output."""
+    if not text or not needles:
+        return False
+    low = text.lower()
+    return any(n.lower() in low for n in needles)
+
+
+def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes: dict[str, RunOutcome],
+                    end_to_end: bool = False) -> ConditionTally:  # fmt: skip
+    """Count every run of one condition on the eligible ``cases`` from its outcome."""
     tally = ConditionTally()
-    matches: dict[tuple[str, int], RunMatch] = {}
+    by_rep: dict[tuple[str, int], RunOutcome] = {}
     for run in runs:
         case = cases.get(run.case_id)
         if case is None:
             continue  # not eligible under the current analysis
+        m = outcomes[run.run_id]
         tally.states[run.state] += 1
-        completed = run.state in COMPLETED
-        tally.add("completion", case, int(completed), 1)
-        if run.latency_s is not None and run.state != "cancelled":
+        tally.add("completion", case, int(m.completed), 1)
+        if run.model_requested:
+            tally.models_requested.add(run.model_requested)
+        if m.completed and run.model_returned:
+            tally.models_returned.add(run.model_returned)
+        if m.completed and run.latency_s is not None:
             tally.latencies.append(run.latency_s)
         if run.tokens_in is not None or run.tokens_out is not None:
             tally.tokens_in += run.tokens_in or 0
             tally.tokens_out += run.tokens_out or 0
             tally.runs_with_usage += 1
             tally.cases_with_usage.add(case.cluster)
-        if not completed:
+        _seed_figures(tally, run, case, m)
+        if not m.completed and not end_to_end:
             continue
-        m = match_run(run.findings, case.defects, case.paths, tolerance)
-        matches[(run.case_id, run.repetition)] = m
-        tally.add("flag_coverage", case, m.flagged_files, len(case.paths))
+        tally.evidence.update(m.evidence)
+        tally.unsettled += m.unsettled
+        by_rep[(run.case_id, run.repetition)] = m
+        if m.completed:  # a missing review neither lowers flag coverage nor counts as silence
+            tally.add("flag_coverage", case, m.flagged_other, m.other_files)
         if case.control:
-            tally.add("false_alarm_rate", case, int(m.findings > 0), 1)
-            tally.add("fp_per_clean_case", case, m.false_positives, 1)
+            tally.add("false_alarm_rate", case, int(m.findings > 0 or not m.completed), 1)
+            if m.completed:
+                tally.add("fp_per_clean_case", case, m.false_positives, 1)
+                tally.control_fps.append(m.false_positives)
             tally.add("precision", case, 0, m.false_positives)
+            tally.add("located_precision", case, 0, m.false_positives)
             tally.add("duplicate_rate", case, 0, m.false_positives)
-            tally.control_fps.append(m.false_positives)
             continue
         if case.variant:
             continue  # variants count only in rename_stability (below)
-        tally.add("silence_rate", case, int(m.findings == 0), 1)
-        tally.add("file_recall", case, int(m.names_gold_file), 1)
+        if m.completed:
+            tally.add("silence_rate", case, int(m.findings == 0), 1)
+        tally.add("file_recall", case, int(any(m.file_hit)), 1)
         symbols = sorted({s for d in case.defects for s in d.symbols})
         if symbols:
-            tally.add("symbol_recall", case, int(mentions_symbol(run.raw_output, symbols)), 1)
-        tally.add("precision", case, m.true_positives, m.true_positives + m.false_positives)
-        substantive = m.true_positives + m.false_positives + m.duplicates
-        tally.add("duplicate_rate", case, m.duplicates, substantive)
+            text = run.raw_output if m.completed else None
+            tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)
+        tally.add("precision", case, m.identified_findings, m.credited + m.false_positives)
+        tally.add("located_precision", case, m.credited, m.credited + m.false_positives)
+        tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)
         for i, defect in enumerate(case.defects):
             cls, severity = _defect_tags(defect)
-            tally.add("defect_recall", case, int(m.found[i]), 1, cls, severity)
+            tally.add("defect_recall", case, int(m.identified[i]), 1, cls, severity)
+            tally.add("located_recall", case, int(m.located[i]), 1, cls, severity)
             if m.file_hit[i]:
-                tally.add("localisation", case, int(m.found[i]), 1, cls, severity)
-            if m.severity_ok[i] is not None:
+                tally.add("localisation", case, int(m.located[i]), 1, cls, severity)
+            if m.identified[i] and m.severity_ok[i] is not None:
                 tally.add("severity_match", case, int(m.severity_ok[i]), 1, cls, severity)
-            tally.found[(run.case_id, i, run.repetition)] = m.found[i]
+            tally.found[(run.case_id, i, run.repetition)] = m.identified[i]
     _per_defect(tally, cases)
-    _rename_stability(tally, cases, matches)
+    _rename_stability(tally, cases, by_rep)
     return tally
 
 
+def _whole_word(text: str | None, symbols: Sequence[str]) -> bool:
+    from .match import mentions_symbol
+
+    return mentions_symbol(text, symbols)
+
+
+def _seed_figures(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutcome) -> None:
+    """Seed 000's file and symbol recall and seed 001's figures, over all runs as the seeds count."""
+    if case.control:
+        return
+    text = run.raw_output or ""
+    if case.variant:
+        for i, defect in enumerate(case.defects):
+            cls, severity = _defect_tags(defect)
+            tally.add("seed_rename_stable", case, int(m.identified[i]), 1, cls, severity)
+        return
+    files = sorted({loc.path.rsplit("/", 1)[-1] for d in case.defects for loc in d.locations})
+    tally.add("seed_file_recall", case, int(_mentions(text, files)), 1)
+    removed = sorted({s for d in case.defects for s in d.removed_identifiers if len(s) >= 4})
+    tally.add("seed_symbol_recall", case, int(_mentions(text, removed)), 1)
+    for i, defect in enumerate(case.defects):
+        cls, severity = _defect_tags(defect)
+        if defect.severity is None:
+            continue
+        points = _POINTS[defect.severity.value]
+        tally.add("seed_severity_match", case, int(m.identified[i] and m.severity_ok[i] is True), 1, cls, severity)
+        tally.add("weighted_points", case, points * int(m.identified[i]), points, cls, severity)
+
+
 def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo]) -> None:
-    """recall_any / recall_all: a defect found in at least one / every completed repetition."""
+    """recall_any / recall_all: a defect identified in at least one / every counted repetition."""
     outcomes: dict[tuple[str, int], list[bool]] = defaultdict(list)
     for (case_id, index, _rep), found in tally.found.items():
         outcomes[(case_id, index)].append(found)
@@ -150,28 +263,30 @@ def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo]) -> None:
 
 
 def _rename_stability(tally: ConditionTally, cases: dict[str, CaseInfo],
-                      matches: dict[tuple[str, int], RunMatch]) -> None:  # fmt: skip
-    """Of the defects the original found in repetition r, those its variant also found in r."""
-    for (case_id, rep), variant_match in matches.items():
+                      outcomes: dict[tuple[str, int], RunOutcome]) -> None:  # fmt: skip
+    """Of the defects the original identified in repetition r, those its variant also identified in r."""
+    for (case_id, rep), variant in outcomes.items():
         case = cases[case_id]
         if not case.variant:
             continue
-        original = matches.get((case.cluster, rep))
+        original = outcomes.get((case.cluster, rep))
         if original is None:
             continue
-        for i, found in enumerate(original.found[: len(variant_match.found)]):
+        for i, found in enumerate(original.identified[: len(variant.identified)]):
             if found:
                 cls, severity = _defect_tags(cases[case.cluster].defects[i])
-                tally.add("rename_stability", case, int(variant_match.found[i]), 1, cls, severity)
+                tally.add("rename_stability", case, int(variant.identified[i]), 1, cls, severity)
 
 
 def latency_summary(values: list[float]) -> dict:
+    """Median (``value``), IQR (``lo``, ``hi``), ``min`` and ``max`` over completed runs."""
     if not values:
-        return {"value": None, "num": None, "den": 0, "lo": None, "hi": None, "max": None}
+        return {"value": None, "num": None, "den": 0, "lo": None, "hi": None, "min": None, "max": None}
     ordered = sorted(values)
     q = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 3
     return {"value": round(statistics.median(ordered), 4), "num": None, "den": len(ordered),
-            "lo": round(q[0], 4), "hi": round(q[2], 4), "max": round(ordered[-1], 4)}  # fmt: skip
+            "lo": round(q[0], 4), "hi": round(q[2], 4), "min": round(ordered[0], 4),
+            "max": round(ordered[-1], 4)}  # fmt: skip
 
 
 def fp_distribution(fps: list[int]) -> dict:

@@ -1,0 +1,131 @@
+"""Automatic identification: does a located finding's claim name the defect? (a lower bound)
+
+A finding near the change is *located*; it *identifies* the defect when its claim names
+it, in this order of evidence:
+
+1. ``symbol``: the defect's enclosing symbol (a location's ``symbol`` or a gold symbol);
+2. ``removed_identifier`` / ``added_identifier``: an identifier the fix removed or added;
+3. ``hint_term``: one of the gold hint terms (seed 001);
+4. ``paraphrase``: a close paraphrase of the gold description, by rapidfuzz's
+   ``token_set_ratio`` at or above :data:`PARAPHRASE_MIN` with at least
+   :data:`PARAPHRASE_SHARED` content words in common (so a two-word claim that happens to
+   be a subset of the description does not count).
+
+Names and hint terms match as whole words, case-insensitively, in the claim only (the raw
+line also holds the path, which would name every symbol of a like-named file). Short and
+generic identifiers (Python keywords and builtins, dunder names such as ``__init__``, fewer
+than four characters — seed 000's ``[A-Za-z_][A-Za-z0-9_]{3,}``) are not evidence. A removed
+or added identifier must also be *code-shaped* (an underscore, a digit, or a capital after
+its first letter: ``retry_limit``, ``PyJWKSet``) or quoted as code in the claim
+(`` `subtotal` ``), because the identifiers a fix touches include plain words
+(``annotations`` from ``from __future__ import annotations``, words of a message string)
+that any linter remark may contain; an enclosing symbol may be a plain word. A claim that says none of these may still identify the defect in other words: that
+is what judge and human labels settle.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from enum import StrEnum
+from functools import lru_cache
+
+from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
+
+from ..records import Defect
+
+__all__ = ["PARAPHRASE_MIN", "PARAPHRASE_SHARED", "IdentifiedBy", "identify"]
+
+PARAPHRASE_MIN = 85.0
+"""rapidfuzz ``token_set_ratio`` (0-100) from which a claim paraphrases the description."""
+PARAPHRASE_SHARED = 3
+"""Content words (4+ letters, not stop words) claim and description must share."""
+
+_GENERIC = frozenset(w.lower() for w in (*keyword.kwlist, *dir(builtins), "self", "cls", "args", "kwargs"))
+_STOP = frozenset(
+    "this that with from into when then than there their which would could should have been does done "
+    "line lines code file change changes changed function value values undoes fixes fixed issue".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
+_UNDOES = re.compile(r"^Undoes [0-9a-f]+:\s*")
+
+
+class IdentifiedBy(StrEnum):
+    SYMBOL = "symbol"
+    REMOVED_IDENTIFIER = "removed_identifier"
+    ADDED_IDENTIFIER = "added_identifier"
+    HINT_TERM = "hint_term"
+    PARAPHRASE = "paraphrase"
+
+
+def _usable(name: str) -> bool:
+    dunder = name.startswith("__") and name.endswith("__")
+    return len(name) >= 4 and name.lower() not in _GENERIC and not dunder
+
+
+def _code_shaped(name: str) -> bool:
+    return "_" in name.strip("_") or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
+
+
+@lru_cache(maxsize=4096)
+def _pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives})(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
+def _names(claim: str, names: list[str] | tuple[str, ...]) -> bool:
+    pattern = _pattern(tuple(sorted({n for n in names if _usable(n)})))
+    return pattern is not None and pattern.search(claim) is not None
+
+
+@lru_cache(maxsize=4096)
+def _quoted(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    return re.compile("`(?:" + "|".join(re.escape(t) for t in terms) + ")`", re.IGNORECASE)
+
+
+def _names_identifier(claim: str, names: list[str]) -> bool:
+    """Code-shaped names as whole words; plain-word names only when quoted as code."""
+    usable = [n for n in names if _usable(n)]
+    if _names(claim, [n for n in usable if _code_shaped(n)]):
+        return True
+    pattern = _quoted(tuple(sorted({n for n in usable if not _code_shaped(n)})))
+    return pattern is not None and pattern.search(claim) is not None
+
+
+def _content(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP and w.lower() not in _GENERIC}
+
+
+def paraphrases(claim: str, description: str) -> bool:
+    """Whether ``claim`` is a close paraphrase of the gold ``description``."""
+    description = _UNDOES.sub("", description)
+    if len(_content(claim) & _content(description)) < PARAPHRASE_SHARED:
+        return False
+    return fuzz.token_set_ratio(claim, description, processor=default_process) >= PARAPHRASE_MIN
+
+
+def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
+    """How ``claim`` names ``defect`` (None: it does not, as far as automatic evidence goes)."""
+    if not claim:
+        return None
+    removed, added = set(defect.removed_identifiers), set(defect.added_identifiers)
+    symbols = [loc.symbol for loc in defect.locations if loc.symbol]
+    symbols += [s for s in defect.symbols if s not in removed and s not in added]
+    if _names(claim, symbols):
+        return IdentifiedBy.SYMBOL
+    if _names_identifier(claim, defect.removed_identifiers):
+        return IdentifiedBy.REMOVED_IDENTIFIER
+    if _names_identifier(claim, defect.added_identifiers):
+        return IdentifiedBy.ADDED_IDENTIFIER
+    hints = _pattern(tuple(sorted({h for h in defect.hint_terms if h.strip()})))
+    if hints is not None and hints.search(claim):
+        return IdentifiedBy.HINT_TERM
+    if defect.description and paraphrases(claim, defect.description):
+        return IdentifiedBy.PARAPHRASE
+    return None

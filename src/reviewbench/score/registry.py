@@ -1,0 +1,91 @@
+"""The one registry of metric names: scoring, gates, the report and docs all read it.
+
+A metric's name here is the name in ``score --json``, in a gates file, in the report and
+in ``docs/SCORING.md`` (a test checks the doc lists every one). A gates file may also name
+a metric per stratum, ``defect_recall@mutation``, computed from the breakdown.
+
+Some metrics are *bounded*: with automatic evidence only, identification is a lower bound
+and location an upper bound, so ``defect_recall`` (identified) carries ``located_recall``
+as its upper bound and ``precision`` carries ``located_precision``. A gate on a bounded
+metric is decided from both (``score/gates.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ..errors import UsageError
+from ..records import Stratum
+
+__all__ = ["METRICS", "RATE_METRICS", "SUMMARY_METRICS", "MetricKind", "MetricSpec", "check_metric_name", "spec"]
+
+
+class MetricKind(StrEnum):
+    RATE = "rate"
+    """Σnum/Σden over case clusters, with a bootstrap interval."""
+    SUMMARY = "summary"
+    """A summary with its own fields (latency quantiles, token totals); not gateable."""
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    kind: MetricKind
+    meaning: str
+    """Numerator / denominator in words (the docs' table says the same)."""
+    upper: str | None = None
+    """The metric that bounds this one from above under automatic evidence."""
+    higher_is_better: bool = True
+
+
+_R, _S = MetricKind.RATE, MetricKind.SUMMARY
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("defect_recall", _R, "(run, defect) pairs with an identified finding / pairs", upper="located_recall"),
+    MetricSpec("located_recall", _R, "(run, defect) pairs with a located finding / pairs (upper bound)"),
+    MetricSpec("recall_any", _R, "defects identified in at least one repetition / defects with a run"),
+    MetricSpec("recall_all", _R, "defects identified in every repetition / defects with a run"),
+    MetricSpec("file_recall", _R, "defect-case runs with a finding naming a gold file / defect-case runs"),
+    MetricSpec("symbol_recall", _R, "defect-case runs whose output names a gold symbol / runs of cases with symbols"),
+    MetricSpec("localisation", _R, "(run, defect) pairs located / pairs where some finding names the defect's file"),
+    MetricSpec("silence_rate", _R, "defect-case runs with no finding / defect-case runs", higher_is_better=False),
+    MetricSpec("false_alarm_rate", _R, "control runs with a finding / control runs", higher_is_better=False),
+    MetricSpec("fp_per_clean_case", _R, "false positives on controls / control runs", higher_is_better=False),
+    MetricSpec("precision", _R, "identified findings / (located + false-positive findings)", upper="located_precision"),
+    MetricSpec("located_precision", _R, "located findings / (located + false-positive findings) (upper bound)"),
+    MetricSpec("duplicate_rate", _R, "duplicates / substantive findings", higher_is_better=False),
+    MetricSpec("severity_match", _R, "identified defects with the gold severity / identified defects with one"),
+    MetricSpec("rename_stability", _R, "(defect, repetition) identified on the variant / identified on the original"),
+    MetricSpec("flag_coverage", _R, "non-gold changed files flagged / non-gold changed files", higher_is_better=False),
+    MetricSpec("completion", _R, "completed runs / all runs"),
+    MetricSpec("seed_file_recall", _R, "seed 000: runs whose output names a gold file's basename / all runs"),
+    MetricSpec("seed_symbol_recall", _R, "seed 000: runs whose output contains a removed identifier / all runs"),
+    MetricSpec("seed_severity_match", _R, "seed 001: (run, defect) pairs identified with gold severity / all pairs"),
+    MetricSpec("seed_rename_stable", _R, "seed 001: (variant run, defect) pairs identified / all such pairs"),
+    MetricSpec("weighted_points", _R, "seed 001: severity points of identified pairs (3/2/1) / points possible"),
+    MetricSpec("latency_s", _S, "median, IQR, min and max over completed runs"),
+    MetricSpec("tokens", _S, "total tokens, in, out and per case"),
+)
+
+_BY_NAME = {m.name: m for m in METRICS}
+RATE_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.kind is MetricKind.RATE)
+SUMMARY_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.kind is MetricKind.SUMMARY)
+
+
+def spec(name: str) -> MetricSpec:
+    """The spec of a metric name, ``@stratum`` suffix ignored."""
+    return _BY_NAME[name.split("@", 1)[0]]
+
+
+def check_metric_name(name: str, where: str) -> None:
+    """Refuse a gate's metric name that scoring does not produce.
+
+    Raises:
+        UsageError: unknown metric or stratum, or a summary metric (no rate to compare).
+    """
+    base, _, stratum = name.partition("@")
+    if base not in _BY_NAME or _BY_NAME[base].kind is not MetricKind.RATE:
+        raise UsageError(f"{where}: unknown metric {name!r}; metrics: {', '.join(RATE_METRICS)}")
+    if stratum and stratum not in {s.value for s in Stratum}:
+        raise UsageError(f"{where}: unknown stratum in {name!r}; strata: {', '.join(s.value for s in Stratum)}")

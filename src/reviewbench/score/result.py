@@ -1,0 +1,183 @@
+"""The scoring result as frozen, typed records: ``score --json`` is their JSON dump.
+
+The report, CSV and SARIF read these records (and the verdicts carried with them) instead
+of recounting anything. Item access by JSON name (``result["conditions"]["A"]``) reads as
+the JSON does; :meth:`ScoreResult.as_json` gives the exact ``score --json`` document.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .verdicts import Evidence, FindingVerdict
+
+__all__ = [
+    "AnalysisScore",
+    "CompareResult",
+    "ConditionScore",
+    "DecisionResult",
+    "DecisionStatus",
+    "GateCheck",
+    "MetricValue",
+    "PairedComparison",
+    "ScoreResult",
+]
+
+Number = int | float
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    def __getitem__(self, key: str) -> Any:
+        for name, info in type(self).model_fields.items():
+            if key in (name, info.alias):
+                return getattr(self, name)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return any(key in (n, i.alias) and n in self.model_fields_set for n, i in type(self).model_fields.items())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+
+class DecisionStatus(StrEnum):
+    GRANTED = "granted"
+    """The gates decided a tier (possibly the fallback, "none")."""
+    INSUFFICIENT = "insufficient"
+    """Too few valid cases or controls, or a gated interval too wide: no verdict."""
+    NEEDS_LABELS = "needs_labels"
+    """A bounded gate lies between its identified and located bounds: labels would settle it."""
+    VETOED = "vetoed"
+
+
+class MetricValue(_Result):
+    """One metric; ``value``, ``lo`` and ``hi`` are null when the denominator is 0."""
+
+    value: Number | None = Field(description="Point value (Σnum/Σden; a median or total for summaries).")
+    num: Number | None = Field(description="Numerator.")
+    den: Number | None = Field(description="Denominator (runs, pairs, findings…).")
+    lo: Number | None = Field(description="Low end of the 95% interval (latency: first quartile).")
+    hi: Number | None = Field(description="High end of the 95% interval (latency: third quartile).")
+    distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: 0/1/2/3+.")
+    states: dict[str, int] | None = Field(default=None, description="completion: runs by terminal state.")
+    min: Number | None = Field(default=None, description="latency_s: fastest completed run.")
+    max: Number | None = Field(default=None, description="latency_s: slowest completed run.")
+    tokens_in: int | None = Field(default=None, alias="in", description="tokens: prompt tokens.")
+    tokens_out: int | None = Field(default=None, alias="out", description="tokens: completion tokens.")
+    per_case: float | None = Field(default=None, description="tokens: per case cluster.")
+
+
+class BreakdownCell(_Result):
+    value: Number | None = Field(description="num/den, null when den is 0.")
+    num: Number = Field(description="Numerator.")
+    den: Number = Field(description="Denominator.")
+
+
+Breakdown = dict[str, dict[str, dict[str, BreakdownCell]]]
+
+
+class AnalysisScore(_Result):
+    """The metrics of one analysis (end-to-end: missing reviews count against)."""
+
+    metrics: dict[str, MetricValue] = Field(description="Every registered metric by name.")
+    breakdown: Breakdown = Field(description="By stratum, defect class and severity.")
+
+
+class GateCheck(_Result):
+    metric: str = Field(description="The gated metric (optionally '@stratum').")
+    op: str = Field(description="Comparison operator.")
+    threshold: float = Field(description="The gate's value.")
+    observed: Number | None = Field(description="The metric's value (the identified bound when bounded).")
+    passed: bool | None = Field(description="Null: the bounds straddle the threshold (needs labels).")
+    upper: Number | None = Field(default=None, description="The located upper bound, for bounded metrics.")
+    status: str | None = Field(default=None, description="Comparative: pass, fail or inconclusive.")
+    diff: list[str] | None = Field(default=None, description="Comparative: [a, b], the difference a - b.")
+    lo: float | None = Field(default=None, description="Comparative: low end of the paired interval.")
+    hi: float | None = Field(default=None, description="Comparative: high end of the paired interval.")
+
+
+class DecisionResult(_Result):
+    authority: str = Field(description="What the condition may be used for.")
+    tier: str = Field(description="The tier, veto or fallback decided.")
+    status: DecisionStatus = Field(description="granted, insufficient, needs_labels or vetoed.")
+    labels_needed: int = Field(description="Findings whose label would settle a needs_labels decision.")
+    evidence: Evidence = Field(description="Evidence level the decision rests on.")
+    permitted: list[str] = Field(description="Uses permitted.")
+    not_permitted: list[str] = Field(description="Uses not permitted, always listed.")
+    gates: dict[str, list[GateCheck]] = Field(description="Each tier's and veto's checks.")
+    reason: str | None = Field(description="Why, when not a plain grant.")
+
+
+class ModelDrift(_Result):
+    requested: list[str] = Field(description="Model ids requested.")
+    returned: list[str] = Field(description="Distinct model ids the completed runs reported.")
+
+
+class ConditionScore(_Result):
+    metrics: dict[str, MetricValue] = Field(description="Completed-run analysis, every registered metric.")
+    breakdown: Breakdown = Field(description="Completed-run breakdown.")
+    end_to_end: AnalysisScore = Field(description="Failed, invalid, timed-out, cancelled runs count against.")
+    states: dict[str, int] = Field(description="Runs by terminal state.")
+    evidence: Evidence = Field(description="Lowest evidence level among the condition's verdicts.")
+    decision: DecisionResult = Field(description="The authority earned, from the gated analysis.")
+    valid_defect_cases: int = Field(description="Analysed defect cases with a completed run.")
+    model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
+
+
+class PairedComparison(_Result):
+    a: str
+    b: str
+    analysis: str = Field(description="completed or end_to_end.")
+    metric: str
+    diff: float | None = Field(description="a - b on the clusters both were scored on.")
+    lo: float | None
+    hi: float | None
+    mcnemar_p: float | None = Field(description="Exact McNemar p (defect_recall only).")
+
+
+class CompareResult(_Result):
+    name: str
+    metric: str
+    diff: list[str] = Field(description="[a, b]: the difference a - b.")
+    op: str
+    value: float
+    margin: float | None = Field(description="Non-inferiority margin, if the gate is one.")
+    observed: float | None
+    lo: float | None
+    hi: float | None
+    status: str = Field(description="pass, fail or inconclusive (the interval straddles the threshold).")
+
+
+class CorpusSummary(_Result):
+    path: str
+    gold_sha256: str
+    cases: int
+    eligible_defect_cases: int
+    eligible_controls: int
+    eligible_variants: int
+    by_validation: dict[str, int]
+    include_unvalidated: bool
+
+
+class ScoreResult(_Result):
+    """``score --json``, typed; the verdicts ride along (excluded from the JSON)."""
+
+    conditions: dict[str, ConditionScore] = Field(description="Per condition, in the experiment's order.")
+    comparisons: list[PairedComparison] = Field(description="Paired differences, every pair, both analyses.")
+    compare: list[CompareResult] = Field(description="Comparative gates of the gates file.")
+    corpus: CorpusSummary
+    analysis: dict[str, Any] = Field(description="Tolerance, bootstrap, gates and what the figures mean.")
+    registration: dict[str, Any] | None = Field(description="The registration verified, if any.")
+    verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
+
+    @classmethod
+    def build(cls, data: dict, verdicts: list[FindingVerdict]) -> ScoreResult:
+        return cls.model_validate({**data, "verdicts": tuple(verdicts)})
+
+    def as_json(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -1,0 +1,304 @@
+"""Identified defects, not comments near the diff (issue 13), on small stores built by hand.
+
+Twelve single-file defect cases and six two-file controls, validated, written through the
+project's own corpus writer and run store; each condition is a reviewer whose every answer
+is planned, so every figure below is known in advance.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewbench.records import (
+    Case,
+    CorpusCounts,
+    CorpusMeta,
+    Defect,
+    Finding,
+    GoldRecord,
+    Location,
+    Provenance,
+    RepoInfo,
+    Validation,
+)
+from reviewbench.score import Evidence, ScoreOptions, VerdictOverride, score_run
+from reviewbench.score.identify import IdentifiedBy, identify
+from reviewbench.store.corpus import CorpusWriter
+from reviewbench.store.runs import RunRow, RunStore
+
+DEFECTS = 12
+CONTROLS = 6
+
+
+def _defect(i: int) -> Defect:
+    return Defect(
+        defect_id=f"d{i}-d1", defect_class="fix_reversal", severity="high",
+        locations=[Location(path=f"pkg/mod{i}.py", start_line=10, end_line=12, symbol=f"handler_{i}")],
+        symbols=[f"handler_{i}", f"retry_limit_{i}"], removed_identifiers=[f"retry_limit_{i}"],
+        description="Undoes 0123456789ab: Cap the retry limit when the upstream handler times out",
+    )  # fmt: skip
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    out = tmp_path / "corpus"
+    with CorpusWriter(out) as writer:
+        for i in range(DEFECTS):
+            writer.add(
+                Case(case_id=f"d{i}", base="0" * 40, title="Update module", patch=f"patches/d{i}.diff",
+                     paths=[f"pkg/mod{i}.py"], language="python"),
+                GoldRecord(case_id=f"d{i}", stratum="fix_reversal", expect_finding=True, defects=[_defect(i)],
+                           provenance=Provenance(), validation=Validation(status="observed")),
+                b"",
+            )  # fmt: skip
+        for i in range(CONTROLS):
+            writer.add(
+                Case(case_id=f"k{i}", base="0" * 40, title="Update module", patch=f"patches/k{i}.diff",
+                     paths=[f"pkg/ctl{i}.py", f"pkg/ctl{i}b.py"], language="python"),
+                GoldRecord(case_id=f"k{i}", stratum="control", expect_finding=False, defects=[],
+                           provenance=Provenance(), validation=Validation(status="not_observed")),
+                b"",
+            )  # fmt: skip
+        writer.commit(lambda sha: CorpusMeta(
+            repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
+            tool_version="test", config={}, gold_sha256=sha,
+            counts=CorpusCounts(cases=DEFECTS + CONTROLS, by_stratum={}, matched_commits=0, dropped={}),
+        ))  # fmt: skip
+    return out
+
+
+def _finding(path, line, claim, severity="high"):
+    return Finding(path=path, line=line, severity=severity, claim=claim, raw=f"{path}:{line} {severity} {claim}")
+
+
+def _lint(i):
+    return [_finding(f"pkg/mod{i}.py", 11, "E501 Line too long (97 > 88)", "low")]
+
+
+def _named(i):
+    return [_finding(f"pkg/mod{i}.py", 11, f"handler_{i} no longer caps retry_limit_{i}")]
+
+
+# condition -> case index -> (state, findings); controls get no findings (completed) unless said.
+PLANS = {
+    "lint": lambda i: ("completed_findings", _lint(i)),
+    "named": lambda i: ("completed_findings", _named(i)),
+    "prose": lambda i: ("completed_findings", _named(i)) if i % 2 == 0 else ("invalid", []),
+    "perfect": lambda i: ("completed_findings", _named(i)),
+}
+
+
+def _run(condition, case_id, state, findings, gold_sha, model="m"):
+    raw = "\n".join(f.raw for f in findings) or ("NO_ISSUES" if state.startswith("completed") else "I think it is fine")
+    return RunRow(
+        run_id=f"{condition}-{case_id}", case_id=case_id, condition=condition, repetition=0, variant="original",
+        state=state, started_at=None, ended_at=None, latency_s=1.0, attempts=1, cached=False,
+        model_requested="m", model_returned=model, params={}, prompt_sha256="p" * 64, guidance_sha256=None,
+        gold_sha256=gold_sha, tool_version="test", tokens_in=None, tokens_out=None, raw_output=raw, unparsed=[],
+        error=None, cache_key=f"k-{condition}-{case_id}", findings=findings,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def rundir(tmp_path, corpus) -> Path:
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    out = tmp_path / "runs"
+    out.mkdir()
+    store = RunStore(out / "runs.sqlite", create=True)
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha,
+                    "experiment": json.dumps({"condition": [{"name": n} for n in PLANS]})})  # fmt: skip
+    for condition, plan in PLANS.items():
+        for i in range(DEFECTS):
+            state, findings = plan(i)
+            model = f"m-{i % 2}" if condition == "perfect" else "m"  # the endpoint routed to two models
+            store.record(_run(condition, f"d{i}", state, findings, gold_sha, model), None)
+        for i in range(CONTROLS):
+            store.record(_run(condition, f"k{i}", "completed_no_findings", [], gold_sha), None)
+    store.close()
+    return out
+
+
+def _score(rundir, **kw):
+    return score_run(rundir, ScoreOptions(bootstrap=500, **kw))
+
+
+def _frac(m):
+    return m["num"], m["den"]
+
+
+def test_identification_rules():
+    d = _defect(3)
+    assert identify("handler_3 no longer checks", d) is IdentifiedBy.SYMBOL
+    assert identify("RETRY_LIMIT_3 is gone", d) is IdentifiedBy.REMOVED_IDENTIFIER
+    assert identify("E501 Line too long (97 > 88)", d) is None
+    assert identify("handler_30 is unrelated", d) is None  # whole words only
+    mutation = Defect(defect_id="m", defect_class="off_by_one", locations=[], hint_terms=["off-by-one", "boundary"],
+                      removed_identifiers=["len", "self", "i"], description="Off by one: range end moved")  # fmt: skip
+    assert identify("an off-by-one at the loop end", mutation) is IdentifiedBy.HINT_TERM
+    assert identify("uses len and self", mutation) is None  # builtins and short names are no evidence
+    # What ruff --select ALL said on real pyjwt fix reversals: boilerplate naming a dunder,
+    # or a plain word the fix happened to touch, is not the defect.
+    fix = Defect(defect_id="f", defect_class="fix_reversal", locations=[Location(path="a.py", start_line=1,
+                 end_line=1, symbol="__init__")], symbols=["__init__", "annotations", "PyJWKSet"],
+                 added_identifiers=["annotations", "must", "PyJWKSet"])  # fmt: skip
+    assert identify("D107 Missing docstring in `__init__`", fix) is None
+    assert identify("UP045 Use `X | None` for type annotations", fix) is None
+    assert identify("EM101 Exception must not use a string literal", fix) is None
+    assert identify("PyJWKSet now hides the key error", fix) is IdentifiedBy.ADDED_IDENTIFIER
+    # A plain word counts when the claim quotes it as code (ruff's F841 on the demo's reversal).
+    renamed = Defect(defect_id="r", defect_class="fix_reversal", locations=[], removed_identifiers=["subtotal"])
+    assert identify("F841 Local variable `subtotal` is assigned to but never used", renamed) is (
+        IdentifiedBy.REMOVED_IDENTIFIER)  # fmt: skip
+    assert identify("the subtotal looks off", renamed) is None
+    # A close paraphrase of the gold description (rapidfuzz), not a few shared words.
+    assert identify("caps the retry limit when the upstream handler times out", d) is IdentifiedBy.PARAPHRASE
+    assert identify("the upstream call times out", d) is None
+
+
+def test_a_linter_on_changed_lines_is_located_but_never_identified(rundir, tmp_path):
+    result = _score(rundir)
+    lint = result["conditions"]["lint"]
+    assert _frac(lint["metrics"]["located_recall"]) == (12, 12)
+    assert _frac(lint["metrics"]["defect_recall"]) == (0, 12)
+    assert _frac(lint["metrics"]["precision"]) == (0, 12) and _frac(lint["metrics"]["located_precision"]) == (12, 12)
+    decision = lint["decision"]
+    assert decision["tier"] == "none" and decision["status"] in ("needs_labels", "granted")
+    # Without the silence condition, only labels could settle triage: needs labels, never the tier.
+    gates = tmp_path / "gates.toml"
+    gates.write_text('[[tier]]\nname = "triage"\nwhen = [{ metric = "defect_recall", op = ">=", value = 0.3 }]\n'
+                     'permitted = ["triage"]\n[fallback]\nname = "none"\n')  # fmt: skip
+    decision = _score(rundir, gates=gates)["conditions"]["lint"]["decision"]
+    assert decision["status"] == "needs_labels" and decision["tier"] == "none" and decision["labels_needed"] == 12
+    assert decision["gates"]["triage"][0]["passed"] is None
+
+
+def test_a_reviewer_naming_the_symbol_is_identified_and_gets_its_planned_figures(rundir):
+    named = _score(rundir)["conditions"]["named"]
+    m = named["metrics"]
+    assert _frac(m["defect_recall"]) == (12, 12) and _frac(m["located_recall"]) == (12, 12)
+    assert _frac(m["precision"]) == (12, 12) and _frac(m["false_alarm_rate"]) == (0, 6)
+    assert _frac(m["seed_symbol_recall"]) == (12, 12) and _frac(m["seed_file_recall"]) == (12, 12)
+    assert _frac(m["weighted_points"]) == (36, 36) and _frac(m["seed_severity_match"]) == (12, 12)
+    # Automatic evidence earns nothing above triage: second_pass is skipped, and silence
+    # 0 < 0.5 fails triage (a reviewer that always speaks is no triage signal).
+    assert named["decision"]["tier"] == "none" and "second_pass needs judge evidence" in named["decision"]["reason"]
+    verdicts = [json.loads(line) for line in (rundir / "verdicts.jsonl").read_text().splitlines()]
+    [v] = [v for v in verdicts if v["run_id"] == "named-d3"]
+    assert v["comment_id"] == "named-d3:0" and v["identified"] and v["identified_by"] == "symbol"
+    assert v["located"] and v["defect_id"] == "d3-d1" and v["evidence"] == "automatic"
+
+
+def test_prose_on_half_the_cases_halves_end_to_end_recall(rundir):
+    prose = _score(rundir)["conditions"]["prose"]
+    assert _frac(prose["metrics"]["defect_recall"]) == (6, 6)  # completed runs only
+    assert _frac(prose["end_to_end"]["metrics"]["defect_recall"]) == (6, 12)
+    assert _frac(prose["metrics"]["completion"]) == (12, 18)
+
+
+def test_a_perfect_reviewer_on_single_file_cases_is_not_vetoed(rundir):
+    perfect = _score(rundir)["conditions"]["perfect"]
+    assert _frac(perfect["metrics"]["flag_coverage"]) == (0, 12)  # only the controls' files are non-gold
+    assert perfect["decision"]["status"] != "vetoed"
+
+
+def test_model_drift_is_flagged(rundir):
+    result = _score(rundir)
+    assert result["conditions"]["perfect"]["model_drift"]["returned"] == ["m", "m-0", "m-1"]  # controls answered by "m"
+    assert result["conditions"]["named"]["model_drift"] is None
+
+
+def test_a_returned_model_other_than_the_configured_one_is_drift(rundir):
+    store = RunStore(rundir / "runs.sqlite")
+    experiment = json.loads(store.get_meta("experiment"))
+    experiment["condition"][1]["reviewer"] = {"kind": "openai", "model": "gpt-x"}  # "named" asked for gpt-x
+    store.set_meta({"experiment": json.dumps(experiment)})
+    store.close()
+    drift = _score(rundir).as_json()["conditions"]["named"]["model_drift"]
+    assert drift == {"requested": ["m"], "returned": ["m"]}  # every run answered by m, not gpt-x
+
+
+def test_labels_override_automatic_verdicts_by_comment_id(rundir):
+    labels = {f"lint-d{i}:0": VerdictOverride(comment_id=f"lint-d{i}:0", identified=True, evidence="human")
+              for i in range(6)}  # fmt: skip
+    lint = _score(rundir, overrides=labels)["conditions"]["lint"]
+    assert _frac(lint["metrics"]["defect_recall"]) == (6, 12)
+    assert lint["evidence"] == "automatic"  # the unlabelled half is still automatic
+    everything = {f"lint-d{i}:0": VerdictOverride(comment_id=f"lint-d{i}:0", identified=False, evidence="judge")
+                  for i in range(DEFECTS)}  # fmt: skip
+    lint = _score(rundir, overrides=everything)["conditions"]["lint"]
+    assert lint["evidence"] == Evidence.JUDGE and _frac(lint["metrics"]["defect_recall"]) == (0, 12)
+
+
+def _compare(tmp_path, body):
+    gates = tmp_path / "cmp.toml"
+    gates.write_text('[fallback]\nname = "none"\n' + body)
+    return gates
+
+
+def test_comparative_gates_pass_fail_and_inconclusive(rundir, tmp_path):
+    gates = _compare(tmp_path, """
+[[compare]]
+name = "named beats lint"
+metric = "defect_recall"
+diff = ["named", "lint"]
+op = ">="
+value = 0.15
+[[compare]]
+name = "lint beats named"
+metric = "defect_recall@fix_reversal"
+diff = ["lint", "named"]
+value = 0.15
+[[compare]]
+name = "prose within half of named"
+metric = "defect_recall"
+diff = ["prose", "named"]
+value = -0.5
+[[compare]]
+name = "perfect not worse than named"
+metric = "defect_recall"
+diff = ["perfect", "named"]
+margin = 0.05
+""")
+    result = _score(rundir, gates=gates)
+    status = {c["name"]: c["status"] for c in result["compare"]}
+    assert status == {"named beats lint": "pass", "lint beats named": "fail",
+                      "prose within half of named": "inconclusive", "perfect not worse than named": "pass"}
+    [prose] = [c for c in result["compare"] if c["name"].startswith("prose")]
+    assert prose["observed"] == -0.5 and prose["lo"] < -0.5 < prose["hi"]  # end to end, the default analysis
+
+
+def test_a_comparative_gate_on_an_unknown_condition_is_refused(rundir, tmp_path):
+    from reviewbench.errors import UsageError
+
+    gates = _compare(tmp_path, '[[compare]]\nname = "x"\nmetric = "defect_recall"\ndiff = ["named", "nobody"]\n')
+    with pytest.raises(UsageError, match="no condition named named or nobody"):
+        _score(rundir, gates=gates)
+
+
+def test_verdicts_that_cannot_be_written_are_one_line_not_a_traceback(rundir):
+    import subprocess
+    import sys
+
+    (rundir / "verdicts.jsonl").mkdir()  # in the way: the atomic replace fails (as root too)
+    (rundir / "verdicts.jsonl" / "keep").write_text("x")
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "100"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "cannot write" in proc.stderr, proc.stderr
+    assert [p.name for p in rundir.iterdir() if p.name.startswith(".verdicts.")] == []  # no temp file left
+
+
+@pytest.mark.parametrize("value, status, tier", [(0.15, "pass", "t"), (1.5, "fail", "none"),
+                                                 (-0.5, "inconclusive", "none")])  # fmt: skip
+def test_a_comparative_condition_inside_a_tier(rundir, tmp_path, value, status, tier):
+    pair = '["named", "lint"]' if value != -0.5 else '["prose", "named"]'
+    gates = tmp_path / "tier.toml"
+    gates.write_text("min_defect_cases = 1\nmin_controls = 1\n[[tier]]\nname = \"t\"\npermitted = [\"use\"]\n"
+                     f"when = [{{ metric = \"defect_recall\", diff = {pair}, op = \">=\", value = {value} }}]\n"
+                     "[fallback]\nname = \"none\"\n")  # fmt: skip
+    decision = _score(rundir, gates=gates)["conditions"]["lint"]["decision"]
+    [check] = decision["gates"]["t"]
+    assert check["status"] == status and decision["tier"] == tier
+    assert check["passed"] is (status == "pass")

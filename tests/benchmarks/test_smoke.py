@@ -52,7 +52,7 @@ def _skipped_or_figure(out: str, module: str, pattern: str) -> None:
 def test_every_benchmark_has_a_smoke_test():
     assert SCRIPTS == sorted(name.removeprefix("test_") for name in globals() if name.startswith("test_")
                              and name.removeprefix("test_") in SCRIPTS)  # fmt: skip
-    assert len(SCRIPTS) == 6
+    assert len(SCRIPTS) == 7
 
 
 def test_score_speed():
@@ -111,3 +111,8 @@ def test_grade_speed():
     gold, tasks, empty, tasks_again = _figures(out, r"^gold patches resolved: (\d+)/(\d+); "
                                                     r"empty patches resolved: (\d+)/(\d+)")  # fmt: skip
     assert gold == tasks == tasks_again == 1 and empty == 0
+
+
+def test_report_speed():
+    out = _smoke("report_speed")
+    _figures(out, r"^build_report, one run: 50 findings (\S+) s, 200 findings (\S+) s; ratio (\S+) \(linear")

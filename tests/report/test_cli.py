@@ -16,7 +16,7 @@ def test_default_writes_rundir_report_html(rundir):
     assert proc.returncode == 0, proc.stderr
     target = rundir / "report.html"
     assert f"html report: {target}" in proc.stdout and target.is_file()
-    assert "A: authority insufficient evidence; NOT permitted: " in proc.stdout
+    assert "A: authority insufficient evidence (insufficient); NOT permitted: " in proc.stdout
 
 
 def test_named_outputs_only(rundir, tmp_path):

@@ -19,7 +19,7 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
-from ..score.metrics import COMPLETED, CaseInfo
+from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
 from ..score.verdicts import FindingVerdict
 from ..store.corpus import read_corpus
@@ -147,7 +147,7 @@ class _Matched:
 
     def __init__(self, run: RunRow, gold: GoldRecord | None, verdicts: Sequence[FindingVerdict]) -> None:
         self.run = run
-        self.completed = run.state in COMPLETED
+        self.completed = run.state.completed
         defects = gold.defects if gold else []
         self.verdicts = classify_findings(verdicts)
         index = {d.defect_id: i for i, d in enumerate(defects)}
@@ -297,7 +297,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         metrics = {m: _metric(m, scored.metrics[m]) for m in (*RATE_METRICS, "latency_s", "tokens")}
         end_to_end = {m: _metric(m, scored.end_to_end.metrics[m]) for m in RATE_METRICS}
         latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
-                          and r.latency_s is not None and r.state in COMPLETED)  # fmt: skip
+                          and r.latency_s is not None and r.state.completed)  # fmt: skip
         drift = scored.model_drift
         conditions.append(ConditionView(
             name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored.states,

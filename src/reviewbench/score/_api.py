@@ -22,7 +22,6 @@ from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .metrics import (
-    COMPLETED,
     CaseInfo,
     ConditionTally,
     RunOutcome,
@@ -211,7 +210,7 @@ def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], t
         verdicts = judge_run(
             run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
             findings=run.findings, defects=g.defects if g else [], paths=paths.get(run.case_id, []),
-            tolerance=tolerance, scored=run.case_id in cases and run.state in COMPLETED,
+            tolerance=tolerance, scored=run.case_id in cases and run.state.completed,
         )  # fmt: skip
         out[run.run_id] = apply_overrides(verdicts, overrides) if overrides else verdicts
     return out

@@ -29,9 +29,8 @@ from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
 
-__all__ = ["COMPLETED", "RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "run_outcome", "tally_condition"]
+__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "run_outcome", "tally_condition"]
 
-COMPLETED = frozenset({"completed_findings", "completed_no_findings"})
 _POINTS = {"high": 3, "med": 2, "low": 1}
 
 
@@ -82,7 +81,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     defects = case.defects
     gold_paths = {loc.path for d in defects for loc in d.locations}
     others = [p for p in case.paths if p not in gold_paths]
-    completed = run.state in COMPLETED
+    completed = run.state.completed
     if not completed:
         none = tuple(False for _ in defects)
         return RunOutcome(False, none, none, tuple(None for _ in defects), none, 0, 0, 0, 0, 0, 0, len(others), 0, ())

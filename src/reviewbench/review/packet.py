@@ -3,6 +3,11 @@
 A tree is exported from the object store (``read-tree`` + ``checkout-index`` into a private
 index, so ``export-ignore`` attributes cannot drop files), the case patch is applied, and
 the result is made read-only. It has no ``.git``: history would leak the fix.
+
+Trees and corpora are untrusted (docs/HOSTILE.md): a symbolic link whose target lies
+outside the tree (``settings.py -> /proc/self/environ``, ``../../.bashrc``) is removed from
+an exported tree, and the changed files a packet carries are read without following any
+link, so no host file reaches a reviewer.
 """
 
 from __future__ import annotations
@@ -18,8 +23,13 @@ from pathlib import Path
 from ..errors import GitError
 from ..git.repo import GIT
 from ..records import Case, ReviewPacket
+from ..store.corpus import patch_file, read_patch
 
-__all__ = ["PacketBuilder"]
+__all__ = ["TREES_PREFIX", "PacketBuilder", "read_in_tree"]
+
+#: Exported trees live in ``$TMPDIR/reviewbench-trees-<pid>-*``; the pid lets a later run
+#: sweep what a killed process left behind.
+TREES_PREFIX = "reviewbench-trees-"
 
 
 class PacketBuilder:
@@ -28,13 +38,14 @@ class PacketBuilder:
     def __init__(self, corpus_path: Path, repo: Path) -> None:
         self.corpus_path = corpus_path
         self.repo = repo
-        self.root = Path(tempfile.mkdtemp(prefix="reviewbench-trees-"))
+        sweep_stale_trees()
+        self.root = Path(tempfile.mkdtemp(prefix=f"{TREES_PREFIX}{os.getpid()}-"))
         self._trees: dict[str, Path] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
     def diff(self, case: Case) -> str:
-        return (self.corpus_path / case.patch).read_bytes().decode("utf-8", "replace")
+        return read_patch(self.corpus_path, case).decode("utf-8", "replace")
 
     def tree(self, case: Case) -> Path:
         """The post-patch tree of ``case`` (exported once, shared by every run of the case)."""
@@ -56,22 +67,27 @@ class PacketBuilder:
                 raise GitError(f"cannot export {case.base} for {case.case_id}: "
                                f"{proc.stderr.decode(errors='replace').strip()}")  # fmt: skip
         index.unlink(missing_ok=True)
-        patch = (self.corpus_path / case.patch).resolve()
+        patch = patch_file(self.corpus_path, case)
         proc = subprocess.run([*GIT, "apply", "--whitespace=nowarn", str(patch)], cwd=dest, capture_output=True)
         if proc.returncode != 0:
             raise GitError(f"the patch of {case.case_id} does not apply to its base: "
                            f"{proc.stderr.decode(errors='replace').strip()}")  # fmt: skip
+        drop_escaping_links(dest)
         _read_only(dest)
         return dest
 
     def files(self, case: Case) -> dict[str, str]:
-        """Post-patch contents of the changed files that exist after the patch."""
+        """Post-patch contents of the changed files that are regular files after the patch.
+
+        A changed path that is (or passes through) a symbolic link is left out: its target
+        may be any host file, and the diff already shows the link itself.
+        """
         tree = self.tree(case)
         out: dict[str, str] = {}
         for path in case.paths:
-            target = tree / path
-            if target.is_file():
-                out[path] = target.read_bytes().decode("utf-8", "replace")
+            data = read_in_tree(tree, path)
+            if data is not None:
+                out[path] = data.decode("utf-8", "replace")
         return out
 
     def packet(self, case: Case, prompt: str, guidance: str | None, context: str) -> ReviewPacket:
@@ -86,11 +102,119 @@ class PacketBuilder:
         )
 
     def close(self) -> None:
-        for path in self.root.rglob("*"):
-            if path.is_dir() and not path.is_symlink():
-                path.chmod(path.stat().st_mode | stat.S_IWUSR | stat.S_IXUSR)
-        self.root.chmod(0o700)
-        shutil.rmtree(self.root, ignore_errors=True)
+        _remove_tree(self.root)
+
+
+def _remove_tree(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_dir() and not path.is_symlink():
+            path.chmod(path.stat().st_mode | stat.S_IWUSR | stat.S_IXUSR)
+    root.chmod(0o700)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def sweep_stale_trees(tmp: Path | None = None) -> list[Path]:
+    """Remove the tree folders of reviewbench processes that no longer run.
+
+    A ``kill -9`` skips :meth:`PacketBuilder.close`; the next run cleans up after it. Only
+    folders we own, named ``reviewbench-trees-<pid>-*`` with a dead pid, are touched.
+    """
+    removed: list[Path] = []
+    base = Path(tmp or tempfile.gettempdir())
+    try:
+        candidates = list(base.glob(f"{TREES_PREFIX}*"))
+    except OSError:
+        return removed
+    for path in candidates:
+        pid_text = path.name[len(TREES_PREFIX):].split("-", 1)[0]
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if not pid_text.isdigit() or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        if _alive(int(pid_text)):
+            continue
+        try:
+            _remove_tree(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_in_tree(root: Path, relative: str) -> bytes | None:
+    """The bytes of the regular file ``root/relative``, or None.
+
+    Every component is opened relative to its parent with ``O_NOFOLLOW``, so neither a
+    link at the end nor one on the way (``dir -> /etc``) is followed; ``..`` is refused.
+    """
+    parts = [p for p in relative.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(root, flags | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            try:
+                child = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            except OSError:
+                return None
+            os.close(fd)
+            fd = child
+        try:
+            leaf = os.open(parts[-1], flags | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(leaf).st_mode):
+                return None
+            chunks = []
+            while chunk := os.read(leaf, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(leaf)
+    finally:
+        os.close(fd)
+
+
+def drop_escaping_links(root: Path) -> list[str]:
+    """Remove every symbolic link under ``root`` that resolves outside it.
+
+    Resolution is real (``realpath``), not lexical: a link may pass through other links.
+    Removing one link can only leave others dangling, whose unresolved rest is then judged
+    as written; the walk repeats until nothing changes. Returns the removed paths.
+    """
+    top = os.path.realpath(root)
+    removed: list[str] = []
+    while True:
+        changed = False
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in [*dirnames, *filenames]:
+                path = os.path.join(dirpath, name)
+                if not os.path.islink(path):
+                    continue
+                target = os.path.realpath(path)
+                if target != top and not target.startswith(top + os.sep):
+                    os.unlink(path)
+                    removed.append(os.path.relpath(path, root))
+                    changed = True
+        if not changed:
+            return removed
 
 
 def _read_only(root: Path) -> None:

@@ -1,4 +1,9 @@
-"""Output helpers shared by the commands: JSON to stdout, rich tables, progress."""
+"""Output helpers shared by the commands: JSON to stdout, rich tables, progress.
+
+Both consoles print without markup: paths, titles, case ids and model text are untrusted
+(a file named ``lib[/x].py`` must print as itself, not crash). A line that wants bold says
+``markup=True`` and passes every interpolated value through :func:`escape`.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,19 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape as _escape
 from rich.table import Table
 
-__all__ = ["console", "count_table", "err_console", "print_json"]
+__all__ = ["console", "count_table", "err_console", "escape", "print_json"]
 
 # Piped output is not wrapped at 80 columns: rows must stay greppable.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True, highlight=False, markup=False)
+
+
+def escape(value: object) -> str:
+    """``value`` as text safe to put inside a markup string."""
+    return _escape(str(value))
 
 
 def print_json(data: Any) -> None:

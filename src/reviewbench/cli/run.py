@@ -28,7 +28,7 @@ def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]
     """Run ``execute(on_update)`` under a progress bar of run states, then print its summary
     (review runs and fix-task runs share the runner, hence this output)."""
     with Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}", markup=False),
         TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as progress:  # fmt: skip
         task = progress.add_task("", total=None)
@@ -96,7 +96,7 @@ def runs_command(rundir: Path, as_json: bool) -> None:
     for column in (*_LISTED, "findings"):
         table.add_column(column)
     for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row.values()), markup=False)  # untrusted text
+        table.add_row(*("" if v is None else str(v) for v in row.values()))  # the console prints no markup
     console.print(table)
 
 

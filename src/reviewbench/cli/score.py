@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ._output import console, print_json
+from ._output import console, escape, print_json
 
 __all__ = ["print_scoreboard", "score_command"]
 
@@ -32,7 +32,8 @@ def _fmt(m: dict) -> tuple[str, str, str]:
 def _print_condition(name: str, data: dict) -> None:
     metrics = data["metrics"]
     states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
-    console.print(f"\n[bold]{name}[/]  ({states}; {data['valid_defect_cases']} valid defect cases)")
+    console.print(f"\n[bold]{escape(name)}[/]  ({escape(states)}; {data['valid_defect_cases']} valid defect cases)",
+                  markup=True)  # fmt: skip
     for label, metric, meaning in SUMMARY:
         value, fraction, interval = _fmt(metrics[metric])
         console.print(f"  {label:<15} {fraction:>9}  {value:>6} {interval:<17} {meaning}", markup=False)
@@ -49,7 +50,7 @@ def _print_condition(name: str, data: dict) -> None:
     console.print(table)
     decision = data["decision"]
     reason = f" ({decision['reason']})" if decision.get("reason") else ""
-    console.print(f"  decision: [bold]{decision['authority']}[/]{reason}")
+    console.print(f"  decision: [bold]{escape(decision['authority'])}[/]{escape(reason)}", markup=True)
     if decision["permitted"]:
         console.print("  permitted: " + "; ".join(decision["permitted"]), markup=False)
     console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
@@ -103,7 +104,7 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
         _print_condition(name, data)
     shown = [c for c in result["comparisons"] if c["metric"] in ("defect_recall", "false_alarm_rate")]
     if shown:
-        console.print("\n[bold]paired differences[/] (a - b, same cases)")
+        console.print("\n[bold]paired differences[/] (a - b, same cases)", markup=True)
         for c in shown:
             if c["diff"] is None:
                 continue

@@ -49,7 +49,7 @@ def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, n
         "ray_address": ray_address, "force": force or None,
     })  # fmt: skip
     with Progress(
-        TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+        TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}", markup=False),
         TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as progress:  # fmt: skip
         task = progress.add_task("", total=None)

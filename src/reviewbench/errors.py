@@ -11,6 +11,7 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── NoMatchingCommits     nothing in history matched the fix patterns
     ├── NoCases               commits matched, but none made a valid case
     ├── OutputExists          refusing to overwrite a non-empty output directory
+    ├── RunDirectoryBusy      another process is running into the same run directory
     └── CorpusError           a corpus on disk is missing or damaged
 """
 
@@ -25,6 +26,7 @@ __all__ = [
     "NotAGitRepository",
     "OutputExists",
     "ReviewbenchError",
+    "RunDirectoryBusy",
     "UsageError",
 ]
 
@@ -63,6 +65,10 @@ class NoCases(ReviewbenchError):
 
 class OutputExists(ReviewbenchError):
     """The output directory exists and is not empty."""
+
+
+class RunDirectoryBusy(ReviewbenchError):
+    """Another process holds the run directory's lock."""
 
 
 class CorpusError(ReviewbenchError):

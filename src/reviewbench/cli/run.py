@@ -17,6 +17,7 @@ from rich.table import Table
 
 from ..errors import OutputExists
 from ..review.experiment import TEMPLATE, load_experiment
+from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunStore
 from ._output import console, count_table, err_console, print_json
 
@@ -66,9 +67,10 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
 
     loaded = load_experiment(experiment)
-    check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
-    show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
-                                                            on_update=on_update), out, as_json)  # fmt: skip
+    with run_lock(out):  # one writer per run directory
+        check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
+        show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
+                                                                on_update=on_update), out, as_json)  # fmt: skip
 
 
 def _store(rundir: Path) -> RunStore:
@@ -155,7 +157,8 @@ def experiment_init(path: Path, force: bool) -> None:
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="The run directory the experiment will run into (registration.json goes there).")
 @click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: seed 000's table).")
-@click.option("--bootstrap-seed", default=0, show_default=True, type=int, help="Seed scoring will use.")
+@click.option("--bootstrap-seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed scoring will use (0 or more).")
 @click.option("--new-version", is_flag=True, help="Register a new version over an existing registration.")
 def register_command(experiment: Path, out: Path, gates: Path | None, bootstrap_seed: int, new_version: bool) -> None:
     """Freeze EXPERIMENT before any run: the SHA-256 of the experiment, prompts, guidance,

@@ -62,7 +62,7 @@ def _print_condition(name: str, data: dict) -> None:
               help="Lines either side of a gold range that still count as a match.")
 @click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
               help="Bootstrap resamples for the 95% intervals.")
-@click.option("--seed", type=int, help="Seed of the bootstrap [default: the registered one, or 0].")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the bootstrap (0 or more) [default: the registered one, or 0].")
 @click.option("--gates", type=click.Path(path_type=Path),
               help="Gates TOML [default: the registered gates, or seed 000's table].")
 @click.option("--include-unvalidated", is_flag=True,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import OutputExists
+from ..store.lock import run_lock
 from ._output import console
 from .run import show_runs
 
@@ -40,8 +41,9 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     if tasks_dir:  # recorded in the run directory like any other experiment field
         config = loaded.config.model_copy(update={"tasks": str(tasks_dir[0].resolve())})
         loaded = dataclasses.replace(loaded, config=config)
-    show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed, on_update=on_update),
-              out, as_json)  # fmt: skip
+    with run_lock(out):  # one writer per run directory
+        show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed,
+                                                         on_update=on_update), out, as_json)  # fmt: skip
 
 
 @click.command("init")

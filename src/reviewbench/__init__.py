@@ -4,12 +4,16 @@ The public API; everything in underscore modules and subpackages not listed here
 change without notice.
 """
 
-from ._version import __version__
-from .config import MineConfig
-from .errors import ReviewbenchError
-from .mine import MineSummary, mine_corpus
-from .records import Case, CorpusMeta, Defect, GoldRecord, Location, Stratum
-from .store import Corpus, read_corpus
+from . import _startup
+
+_startup.install()  # before the heavy imports below: Ctrl-C during them is one line
+
+from ._version import __version__  # noqa: E402
+from .config import MineConfig  # noqa: E402
+from .errors import ReviewbenchError  # noqa: E402
+from .mine import MineSummary, mine_corpus  # noqa: E402
+from .records import Case, CorpusMeta, Defect, GoldRecord, Location, Stratum  # noqa: E402
+from .store import Corpus, read_corpus  # noqa: E402
 
 __all__ = [
     "Case",

@@ -12,6 +12,7 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── NoCases               commits matched, but none made a valid case
     ├── OutputExists          refusing to overwrite a non-empty output directory
     ├── RunDirectoryBusy      another process is running into the same run directory
+    ├── Interrupted           a child (git) was killed by SIGINT/SIGTERM: exit 130/143
     └── CorpusError           a corpus on disk is missing or damaged
 """
 
@@ -21,6 +22,7 @@ __all__ = [
     "CorpusError",
     "EmptyRepository",
     "GitError",
+    "Interrupted",
     "NoCases",
     "NoMatchingCommits",
     "NotAGitRepository",
@@ -65,6 +67,21 @@ class NoCases(ReviewbenchError):
 
 class OutputExists(ReviewbenchError):
     """The output directory exists and is not empty."""
+
+
+class Interrupted(ReviewbenchError):
+    """A child process died of Ctrl-C (SIGINT) or SIGTERM: the user stopped the tool.
+
+    The terminal sends Ctrl-C to every process of the foreground group, so git often dies
+    before Python raises ``KeyboardInterrupt``; that is an interruption, not a git failure.
+    """
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        terminated = signum == signal.SIGTERM
+        super().__init__("terminated" if terminated else "interrupted")
+        self.exit_code = 143 if terminated else 130
 
 
 class RunDirectoryBusy(ReviewbenchError):

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 from ..errors import GitError
-from ..git.repo import GIT
+from ..git.repo import GIT, raise_if_interrupted
 from ..records import Case, ReviewPacket
 from ..store.corpus import patch_file, read_patch
 
@@ -64,6 +64,7 @@ class PacketBuilder:
         for args in (["read-tree", case.base], ["checkout-index", "--all", f"--prefix={dest}/"]):
             proc = subprocess.run([*GIT, "-C", str(self.repo), *args], env=env, capture_output=True)
             if proc.returncode != 0:
+                raise_if_interrupted(proc.returncode)
                 raise GitError(f"cannot export {case.base} for {case.case_id}: "
                                f"{proc.stderr.decode(errors='replace').strip()}")  # fmt: skip
         index.unlink(missing_ok=True)

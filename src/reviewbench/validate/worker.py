@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..config import Network, ValidateConfig
 from ..errors import GitError
-from ..git.repo import GIT
+from ..git.repo import GIT, raise_if_interrupted
 from ..records import Validation, ValidationStatus
 from .sandbox import RunOutcome, Sandbox
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
@@ -90,6 +90,7 @@ class ScratchTree:
     ) -> subprocess.CompletedProcess[bytes]:
         proc = subprocess.run([*GIT, *args], cwd=cwd or self.path, capture_output=True)
         if check and proc.returncode != 0:
+            raise_if_interrupted(proc.returncode)
             detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitError(
                 f"git {args[0]} failed in scratch tree: {detail[-1] if detail else proc.returncode}"

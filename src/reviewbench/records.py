@@ -100,6 +100,7 @@ class DropReason(StrEnum):
     LOCKFILE = "lockfile"
     VENDORED_OR_GENERATED = "vendored_or_generated"
     FORMATTING_ONLY = "formatting_only"
+    LFS_POINTER = "lfs_pointer"
 
 
 class ValidationStatus(StrEnum):

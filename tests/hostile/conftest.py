@@ -80,3 +80,21 @@ def gold(case_id: str, path: str = "app.py", test_paths: list[str] | None = None
                      "locations": [{"path": path, "start_line": 1, "end_line": 1}]}],
         "provenance": {"test_paths": test_paths or []}, "validation": None,
     }  # fmt: skip
+
+
+@pytest.fixture
+def cli_inproc(capsys):
+    """The CLI in this process (no interpreter start-up): for commands run many times."""
+    from reviewbench.cli import main
+
+    def run(*args: object) -> Result:
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return Result(subprocess.CompletedProcess(args, code, out, err))
+
+    return run

@@ -112,3 +112,16 @@ def test_a_link_only_fix_is_not_a_source_case(git_repo, tmp_path):
             assert "PATH=" not in json.dumps(packet.files)
     finally:
         builder.close()
+
+
+LFS = ("version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 1234\n")
+
+
+def test_lfs_pointer_changes_are_dropped_as_lfs_pointer(git_repo, tmp_path):
+    repo = git_repo()
+    repo.commit("init", {"model.py": LFS.format("a" * 64), "app.py": "def f(x):\n    return x\n"})
+    repo.commit("fix model weights", {"model.py": LFS.format("b" * 64)})
+    repo.commit("fix f", {"app.py": "def f(x):\n    return x or 0\n"})
+    summary = mine_corpus(MineConfig(repo=repo.path), tmp_path / "corpus")
+    assert summary.meta.counts.dropped["lfs_pointer"] == 1
+    assert [c.paths for c in read_corpus(tmp_path / "corpus").cases] == [["app.py"]]

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import OutputExists
+from ..report.csv import defuse
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunStore
@@ -129,7 +130,8 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
         for run in runs:
             row = run.as_dict()
             row["findings"] = len(run.findings)
-            writer.writerow(["" if row[c] is None else row[c] for c in columns])
+            # Text gets the report's formula guard; other values are written as before.
+            writer.writerow([defuse(v) if isinstance(v := row[c], str) else "" if v is None else v for c in columns])
     if out is None:
         sys.stdout.write(buffer.getvalue())
     else:

@@ -151,7 +151,9 @@ def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[
     if check is not None:
         check(data)
     try:
-        return model.model_validate(data)
+        # Strict: TOML has real types, so repeats = "3" or concurrency = 2.5 is a mistake to
+        # name, not a value to coerce.
+        return model.model_validate(data, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = _field(first["loc"])

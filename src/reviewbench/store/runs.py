@@ -128,6 +128,22 @@ class RunRow:
         return data
 
 
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to an existing store whose tables are all there."""
+    from urllib.parse import quote
+
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise CorpusError(f"{path} is not a readable run store: {exc}") from None
+    missing = sorted({"meta", "runs", "findings", "cache"} - tables)
+    if missing:
+        db.close()
+        raise CorpusError(f"{path} is damaged: its table(s) {', '.join(missing)} are missing")
+    return db
+
+
 class RunStore:
     """Read and write ``runs.sqlite``; one connection, used from one thread."""
 
@@ -135,6 +151,9 @@ class RunStore:
         self.path = path
         if not create and not path.is_file():
             raise CorpusError(f"{path.parent} is not a run directory (no {RUNS_DB}); run 'reviewbench run' first")
+        if not create:
+            self.db = _open_read_only(path)  # read commands never change a store, nor repair it
+            return
         try:
             self.db = sqlite3.connect(path, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -154,7 +173,10 @@ class RunStore:
     # -- metadata -------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise CorpusError(f"{self.path} is damaged and cannot be read: {exc}") from None
         return row[0] if row else None
 
     def set_meta(self, values: dict[str, str]) -> None:
@@ -221,7 +243,17 @@ class RunStore:
                 )
 
     def runs(self) -> Iterator[RunRow]:
-        """Every recorded run with its findings, in a stable order."""
+        """Every recorded run with its findings, in a stable order.
+
+        Raises:
+            CorpusError: the store is damaged (a corrupt page, a value no run can hold).
+        """
+        try:
+            yield from self._runs()
+        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError) as exc:
+            raise CorpusError(f"{self.path} is damaged and cannot be read: {type(exc).__name__}: {exc}") from None
+
+    def _runs(self) -> Iterator[RunRow]:
         findings: dict[str, list[Finding]] = {}
         for run_id, path, line, severity, claim, raw in self.db.execute(
             "SELECT run_id, path, line, severity, claim, raw FROM findings ORDER BY run_id, idx"

@@ -39,10 +39,17 @@ class PacketBuilder:
         self.corpus_path = corpus_path
         self.repo = repo
         sweep_stale_trees()
-        self.root = Path(tempfile.mkdtemp(prefix=f"{TREES_PREFIX}{os.getpid()}-"))
+        self._root: Path | None = None  # made on the first export: diff-only runs leave nothing
         self._trees: dict[str, Path] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+
+    @property
+    def root(self) -> Path:
+        with self._guard:
+            if self._root is None:
+                self._root = Path(tempfile.mkdtemp(prefix=f"{TREES_PREFIX}{os.getpid()}-"))
+            return self._root
 
     def diff(self, case: Case) -> str:
         return read_patch(self.corpus_path, case).decode("utf-8", "replace")
@@ -103,7 +110,10 @@ class PacketBuilder:
         )
 
     def close(self) -> None:
-        _remove_tree(self.root)
+        with self._guard:
+            root, self._root = self._root, None
+        if root is not None:
+            _remove_tree(root)
 
 
 def _remove_tree(root: Path) -> None:

@@ -8,6 +8,7 @@ child processes, so threads suffice and Ctrl-C stays simple).
 
 from __future__ import annotations
 
+import logging
 import queue
 import shutil
 import tempfile
@@ -135,6 +136,9 @@ def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: lis
         raise UsageError("the Ray executor needs Ray: pip install 'reviewbench[ray]'") from None
     started = not ray.is_initialized()
     if started:
+        # Ray announces its token-authentication default on every local start-up; on the
+        # user's terminal that is noise inside validate's output (warnings only).
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         try:
             ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)  # fmt: skip

@@ -111,3 +111,24 @@ def test_a_negative_bootstrap_seed_is_refused(tmp_path, corpus, cli):
     assert result.code == 2
     result.one_line_error("bootstrap-seed")
     assert not (tmp_path / "runs" / "registration.json").exists()
+
+
+@pytest.mark.parametrize("line,field", [('repeats = "3"', "repeats"), ("seed = 1.5", "seed"),
+                                        ("rename = 1", "rename")])  # fmt: skip
+def test_experiment_fields_are_strictly_typed(tmp_path, corpus, cli_inproc, line, field):
+    path = tmp_path / "experiment.toml"
+    path.write_text(f'corpus = {json.dumps(str(corpus))}\n{line}\n[[condition]]\nname = "A"\n'
+                    'concurrency = 2\nreviewer = { kind = "silent" }\n')  # fmt: skip
+    result = cli_inproc("run", path, "--out", tmp_path / "runs")
+    assert result.code == 2
+    result.one_line_error(field)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_gates_with_non_finite_values_are_refused(tmp_path, corpus, cli_inproc, value):
+    gates = tmp_path / "gates.toml"
+    gates.write_text(f'[fallback]\nname = "none"\n[[tier]]\nname = "t"\n'
+                     f'when = [{{ metric = "recall", op = ">=", value = {value} }}]\n')  # fmt: skip
+    experiment = _experiment(tmp_path, corpus, '{ kind = "silent" }')
+    result = cli_inproc("register", experiment, "--out", tmp_path / "runs", "--gates", gates)
+    result.one_line_error("finite")

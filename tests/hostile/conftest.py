@@ -37,7 +37,7 @@ class Result:
 def run_cli(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None,
             timeout: float = 120) -> Result:  # fmt: skip
     proc = subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env={**os.environ, **(env or {})}, timeout=timeout)  # fmt: skip
+                          text=True, cwd=cwd, env={**os.environ, **(env or {})}, timeout=timeout, check=False)  # fmt: skip
     return Result(proc)
 
 
@@ -61,7 +61,12 @@ def write_corpus(path: Path, repo: Path, base: str, cases: list[dict], gold: lis
         "created_at": "2024-01-01T00:00:00Z",
         "tool_version": "test",
         "config": {},
-        "counts": {"cases": len(cases), "by_stratum": {}, "matched_commits": len(cases), "dropped": {}},
+        "counts": {
+            "cases": len(cases),
+            "by_stratum": {},
+            "matched_commits": len(cases),
+            "dropped": {},
+        },
         "gold_sha256": hashlib.sha256(gold_bytes).hexdigest(),
     }
     (path / "corpus.json").write_text(json.dumps(meta, indent=2))

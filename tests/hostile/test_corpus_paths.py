@@ -24,7 +24,9 @@ diff --git a/app.py b/app.py
 @pytest.fixture
 def repo(git_repo):
     r = git_repo()
-    r.base = r.commit("init", {"app.py": "def f(x):\n    return x\n", "test_app.py": "def test_f():\n    pass\n"})
+    r.base = r.commit(
+        "init", {"app.py": "def f(x):\n    return x\n", "test_app.py": "def test_f():\n    pass\n"}
+    )
     return r
 
 
@@ -45,9 +47,15 @@ def test_hostile_fields_are_refused_on_read(tmp_path, repo, cli, name, command):
     case_fields, gold_fields, field = HOSTILE[name]
     c = {**case("case-1", repo.base), **case_fields}
     g = {**gold("case-1"), **gold_fields}
-    corpus = write_corpus(tmp_path / "corpus", repo.path, repo.base, [c], [g], {"case-1.diff": PATCH})
+    corpus = write_corpus(
+        tmp_path / "corpus", repo.path, repo.base, [c], [g], {"case-1.diff": PATCH}
+    )
     before = sorted(p.name for p in tmp_path.iterdir())
-    result = cli(command, corpus, "--test-cmd", "true") if command == "validate" else cli(command, corpus)
+    result = (
+        cli(command, corpus, "--test-cmd", "true")
+        if command == "validate"
+        else cli(command, corpus)
+    )
     line = result.one_line_error("cases.jsonl:1" if case_fields else "gold.jsonl:1", field)
     assert "not a valid" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written beside the corpus
@@ -93,7 +101,11 @@ def test_hand_edited_gold_is_refused_by_every_reader(tmp_path, repo, cli):
     corpus = write_corpus(tmp_path / "corpus", repo.path, repo.base, [case("case-1", repo.base)],
                           [gold("case-1")], {"case-1.diff": PATCH})  # fmt: skip
     assert cli("show", corpus).code == 0
-    text = (corpus / "gold.jsonl").read_text().replace('"expect_finding": true', '"expect_finding": false')
+    text = (
+        (corpus / "gold.jsonl")
+        .read_text()
+        .replace('"expect_finding": true', '"expect_finding": false')
+    )
     (corpus / "gold.jsonl").write_text(text)
     for args in (("show", corpus), ("validate", corpus, "--test-cmd", "true")):
         cli(*args).one_line_error("gold.jsonl changed since corpus.json was written")

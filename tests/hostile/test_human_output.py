@@ -8,11 +8,12 @@ and rename variants apart.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-SOURCE = "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n\n\ndef scale(v):\n    return v * 2\n"
+SOURCE = (
+    "def clamp(v, lo, hi):\n    return max(lo, min(v, hi))\n\n\ndef scale(v):\n    return v * 2\n"
+)
 FIXED = "def clamp(v, lo, hi):\n    if lo > hi:\n        lo, hi = hi, lo\n    return max(lo, min(v, hi))\n\n\ndef scale(v):\n    return v * 2\n"
 TESTS = "from importlib import import_module\n\n\ndef test_clamp():\n    m = import_module('lib[/x]')\n    assert m.clamp(5, 0, 3) == 3\n"
 
@@ -38,7 +39,9 @@ def test_every_command_prints_markup_like_names_as_themselves(world, cli):
     shown = cli("show", corpus, "--cases")
     assert shown.code == 0, shown.err
     assert "lib[/x].py" in shown.out and "cc[/x]" in shown.out
-    validated = cli("validate", corpus, "--test-cmd", "python -m pytest -q -p no:cacheprovider", "--jobs", "1")
+    validated = cli(
+        "validate", corpus, "--test-cmd", "python -m pytest -q -p no:cacheprovider", "--jobs", "1"
+    )
     assert validated.code == 0, validated.err
     assert "Validated 1 cases" in validated.out
     experiment = root / "experiment.toml"
@@ -47,7 +50,7 @@ def test_every_command_prints_markup_like_names_as_themselves(world, cli):
     reviewer = f"python {script}"
     assert cli("experiment", "init", root / "template[x].toml").code == 0
     experiment.write_text(
-        f'corpus = {json.dumps(str(corpus))}\nrepeats = 1\nseed = 1\n'
+        f"corpus = {json.dumps(str(corpus))}\nrepeats = 1\nseed = 1\n"
         '[[condition]]\nname = "flag"\nreviewer = { kind = "flag_all" }\n'
         f'[[condition]]\nname = "told"\nreviewer = {{ kind = "command", command = {json.dumps(reviewer)} }}\n'
     )
@@ -73,7 +76,9 @@ def test_every_command_prints_markup_like_names_as_themselves(world, cli):
 
 def test_mine_counts_commits_and_rename_variants_apart(git_repo, tmp_path, cli):
     repo = git_repo()
-    body = "".join(f"def f{i}(value):\n    total = value + {i}\n    return total\n\n\n" for i in range(6))
+    body = "".join(
+        f"def f{i}(value):\n    total = value + {i}\n    return total\n\n\n" for i in range(6)
+    )
     repo.commit("init", {"pkg/a.py": body, "pkg/b.py": body})
     repo.commit("fix a", {"pkg/a.py": body.replace("value + 1", "value - 1")})
     repo.commit("fix b", {"pkg/b.py": body.replace("value + 2", "value * 2")})

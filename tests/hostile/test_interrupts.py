@@ -31,12 +31,18 @@ def _fast_import_history(path, commits: int) -> None:
                       f"data {len(f'fix f{i}')}\nfix f{i}\n".encode())  # fmt: skip
         if i:
             stream.append(f"from :{i}\n".encode())
-        stream.append(f"M 100644 inline pkg/m{i % 40}.py\ndata {len(data)}\n".encode() + data + b"\n")
-    subprocess.run(["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(stream), check=True)
+        stream.append(
+            f"M 100644 inline pkg/m{i % 40}.py\ndata {len(data)}\n".encode() + data + b"\n"
+        )
+    subprocess.run(
+        ["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(stream), check=True
+    )
     subprocess.run(["git", "-C", str(path), "checkout", "-q", "main"], check=True)
 
 
-def _interrupt(args: list[str], delay: float, signum: int = signal.SIGINT) -> subprocess.CompletedProcess:
+def _interrupt(
+    args: list[str], delay: float, signum: int = signal.SIGINT
+) -> subprocess.CompletedProcess:
     proc = subprocess.Popen([sys.executable, "-m", "reviewbench", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_sigint)  # fmt: skip
     time.sleep(delay)
@@ -48,7 +54,9 @@ def _interrupt(args: list[str], delay: float, signum: int = signal.SIGINT) -> su
     return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode(), err.decode())
 
 
-@pytest.mark.parametrize("signum,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.parametrize(
+    "signum,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
 def test_ctrl_c_during_mine_is_an_interruption(tmp_path, signum, code, word):
     repo = tmp_path / "repo"
     _fast_import_history(repo, 600)
@@ -59,7 +67,9 @@ def test_ctrl_c_during_mine_is_an_interruption(tmp_path, signum, code, word):
         assert "Traceback" not in result.stderr and "failed" not in result.stderr, result.stderr
         if result.returncode == 0:
             continue  # finished before the signal
-        if result.returncode == -signum:  # still importing: the default action (the shell shows 128+n)
+        if (
+            result.returncode == -signum
+        ):  # still importing: the default action (the shell shows 128+n)
             assert result.stderr == ""
             continue
         assert result.returncode == code, result.stderr

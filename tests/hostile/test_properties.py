@@ -32,8 +32,11 @@ META = {
 # Strings that look like what an attacker would put in a path field.
 PATHISH = st.one_of(
     st.text(max_size=40),
-    st.lists(st.sampled_from(["..", ".", "", "patches", "a", "b.py", "/", "~", "\0", "..."]),
-             min_size=1, max_size=6).map("/".join),  # fmt: skip
+    st.lists(
+        st.sampled_from(["..", ".", "", "patches", "a", "b.py", "/", "~", "\0", "..."]),
+        min_size=1,
+        max_size=6,
+    ).map("/".join),
 )
 
 
@@ -96,4 +99,6 @@ WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,;", min_size=1, max_size=6
 def test_a_plain_finding_is_found_among_arbitrary_prose(before, after, paths):
     text = "\n".join([*before, "src/app.py:12 high off-by-one in the loop bound", *after])
     review = parse_review(text, paths)
-    assert ("src/app.py", 12, Severity.HIGH) in {(f.path, f.line, f.severity) for f in review.findings}
+    assert ("src/app.py", 12, Severity.HIGH) in {
+        (f.path, f.line, f.severity) for f in review.findings
+    }

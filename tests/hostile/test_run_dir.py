@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -21,7 +20,9 @@ from ..conftest import default_sigint
 def corpus(git_repo, tmp_path) -> Path:
     repo = git_repo()
     repo.commit("init", {"app/a.py": "def a(x):\n    return x\n"})
-    repo.commit("fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"})
+    repo.commit(
+        "fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"}
+    )
     out = tmp_path / "corpus"
     mine_corpus(MineConfig(repo=repo.path), out)
     return out
@@ -40,7 +41,7 @@ def test_a_second_run_on_the_same_directory_is_refused(tmp_path, corpus, cli):
     script.write_text(f"import pathlib, sys, time\nsys.stdin.read()\npathlib.Path({str(started)!r}).touch()\n"
                       "time.sleep(30)\nprint('NO_ISSUES')\n")  # fmt: skip
     reviewer = f'{{ kind = "command", command = {json.dumps(f"{sys.executable} {script}")} }}'
-    experiment = _experiment(tmp_path, corpus, reviewer, 'timeout_s = 60\n')
+    experiment = _experiment(tmp_path, corpus, reviewer, "timeout_s = 60\n")
     rundir = tmp_path / "runs"
     first = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(rundir)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_sigint)  # fmt: skip

@@ -23,10 +23,14 @@ def rundir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("store")
     repo = GitRepo(root / "repo")
     repo.commit("init", {"app/a.py": "def a(x):\n    return x\n"})
-    repo.commit("fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"})
+    repo.commit(
+        "fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"}
+    )
     mine_corpus(MineConfig(repo=repo.path), root / "corpus")
     script = root / "review.py"
-    script.write_text("import sys\nsys.stdin.read()\nprint('app/a.py:2 high =HYPERLINK(\"http://x\") check None')\n")
+    script.write_text(
+        "import sys\nsys.stdin.read()\nprint('app/a.py:2 high =HYPERLINK(\"http://x\") check None')\n"
+    )
     experiment = root / "experiment.toml"
     experiment.write_text(f"corpus = {json.dumps(str(root / 'corpus'))}\nrepeats = 1\n"
                           f'[[condition]]\nname = "A"\nreviewer = {{ kind = "command", command = "python {script}" }}\n'
@@ -103,4 +107,13 @@ def test_export_csv_defuses_formulas(rundir, cli):
 
 def test_export_into_a_directory_or_a_missing_folder_is_one_line(rundir, tmp_path, cli):
     cli("export", rundir, "--out", tmp_path).one_line_error(str(tmp_path))
-    cli("export", rundir, "--out", tmp_path / "no" / "such" / "file.jsonl").one_line_error("No such file")
+    cli("export", rundir, "--out", tmp_path / "no" / "such" / "file.jsonl").one_line_error(
+        "No such file"
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_names_the_file(rundir, cli_inproc):
+    cli_inproc("export", rundir, "--out", "/dev/full").one_line_error(
+        "no space left on device at /dev/full"
+    )

@@ -114,7 +114,7 @@ def test_a_link_only_fix_is_not_a_source_case(git_repo, tmp_path):
         builder.close()
 
 
-LFS = ("version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 1234\n")
+LFS = "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 1234\n"
 
 
 def test_lfs_pointer_changes_are_dropped_as_lfs_pointer(git_repo, tmp_path):

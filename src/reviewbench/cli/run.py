@@ -135,7 +135,10 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(buffer.getvalue())
     else:
-        out.write_text(buffer.getvalue(), encoding="utf-8")
+        try:
+            out.write_text(buffer.getvalue(), encoding="utf-8")
+        except OSError as exc:  # a failed write names no file: say which (a full disk, say)
+            raise OSError(exc.errno, exc.strerror, str(out)) from None
 
 
 @click.group("experiment")

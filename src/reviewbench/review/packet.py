@@ -13,10 +13,8 @@ link, so no host file reaches a reviewer.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
@@ -24,11 +22,11 @@ from ..errors import GitError
 from ..git.repo import GIT, raise_if_interrupted
 from ..records import Case, ReviewPacket
 from ..store.corpus import patch_file, read_patch
+from ..store.scratch import make_scratch, remove_tree, sweep_stale
 
-__all__ = ["TREES_PREFIX", "PacketBuilder", "read_in_tree"]
+__all__ = ["TREES_PREFIX", "PacketBuilder", "drop_escaping_links", "read_in_tree"]
 
-#: Exported trees live in ``$TMPDIR/reviewbench-trees-<pid>-*``; the pid lets a later run
-#: sweep what a killed process left behind.
+#: Exported trees live in ``$TMPDIR/reviewbench-trees-<pid>-*`` (see :mod:`..store.scratch`).
 TREES_PREFIX = "reviewbench-trees-"
 
 
@@ -38,7 +36,7 @@ class PacketBuilder:
     def __init__(self, corpus_path: Path, repo: Path) -> None:
         self.corpus_path = corpus_path
         self.repo = repo
-        sweep_stale_trees()
+        sweep_stale(TREES_PREFIX)  # what killed runs left, whether or not this one exports
         self._root: Path | None = None  # made on the first export: diff-only runs leave nothing
         self._trees: dict[str, Path] = {}
         self._locks: dict[str, threading.Lock] = {}
@@ -48,7 +46,7 @@ class PacketBuilder:
     def root(self) -> Path:
         with self._guard:
             if self._root is None:
-                self._root = Path(tempfile.mkdtemp(prefix=f"{TREES_PREFIX}{os.getpid()}-"))
+                self._root = make_scratch(TREES_PREFIX)  # sweeps those of killed runs first
             return self._root
 
     def diff(self, case: Case) -> str:
@@ -113,55 +111,7 @@ class PacketBuilder:
         with self._guard:
             root, self._root = self._root, None
         if root is not None:
-            _remove_tree(root)
-
-
-def _remove_tree(root: Path) -> None:
-    for path in root.rglob("*"):
-        if path.is_dir() and not path.is_symlink():
-            path.chmod(path.stat().st_mode | stat.S_IWUSR | stat.S_IXUSR)
-    root.chmod(0o700)
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def sweep_stale_trees(tmp: Path | None = None) -> list[Path]:
-    """Remove the tree folders of reviewbench processes that no longer run.
-
-    A ``kill -9`` skips :meth:`PacketBuilder.close`; the next run cleans up after it. Only
-    folders we own, named ``reviewbench-trees-<pid>-*`` with a dead pid, are touched.
-    """
-    removed: list[Path] = []
-    base = Path(tmp or tempfile.gettempdir())
-    try:
-        candidates = list(base.glob(f"{TREES_PREFIX}*"))
-    except OSError:
-        return removed
-    for path in candidates:
-        pid_text = path.name[len(TREES_PREFIX):].split("-", 1)[0]
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        if not pid_text.isdigit() or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-            continue
-        if _alive(int(pid_text)):
-            continue
-        try:
-            _remove_tree(path)
-        except OSError:
-            continue
-        removed.append(path)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+            remove_tree(root)
 
 
 def read_in_tree(root: Path, relative: str) -> bytes | None:

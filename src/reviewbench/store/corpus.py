@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import CorpusError, OutputExists, UsageError
 from ..records import Case, CorpusMeta, GoldRecord
+from .scratch import make_scratch
 
 __all__ = [
     "CASES_FILE",
@@ -59,7 +60,10 @@ def sha256_file(path: Path) -> str:
 
 
 def _write(path: Path, data: bytes) -> None:
-    path.write_bytes(data)
+    try:
+        path.write_bytes(data)
+    except OSError as exc:  # a failed write names no file: say which (a full disk, say)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 def sync_filesystem(path: Path) -> None:
@@ -105,7 +109,8 @@ class CorpusWriter:
                 )
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            stage = tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+            # ".<name>.<pid>-XXXX.tmp": a later mine sweeps the stage of a killed one.
+            stage = make_scratch(f".{out.name}.", out.parent, ".tmp")
         except OSError as exc:
             raise UsageError(
                 f"cannot create a corpus at {out}: {exc.strerror} ({exc.filename})"

@@ -53,7 +53,11 @@ def _pytest_tables(text: str | None) -> object:
 
 
 def _at_base(tree: Path, base: str, path: str) -> bytes | None:
-    proc = subprocess.run([*GIT, "-C", str(tree), "cat-file", "blob", f"{base}:{path}"], capture_output=True)
+    proc = subprocess.run(
+        [*GIT, "-C", str(tree), "cat-file", "blob", f"{base}:{path}"],
+        capture_output=True,
+        check=False,
+    )
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -64,7 +68,9 @@ def _in_tree(tree: Path, path: str) -> str | None:
     return target.read_text("utf-8", "surrogateescape")
 
 
-def test_infra_paths(tree: Path, base: str, changed: Iterable[str], test_files: Iterable[str]) -> list[str]:
+def test_infra_paths(
+    tree: Path, base: str, changed: Iterable[str], test_files: Iterable[str]
+) -> list[str]:
     """The paths among ``changed`` (after the patch was applied in ``tree``) that are test
     machinery: graded test files, conftest.py, pytest configuration, start-up modules and
     ``.pth`` files, and a pyproject.toml whose ``[tool.pytest*]`` tables changed."""

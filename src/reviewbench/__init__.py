@@ -11,12 +11,16 @@ Stage entry points are imported on first use, so ``import reviewbench`` stays ch
 (the command line starts in a fraction of a second).
 """
 
-from importlib import import_module as _import_module
+from . import _startup
 
-from ._version import __version__
-from .config import MineConfig
-from .errors import ReviewbenchError
-from .records import Case, CorpusMeta, Defect, Finding, GoldRecord, Location, RunRow, RunState, Stratum
+_startup.install()  # before any heavy import: a Ctrl-C during start-up is one line
+
+from importlib import import_module as _import_module  # noqa: E402
+
+from ._version import __version__  # noqa: E402
+from .config import MineConfig  # noqa: E402
+from .errors import ReviewbenchError  # noqa: E402
+from .records import Case, CorpusMeta, Defect, Finding, GoldRecord, Location, RunRow, RunState, Stratum  # noqa: E402
 
 __all__ = [
     "Case",

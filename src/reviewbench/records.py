@@ -10,11 +10,13 @@ Schemas shipped by ``reviewbench schema`` are generated from these classes.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from pathlib import PurePosixPath
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 __all__ = [
+    "CASE_ID_PATTERN",
     "SCHEMA_VERSION",
     "Case",
     "CorpusCounts",
@@ -36,6 +38,35 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "1"
+
+
+#: What a ``case_id`` may look like: it names files (``patches/<id>.diff``, logs, trees),
+#: so no separator and no leading dot (``..``) can reach past the folder it names a file in.
+CASE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+
+
+def _relative_path(value: str) -> str:
+    """A corpus path is read from an untrusted file: refuse anything that leaves the tree."""
+    parts = PurePosixPath(value).parts
+    if not value or "\0" in value or value.startswith("/") or ".." in parts:
+        raise ValueError(f"{value!r} is not a relative path inside the tree (absolute, empty or '..')")
+    return value
+
+
+def _patch_path(value: str) -> str:
+    _relative_path(value)
+    parts = PurePosixPath(value).parts
+    if len(parts) < 2 or parts[0] != "patches":
+        raise ValueError(f"{value!r} is not a path inside the corpus's patches/ folder")
+    return value
+
+
+#: A case id, checked on every read (a corpus may come from someone else).
+CaseId = Annotated[str, StringConstraints(pattern=CASE_ID_PATTERN)]
+#: A path relative to a tree, checked on every read: never absolute, never through ``..``.
+RelativePath = Annotated[str, AfterValidator(_relative_path)]
+#: A patch file's path relative to the corpus, always inside ``patches/``.
+PatchPath = Annotated[str, AfterValidator(_patch_path)]
 
 
 class _Record(BaseModel):
@@ -70,6 +101,7 @@ class DropReason(StrEnum):
     LOCKFILE = "lockfile"
     VENDORED_OR_GENERATED = "vendored_or_generated"
     FORMATTING_ONLY = "formatting_only"
+    LFS_POINTER = "lfs_pointer"
 
 
 class ValidationStatus(StrEnum):
@@ -87,18 +119,18 @@ class ValidationStatus(StrEnum):
 class Case(_Record):
     """What a reviewer may see of one case; nothing here may hint at a defect."""
 
-    case_id: str = Field(description="Neutral identifier; reveals neither stratum nor source.")
+    case_id: CaseId = Field(description="Neutral identifier; reveals neither stratum nor source.")
     base: str = Field(description="Commit the patch applies to.")
     title: str = Field(description="Neutral title, e.g. 'Update parser module'.")
-    patch: str = Field(description="Path of the unified diff, relative to the corpus.")
-    paths: list[str] = Field(description="Files the patch changes, as named after it applies.")
+    patch: PatchPath = Field(description="Path of the unified diff, relative to the corpus, inside patches/.")
+    paths: list[RelativePath] = Field(description="Files the patch changes, as named after it applies.")
     language: str | None = Field(description="Main language of the changed files.")
 
 
 class Location(_Record):
     """A line range in the tree *after* the case patch is applied."""
 
-    path: str = Field(description="File path in the patched tree.")
+    path: RelativePath = Field(description="File path in the patched tree.")
     start_line: int = Field(
         ge=0, description="First line (1-based); 0 when the patch deletes the whole file."
     )
@@ -143,7 +175,7 @@ class Provenance(_Record):
     )
     subject: str | None = Field(default=None, description="Subject line of the source commit.")
     operator: str | None = Field(default=None, description="Mutation operator, if any.")
-    test_paths: list[str] = Field(
+    test_paths: list[RelativePath] = Field(
         default_factory=list, description="Test files the source commit changed."
     )
 
@@ -164,10 +196,10 @@ class Validation(_Record):
 class GoldRecord(_Record):
     """The labels of one case; never shown to a reviewer."""
 
-    case_id: str
+    case_id: CaseId
     stratum: Stratum
     expect_finding: bool = Field(description="False for controls: a clean review is correct.")
-    variant_of: str | None = Field(default=None, description="Original case of a rename variant.")
+    variant_of: CaseId | None = Field(default=None, description="Original case of a rename variant.")
     defects: list[Defect]
     provenance: Provenance
     validation: Validation | None = Field(default=None, description="Null until validated.")

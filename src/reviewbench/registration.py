@@ -22,6 +22,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from ._version import __version__
 from .errors import UsageError
 from .review.experiment import Experiment
@@ -66,12 +68,57 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
     }
 
 
+class _Checked(BaseModel):
+    # Only checks the shape of a file a person may have edited; the dict is what is used.
+    model_config = ConfigDict(extra="allow")
+
+
+class _Hashed(_Checked):
+    sha256: str
+
+
+class _Gates(_Hashed):
+    path: str
+
+
+class _Seeds(_Checked):
+    experiment: int
+    bootstrap: int = Field(ge=0)
+
+
+class _Corpus(_Checked):
+    gold_sha256: str
+
+
+class _Frozen(_Checked):
+    experiment: _Hashed
+    prompts: dict[str, str]
+    guidance: dict[str, str]
+    gates: _Gates
+    seeds: _Seeds
+    corpus: _Corpus
+
+
+class _Version(_Checked):
+    version: int
+    registered_at: str
+    frozen: _Frozen
+
+
+class _Registration(_Checked):
+    versions: list[_Version] = Field(min_length=1)
+
+
 def _read(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        data["versions"][-1]["frozen"]
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        raise UsageError(f"{path} is not a readable registration; restore it or register anew") from None
+        _Registration.model_validate(data)
+    except (OSError, ValueError, ValidationError) as exc:
+        detail = ""
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            detail = f" ({'.'.join(str(p) for p in first['loc'])}: {first['msg']})"
+        raise UsageError(f"{path} is not a readable registration{detail}; restore it or register anew") from None
     return data
 
 
@@ -112,7 +159,7 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
             negative.
     """
     if bootstrap_seed < 0:
-        raise UsageError(f"--bootstrap-seed must be 0 or more, not {bootstrap_seed}")
+        raise UsageError(f"the bootstrap seed must be 0 or more, not {bootstrap_seed}")
     path = rundir / REGISTRATION_FILE
     data = {"versions": []}
     if path.exists():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -145,7 +146,9 @@ def test_corpus_change_is_refused(setup):
     tmp, experiment = setup
     out = tmp / "runs"
     rb("register", experiment, "--out", out)
+    gold = tmp / "corpus" / "gold.jsonl"  # a new version of the corpus: gold and meta agree
+    gold.write_text(gold.read_text() + "\n")
     meta = json.loads((tmp / "corpus" / "corpus.json").read_text())
-    meta["gold_sha256"] = "f" * 64
+    meta["gold_sha256"] = hashlib.sha256(gold.read_bytes()).hexdigest()
     (tmp / "corpus" / "corpus.json").write_text(json.dumps(meta))
     assert "corpus" in _error(rb("run", experiment, "--out", out))

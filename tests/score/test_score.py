@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -326,8 +327,12 @@ def test_cli_json_contract_and_scoreboard(rundir):
 
 
 def test_changed_gold_is_refused(rundir, corpus):
+    # A new version of the corpus (gold and corpus.json agree; see tests/hostile for a
+    # hand-edited gold.jsonl alone).
+    gold = corpus / "gold.jsonl"
+    gold.write_text(gold.read_text() + "\n")
     meta = json.loads((corpus / "corpus.json").read_text())
-    meta["gold_sha256"] = "0" * 64
+    meta["gold_sha256"] = hashlib.sha256(gold.read_bytes()).hexdigest()
     (corpus / "corpus.json").write_text(json.dumps(meta))
     proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir)], capture_output=True, text=True)
     assert proc.returncode == 2 and "changed since these runs" in proc.stderr

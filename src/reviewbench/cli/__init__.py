@@ -18,6 +18,7 @@ import click
 
 from .._version import __version__
 from ..errors import ReviewbenchError
+from ._errors import os_error_line
 from .demo import demo_command
 from .mine import mine_command
 from .report import report_command
@@ -113,6 +114,10 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(1)
+    except OSError as exc:  # a path the user gave: missing folder, a directory, a full disk
+        if os.environ.get("REVIEWBENCH_DEBUG"):
+            raise
+        _fail(os_error_line(exc), 1)
     except Exception as exc:  # a bug: still one line, unless debugging
         if os.environ.get("REVIEWBENCH_DEBUG"):
             raise

@@ -1,4 +1,9 @@
-"""Output helpers shared by the commands: JSON to stdout, rich tables, progress."""
+"""Output helpers shared by the commands: JSON to stdout, rich tables, progress.
+
+Both consoles print without markup: paths, titles, case ids and model text are untrusted
+(a file named ``lib[/x].py`` must print as itself, not crash). A line that wants bold says
+``markup=True`` and passes every interpolated value through :func:`escape`.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +17,23 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-__all__ = ["StatusLine", "console", "count_table", "err_console", "print_json", "progress"]
+__all__ = ["StatusLine", "console", "count_table", "err_console", "escape", "print_json", "progress"]
 
 #: Seconds between status lines when stderr is not a terminal (CI logs, nohup).
 STATUS_EVERY_S = 30.0
 
 # Piped output is not wrapped at 80 columns: rows must stay greppable.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True, highlight=False, markup=False)
+
+
+def escape(value: object) -> str:
+    """``value`` as text safe to put inside a markup string."""
+    return _escape(str(value))
 
 
 def print_json(data: Any) -> None:

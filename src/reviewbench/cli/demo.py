@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._output import console, err_console
+from ._output import console, err_console, escape
 from .score import print_scoreboard
 
 __all__ = ["demo_command"]
@@ -37,7 +37,7 @@ def demo_command(out: Path, jobs: int | None) -> None:
 
         def step(text: str) -> None:
             status.update(text)
-            err_console.print(f"[dim]{time.monotonic() - started:6.1f}s[/] {text}")
+            err_console.print(f"[dim]{time.monotonic() - started:6.1f}s[/] {escape(text)}", markup=True)
 
         result = run_demo(out, step=step, jobs=jobs)
     print_scoreboard(result.rundir, result.score)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..config import DEFAULT_TEST_PATTERNS, MineConfig
 from ..mine import MineSummary, mine_corpus
-from ._output import console, err_console, print_json
+from ._output import console, err_console, escape, print_json
 
 __all__ = ["history_options", "history_values", "mine_command"]
 
@@ -45,7 +45,7 @@ def _summary_json(summary: MineSummary) -> dict:
 def _print_synthetic(summary: MineSummary) -> None:
     counts = summary.meta.counts
     extra = summary.synthetic
-    console.print(f"Mined [bold]{counts.cases}[/] cases into {summary.out}")
+    console.print(f"Mined [bold]{counts.cases}[/] cases into {escape(summary.out)}", markup=True)
     table = Table(title="Cases by stratum", show_edge=False)
     table.add_column("stratum")
     table.add_column("cases", justify="right")
@@ -69,12 +69,15 @@ def _print_summary(summary: MineSummary) -> None:
         _print_synthetic(summary)
         if summary.meta.config.get("fixes") is False:
             return
-    fixes = counts.by_stratum.get("fix_reversal", 0) if synthetic else counts.cases
+    # Commits, not cases: a rename variant repeats its original's commit (counted apart below).
+    fixes = summary.fix_commits
+    variants = counts.by_stratum.get("fix_reversal", 0) - fixes
     dropped = sum(counts.dropped.values())
     console.print(
         f"{'Fix reversals: ' if synthetic else 'Mined '}[bold]{fixes}[/] cases from "
         f"{counts.matched_commits} matching commits ({summary.scanned_commits} scanned)"
-        + ("" if synthetic else f" into {summary.out}")
+        + ("" if synthetic else f" into {escape(summary.out)}"),
+        markup=True,
     )
     table = Table(title="Matching commits by outcome", show_edge=False)
     table.add_column("outcome")
@@ -86,6 +89,8 @@ def _print_summary(summary: MineSummary) -> None:
     table.add_section()
     table.add_row("total", str(fixes + dropped), "")
     console.print(table)
+    if variants > 0:
+        console.print(f"plus {variants} rename variants of these fix reversals (cases, not commits)")
 
 
 _HISTORY_OPTIONS = [
@@ -183,7 +188,7 @@ def mine_command(
         values["operators"] = tuple(o.strip() for o in operators.split(",") if o.strip())
     config = MineConfig.build(**values)
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+        SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
         console=err_console, transient=True, disable=not err_console.is_terminal,
     ) as progress:  # fmt: skip
         task = progress.add_task("mining history", total=None)

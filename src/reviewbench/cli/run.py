@@ -15,7 +15,9 @@ import click
 from rich.table import Table
 
 from ..errors import OutputExists, ReviewbenchError
+from ..report.csv import defuse
 from ..review.experiment import TEMPLATE, load_experiment
+from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunStore
 from ._output import console, count_table, print_json, progress
 
@@ -65,9 +67,10 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
 
     loaded = load_experiment(experiment)
-    check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
-    show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
-                                                            on_update=on_update), out, as_json)  # fmt: skip
+    with run_lock(out):  # one writer per run directory
+        check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
+        show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
+                                                                on_update=on_update), out, as_json)  # fmt: skip
 
 
 def _store(rundir: Path) -> RunStore:
@@ -95,7 +98,7 @@ def runs_command(rundir: Path, as_json: bool) -> None:
     for column in (*_LISTED, "findings"):
         table.add_column(column)
     for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row.values()), markup=False)  # untrusted text
+        table.add_row(*("" if v is None else str(v) for v in row.values()))  # the console prints no markup
     console.print(table)
 
 
@@ -126,11 +129,15 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
         for run in runs:
             row = run.as_dict()
             row["findings"] = len(run.findings)
-            writer.writerow(["" if row[c] is None else row[c] for c in columns])
+            # Text gets the report's formula guard; other values are written as before.
+            writer.writerow([defuse(v) if isinstance(v := row[c], str) else "" if v is None else v for c in columns])
     if out is None:
         sys.stdout.write(buffer.getvalue())
     else:
-        out.write_text(buffer.getvalue(), encoding="utf-8")
+        try:
+            out.write_text(buffer.getvalue(), encoding="utf-8")
+        except OSError as exc:  # a failed write names no file: say which (a full disk, say)
+            raise OSError(exc.errno, exc.strerror, str(out)) from None
 
 
 @click.group("experiment")
@@ -155,7 +162,7 @@ def experiment_init(path: Path, force: bool) -> None:
               help="The run directory the experiment will run into (registration.json goes there).")
 @click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: seed 000's table).")
 @click.option("--bootstrap-seed", default=0, show_default=True, type=click.IntRange(min=0),
-              help="Seed scoring will use.")
+              help="Seed scoring will use (0 or more).")
 @click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),
               help="Bootstrap resamples scoring will use.")
 @click.option("--tolerance", default=3, show_default=True, type=click.IntRange(min=0),

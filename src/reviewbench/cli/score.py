@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ._output import console, print_json
+from ._output import console, escape, print_json
 
 __all__ = ["print_scoreboard", "score_command"]
 
@@ -81,7 +81,7 @@ def _print_condition(name: str, data: dict) -> None:
               help="Lines either side of a gold range that still count as located [default: registered, or 3].")
 @click.option("--bootstrap", "resamples", type=click.IntRange(min=100),
               help="Bootstrap resamples for the 95% intervals [default: registered, or 10000].")
-@click.option("--seed", type=int, help="Seed of the bootstrap [default: the registered one, or 0].")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the bootstrap (0 or more) [default: the registered one, or 0].")
 @click.option("--gates", type=click.Path(path_type=Path),
               help="Gates TOML [default: the registered gates, or seed 000's table].")
 @click.option("--include-unvalidated/--validated-only", default=None,
@@ -134,7 +134,7 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
     shown = [c for c in result["comparisons"]
              if c["metric"] in ("defect_recall", "false_alarm_rate") and c["analysis"] == "completed"]  # fmt: skip
     if shown:
-        console.print("\n[bold]paired differences[/] (a - b, same cases)")
+        console.print("\n[bold]paired differences[/] (a - b, same cases)", markup=True)
         for c in shown:
             if c["diff"] is None:
                 continue

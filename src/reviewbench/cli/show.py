@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from ..store import read_corpus
-from ._output import console, print_json
+from ._output import console, escape, print_json
 
 __all__ = ["show_command"]
 
@@ -89,7 +89,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     if as_json:
         print_json(report)
         return
-    console.print(f"[bold]{corpus}[/]: {len(data.cases)} cases mined from {data.meta.repo.path}", markup=True)
+    console.print(f"[bold]{escape(corpus)}[/]: {len(data.cases)} cases mined from {escape(data.meta.repo.path)}",
+                  markup=True)  # fmt: skip
     for title, counts, total in (
         ("stratum", by_stratum, len(data.gold)),
         ("validation", by_validation, len(data.gold)),

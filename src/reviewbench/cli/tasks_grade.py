@@ -27,7 +27,7 @@ def _scoreboard(board) -> Table:  # type: ignore[no-untyped-def]
     table = Table(title="Fix tasks: per condition (value num/den [95% interval])", show_edge=False)
     table.add_column("metric")
     for c in board.conditions:
-        table.add_column(escape(c.name), justify="right")
+        table.add_column(c.name, justify="right")  # the console prints no markup
     rows = [("resolve rate", [c.resolve_rate for c in board.conditions]),
             ("applies clean", [c.applies_clean_rate for c in board.conditions]),
             ("partial", [c.partial_rate for c in board.conditions]),

@@ -66,9 +66,9 @@ def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, lim
                     "dropped": counts.dropped, "test_cmd": summary.meta.test_cmd,
                     "tasks_sha256": summary.meta.tasks_sha256})  # fmt: skip
         return
-    console.print(f"Mined [bold]{counts.tasks}[/] tasks into {out} from {counts.matched_commits} matching "
+    console.print(f"Mined [bold]{counts.tasks}[/] tasks into {escape(str(out))} from {counts.matched_commits} matching "
                   f"commits ({summary.scanned_commits} scanned); tests: {escape(summary.meta.test_cmd)}",
-                  highlight=False)  # fmt: skip
+                  highlight=False, markup=True)  # fmt: skip
     table = Table(title="Matching commits by outcome", show_edge=False)
     table.add_column("outcome")
     table.add_column("commits", justify="right")

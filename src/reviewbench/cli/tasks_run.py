@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import OutputExists
+from ..store.lock import run_lock
 from ._output import console
 from .run import show_runs
 
@@ -36,8 +37,9 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
         raise click.UsageError("expected [TASKS] EXPERIMENT: at most two paths")
     *tasks_dir, experiment = paths
     loaded = load_tasks_experiment(experiment, tasks_dir[0] if tasks_dir else None)
-    show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed, on_update=on_update),
-              out, as_json)  # fmt: skip
+    with run_lock(out):  # one writer per run directory
+        show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed,
+                                                         on_update=on_update), out, as_json)  # fmt: skip
 
 
 @click.command("init")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EmptyRepository, GitError, NotAGitRepository
+from ..errors import EmptyRepository, GitError, Interrupted, NotAGitRepository
 
-__all__ = ["GIT", "Repository", "git_output", "missing_commits", "open_repository"]
+__all__ = ["GIT", "Repository", "git_output", "missing_commits", "open_repository", "raise_if_interrupted"]
 
 #: Every git call goes through these options: unicode paths unquoted, no colour, no pager,
 #: no user configuration that could change the output format (diff.noprefix and friends).
@@ -24,6 +25,13 @@ GIT = (
 )  # fmt: skip
 
 
+def raise_if_interrupted(returncode: int | None) -> None:
+    """Raise :class:`Interrupted` when a child died of SIGINT or SIGTERM (Ctrl-C reaches
+    every process of the terminal's group: git often dies before Python notices)."""
+    if returncode in (-signal.SIGINT, -signal.SIGTERM):
+        raise Interrupted(-returncode)
+
+
 def git_output(repo: Path, *args: str, check: bool = True) -> str:
     """Run one git command in ``repo`` and return its stdout (stripped)."""
     try:
@@ -37,6 +45,7 @@ def git_output(repo: Path, *args: str, check: bool = True) -> str:
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH") from None
     if check and proc.returncode != 0:
+        raise_if_interrupted(proc.returncode)
         detail = proc.stderr.strip().splitlines()
         raise GitError(f"git {args[0]} failed in {repo}: {detail[-1] if detail else 'no output'}")
     return proc.stdout.strip()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..errors import GitError
-from .repo import GIT
+from .repo import GIT, raise_if_interrupted
 
 __all__ = ["BlobReader", "LogEntry", "RawSection", "iter_diffs", "iter_log"]
 
@@ -75,6 +75,7 @@ def _finish(proc: subprocess.Popen[bytes], what: str, complete: bool) -> None:
     last = _stderr(proc)
     proc.err_file.close()  # type: ignore[attr-defined]
     if complete and code != 0:
+        raise_if_interrupted(code)
         raise GitError(f"{what} failed: {last or f'exit code {code}'}")
 
 
@@ -274,7 +275,7 @@ def iter_diffs(
         while (item := feeder.queue.get()) is not None:
             if item[1]:
                 # Most likely git died (a missing object, say): its own words say why.
-                proc.wait()
+                raise_if_interrupted(proc.wait())
                 last = _stderr(proc) or "no message"
                 raise GitError(
                     f"git diff-tree stopped before diffing every commit in {repo}: {last}"
@@ -324,6 +325,10 @@ class BlobReader:
             for blob in blobs:
                 header = proc.stdout.readline().split()
                 if not header:
+                    try:
+                        raise_if_interrupted(proc.wait(timeout=5))
+                    except subprocess.TimeoutExpired:
+                        pass
                     raise GitError(f"git cat-file in {self.repo} stopped answering: {_stderr(proc)}")
                 if len(header) < 3 or header[1] == b"missing":
                     out[blob] = None
@@ -338,15 +343,20 @@ class BlobReader:
         """Return one blob's bytes, or None when git does not have it."""
         return self.get_many([blob])[blob]
 
-    def close(self) -> None:
+    def close(self, quiet: bool = False) -> None:
+        """Stop git; ``quiet`` when already unwinding from an error (or a generator being
+        closed), where a second exception would only replace the first."""
         if self._proc is not None:
-            if self._proc.stdin:
-                self._proc.stdin.close()
-            _finish(self._proc, f"git cat-file in {self.repo}", complete=True)
-            self._proc = None
+            proc, self._proc = self._proc, None
+            if proc.stdin:
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
+            _finish(proc, f"git cat-file in {self.repo}", complete=not quiet)
 
     def __enter__(self) -> BlobReader:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.close(quiet=exc_type is not None)

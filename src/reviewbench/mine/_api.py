@@ -29,6 +29,9 @@ class MineSummary:
     meta: CorpusMeta
     scanned_commits: int
     synthetic: SyntheticSummary = field(default_factory=SyntheticSummary)
+    #: Matching commits that made a fix-reversal case. Rename variants of those cases are
+    #: cases too but no commit of their own: outcome tallies of commits use this count.
+    fix_commits: int = 0
 
 
 def _warn(message: str) -> None:
@@ -117,4 +120,4 @@ def mine_corpus(
             )
 
         meta = writer.commit(make_meta)
-    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra)
+    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra, fix_commits=len(fixes))

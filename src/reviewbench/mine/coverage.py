@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -21,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from ..config import Network, ValidateConfig
 from ..errors import ReviewbenchError
 from ..git.repo import Repository
+from ..store.scratch import make_scratch
 
 __all__ = ["CoverageMap", "TestLocator", "load_coverage"]
 
@@ -214,7 +214,7 @@ def _run(repo: Repository, command: str, known: set[str], tests: list[str],
          warn: Callable[[str], None]) -> CoverageMap | None:  # fmt: skip
     from ..validate.worker import ScratchTree
 
-    root = Path(tempfile.mkdtemp(prefix="reviewbench-coverage-"))
+    root = make_scratch("reviewbench-coverage-")
     try:
         config = ValidateConfig(network=Network.DENY, timeout=COVERAGE_TIMEOUT, jobs=1)
         tree = ScratchTree(repo.path, root / "tree", config)

@@ -16,6 +16,10 @@ __all__ = ["Block", "FileChange", "unquote_path"]
 
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _INDEX = re.compile(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)")
+#: First line of every git-LFS pointer file.
+LFS_POINTER_HEADER = b"version https://git-lfs.github.com/spec/"
+_SYMLINK_MODE = " 120000"
+_MODE_LINES = ("index ", "new file mode", "deleted file mode", "old mode", "new mode")
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -104,6 +108,7 @@ class FileChange:
         self.old_blob: str | None = None
         self.new_blob: str | None = None
         self.added_file = self.deleted_file = False
+        self.symlink = False  # either side is a symbolic link (mode 120000)
         for raw in section.header:
             line = _decode(raw)
             if line.startswith("--- "):
@@ -120,6 +125,8 @@ class FileChange:
                 self.deleted_file = True
             elif m := _INDEX.match(raw):
                 self.old_blob, self.new_blob = m.group(1).decode(), m.group(2).decode()
+            if line.endswith(_SYMLINK_MODE) and line.startswith(_MODE_LINES):
+                self.symlink = True
         if rename_from is not None and rename_to is not None:
             old, new = rename_from, rename_to
         elif minus is not None and plus is not None:
@@ -143,6 +150,13 @@ class FileChange:
     @property
     def binary(self) -> bool:
         return self.section.binary
+
+    @cached_property
+    def lfs_pointer(self) -> bool:
+        """The file is a git-LFS pointer on either side: its text names a blob elsewhere,
+        so a "change" is a new object id, not code a reviewer could read."""
+        return any(raw[1:].startswith(LFS_POINTER_HEADER) for raw in self.section.body or ()
+                   if raw[:1] in (b"+", b"-", b" "))  # fmt: skip
 
     @cached_property
     def blocks(self) -> tuple[Block, ...]:

@@ -141,9 +141,14 @@ class FixReversalMiner:
         """The commit's source changes if it can make a case; else tally why not."""
         changes = [FileChange(s) for s in sections]
         kinds = {id(c): self._kind(c) for c in changes}
-        source = [c for c in changes if kinds[id(c)] is FileKind.SOURCE and not c.binary]
+        # A link is never source: its "contents" name a host path, and a case built from a
+        # link change would send a reviewer whatever that path holds (docs/HOSTILE.md).
+        source = [c for c in changes if kinds[id(c)] is FileKind.SOURCE and not c.binary and not c.symlink
+                  and not c.lfs_pointer]  # fmt: skip
         source_changed = [c for c in source if c.section.changed]
         if not source_changed:
+            if any(c.lfs_pointer and kinds[id(c)] is FileKind.SOURCE for c in changes):
+                return self._drop(DropReason.LFS_POINTER)
             present = {kinds[id(c)] for c in changes}
             for kind, reason in _DROP_ORDER:
                 if kind in present:

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 from ..git.repo import Repository
 from ..git.stream import BlobReader
+from .diff import LFS_POINTER_HEADER
 from .paths import FileKind, PathClassifier, glob_regex
 
 __all__ = ["HeadFile", "HeadTree"]
@@ -80,7 +81,8 @@ class HeadTree:
         for path in wanted:
             raw = data.get(self.files[path].blob)
             try:
-                self._texts[path] = None if raw is None or b"\0" in raw else raw.decode("utf-8")
+                lfs = raw is not None and raw.startswith(LFS_POINTER_HEADER)  # a pointer, not code
+                self._texts[path] = None if raw is None or lfs or b"\0" in raw else raw.decode("utf-8")
             except UnicodeDecodeError:
                 self._texts[path] = None
         return {p: self._texts.get(p) for p in paths}

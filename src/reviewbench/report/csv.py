@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ._model import ReportData
 
-__all__ = ["CASE_COLUMNS", "FINDING_COLUMNS", "RUN_COLUMNS", "write_csv"]
+__all__ = ["CASE_COLUMNS", "FINDING_COLUMNS", "RUN_COLUMNS", "defuse", "write_csv"]
 
 RUN_COLUMNS = ("run_id", "case_id", "condition", "repetition", "variant", "state", "in_analysis",
                "started_at", "ended_at", "latency_s", "attempts", "cached", "model_requested",
@@ -35,6 +35,11 @@ def _text(value: str | None) -> str:
     if value is None:
         return ""
     return "'" + value if value.startswith(_FORMULA) else value
+
+
+def defuse(value: object) -> object:
+    """A CSV cell: text defused for spreadsheets, numbers as they are, None empty."""
+    return _text(value) if isinstance(value, str) else _cell(value)
 
 
 def _cell(value: object) -> object:

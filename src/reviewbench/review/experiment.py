@@ -93,6 +93,24 @@ class Experiment(LoadedFile):
     def corpus_path(self) -> Path:
         return (self.base / self.config.corpus).resolve()
 
+    def inputs_sha256(self) -> str:
+        """SHA-256 of what each condition's prompt and guidance files say.
+
+        The experiment's own hash covers only the file names it gives; a run directory
+        also records this, so that an edited prompt or guidance file is never mixed into
+        the runs of its earlier text.
+        """
+        from .prompt import load_prompt, load_text
+
+        parts = []
+        for condition in self.config.condition:
+            guidance = (
+                load_text((self.base / condition.guidance).resolve(), "guidance") if condition.guidance else None
+            )
+            parts.append({"condition": condition.name, "prompt": load_prompt(condition.prompt, self.base).sha256,
+                          "guidance": None if guidance is None else hashlib.sha256(guidance.encode()).hexdigest()})  # fmt: skip
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
 
 def _field(loc: tuple) -> str:
     out = ""
@@ -133,7 +151,9 @@ def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[
     if check is not None:
         check(data)
     try:
-        return model.model_validate(data)
+        # Strict: TOML has real types, so repeats = "3" or concurrency = 2.5 is a mistake to
+        # name, not a value to coerce.
+        return model.model_validate(data, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = _field(first["loc"])

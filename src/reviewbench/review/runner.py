@@ -166,8 +166,10 @@ def run_experiment(
     store = open_run_store(out)
     try:
         store.check_meta(
-            {"experiment_sha256": experiment.sha256, "gold_sha256": corpus.meta.gold_sha256},
-            {"experiment_sha256": "experiment", "gold_sha256": "corpus (its gold.jsonl changed)"},
+            {"experiment_sha256": experiment.sha256, "gold_sha256": corpus.meta.gold_sha256,
+             "inputs_sha256": experiment.inputs_sha256()},
+            {"experiment_sha256": "experiment", "gold_sha256": "corpus (its gold.jsonl changed)",
+             "inputs_sha256": "prompt or guidance text (a prompt or guidance file was edited)"},
         )
         store.set_meta({
             "experiment": json.dumps(experiment.config.model_dump(mode="json"), sort_keys=True),

@@ -39,7 +39,8 @@ _FORBIDDEN = re.compile(r"approv|merge|sign[- ]?off", re.IGNORECASE)
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # TOML has nan and inf; a threshold of nan makes every comparison false, silently.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Condition(_Model):

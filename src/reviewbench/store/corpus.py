@@ -11,6 +11,7 @@ import ctypes.util
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import CorpusError, OutputExists, UsageError
 from ..records import Case, CorpusMeta, GoldRecord
+from .scratch import make_scratch
 
 __all__ = [
     "CASES_FILE",
@@ -30,7 +32,9 @@ __all__ = [
     "Corpus",
     "CorpusWriter",
     "dump_jsonl",
+    "patch_file",
     "read_corpus",
+    "read_patch",
     "sha256_file",
 ]
 
@@ -56,7 +60,10 @@ def sha256_file(path: Path) -> str:
 
 
 def _write(path: Path, data: bytes) -> None:
-    path.write_bytes(data)
+    try:
+        path.write_bytes(data)
+    except OSError as exc:  # a failed write names no file: say which (a full disk, say)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 def sync_filesystem(path: Path) -> None:
@@ -102,7 +109,8 @@ class CorpusWriter:
                 )
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
-            stage = tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+            # ".<name>.<pid>-XXXX.tmp": a later mine sweeps the stage of a killed one.
+            stage = make_scratch(f".{out.name}.", out.parent, ".tmp")
         except OSError as exc:
             raise UsageError(
                 f"cannot create a corpus at {out}: {exc.strerror} ({exc.filename})"
@@ -180,11 +188,52 @@ def read_jsonl(path: Path, model: type[M]) -> list[M]:
     return records
 
 
+def patch_file(corpus_path: Path, case: Case) -> Path:
+    """The absolute path of ``case``'s patch, checked to be a regular file inside ``patches/``.
+
+    ``Case`` already refuses absolute and ``..`` paths; this also refuses a symlink anywhere
+    on the way (a shared corpus whose ``patches/x.diff`` points at ``/etc/passwd``).
+
+    Raises:
+        CorpusError: the patch file is missing, not a regular file, or reached through a link.
+    """
+    root = Path(os.path.abspath(corpus_path))
+    path = root / case.patch
+    current = root
+    for part in Path(case.patch).parts:
+        current = current / part
+        try:
+            info = current.lstat()
+        except FileNotFoundError:
+            raise CorpusError(f"the patch of {case.case_id} is missing: {path}") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise CorpusError(f"the patch of {case.case_id} is reached through a symbolic link "
+                              f"({current}); refusing to follow it out of the corpus")  # fmt: skip
+    if not stat.S_ISREG(info.st_mode):
+        raise CorpusError(f"the patch of {case.case_id} is not a regular file: {path}")
+    return path
+
+
+def read_patch(corpus_path: Path, case: Case) -> bytes:
+    """The bytes of ``case``'s patch (see :func:`patch_file` for what is refused)."""
+    path = patch_file(corpus_path, case)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise CorpusError(f"cannot read the patch of {case.case_id} ({path}): {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
 def read_corpus(path: Path) -> Corpus:
     """Load and check a corpus directory.
 
+    ``gold.jsonl`` must still hash to the ``gold_sha256`` recorded in ``corpus.json``: a
+    hand-edited gold file would otherwise change recall with no trace.
+
     Raises:
-        CorpusError: a file is missing or a line does not match its schema.
+        CorpusError: a file is missing, a line does not match its schema, or gold.jsonl
+            changed since corpus.json was written.
     """
     if not path.is_dir():
         raise CorpusError(f"{path} is not a corpus directory")
@@ -195,9 +244,9 @@ def read_corpus(path: Path) -> Corpus:
         meta = CorpusMeta.model_validate_json(meta_path.read_bytes())
     except ValidationError as exc:
         raise CorpusError(f"{meta_path}: not a valid corpus.json ({exc.errors()[0]['msg']})") from None
-    return Corpus(
-        path=path,
-        meta=meta,
-        cases=read_jsonl(path / CASES_FILE, Case),
-        gold=read_jsonl(path / GOLD_FILE, GoldRecord),
-    )
+    cases = read_jsonl(path / CASES_FILE, Case)
+    gold = read_jsonl(path / GOLD_FILE, GoldRecord)
+    if sha256_file(path / GOLD_FILE) != meta.gold_sha256:
+        raise CorpusError(f"{path / GOLD_FILE} changed since {META_FILE} was written (its SHA-256 "
+                          f"differs from gold_sha256); mine the corpus again or restore the file")  # fmt: skip
+    return Corpus(path=path, meta=meta, cases=cases, gold=gold)

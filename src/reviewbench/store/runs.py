@@ -102,6 +102,22 @@ class CachedReply:
     """Fix-task runs of solvers that edit a tree: the change they made (not in ``text``)."""
 
 
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to an existing store whose tables are all there."""
+    from urllib.parse import quote
+
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise CorpusError(f"{path} is not a readable run store: {exc}") from None
+    missing = sorted({"meta", "runs", "findings", "cache"} - tables)
+    if missing:
+        db.close()
+        raise CorpusError(f"{path} is damaged: its table(s) {', '.join(missing)} are missing")
+    return db
+
+
 class RunStore:
     """Read and write ``runs.sqlite``; one connection, used from one thread."""
 
@@ -109,6 +125,9 @@ class RunStore:
         self.path = path
         if not create and not path.is_file():
             raise CorpusError(f"{path.parent} is not a run directory (no {RUNS_DB}); run 'reviewbench run' first")
+        if not create:
+            self.db = _open_read_only(path)  # read commands never change a store, nor repair it
+            return
         try:
             self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -128,7 +147,10 @@ class RunStore:
     # -- metadata -------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise CorpusError(f"{self.path} is damaged and cannot be read: {exc}") from None
         return row[0] if row else None
 
     def set_meta(self, values: dict[str, str]) -> None:
@@ -191,7 +213,9 @@ class RunStore:
 
     def history(self) -> list[RunRow]:
         """Earlier attempts retired by ``run --retry-failed``, oldest try first."""
-        out = []
+        out: list[RunRow] = []
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").fetchone():
+            return out  # a store from before run --retry-failed kept history
         for (record,) in self.db.execute("SELECT record FROM history ORDER BY run_id, try_no"):
             data = json.loads(record)
             data.setdefault("patch", None)
@@ -268,7 +292,17 @@ class RunStore:
             )
 
     def runs(self) -> Iterator[RunRow]:
-        """Every recorded run with its findings, in a stable order."""
+        """Every recorded run with its findings, in a stable order.
+
+        Raises:
+            CorpusError: the store is damaged (a corrupt page, a value no run can hold).
+        """
+        try:
+            yield from self._runs()
+        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError) as exc:
+            raise CorpusError(f"{self.path} is damaged and cannot be read: {type(exc).__name__}: {exc}") from None
+
+    def _runs(self) -> Iterator[RunRow]:
         findings: dict[str, list[Finding]] = {}
         for run_id, path, line, severity, claim, raw in self.db.execute(
             "SELECT run_id, path, line, severity, claim, raw FROM findings ORDER BY run_id, idx"
@@ -279,9 +313,14 @@ class RunStore:
                 Finding.model_construct(path=path, line=line, severity=Severity(severity) if severity else None,
                                         claim=claim, raw=raw)
             )  # fmt: skip
-        cursor = self.db.execute(f"SELECT {', '.join(_COLUMNS)} FROM runs ORDER BY case_id, condition, variant, repetition")
+        # A store written by an older version (opened read-only, never upgraded) lacks the
+        # columns added since: they read as their defaults.
+        present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        columns = [c for c in _COLUMNS if c in present]
+        defaults = {"patch": None, "try_no": 1}
+        cursor = self.db.execute(f"SELECT {', '.join(columns)} FROM runs ORDER BY case_id, condition, variant, repetition")
         for row in cursor:
-            data = dict(zip(_COLUMNS, row, strict=True))
+            data = {**defaults, **dict(zip(columns, row, strict=True))}
             data["state"] = RunState(data["state"])
             data["params"] = json.loads(data["params"])
             data["unparsed"] = json.loads(data["unparsed"])

@@ -6,7 +6,10 @@ Order of checks, cheapest and safest first (SPEC 11):
 2. the patch is parsed by :func:`parse_patch` before anything touches a tree: a diff that
    does not parse, or names a path outside the tree, is rejected and never applied;
 3. ``applies_clean`` = strict ``git apply --check`` at the base (an empty patch applies);
-4. apply it, apply the task's test patch, and run only the test files that hold the
+4. apply it; put back from the base every test-machinery file it touched (graded test
+   files, ``conftest.py``, pytest configuration, ``sitecustomize``/``.pth``: see
+   :mod:`.grade_infra`), recording ``touched_test_infra`` (never resolved);
+5. apply the task's test patch, and run only the test files that hold the
    task's FAIL_TO_PASS and PASS_TO_PASS tests: the cheap selection is what keeps grading
    fast. Outcomes are read from pytest's JUnit XML, per node id, never from printed text:
    a patch that prints "PASSED" passes nothing.
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from ..validate.testcmd import TestCommand, VerdictKind
 from ..validate.worker import ScratchTree
+from .grade_infra import restore_test_infra, test_infra_paths
 from .grade_patch import ParsedPatch, PatchRejected, parse_patch
 from .records import Grade, GradeStatus, Task
 from .solutions import Solution
@@ -135,11 +139,13 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
         return grade
 
     empty = not job.patch.strip()
+    changed: frozenset[str] = frozenset()
     if empty:
         size: dict[str, object] = {}
     else:
         try:  # checked before scheduling too; a tree never sees an unsafe patch
-            size = _size(parse_patch(job.patch), job.gold_files)
+            parsed = parse_patch(job.patch)
+            size, changed = _size(parsed, job.gold_files), parsed.paths
         except PatchRejected as exc:
             return done(GradeStatus.REJECTED, reason=f"patch rejected, not applied: {exc}")
     tree.checkout(job.base)
@@ -157,6 +163,13 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
             return done(
                 GradeStatus.APPLY_FAILED, reason="git apply refused the patch at the base", **size
             )
+    graded_tests = {*test_selection(required), *(_test_patch_paths(job.test_patch))}
+    infra = test_infra_paths(tree.path, job.base, changed, graded_tests)
+    if infra:
+        restore_test_infra(tree.path, job.base, infra)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n=== the patch touched test machinery, restored from the base: {', '.join(infra)}\n")
+        size["touched_test_infra"] = True
     tree.setup(log)
     tests = tree.home / "tests.diff"
     tests.write_text(job.test_patch, encoding="utf-8", errors="surrogateescape")
@@ -168,14 +181,25 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
     passed = outcome.passed - outcome.failed if ran else frozenset()
     f2p = sum(1 for t in job.fail_to_pass if t in passed)
     p2p = sum(1 for t in job.pass_to_pass if t in passed)
-    resolved = bool(required) and f2p == len(job.fail_to_pass) and p2p == len(job.pass_to_pass)
+    resolved = bool(required) and f2p == len(job.fail_to_pass) and p2p == len(job.pass_to_pass) and not infra
     return done(
         GradeStatus.TESTED, applies_clean=True, tests_pass=resolved, partial=not resolved and f2p > 0,
         f2p_passed=f2p, p2p_passed=p2p, not_passed=[t for t in required if t not in passed],
         test_verdict=outcome.kind.value, exit_code=outcome.verdict.exit_code,
         duration_s=round(outcome.verdict.duration_s, 3),
-        reason=None if ran else f"the test run ended {outcome.kind.value}", **size,
+        reason=(f"the patch changed test machinery ({', '.join(infra)}): restored before testing, never resolved"
+                if infra else None if ran else f"the test run ended {outcome.kind.value}"), **size,
     )  # fmt: skip
+
+
+def _test_patch_paths(test_patch: str) -> frozenset[str]:
+    """Files the task's own test patch touches (graded like the selection's files)."""
+    if not test_patch.strip():
+        return frozenset()
+    try:
+        return parse_patch(test_patch).paths
+    except PatchRejected:
+        return frozenset()
 
 
 def _grade_error(command: TestCommand, exc: Exception) -> Grade:

@@ -128,5 +128,6 @@ class Grade(_Record):
     exit_code: int | None = Field(default=None, description="Exit code of the test run.")
     duration_s: float = Field(default=0.0, ge=0, description="Seconds of test time.")
     patch_sha256: str | None = Field(default=None, description="SHA-256 of the patch graded; a changed patch is graded again.")
+    touched_test_infra: bool = Field(default=False, description="The patch changed graded test files, conftest.py, pytest configuration, sitecustomize/usercustomize or .pth files: they were restored from the base before testing, and the run is never resolved.")
 
 __all__ += ["GRADES_FILE", "Grade", "GradeStatus"]

@@ -8,6 +8,7 @@ end. An interrupted run keeps its journal, and the next run resumes from it.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -17,8 +18,8 @@ from pathlib import Path
 from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
 from ..git.repo import missing_commits, open_repository
-from ..records import Validation
-from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, read_corpus, sha256_file
+from ..records import Case, Validation
+from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
 from .executors import run_jobs
 from .testcmd import TestCommand, detect_test_command
@@ -39,6 +40,18 @@ class ValidateSummary:
     attempted: int
     skipped: int
     by_status: dict[str, int]
+
+
+def _patch(corpus_path: Path, case: Case) -> Path:
+    """The case's patch file; a missing one is left for the case's log to report, anything
+    reached through a link or not a regular file is refused (a hostile corpus)."""
+    try:
+        return patch_file(corpus_path, case)
+    except CorpusError:
+        path = Path(os.path.abspath(corpus_path)) / case.patch
+        if os.path.lexists(path) or not path.parent.is_dir():
+            raise
+        return path
 
 
 def resolve_config(corpus: Path, overrides: dict) -> ValidateConfig:
@@ -93,7 +106,7 @@ def validate_corpus(
         CaseJob(
             case_id=c.case_id,
             base=c.base,
-            patch=(corpus_path / c.patch).resolve(),
+            patch=_patch(corpus_path, c),
             test_paths=tuple(gold[c.case_id].provenance.test_paths),
             log=(logs / f"{c.case_id}.log").resolve(),
             shared_base=bases[c.base] > 1,

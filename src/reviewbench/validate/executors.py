@@ -8,6 +8,7 @@ child processes, so threads suffice and Ctrl-C stays simple).
 
 from __future__ import annotations
 
+import logging
 import queue
 import shutil
 import tempfile
@@ -21,6 +22,7 @@ from typing import Any
 from ..config import ValidateConfig
 from ..errors import UsageError
 from ..records import Validation, ValidationStatus
+from ..store.scratch import make_scratch
 from .sandbox import Cancelled, isolation_prefix, kill_all, reset_cancel
 from .testcmd import TestCommand
 from .worker import ScratchTree, validate_case
@@ -66,7 +68,7 @@ def run_jobs(repo: Path, command: TestCommand, config: ValidateConfig, jobs: lis
 def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: list[Any], record: Record,
                handler: Handler) -> None:  # fmt: skip
     reset_cancel()
-    root = Path(tempfile.mkdtemp(prefix="reviewbench-validate-"))
+    root = make_scratch("reviewbench-validate-")
     idle: queue.SimpleQueue[ScratchTree] = queue.SimpleQueue()
     counter = iter(range(len(jobs) + 1))
     lock = threading.Lock()
@@ -113,7 +115,7 @@ class _RayWorker:
     """A Ray actor owning one scratch tree on its node."""
 
     def __init__(self, repo: str, command: str, config: ValidateConfig, handler: Handler) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="reviewbench-validate-"))
+        self.root = make_scratch("reviewbench-validate-")
         self.tree = ScratchTree(Path(repo), self.root / "tree", config)
         self.command = TestCommand(command)
         self.handler = handler
@@ -135,6 +137,9 @@ def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: lis
         raise UsageError("the Ray executor needs Ray: pip install 'reviewbench[ray]'") from None
     started = not ray.is_initialized()
     if started:
+        # Ray announces its token-authentication default on every local start-up; on the
+        # user's terminal that is noise inside validate's output (warnings only).
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         try:
             ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)  # fmt: skip

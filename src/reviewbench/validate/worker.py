@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..config import Network, ValidateConfig
 from ..errors import GitError
-from ..git.repo import GIT
+from ..git.repo import GIT, raise_if_interrupted
 from ..records import Validation, ValidationStatus
 from .sandbox import RunOutcome, Sandbox
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
@@ -90,6 +90,7 @@ class ScratchTree:
     ) -> subprocess.CompletedProcess[bytes]:
         proc = subprocess.run([*GIT, *args], cwd=cwd or self.path, capture_output=True)
         if check and proc.returncode != 0:
+            raise_if_interrupted(proc.returncode)
             detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitError(
                 f"git {args[0]} failed in scratch tree: {detail[-1] if detail else proc.returncode}"
@@ -104,8 +105,16 @@ class ScratchTree:
     def applies(self, patch: Path) -> bool:
         return self._git("apply", "--check", str(patch), check=False).returncode == 0
 
-    def apply(self, patch: Path) -> bool:
-        return self._git("apply", "--whitespace=nowarn", str(patch), check=False).returncode == 0
+    def apply(self, patch: Path, log: Path | None = None) -> bool:
+        """Apply ``patch``; when it cannot be, say why in ``log`` (if given)."""
+        if not patch.is_file():
+            if log is not None:
+                _note(log, f"the patch file {patch} is missing: nothing to apply")
+            return False
+        proc = self._git("apply", "--whitespace=nowarn", str(patch), check=False)
+        if proc.returncode != 0 and log is not None:
+            _note(log, f"the patch does not apply: {proc.stderr.decode('utf-8', 'replace').strip()}")
+        return proc.returncode == 0
 
     def run_tests(
         self, command: TestCommand, shell: str, log: Path, bounds: Bounds = Bounds()
@@ -360,7 +369,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         if not fresh:
             tree.checkout(job.base)
         fresh = False
-        if not tree.apply(job.patch):
+        if not tree.apply(job.patch, job.log):
             return result(ValidationStatus.APPLY_FAILED)
         first = last = run(selection, f"patched ({name}) run 1")
         if first.kind in (VerdictKind.NO_TESTS, VerdictKind.PASS):
@@ -413,7 +422,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
                 return result(ValidationStatus.ERROR, reference, name)
         if reruns > 1:
             tree.checkout(job.base)  # reruns start from a fresh patched tree
-            if not tree.apply(job.patch):
+            if not tree.apply(job.patch, job.log):
                 return result(ValidationStatus.APPLY_FAILED)
         runs = [first]
         for attempt in range(1, reruns):

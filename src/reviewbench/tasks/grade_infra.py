@@ -1,0 +1,98 @@
+"""What a solver may not change: the machinery that decides whether tests passed.
+
+A solver's patch that adds a ``conftest.py`` hook forcing every outcome to "passed", edits
+the graded test files, changes pytest's configuration or drops a ``sitecustomize.py`` or
+``.pth`` file into the tree would grade itself. Before the grading tests run, every such
+file the patch touched is put back as it was at the task's base (or removed, when the patch
+created it), and the grade records ``touched_test_infra``: such a run is never resolved,
+whatever the restored tests then say (docs/HOSTILE.md).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+from ..git.repo import GIT
+
+__all__ = ["PYTEST_CONFIG_FILES", "restore_test_infra", "test_infra_paths"]
+
+#: Files pytest reads its configuration from (any of them, at any depth, can become the
+#: inifile of a run whose arguments lie below it).
+PYTEST_CONFIG_FILES = frozenset(
+    {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg"}
+)
+#: Modules Python imports on its own at start-up, before any test.
+STARTUP_MODULES = frozenset({"sitecustomize.py", "usercustomize.py"})
+
+
+def _by_name(path: str, test_files: frozenset[str]) -> bool:
+    name = PurePosixPath(path).name
+    return (
+        path in test_files
+        or name == "conftest.py"
+        or name in PYTEST_CONFIG_FILES
+        or name in STARTUP_MODULES
+        or name.endswith(".pth")
+    )
+
+
+def _pytest_tables(text: str | None) -> object:
+    """The ``[tool.pytest*]`` tables of a pyproject.toml (a marker when it does not parse)."""
+    if text is None:
+        return {}
+    try:
+        tool = tomllib.loads(text).get("tool", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return ("unparsable", text)
+    if not isinstance(tool, dict):
+        return ("not a table", repr(tool))
+    return {k: v for k, v in tool.items() if k.startswith("pytest")}
+
+
+def _at_base(tree: Path, base: str, path: str) -> bytes | None:
+    proc = subprocess.run(
+        [*GIT, "-C", str(tree), "cat-file", "blob", f"{base}:{path}"],
+        capture_output=True,
+        check=False,
+    )
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _in_tree(tree: Path, path: str) -> str | None:
+    target = tree / path
+    if target.is_symlink() or not target.is_file():
+        return None
+    return target.read_text("utf-8", "surrogateescape")
+
+
+def test_infra_paths(
+    tree: Path, base: str, changed: Iterable[str], test_files: Iterable[str]
+) -> list[str]:
+    """The paths among ``changed`` (after the patch was applied in ``tree``) that are test
+    machinery: graded test files, conftest.py, pytest configuration, start-up modules and
+    ``.pth`` files, and a pyproject.toml whose ``[tool.pytest*]`` tables changed."""
+    tests = frozenset(test_files)
+    found: list[str] = []
+    for path in sorted(set(changed)):
+        if _by_name(path, tests):
+            found.append(path)
+        elif PurePosixPath(path).name == "pyproject.toml":
+            before = _at_base(tree, base, path)
+            old = before.decode("utf-8", "surrogateescape") if before is not None else None
+            if _pytest_tables(old) != _pytest_tables(_in_tree(tree, path)):
+                found.append(path)
+    return found
+
+
+def restore_test_infra(tree: Path, base: str, paths: Iterable[str]) -> None:
+    """Put each path back as it was at ``base``; remove it when ``base`` did not have it."""
+    for path in paths:
+        target = tree / path
+        if _at_base(tree, base, path) is not None:
+            subprocess.run([*GIT, "-C", str(tree), "checkout", "--quiet", base, "--", path],
+                           capture_output=True, check=True)  # fmt: skip
+        elif target.is_symlink() or target.is_file():
+            target.unlink()

@@ -1,0 +1,90 @@
+"""Attack 14: Ctrl-C as a terminal sends it, to the whole process group, at any moment.
+
+git children die of the same SIGINT; that is an interruption (exit 130, one line), never
+"git cat-file … failed: exit code -2". A Ctrl-C while the command is still importing is
+one line too.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ..conftest import default_sigint
+
+
+def _fast_import_history(path, commits: int) -> None:
+    """A repository of ``commits`` small fix commits, written by git fast-import."""
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    stream = []
+    for i in range(commits):
+        body = "".join(f"def f{j}(x):\n    return x + {(i + j) % 7}\n\n\n" for j in range(30))
+        data = body.encode()
+        stream.append(f"commit refs/heads/main\nmark :{i + 1}\n"
+                      f"author A <a@example.com> {1700000000 + i} +0000\n"
+                      f"committer A <a@example.com> {1700000000 + i} +0000\n"
+                      f"data {len(f'fix f{i}')}\nfix f{i}\n".encode())  # fmt: skip
+        if i:
+            stream.append(f"from :{i}\n".encode())
+        stream.append(
+            f"M 100644 inline pkg/m{i % 40}.py\ndata {len(data)}\n".encode() + data + b"\n"
+        )
+    subprocess.run(
+        ["git", "-C", str(path), "fast-import", "--quiet"], input=b"".join(stream), check=True
+    )
+    subprocess.run(["git", "-C", str(path), "checkout", "-q", "main"], check=True)
+
+
+def _interrupt(
+    args: list[str], delay: float, signum: int = signal.SIGINT
+) -> subprocess.CompletedProcess:
+    proc = subprocess.Popen([sys.executable, "-m", "reviewbench", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_sigint)  # fmt: skip
+    time.sleep(delay)
+    try:
+        os.killpg(proc.pid, signum)  # what a terminal does: the whole group
+    except ProcessLookupError:
+        pass
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out.decode(), err.decode())
+
+
+@pytest.mark.parametrize(
+    "signum,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_ctrl_c_during_mine_is_an_interruption(tmp_path, signum, code, word):
+    repo = tmp_path / "repo"
+    _fast_import_history(repo, 600)
+    hits = 0
+    for attempt, delay in enumerate((0.8, 1.0, 1.2, 1.5, 1.8, 2.2)):
+        out = tmp_path / f"corpus{attempt}"
+        result = _interrupt(["mine", str(repo), "--out", str(out)], delay, signum)
+        assert "Traceback" not in result.stderr and "failed" not in result.stderr, result.stderr
+        if result.returncode == 0:
+            continue  # finished before the signal
+        if (
+            result.returncode == -signum
+        ):  # still importing: the default action (the shell shows 128+n)
+            assert result.stderr == ""
+            continue
+        assert result.returncode == code, result.stderr
+        assert result.stderr.strip() == f"reviewbench: error: {word}", result.stderr
+        assert not out.exists()  # nothing half-written
+        hits += 1
+    assert hits, "every mine finished before its signal: make the repository larger"
+
+
+def test_ctrl_c_during_start_up_is_one_line(tmp_path):
+    seen = set()
+    for delay in (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4):
+        result = _interrupt(["show", str(tmp_path)], delay)
+        assert "Traceback" not in result.stderr, result.stderr
+        if result.returncode == 130:
+            assert result.stderr.strip() == "reviewbench: error: interrupted", result.stderr
+        seen.add(result.returncode)
+    assert 130 in seen, seen

@@ -1,0 +1,48 @@
+"""Attack 15 (scratch areas): a run leaves no tree folder behind, and the folders of a
+killed run are swept by the next one (only those of dead processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from reviewbench import MineConfig, mine_corpus
+
+
+@pytest.mark.parametrize("context", ["diff", "tree"])
+def test_runs_leave_no_tree_folders_and_sweep_dead_ones(git_repo, tmp_path, cli, context):
+    repo = git_repo()
+    repo.commit("init", {"app/a.py": "def a(x):\n    return x\n"})
+    repo.commit(
+        "fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"}
+    )
+    mine_corpus(MineConfig(repo=repo.path), tmp_path / "corpus")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    dead = scratch / "reviewbench-trees-999999999-stale"  # no such pid
+    (dead / "case-x").mkdir(parents=True)
+    (dead / "case-x" / "f.py").write_text("x")
+    os.chmod(dead / "case-x", 0o500)
+    alive = scratch / f"reviewbench-trees-{os.getpid()}-live"  # this process: kept
+    alive.mkdir()
+    experiment = tmp_path / "experiment.toml"
+    experiment.write_text(f"corpus = {json.dumps(str(tmp_path / 'corpus'))}\nrepeats = 1\n"
+                          f'[[condition]]\nname = "A"\ncontext = "{context}"\nreviewer = {{ kind = "flag_all" }}\n')  # fmt: skip
+    result = cli("run", experiment, "--out", tmp_path / "runs", env={"TMPDIR": str(scratch)})
+    assert result.code == 0, result.err
+    assert sorted(p.name for p in scratch.iterdir()) == [alive.name]
+
+
+def test_mine_sweeps_the_stage_of_a_killed_mine(git_repo, tmp_path, cli_inproc):
+    repo = git_repo()
+    repo.commit("init", {"app/a.py": "def a(x):\n    return x\n"})
+    repo.commit("fix a", {"app/a.py": "def a(x):\n    return x or 0\n"})
+    stale = tmp_path / ".corpus.999999999-abcd.tmp"  # what kill -9 during mine leaves
+    (stale / "patches").mkdir(parents=True)
+    live = tmp_path / f".corpus.{os.getpid()}-abcd.tmp"
+    live.mkdir()
+    result = cli_inproc("mine", repo.path, "--out", tmp_path / "corpus")
+    assert result.code == 0, result.err
+    assert not stale.exists() and live.exists()

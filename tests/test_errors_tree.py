@@ -22,6 +22,13 @@ PROGRAMMING_ERRORS = {
     ("tasks/context.py", "context_files"),
     ("review/experiment.py", "unique_names"),  # called from a field validator
     ("mine/mutations/_base.py", "register"),
+    # Validators used through Annotated[..., AfterValidator(...)]: pydantic turns them into
+    # a validation error, which the reader reports as one line.
+    ("records.py", "_relative_path"),
+    ("records.py", "_patch_path"),
+    # An OSError re-raised with the file it concerns; the CLI prints OS errors as one line.
+    ("cli/run.py", "export_command"),
+    ("store/corpus.py", "_write"),
 }
 
 

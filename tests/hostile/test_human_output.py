@@ -33,7 +33,7 @@ def world(tmp_path_factory):
 def test_every_command_prints_markup_like_names_as_themselves(world, cli):
     root, repo = world
     corpus = root / "cc[/x]"
-    mined = cli("mine", repo.path, "--out", corpus)
+    mined = cli("mine", repo.path, "--out", corpus, "--controls-ratio", "0")
     assert mined.code == 0, mined.err
     assert "cc[/x]" in mined.out and mined.err == ""
     shown = cli("show", corpus, "--cases")

@@ -26,7 +26,7 @@ def rundir(tmp_path_factory) -> Path:
     repo.commit(
         "fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"}
     )
-    mine_corpus(MineConfig(repo=repo.path), root / "corpus")
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), root / "corpus")
     script = root / "review.py"
     script.write_text(
         "import sys\nsys.stdin.read()\nprint('app/a.py:2 high =HYPERLINK(\"http://x\") check None')\n"
@@ -39,7 +39,9 @@ def rundir(tmp_path_factory) -> Path:
     from tests.hostile.conftest import run_cli
 
     result = run_cli("run", experiment, "--out", root / "runs")
-    assert result.code == 0, result.err
+    # B is unreachable on purpose (its failed runs are part of the store under test): the
+    # runs are recorded, and the exit status says no answer came from B.
+    assert result.code == 1 and "every run of condition B failed" in result.err, result.err
     return root / "runs"
 
 

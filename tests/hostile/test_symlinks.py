@@ -98,7 +98,7 @@ def test_a_link_only_fix_is_not_a_source_case(git_repo, tmp_path):
     repo.git("commit", "-q", "-m", "fix settings: a real module")
     repo.commit("fix f", {"app.py": "def f(x):\n    return x or 0\n"})
     out = tmp_path / "corpus"
-    summary = mine_corpus(MineConfig(repo=repo.path), out)
+    summary = mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)
     corpus = read_corpus(out)
     assert summary.meta.counts.dropped.get("no_source_change") == 1
     for c in corpus.cases:
@@ -122,6 +122,6 @@ def test_lfs_pointer_changes_are_dropped_as_lfs_pointer(git_repo, tmp_path):
     repo.commit("init", {"model.py": LFS.format("a" * 64), "app.py": "def f(x):\n    return x\n"})
     repo.commit("fix model weights", {"model.py": LFS.format("b" * 64)})
     repo.commit("fix f", {"app.py": "def f(x):\n    return x or 0\n"})
-    summary = mine_corpus(MineConfig(repo=repo.path), tmp_path / "corpus")
+    summary = mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), tmp_path / "corpus")
     assert summary.meta.counts.dropped["lfs_pointer"] == 1
     assert [c.paths for c in read_corpus(tmp_path / "corpus").cases] == [["app.py"]]

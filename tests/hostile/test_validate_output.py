@@ -16,7 +16,7 @@ def test_ray_start_up_prints_nothing_of_its_own(git_repo, tmp_path, cli):
     repo.commit("init", {"calc.py": "def inc(x):\n    return x\n", "test_calc.py":
                          "from calc import inc\n\n\ndef test_inc():\n    assert inc(1) == 2\n"})  # fmt: skip
     repo.commit("fix inc", {"calc.py": "def inc(x):\n    return x + 1\n"})
-    mine_corpus(MineConfig(repo=repo.path), tmp_path / "corpus")
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), tmp_path / "corpus")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env["HOME"] = str(tmp_path)  # no ~/.ray token: Ray's default mode, which announces itself
     result = cli("validate", tmp_path / "corpus", "--executor", "ray", "--jobs", "1", "--test-cmd",

@@ -92,7 +92,8 @@ def write_corpus(out: Path) -> Path:
     return out
 
 
-def write_runs(out: Path, corpus: Path) -> Path:
+def write_runs(out: Path, corpus: Path, findings: dict | None = None) -> Path:
+    findings_by_run = FINDINGS if findings is None else findings
     gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
     out.mkdir(parents=True)
     store = RunStore(out / "runs.sqlite", create=True)
@@ -101,7 +102,7 @@ def write_runs(out: Path, corpus: Path) -> Path:
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha, "experiment": json.dumps(experiment)})
     for condition in CONDITIONS:
         for case_id in CASES:
-            claims = FINDINGS.get((condition, case_id), [])
+            claims = findings_by_run.get((condition, case_id), [])
             findings = [Finding(path=f"app/{case_id}.py", line=2, claim=c, raw=f"app/{case_id}.py:2 {c}")
                         for c in claims]  # fmt: skip
             store.record(RunRow(

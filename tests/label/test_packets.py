@@ -85,3 +85,20 @@ def test_a_directory_without_runs_is_one_clear_error(tmp_path):
 
     with pytest.raises(CorpusError, match="not a run directory"):
         export_packets(tmp_path, tmp_path / "p.jsonl")
+
+
+def test_packets_and_label_rows_satisfy_their_published_schemas(rundir, tmp_path):
+    from jsonschema import Draft202012Validator
+
+    from reviewbench.cli.schema import json_schema
+    from reviewbench.label import LabelRow
+
+    out = tmp_path / "packets.jsonl"
+    export_packets(rundir, out)
+    packets = Draft202012Validator(json_schema("packets"))
+    for packet in _read(out):
+        packets.validate(packet)
+    row = LabelRow.model_validate({"comment_id": "c1", "class": "true_finding", "defect_id": "d-1",
+                                   "fields": {"location": True}, "triage_s": 3.5})  # fmt: skip
+    Draft202012Validator(json_schema("labels")).validate(row.model_dump(mode="json", by_alias=True))
+    assert "class" in json_schema("labels")["properties"]

@@ -153,7 +153,7 @@ def test_the_triage_timer_pauses_while_hidden_or_idle(rundir, serve, page):
     page.clock.install()
     page.goto(base + "/")  # --rater: straight to ann's first packet
     page.wait_for_selector("article.claim")
-    seconds = lambda: page.evaluate("window.reviewbenchTimer.activeSeconds()")  # noqa: E731
+    seconds = lambda: page.evaluate("window.reviewbenchTimer.activeSeconds()")
     page.keyboard.press("j")
     page.keyboard.press("k")
     page.clock.run_for(10_000)

@@ -10,8 +10,6 @@ import sys
 import time
 import urllib.request
 
-import pytest
-
 
 def run(*args):
     env = {k: v for k, v in os.environ.items() if k != "REVIEWBENCH_DEBUG"}

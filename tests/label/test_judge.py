@@ -7,10 +7,12 @@ import json
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
 from reviewbench.label import LabelStore, Role, import_labels
+from reviewbench.label.evidence import label_verdicts
 from reviewbench.label.judge import PADDING, calibrate, judge_claims, load_judge
 
 from .conftest import CONDITIONS, write_corpus, write_runs
@@ -31,10 +33,11 @@ def planned(text: str) -> dict:
 
 
 FINDINGS = {
-    (CONDITIONS[0], "case-1"): [f"c1 {i} remark about the slice" for i in range(0, 12)],
+    (CONDITIONS[0], "case-1"): [f"c1 {i} remark about the slice" for i in range(12)],
     (CONDITIONS[1], "case-1"): [f"c1 {i} remark about the slice" for i in range(12, 20)],
-    (CONDITIONS[0], "case-2"): [f"c2 {i} remark about the lookup" for i in range(0, 10)],
+    (CONDITIONS[0], "case-2"): [f"c2 {i} remark about the lookup" for i in range(10)],
     (CONDITIONS[1], "case-2"): [f"c2 {i} remark about the lookup" for i in range(10, 16)],
+    (CONDITIONS[0], "case-3"): [f"c3 {i} remark people never labelled" for i in range(1, 5)],
 }
 
 
@@ -44,7 +47,7 @@ def big_rundir(tmp_path):
     with LabelStore(rundir) as store:
         claims = store.packets().claims
     rows = [{"comment_id": c.comment_id, "part": c.part, **planned(c.text),
-             "note": None, "triage_s": 5} for c in claims]  # fmt: skip
+             "note": None, "triage_s": 5} for c in claims if not c.text.startswith("c3")]  # fmt: skip
     path = tmp_path / "people.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     import_labels(rundir, path, rater="ann")
@@ -54,16 +57,15 @@ def big_rundir(tmp_path):
 
 class _Judge(BaseHTTPRequestHandler):
     biased = False
-    requests: list = []
+    requests: ClassVar[list] = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         user = body["messages"][1]["content"]
         request = json.loads(user[user.index("{"):])
         type(self).requests.append(request)
         claim = request["claim"]
-        if claim.endswith(PADDING):
-            claim = claim[: -len(PADDING)]
+        claim = claim.removesuffix(PADDING)
         label = planned(claim)
         if self.biased and label["class"] == "true_finding":
             label = {**label, "defect_id": request["defects"][0]["defect_id"]}  # primacy: the first listed
@@ -121,6 +123,14 @@ def test_a_faithful_judge_is_usable(big_rundir, judge_server, tmp_path):
         assert store.latest_calibration("j")[1]["usable"] is True
         assert len(store.rows(role=Role.JUDGE, probe=None)) == 3 * 36
         assert len(store.rows(role=Role.RATER)) == 72  # people's labels untouched
+        judge_claims(store, _config(tmp_path, url), [k for k, ref in store.claims().items()
+                                                     if ref.text.startswith("c3")])  # fmt: skip
+    verdicts = label_verdicts(big_rundir)
+    assert len(verdicts) == 40
+    judged = [v for v in verdicts if v.evidence.value == "judge"]
+    assert len(judged) == 4 and {v.case_id for v in judged} == {"case-3"}
+    assert all(v.basis.value == "judge" for v in judged)
+    assert {v.evidence.value for v in verdicts if v.case_id != "case-3"} == {"human"}
 
 
 def test_an_order_biased_judge_is_refused(big_rundir, judge_server, tmp_path):
@@ -132,6 +142,9 @@ def test_an_order_biased_judge_is_refused(big_rundir, judge_server, tmp_path):
     assert result["usable"] is False
     assert any("flip on order" in r for r in result["reasons"])
     assert result["kappa"] == 1.0  # classes agree: only the probe exposes the bias
+    with LabelStore(big_rundir) as store:
+        judge_claims(store, _config(tmp_path, url, "biased"))
+    assert {v.evidence.value for v in label_verdicts(big_rundir)} == {"human"}  # refused: people only
 
 
 def test_too_few_human_labels_is_not_usable(rundir, judge_server, tmp_path):

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from reviewbench.label import ActionabilityFields, actionability_rate, cohen_kappa, kappa_with_interval, triage_minutes
+from reviewbench.label import (
+    ActionabilityFields,
+    actionability_rate,
+    cohen_kappa,
+    kappa_with_interval,
+    triage_minutes,
+)
 
 
 def _pairs(table: dict[tuple[str, str], int]) -> tuple[list[str], list[str]]:

@@ -14,7 +14,6 @@ from reviewbench.label import (
     Role,
     agreement,
     export_labels,
-    export_packets,
     human_verdicts,
     import_labels,
     label_metrics,
@@ -66,7 +65,7 @@ def plan(keys, tweak: dict | None = None):
             rows[text] = row(key, "unclear")
         elif text.startswith("The slice now stops"):
             rows[text] = row(key, "true_finding", "d-1", YES)
-        elif text.startswith("Callers") or text.startswith("Restore"):
+        elif text.startswith(("Callers", "Restore")):
             rows[text] = row(key, "duplicate")
         else:
             rows[text] = row(key, "false_positive", triage=5)

@@ -133,10 +133,11 @@ def queue_command(rundir: Path, as_json: bool, limit: int) -> None:
 @_RUNDIR
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def verdicts_command(rundir: Path, as_json: bool) -> None:
-    """Final human labels per reviewer comment, actionability and triage minutes."""
-    from ..label import human_verdicts, label_metrics
+    """Final labels per reviewer comment (people's, then a usable calibrated judge's),
+    actionability of human-labelled true findings, and triage minutes."""
+    from ..label import label_metrics, label_verdicts
 
-    verdicts = human_verdicts(rundir)
+    verdicts = label_verdicts(rundir)
     rate, triage = label_metrics(rundir)
     if as_json:
         print_json({"verdicts": [v.model_dump(mode="json") for v in verdicts], "actionability_rate": rate.as_dict(),
@@ -145,7 +146,8 @@ def verdicts_command(rundir: Path, as_json: bool) -> None:
     by_class: dict[str, int] = {}
     for v in verdicts:
         by_class[v.label_class.value] = by_class.get(v.label_class.value, 0) + 1
-    console.print(f"{len(verdicts)} comments with a final human label: "
+    judged = sum(v.evidence.value == "judge" for v in verdicts)
+    console.print(f"{len(verdicts) - judged} comments with a final human label, {judged} by a calibrated judge: "
                   + (", ".join(f"{k} {n}" for k, n in sorted(by_class.items())) or "none"), markup=False)  # fmt: skip
     value = "n/a" if rate.overall.value is None else f"{rate.overall.value:.3f}"
     console.print(f"actionability_rate {rate.overall.numerator}/{rate.overall.denominator} {value}", markup=False)

@@ -5,6 +5,7 @@ append-only in ``RUNDIR/labels.sqlite``; disagreements are adjudicated; agreemen
 published; an LLM judge may assist only once calibrated against the people.
 """
 
+from .evidence import label_verdicts
 from .io import export_labels, export_packets, import_labels, label_metrics, read_label_rows
 from .packets import build_packets, comment_key, split_claim
 from .records import (
@@ -18,7 +19,15 @@ from .records import (
     PacketClaim,
     PacketDefect,
 )
-from .resolve import Agreement, Basis, HumanVerdict, agreement, final_labels, human_verdicts
+from .resolve import (
+    Agreement,
+    Basis,
+    Evidence,
+    LabelVerdict,
+    agreement,
+    final_labels,
+    human_verdicts,
+)
 from .stats import actionability_rate, cohen_kappa, kappa_with_interval, triage_minutes
 from .store import LABELS_DB, LabelStore, Role
 
@@ -30,11 +39,12 @@ __all__ = [
     "ActionabilityFields",
     "Agreement",
     "Basis",
-    "HumanVerdict",
+    "Evidence",
     "LabelClass",
     "LabelPacket",
     "LabelRow",
     "LabelStore",
+    "LabelVerdict",
     "PacketClaim",
     "PacketDefect",
     "Role",
@@ -50,6 +60,7 @@ __all__ = [
     "import_labels",
     "kappa_with_interval",
     "label_metrics",
+    "label_verdicts",
     "read_label_rows",
     "split_claim",
     "triage_minutes",

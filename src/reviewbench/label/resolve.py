@@ -22,7 +22,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .records import ACTIONABILITY_FIELDS, VALID_INCIDENTAL, ActionabilityFields, LabelClass, LabelRow
+from .records import (
+    ACTIONABILITY_FIELDS,
+    VALID_INCIDENTAL,
+    ActionabilityFields,
+    LabelClass,
+    LabelRow,
+)
 from .stats import Kappa, kappa_with_interval
 from .store import LabelStore, Role, StoredLabel
 
@@ -30,7 +36,8 @@ __all__ = [
     "Agreement",
     "Basis",
     "ClaimStatus",
-    "HumanVerdict",
+    "Evidence",
+    "LabelVerdict",
     "PairAgreement",
     "agreement",
     "claim_status",
@@ -47,6 +54,14 @@ class Basis(StrEnum):
 
     ADJUDICATED = "adjudicated"
     AGREED = "agreed"
+    JUDGE = "judge"
+
+
+class Evidence(StrEnum):
+    """Who decided a verdict: people, or a judge calibrated against them."""
+
+    HUMAN = "human"
+    JUDGE = "judge"
 
 
 class ClaimStatus(StrEnum):
@@ -110,8 +125,8 @@ def final_labels(store: LabelStore) -> dict[Key, tuple[LabelRow, Basis]]:
     return out
 
 
-class HumanVerdict(BaseModel):
-    """The people's final word on one reviewer comment; overrides automatic verdicts."""
+class LabelVerdict(BaseModel):
+    """The final label of one reviewer comment; overrides automatic verdicts."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -124,9 +139,9 @@ class HumanVerdict(BaseModel):
     valid_incidental: bool = Field(description="A true finding that is real but none of the gold defects.")
     incidental_note: str | None = Field(default=None, description="What the incidental finding is.")
     fields: ActionabilityFields | None = Field(description="Actionability of a true finding; null otherwise.")
-    basis: Basis = Field(description="Adjudicated, or agreed by every rater who labelled it.")
+    basis: Basis = Field(description="Adjudicated, agreed by every rater who labelled it, or judge.")
     parts: int = Field(description="Atomic claims the comment was split into.")
-    evidence: str = Field(default="human", description="Evidence level of this verdict: always 'human'.")
+    evidence: Evidence = Field(default=Evidence.HUMAN, description="'human', or 'judge' for a calibrated judge.")
 
 
 def _combine(rows: list[LabelRow]) -> tuple[LabelClass, list[str], bool, str | None, ActionabilityFields | None]:
@@ -144,7 +159,7 @@ def _combine(rows: list[LabelRow]) -> tuple[LabelClass, list[str], bool, str | N
     return LabelClass.FALSE_POSITIVE, [], False, None, None
 
 
-def verdicts_from(store: LabelStore) -> list[HumanVerdict]:
+def verdicts_from(store: LabelStore) -> list[LabelVerdict]:
     """Human verdicts of every comment whose parts all have final labels."""
     finals = final_labels(store)
     by_comment: dict[str, list] = {}
@@ -159,13 +174,13 @@ def verdicts_from(store: LabelStore) -> list[HumanVerdict]:
         label_class, gold, incidental, note, fields = _combine(rows)
         ref = items[0][0]
         basis = Basis.ADJUDICATED if any(final[1] is Basis.ADJUDICATED for _, final in items) else Basis.AGREED
-        out.append(HumanVerdict(comment_id=source_id, run_id=ref.run_id, index=ref.index, case_id=ref.case_id,
+        out.append(LabelVerdict(comment_id=source_id, run_id=ref.run_id, index=ref.index, case_id=ref.case_id,
                                 label_class=label_class, defect_ids=gold, valid_incidental=incidental,
                                 incidental_note=note, fields=fields, basis=basis, parts=ref.parts))  # fmt: skip
     return out
 
 
-def human_verdicts(rundir: Path) -> list[HumanVerdict]:
+def human_verdicts(rundir: Path) -> list[LabelVerdict]:
     """The final human label of every fully labelled comment of ``rundir``, by comment id.
 
     Raises:

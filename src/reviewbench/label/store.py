@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import Self
 
 from ..errors import CorpusError, UsageError
 from ..store.runs import RUNS_DB
@@ -136,7 +137,7 @@ class LabelStore:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> LabelStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

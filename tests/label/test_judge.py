@@ -117,7 +117,7 @@ def test_a_faithful_judge_is_usable(big_rundir, judge_server, tmp_path):
     assert result["classes"]["true_finding"] == {"human": 15, "judge": 15, "both": 15}
     # plain, reversed and padded: three questions per claim, and nothing names a condition
     assert len(handler.requests) == 3 * 36
-    assert set(handler.requests[0]) == {"comment_id", "claim", "diff", "defects"}
+    assert set(handler.requests[0]) == {"comment_id", "claim", "diff", "defects", "path", "line"}
     assert not any(c in json.dumps(handler.requests) for c in CONDITIONS)
     with LabelStore(big_rundir) as store:
         assert store.latest_calibration("j")[1]["usable"] is True

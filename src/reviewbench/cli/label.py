@@ -226,8 +226,8 @@ def judge_group() -> None:
       reviewbench judge runs/first --config judge.toml
       reviewbench judge calibrate runs/first --config judge.toml --json
 
-    A command judge gets {"comment_id", "claim", "diff", "defects"} as JSON on stdin and
-    prints one label object: {"class", "defect_id", "fields"}.
+    A command judge gets {"comment_id", "claim", "diff", "defects", "path", "line"} as JSON
+    on stdin and prints one label object: {"class", "defect_id", "fields"}.
     """
 
 

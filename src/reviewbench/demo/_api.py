@@ -24,6 +24,7 @@ from ..review.experiment import load_experiment
 from ..review.runner import run_experiment
 from ..score import ScoreOptions, score_run
 from ..validate import validate_corpus
+from .labels import LabelDemo, label_demo
 from .sample import build_sample_repository
 
 __all__ = ["DemoResult", "run_demo"]
@@ -61,6 +62,8 @@ class DemoResult:
     rundir: Path
     score: dict
     report: Path
+    labels: LabelDemo | None = None
+    """Human labels of the demo's findings (scripted raters), agreement and judge calibration."""
 
 
 def _prepare(out: Path) -> None:
@@ -96,11 +99,13 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     register(experiment, rundir, gates_path=None, bootstrap_seed=SEED)
     step("running the reviewers")
     run_experiment(experiment, rundir)
+    step("labelling: two scripted raters, an adjudicator, a calibrated command judge")
+    labels = label_demo(rundir, out / "labels")
     step("scoring")
     score = score_run(rundir, ScoreOptions(bootstrap=10_000))
     (out / "score.json").write_text(json.dumps(score, indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
-    return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report)
+    return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels)
 
 
 def _write_report(rundir: Path, target: Path, score: dict) -> Path:

@@ -3,9 +3,9 @@
 A judge is any reviewer-kind endpoint: ``openai``, ``anthropic`` or ``command``. It sees one
 claim at a time with the diff and the case's gold defects, under a frozen judge prompt::
 
-    {"comment_id", "claim", "diff", "defects"}
+    {"comment_id", "claim", "diff", "defects", "path", "line"}
 
-(on stdin for a command, as the user message for a model) and answers one label object in
+(``path`` and ``line``: where the claim points, as the rater sees it; on stdin for a command, as the user message for a model) and answers one label object in
 the import format: ``{"class", "defect_id", "fields"}``. Judge labels are rows of their
 own in ``labels.sqlite`` (role ``judge``) and never replace a human label.
 
@@ -104,6 +104,7 @@ class JudgeFile(_Config):
     rule: CalibrationRule = Field(default_factory=CalibrationRule)
     audit_share: float = Field(default=0.1, gt=0, le=1, description="Share of judge labels drawn for a human audit.")
     audit_seed: int | None = Field(default=None, description="Seed of the audit draw; drawn and recorded if absent.")
+    concurrency: int = Field(default=4, ge=1, le=64, description="Questions in flight at once (started in order).")
 
 
 @dataclass(frozen=True)
@@ -235,23 +236,38 @@ def _requests(packet_set: PacketSet, keys: list[tuple[str, int]], probe: str) ->
             defects.reverse()
         elif probe == "padded":
             text += PADDING
-        out.append((key, {"comment_id": claim.comment_id, "claim": text, "diff": packet.diff, "defects": defects}))
+        out.append((key, {"comment_id": claim.comment_id, "claim": text, "diff": packet.diff, "defects": defects,
+                          "path": claim.path, "line": claim.line}))
     if probe == "reversed":
         out.reverse()
     return out
 
 
 async def _ask_all(judge: Judge, requests: list[tuple[tuple[str, int], dict]]) -> JudgeRun:
+    """Ask in the given order, ``judge.file.concurrency`` at a time; results in that order."""
     asker = _Asker(judge)
-    labelled, failed = [], {}
+    gate = asyncio.Semaphore(judge.file.concurrency)
+    results: list[LabelRow | str] = []
+
+    async def one(index: int, key: tuple[str, int], request: dict) -> None:
+        try:
+            results[index] = parse_label(await asker.ask(request), key[0], key[1])
+        except JudgeError as exc:
+            results[index] = str(exc)
+        finally:
+            gate.release()
+
+    results.extend("" for _ in requests)
+    tasks = []
     try:
-        for key, request in requests:  # one at a time: the order is part of what is probed
-            try:
-                labelled.append(parse_label(await asker.ask(request), key[0], key[1]))
-            except JudgeError as exc:
-                failed[key] = str(exc)
+        for index, (key, request) in enumerate(requests):
+            await gate.acquire()  # requests start strictly in order
+            tasks.append(asyncio.create_task(one(index, key, request)))
+        await asyncio.gather(*tasks)
     finally:
         await asker.aclose()
+    labelled = [r for r in results if isinstance(r, LabelRow)]
+    failed = {key: r for (key, _), r in zip(requests, results, strict=True) if isinstance(r, str)}
     return JudgeRun(labelled=labelled, failed=failed)
 
 

@@ -6,6 +6,7 @@ published; an LLM judge may assist only once calibrated against the people.
 """
 
 from .evidence import label_verdicts
+from .figures import LabelledPrecision, decision_changes, labelled_precision, labelled_recall
 from .io import export_labels, export_packets, import_labels, label_metrics, read_label_rows
 from .packets import build_packets, comment_key, split_claim
 from .records import (
@@ -45,6 +46,7 @@ __all__ = [
     "LabelRow",
     "LabelStore",
     "LabelVerdict",
+    "LabelledPrecision",
     "PacketClaim",
     "PacketDefect",
     "Role",
@@ -52,6 +54,7 @@ __all__ = [
     "agreement",
     "build_packets",
     "cohen_kappa",
+    "decision_changes",
     "comment_key",
     "export_labels",
     "export_packets",
@@ -60,6 +63,8 @@ __all__ = [
     "import_labels",
     "kappa_with_interval",
     "label_metrics",
+    "labelled_precision",
+    "labelled_recall",
     "label_verdicts",
     "read_label_rows",
     "split_claim",

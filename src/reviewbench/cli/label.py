@@ -158,7 +158,7 @@ def verdicts_command(rundir: Path, as_json: bool) -> None:
 
 def _kappa(k: dict) -> str:
     if k["kappa"] is None:
-        return "n/a"
+        return "n/a (no claims)" if not k["n"] else "undefined (one answer throughout)"
     interval = "" if k["kappa_lo"] is None else f" [{k['kappa_lo']:.3f}, {k['kappa_hi']:.3f}]"
     return f"{k['kappa']:.3f}{interval}"
 
@@ -190,7 +190,7 @@ def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) ->
         console.print(f"\n[bold]{escape(a)} × {escape(b)}[/]: {pair['n']} claims, {pct} agree, "
                       f"kappa {_kappa(pair)}")  # fmt: skip
         labels = sorted(pair["confusion"])
-        table = Table(title=f"rows {a}, columns {b}", show_edge=False)
+        table = Table(title=f"rows {escape(a)}, columns {escape(b)}", show_edge=False)
         table.add_column("")
         for label in labels:
             table.add_column(label, justify="right")

@@ -141,7 +141,16 @@ def render_html(data: ReportData) -> str:
         rate_metrics=[name for name in data.conditions[0].metrics] if data.conditions else [],
         tiles_total=sum(len(row.tiles) for row in data.defects),
         tiles_found=found,
+        labels=_labels_section(data),
     )
+
+
+def _labels_section(data: ReportData) -> Markup:
+    """The human-labels section (issue 14), when the run directory has labels."""
+    from ..label.report import labels_view, render_labels_section
+
+    names = [c.name for c in data.conditions]
+    return render_labels_section(labels_view(data.rundir, names, resamples=min(data.options.bootstrap, 2000)))
 
 
 def write_html(data: ReportData | Path, path: Path) -> Path:

@@ -98,7 +98,7 @@ def test_a_rater_labels_every_packet_with_the_keyboard_only(rundir, serve, page)
     page.keyboard.press("Enter")
     pages = 0
     while page.locator("#done").count() == 0:
-        page.wait_for_selector("article.claim")
+        page.wait_for_selector("article.claim.current")  # the script has run: keys are heard
         assert page.locator("article.claim.current").count() == 1
         # true finding → defect 1 (or valid incidental on the clean case), five answers: y y n y y
         links = ["1"] if page.locator("#defects li").count() else ["i", *"unused import", "Escape"]
@@ -152,7 +152,7 @@ def test_the_triage_timer_pauses_while_hidden_or_idle(rundir, serve, page):
     base = serve(AppOptions(rundir, rater="ann"))
     page.clock.install()
     page.goto(base + "/")  # --rater: straight to ann's first packet
-    page.wait_for_selector("article.claim")
+    page.wait_for_selector("article.claim.current")
     seconds = lambda: page.evaluate("window.reviewbenchTimer.activeSeconds()")
     page.keyboard.press("j")
     page.keyboard.press("k")
@@ -179,7 +179,7 @@ def test_the_triage_timer_pauses_while_hidden_or_idle(rundir, serve, page):
 def test_two_raters_cannot_see_each_others_labels(rundir, serve, page):
     base = serve(AppOptions(rundir))
     page.goto(base + "/r/ann")
-    page.wait_for_selector("article.claim")
+    page.wait_for_selector("article.claim.current")
     packet_url = page.url
     page.keyboard.press("u")
     page.keyboard.press("o")
@@ -218,7 +218,7 @@ def test_adjudication_shows_only_disagreements_with_both_labels(rundir, serve, p
 
     base = serve(AppOptions(rundir, adjudicate=True))
     page.goto(base + "/?name=ada")
-    page.wait_for_selector("article.claim")
+    page.wait_for_selector("article.claim.current")
     assert claim_count(page) == 1 and "style nit" in page.locator("article.claim").inner_text()
     initial = page.locator(".initial-label").all_inner_texts()
     assert any(t.startswith("ann: false_positive") for t in initial)
@@ -239,3 +239,33 @@ def test_adjudication_shows_only_disagreements_with_both_labels(rundir, serve, p
         key = (target.comment_id, target.part)
         assert latest["ann"][key].row.label_class.value == "false_positive"
         assert latest["bob"][key].row.label_class.value == "unclear"  # initial labels kept
+
+
+def test_bad_submissions_are_refused_and_store_nothing(rundir, serve):
+    import urllib.error
+    import urllib.request
+
+    base = serve(AppOptions(rundir))
+    with LabelStore(rundir) as store:
+        claims = store.packets().claims
+    packet = claims[0].packet_id
+    other = next(c for c in claims if c.packet_id != packet)
+
+    def post(body: bytes, kind: str = "application/json", host: str | None = None) -> tuple[int, str]:
+        request = urllib.request.Request(f"{base}/r/ann/p/{packet}", data=body, method="POST",
+                                         headers={"content-type": kind, **({"host": host} if host else {})})  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    label = {"comment_id": other.comment_id, "part": other.part, "class": "unclear"}
+    assert post(b"{not json")[0] == 400
+    assert post(b'{"labels": []}')[0] == 400
+    assert post(json.dumps({"labels": [{"comment_id": "x", "class": "maybe"}]}).encode())[0] == 400
+    assert post(json.dumps({"labels": [label]}).encode()) == (400, '{"error":"a label names a claim of another packet"}')
+    assert post(b"labels=1", kind="application/x-www-form-urlencoded")[0] == 415
+    assert post(json.dumps({"labels": [label]}).encode(), host="evil.example")[0] == 400  # not loopback
+    with LabelStore(rundir) as store:
+        assert store.rows(probe=None) == []

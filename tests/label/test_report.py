@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from reviewbench.label import import_labels
-from reviewbench.label.report import labels_view, render_labels_section
+from reviewbench.label.report import labels_section, labels_view, render_labels_section
 from reviewbench.report import ReportOptions, build_report, render_html
 
 from .conftest import CONDITIONS
@@ -13,8 +13,9 @@ from .test_store import YES, keys_by_text, plan, row, write
 
 
 def test_no_labels_no_section(rundir):
-    assert labels_view(rundir) is None
-    html = render_html(build_report(rundir, ReportOptions(bootstrap=100, include_unvalidated=True)))
+    assert labels_view(rundir) is None and labels_section(rundir) == ""
+    html = render_html(build_report(rundir, ReportOptions(bootstrap=100, include_unvalidated=True)),
+                       labels_section(rundir))
     assert 'id="labels"' not in html
 
 
@@ -37,6 +38,21 @@ def test_the_section_shows_agreement_evidence_actionability_and_triage(rundir, t
     assert "&lt;i&gt;ann" in fragment and "<i>ann" not in fragment
     assert "<script" not in fragment and "style=" not in fragment
     assert fragment.count("<circle") >= 5  # one dot per case and condition, plus the legend
-    html = render_html(build_report(rundir, ReportOptions(bootstrap=100, include_unvalidated=True)))
+    html = render_html(build_report(rundir, ReportOptions(bootstrap=100, include_unvalidated=True)),
+                       labels_section(rundir, resamples=100))
     assert 'id="labels"' in html and "Cohen's kappa" in html
     assert re.search(r"No judge has been calibrated", html)
+
+
+def test_the_report_command_includes_the_section(rundir, tmp_path):
+    import subprocess
+    import sys
+
+    keys = keys_by_text(rundir)
+    import_labels(rundir, write(tmp_path / "ann.jsonl", plan(keys)), rater="ann")
+    out = tmp_path / "r.html"
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "report", str(rundir), "--html", str(out),
+                           "--bootstrap", "100", "--include-unvalidated"], capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    html = out.read_text()
+    assert 'id="labels"' in html and "No two raters have labelled the same claims yet." in html

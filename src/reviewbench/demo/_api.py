@@ -112,5 +112,8 @@ def _write_report(rundir: Path, target: Path, score: dict) -> Path:
     """The HTML report, from the scores already computed (not scored a second time)."""
     from ..report import build_report, write_html
 
-    write_html(build_report(rundir, scored=score), target)
+    from ..label.report import labels_section
+
+    data = build_report(rundir, scored=score)
+    write_html(data, target, labels_section(rundir, [c.name for c in data.conditions]))
     return target

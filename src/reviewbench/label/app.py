@@ -183,13 +183,15 @@ def build_app(options: AppOptions) -> Starlette:
             return JSONResponse({"error": "labels are sent as JSON"}, status_code=415)
         try:
             data = await request.json()
-            items = data["labels"]
-            if not isinstance(items, list) or not items:
-                raise ValueError("no labels")
+        except ValueError:
+            return JSONResponse({"error": "not a valid submission: not JSON"}, status_code=400)
+        items = data.get("labels") if isinstance(data, dict) else None
+        if not isinstance(items, list) or not items:
+            return JSONResponse({"error": "not a valid submission: no labels"}, status_code=400)
+        try:
             rows = [LabelRow.model_validate(item) for item in items]
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
-            message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            return JSONResponse({"error": f"not a valid submission: {message}"}, status_code=400)
+        except ValidationError as exc:
+            return JSONResponse({"error": f"not a valid submission: {exc.errors()[0]['msg']}"}, status_code=400)
         allowed = {(c.comment_id, c.part) for c in packet.claims}
         if any((r.comment_id, r.part) not in allowed for r in rows):
             return JSONResponse({"error": "a label names a claim of another packet"}, status_code=400)

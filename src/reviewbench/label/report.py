@@ -22,7 +22,7 @@ from .resolve import PairAgreement, agreement, verdicts_from
 from .stats import ActionabilityRate, actionability_rate
 from .store import LABELS_DB, LabelStore, Role
 
-__all__ = ["ConditionLabels", "LabelsView", "labels_view", "render_labels_section"]
+__all__ = ["ConditionLabels", "LabelsView", "labels_section", "labels_view", "render_labels_section"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
@@ -162,3 +162,9 @@ def render_labels_section(view: LabelsView | None) -> Markup:
     env = jinja2.Environment(loader=jinja2.PackageLoader("reviewbench.label", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     return Markup(env.get_template("report_section.html").render(view=view, dots=_dot_plot(view)))
+
+
+def labels_section(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000) -> Markup:
+    """The report's labels section for ``rundir`` ("" without labels): what the report
+    command and the demo pass to ``write_html(..., sections=...)``."""
+    return render_labels_section(labels_view(rundir, conditions, resamples=resamples))

@@ -58,12 +58,11 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
 
 
 def _codes(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, int]:
-    if len(a) != len(b):
-        raise ValueError("both raters must label the same items")
-    labels = sorted({str(v) for v in a} | {str(v) for v in b})
+    pairs = [(str(u), str(v)) for u, v in zip(a, b, strict=True)]  # both raters, the same items
+    labels = sorted({u for u, _ in pairs} | {v for _, v in pairs})
     index = {label: i for i, label in enumerate(labels)}
-    x = np.array([index[str(v)] for v in a], dtype=np.int64)
-    y = np.array([index[str(v)] for v in b], dtype=np.int64)
+    x = np.array([index[u] for u, _ in pairs], dtype=np.int64)
+    y = np.array([index[v] for _, v in pairs], dtype=np.int64)
     return x, y, len(labels)
 
 

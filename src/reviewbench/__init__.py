@@ -1,28 +1,74 @@
 """reviewbench: measure an AI code reviewer on your own repository's history.
 
-The public API; everything in underscore modules and subpackages not listed here may
-change without notice.
+The public API: one entry point per stage, and the records they exchange. Everything
+else (underscore modules, and names not listed here or in a stage package's ``__all__``)
+may change without notice::
+
+    mine_corpus ─▶ validate_corpus ─▶ register ─▶ run_experiment ─▶ score_run ─▶ build_report
+    mine_tasks ─▶ (tasks run) ─▶ grade_solutions
+
+Stage entry points are imported on first use, so ``import reviewbench`` stays cheap
+(the command line starts in a fraction of a second).
 """
+
+from importlib import import_module as _import_module
 
 from ._version import __version__
 from .config import MineConfig
 from .errors import ReviewbenchError
-from .mine import MineSummary, mine_corpus
-from .records import Case, CorpusMeta, Defect, GoldRecord, Location, Stratum
-from .store import Corpus, read_corpus
+from .records import Case, CorpusMeta, Defect, Finding, GoldRecord, Location, RunRow, RunState, Stratum
 
 __all__ = [
     "Case",
     "Corpus",
     "CorpusMeta",
     "Defect",
+    "Finding",
     "GoldRecord",
     "Location",
     "MineConfig",
     "MineSummary",
     "ReviewbenchError",
+    "RunRow",
+    "RunState",
     "Stratum",
     "__version__",
+    "build_report",
+    "grade_solutions",
+    "load_experiment",
     "mine_corpus",
+    "mine_tasks",
     "read_corpus",
+    "register",
+    "run_experiment",
+    "score_run",
+    "validate_corpus",
 ]
+
+_LAZY = {
+    "Corpus": "reviewbench.store",
+    "read_corpus": "reviewbench.store",
+    "MineSummary": "reviewbench.mine",
+    "mine_corpus": "reviewbench.mine",
+    "validate_corpus": "reviewbench.validate",
+    "load_experiment": "reviewbench.review",
+    "register": "reviewbench.registration",
+    "run_experiment": "reviewbench.review.runner",
+    "score_run": "reviewbench.score",
+    "build_report": "reviewbench.report",
+    "mine_tasks": "reviewbench.tasks",
+    "grade_solutions": "reviewbench.tasks.grade_run",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reviewbench' has no attribute {name!r}")
+    value = getattr(_import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -7,7 +7,7 @@ import click
 from ..label.records import LabelPacket, LabelRow
 from ..records import Case, CorpusMeta, GoldRecord
 from ..review.experiment import ExperimentConfig
-from ..review.task_experiment import TasksExperimentConfig
+from ..tasks.experiment import TasksExperimentConfig
 from ..tasks.records import Grade, Task, TasksMeta
 from ._output import print_json
 

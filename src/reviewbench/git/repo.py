@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import EmptyRepository, GitError, NotAGitRepository
 
-__all__ = ["GIT", "Repository", "git_output", "open_repository"]
+__all__ = ["GIT", "Repository", "git_output", "missing_commits", "open_repository"]
 
 #: Every git call goes through these options: unicode paths unquoted, no colour, no pager,
 #: no user configuration that could change the output format (diff.noprefix and friends).
@@ -78,3 +78,17 @@ def open_repository(path: Path) -> Repository:
     remote = git_output(path, "config", "--get", "remote.origin.url", check=False) or None
     top = git_output(path, "rev-parse", "--show-toplevel", check=False)
     return Repository(path=Path(top) if top else path.resolve(), head=head, shallow=shallow, remote=remote)
+
+
+def missing_commits(repo: Path, shas: list[str]) -> list[bool]:
+    """For each sha, whether ``repo`` lacks it as a commit (one ``cat-file`` for all)."""
+    try:
+        proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
+                              input="".join(f"{sha}^{{commit}}\n" for sha in shas).encode(),
+                              capture_output=True, check=False)  # fmt: skip
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != len(shas):
+        raise GitError(f"cannot read commits in {repo}: {proc.stderr.decode(errors='replace').strip()[:200]}")
+    return [line.endswith(b" missing") for line in lines]

@@ -89,6 +89,9 @@ def write_corpus(out: Path) -> Path:
             counts=CorpusCounts(cases=len(CASES), by_stratum={"fix_reversal": 2, "control": 1}, matched_commits=2,
                                 dropped={}),
         ))  # fmt: skip
+    (out / "logs").mkdir()
+    (out / "logs" / "case-1.log").write_text("=== patched (suite) run 1\nFAILED tests/test_parse.py::test_last - "
+                                              "assert [1, 2] == [1, 2, 3]\n=== status: observed\n")
     return out
 
 

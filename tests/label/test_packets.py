@@ -26,8 +26,27 @@ def test_export_writes_one_packet_per_review_with_findings(rundir, tmp_path):
     assert case1["defects"][0] == {"defect_id": "d-1", "description": "slice drops the last item (off by one)",
                                    "locations": [{"path": "app/case-1.py", "start_line": 2, "end_line": 2}]}
     assert case1["tests"] == {"status": "observed", "test_cmd": "pytest -q", "exit_code": 1,
-                              "failing_tests": ["tests/test_parse.py::test_last"]}
+                              "failing_tests": ["tests/test_parse.py::test_last"],
+                              "output": "=== patched (suite) run 1\nFAILED tests/test_parse.py::test_last - "
+                                        "assert [1, 2] == [1, 2, 3]\n=== status: observed\n"}
+    case2 = next(p for p in packets if [d["defect_id"] for d in p["defects"]] == ["d-2", "d-3"])
+    assert case2["tests"]["output"] is None  # no log for it
     assert case1["diff"].startswith("diff --git a/app/case-1.py")
+
+
+def test_the_log_directory_is_validations_and_a_symlinked_log_is_not_followed(rundir, tmp_path):
+    from reviewbench.label.packets import LOG_DIR
+    from reviewbench.validate._api import LOG_DIR as VALIDATION_LOG_DIR
+
+    assert LOG_DIR == VALIDATION_LOG_DIR
+    corpus = rundir.parent / "corpus"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    (corpus / "logs" / "case-1.log").unlink()
+    (corpus / "logs" / "case-1.log").symlink_to(secret)
+    out = tmp_path / "packets.jsonl"
+    export_packets(rundir, out)
+    assert "TOP SECRET" not in out.read_text()
 
 
 def test_nothing_in_a_packet_names_the_condition_model_prompt_or_run(rundir, tmp_path):

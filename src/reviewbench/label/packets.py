@@ -83,12 +83,31 @@ def _mac(secret: bytes, *parts: str) -> str:
     return hmac.new(secret, "\0".join(parts).encode(), hashlib.sha256).hexdigest()
 
 
-def _tests(gold: GoldRecord | None) -> PacketTests:
+LOG_TAIL = 4000
+"""Characters kept from the end of a case's validation log."""
+
+LOG_DIR = "logs"
+"""Where validation writes one log per case (``validate._api.LOG_DIR``; a test keeps them equal)."""
+
+
+def _log_tail(corpus: Corpus, case_id: str) -> str | None:
+    """The end of ``logs/<case>.log`` (what the tests printed), never through a symlink."""
+    path = corpus.path / LOG_DIR / f"{case_id}.log"
+    if path.is_symlink() or (corpus.path / LOG_DIR).is_symlink() or not path.is_file():
+        return None
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        handle.seek(max(0, size - LOG_TAIL * 4))
+        text = handle.read().decode("utf-8", "replace")
+    return text[-LOG_TAIL:]
+
+
+def _tests(corpus: Corpus, gold: GoldRecord | None) -> PacketTests:
     v = gold.validation if gold else None
     if v is None:
         return PacketTests(status=None)
     return PacketTests(status=v.status.value, test_cmd=v.test_cmd, exit_code=v.exit_code,
-                       failing_tests=list(v.failing_tests))  # fmt: skip
+                       failing_tests=list(v.failing_tests), output=_log_tail(corpus, gold.case_id))  # fmt: skip
 
 
 def _defects(gold: GoldRecord | None) -> list[PacketDefect]:
@@ -144,6 +163,7 @@ def build_packets(rundir: Path, secret: bytes) -> PacketSet:
     finally:
         store.close()
     diffs: dict[str, str] = {}
+    tests: dict[str, PacketTests] = {}
     packets: list[LabelPacket] = []
     refs: list[ClaimRef] = []
     for run in runs:
@@ -152,6 +172,7 @@ def build_packets(rundir: Path, secret: bytes) -> PacketSet:
             continue  # a run of a case the corpus no longer has: nothing to show
         if case.case_id not in diffs:
             diffs[case.case_id] = _diff(corpus, case.patch)
+            tests[case.case_id] = _tests(corpus, gold.get(case.case_id))
         packet_id = "p" + _mac(secret, "packet", run.run_id)[:12]
         claims: list[tuple[str, PacketClaim, ClaimRef]] = []
         for index, finding in enumerate(run.findings):
@@ -168,7 +189,7 @@ def build_packets(rundir: Path, secret: bytes) -> PacketSet:
         claims.sort(key=lambda item: item[0])
         packets.append(LabelPacket(
             packet_id=packet_id, title=case.title, paths=list(case.paths), diff=diffs[case.case_id],
-            tests=_tests(gold.get(case.case_id)), defects=_defects(gold.get(case.case_id)),
+            tests=tests[case.case_id], defects=_defects(gold.get(case.case_id)),
             claims=[claim for _, claim, _ in claims],
         ))  # fmt: skip
         refs.extend(ref for _, _, ref in claims)

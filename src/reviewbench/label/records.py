@@ -126,6 +126,7 @@ class PacketTests(_Record):
     test_cmd: str | None = Field(default=None, description="The test command run.")
     exit_code: int | None = Field(default=None, description="Its exit code on the patched tree.")
     failing_tests: list[str] = Field(default_factory=list, description="Tests that failed.")
+    output: str | None = Field(default=None, description="The end of validation's test log for the case.")
 
 
 class LabelPacket(_Record):

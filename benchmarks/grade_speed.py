@@ -16,6 +16,7 @@ identical. Target: ratio >= 4 with identical verdicts. Never fails on time.
 
     .venv/bin/python benchmarks/grade_speed.py REPO --test-cmd "PYTHONPATH=src .venv/bin/python -m pytest"
     .venv/bin/python benchmarks/grade_speed.py REPO --tasks TASKS_DIR   # skip mining
+    .venv/bin/python benchmarks/grade_speed.py --smoke   # a tiny repo built here, seconds (the test suite runs it)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -97,7 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("repo", type=Path)
+    parser.add_argument("repo", type=Path, nargs="?", help="git repository (not needed with --smoke)")
     parser.add_argument(
         "--tasks", type=Path, help="An existing task directory of REPO (skip mining)."
     )
@@ -110,9 +112,20 @@ def main() -> None:
     )
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--min-tasks", type=int, default=20)
+    parser.add_argument("--smoke", action="store_true",
+                        help="mine and grade a tiny repository built in a temp dir (1 task), seconds: "
+                             "checks that it runs; its figures mean nothing")  # fmt: skip
     args = parser.parse_args()
-    repo = args.repo.resolve()
+    if args.repo is None and not args.smoke:
+        parser.error("REPO is required (or --smoke)")
     work = Path(tempfile.mkdtemp(prefix="grade-speed-"))
+    if args.smoke:
+        from _smoke import smoke_repo
+
+        args.repo = smoke_repo(work / "smoke-repo")
+        args.test_cmd = args.test_cmd or f"{shlex.quote(sys.executable)} -m pytest -q -p no:randomly -p no:cacheprovider"
+        args.jobs, args.min_tasks, args.timeout = min(args.jobs, 2), 1, 60.0
+    repo = args.repo.resolve()
     try:
         tasks_dir = args.tasks
         if tasks_dir is None:
@@ -121,6 +134,7 @@ def main() -> None:
                    "--jobs", str(args.jobs)]  # fmt: skip
             cmd += ["--test-cmd", args.test_cmd] if args.test_cmd else []
             cmd += ["--since", args.since] if args.since else []
+            cmd += ["--limit", "1", "--reruns", "1"] if args.smoke else []
             print("mining:", " ".join(cmd), flush=True)
             subprocess.run(cmd, check=True)
         taskset = read_tasks(tasks_dir)

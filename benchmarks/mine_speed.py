@@ -644,7 +644,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog="Targets (reported, never asserted): pydriller/reviewbench >= 5x, "
         "per-commit/reviewbench >= 10x, reviewbench/floor <= 2x.",
     )
-    parser.add_argument("repo", type=Path, help="git repository (work tree or bare)")
+    parser.add_argument("repo", type=Path, nargs="?", help="git repository (work tree or bare; not needed with --smoke)")
     parser.add_argument(
         "--repeat",
         type=int,
@@ -676,7 +676,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="DIR",
         help="where temp dirs (scratch clone, corpora) go (default: system)",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one round on a tiny repository built in a temp dir, seconds: checks that the script "
+        "runs (pydriller is skipped, with a line saying so, when not installed); its figures mean nothing",
+    )
     args = parser.parse_args(argv)
+    if args.repo is None and not args.smoke:
+        parser.error("REPO is required (or --smoke)")
+    if args.smoke:
+        args.repeat = 1
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -688,6 +698,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if not args.smoke:
+        return measure_all(args)
+    from _smoke import optional, smoke_repo
+
+    if "pydriller" in args.methods and not optional("pydriller", "the pydriller method"):
+        args.methods.remove("pydriller")
+    with tempfile.TemporaryDirectory(prefix="mine-speed-smoke-", dir=args.tmpdir) as tmp:
+        args.repo = smoke_repo(Path(tmp) / "smoke-repo")
+        return measure_all(args)
+
+
+def measure_all(args: argparse.Namespace) -> int:
     source = args.repo.resolve()
     if not source.is_dir():
         print(f"error: {source} is not a directory", file=sys.stderr)

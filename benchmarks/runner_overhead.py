@@ -5,13 +5,16 @@ one's GIL) that answers every request after a fixed latency, builds a corpus of 
 fix reversals, and runs ``cases x repeats`` reviews at a given concurrency through
 ``reviewbench``'s real runner, store and cache. It prints:
 
-- wall time / ideal, where ideal = runs x latency / concurrency (target: <= 1.3);
+- wall time / ideal, where ideal = runs x latency / concurrency (target: <= 1.2);
+- a baseline: the same requests from one plain httpx client at the same concurrency (what
+  a simple script would do), and reviewbench's wall time over it;
 - the harness's CPU milliseconds per run (this process: runner, parser, SQLite);
 - then runs the same experiment again and prints how many requests reached the server
   (target: 0: every response comes from the run store).
 
     .venv/bin/python benchmarks/runner_overhead.py                 # 2,000 runs, 100 ms, 64
     .venv/bin/python benchmarks/runner_overhead.py --cases 50 --repeats 10 --concurrency 32
+    .venv/bin/python benchmarks/runner_overhead.py --smoke   # toy sizes, seconds (the test suite runs it)
 
 No assertion on time: it reports.
 """
@@ -19,6 +22,7 @@ No assertion on time: it reports.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
 import resource
@@ -29,6 +33,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import httpx
 
 from reviewbench import MineConfig, mine_corpus
 from reviewbench.review.experiment import load_experiment
@@ -95,6 +101,22 @@ class _Server:
         return int(match.group(1))
 
 
+async def _bare(url: str, runs: int, concurrency: int) -> float:
+    """Wall seconds for ``runs`` chat requests from one plain httpx client, ``concurrency`` at once."""
+    body = {"model": "bench", "messages": [{"role": "user", "content": "review this"}]}
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    gate = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+
+        async def one() -> None:
+            async with gate:
+                (await client.post(url, json=body)).raise_for_status()
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(runs)))
+        return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -102,7 +124,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--latency", type=float, default=0.1, help="server latency in seconds")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--smoke", action="store_true",
+                        help="toy sizes (4 cases x 3 repeats, 20 ms, concurrency 4), seconds: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.cases, args.repeats, args.latency, args.concurrency = 4, 3, 0.02, 4
 
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="rb-runner-bench-") as tmp:
@@ -125,6 +151,12 @@ def main() -> None:
         wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
         seen_first = server.stop()
 
+        # A baseline in the same run: the same requests as a plain script would send them, one
+        # httpx client at the same concurrency (no plan, store, parser or limits), same server.
+        server = _Server(port, args.latency)
+        bare_wall = asyncio.run(_bare(f"http://127.0.0.1:{port}/v1/chat/completions", runs, args.concurrency))
+        server.stop()
+
         server = _Server(port, args.latency)
         cpu1, wall1 = _cpu(), time.perf_counter()
         second = run_experiment(experiment, work / "runs")
@@ -134,7 +166,9 @@ def main() -> None:
     print(f"runs: {runs} ({args.cases} cases x {args.repeats} repeats), server latency "
           f"{args.latency * 1000:.0f} ms, concurrency {args.concurrency}, {os.cpu_count()} CPUs")  # fmt: skip
     print(f"states: {first.by_state}")
-    print(f"first run : wall {wall:.2f} s, ideal {ideal:.2f} s, ratio {wall / ideal:.3f} (target <= 1.3)")
+    print(f"first run : wall {wall:.2f} s, ideal {ideal:.2f} s, ratio {wall / ideal:.3f} (target <= 1.2)")
+    print(f"plain httpx: wall {bare_wall:.2f} s, ratio {bare_wall / ideal:.3f} to ideal; "
+          f"reviewbench / bare = {wall / bare_wall:.3f}")
     print(f"            harness CPU {cpu * 1000 / runs:.2f} ms per run ({cpu:.2f} s / {runs} runs); "
           f"requests reaching the server: {seen_first}")  # fmt: skip
     print(f"re-run    : wall {rerun_wall:.2f} s, CPU {rerun_cpu:.2f} s; requests reaching the server: "

@@ -15,6 +15,9 @@ Target (issue 6): >= 20x the loop, < 1 GiB. Reports; asserts nothing.
 
     .venv/bin/python benchmarks/score_speed.py
     .venv/bin/python benchmarks/score_speed.py --cases 500 --bootstrap 2000
+    .venv/bin/python benchmarks/score_speed.py --smoke     # toy sizes, seconds (the test suite runs it)
+
+The store is built through the project's API (``CorpusWriter``, ``RunStore.record_many``).
 """
 
 from __future__ import annotations
@@ -35,16 +38,19 @@ from reviewbench.records import (
     CorpusCounts,
     CorpusMeta,
     Defect,
+    Finding,
     GoldRecord,
     Location,
     Provenance,
     RepoInfo,
+    RunState,
+    Severity,
     Validation,
 )
 from reviewbench.score import ScoreOptions, score_run
 from reviewbench.score.stats import resample_ratios
 from reviewbench.store.corpus import CorpusWriter
-from reviewbench.store.runs import RunStore
+from reviewbench.store.runs import RunRow, RunStore
 
 
 def _cpu() -> float:
@@ -87,22 +93,27 @@ def build(work: Path, cases: int, repeats: int, findings: int, seed: int) -> Pat
     store = RunStore(rundir / "runs.sqlite", create=True)
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": meta.gold_sha256,
                     "experiment": json.dumps({"condition": [{"name": "A"}, {"name": "B"}]})})  # fmt: skip
-    runs, rows = [], []
-    for i in range(cases):
-        cid = f"case-{i:06d}"
-        path = f"pkg/m{i % 200}.py"
-        for condition, skill in (("A", 0.6), ("B", 0.3)):
-            for rep in range(repeats):
-                run_id = f"{condition}-{cid}-{rep}"
-                runs.append((run_id, cid, condition, rep, "original", "completed_findings", None, None,
-                             rng.uniform(0.5, 3.0), 1, 0, "m", "m", "{}", "p" * 64, None, meta.gold_sha256,
-                             "bench", 100, 20, "text", "[]", None, run_id))  # fmt: skip
-                for k in range(findings):
-                    line = 41 if (k == 0 and rng.random() < skill) else rng.randint(1, 200)
-                    rows.append((run_id, k, path, line, rng.choice(["low", "med", "high"]), "claim", "raw"))
-    with store._tx():
-        store.db.executemany(f"INSERT INTO runs VALUES ({', '.join('?' * 24)})", runs)
-        store.db.executemany("INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def runs():
+        for i in range(cases):
+            cid = f"case-{i:06d}"
+            path = f"pkg/m{i % 200}.py"
+            for condition, skill in (("A", 0.6), ("B", 0.3)):
+                for rep in range(repeats):
+                    found = [Finding(path=path, line=41 if (k == 0 and rng.random() < skill) else rng.randint(1, 200),
+                                     severity=rng.choice(list(Severity)), claim="claim", raw="raw")
+                             for k in range(findings)]  # fmt: skip
+                    run_id = f"{condition}-{cid}-{rep}"
+                    yield RunRow(
+                        run_id=run_id, case_id=cid, condition=condition, repetition=rep, variant="original",
+                        state=RunState.COMPLETED_FINDINGS if found else RunState.COMPLETED_NO_FINDINGS,
+                        latency_s=rng.uniform(0.5, 3.0), attempts=1, cached=False, model_requested="m",
+                        model_returned="m", params={}, prompt_sha256="p" * 64, gold_sha256=meta.gold_sha256,
+                        tool_version="bench", tokens_in=100, tokens_out=20, raw_output="text", cache_key=run_id,
+                        findings=found,
+                    )  # fmt: skip
+
+    store.record_many(runs())
     store.close()
     return rundir
 
@@ -138,7 +149,11 @@ def main() -> None:
     parser.add_argument("--findings", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=10_000)
     parser.add_argument("--loop-resamples", type=int, default=20, help="resamples the loop is timed on")
+    parser.add_argument("--smoke", action="store_true",
+                        help="toy sizes (30 cases x 2 repeats, 200 resamples), seconds: checks that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.cases, args.repeats, args.findings, args.bootstrap, args.loop_resamples = 30, 2, 3, 200, 5
 
     with tempfile.TemporaryDirectory(prefix="rb-score-bench-") as tmp:
         t0 = time.perf_counter()
@@ -147,12 +162,17 @@ def main() -> None:
         print(f"synthetic store: {runs} runs x {args.findings} findings ({args.cases} cases, 2 conditions, "
               f"{args.repeats} repetitions), built in {time.perf_counter() - t0:.1f} s")  # fmt: skip
 
-        # Score in a fresh process, so that its peak RSS is scoring's alone.
-        with multiprocessing.get_context("spawn").Pool(1) as pool:
-            wall, cpu, rss, result = pool.apply(_score, (rundir, args.bootstrap))
+        # Score in a fresh process, so that its peak RSS is scoring's alone (--smoke: in this
+        # one, sparing a second import of scipy; the RSS then includes the build).
+        if args.smoke:
+            wall, cpu, rss, result = _score(rundir, args.bootstrap)
+        else:
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                wall, cpu, rss, result = pool.apply(_score, (rundir, args.bootstrap))
         recall = result["conditions"]["A"]["metrics"]["defect_recall"]
+        where = "this process (--smoke)" if args.smoke else "the scoring process"
         print(f"score_run, {args.bootstrap} resamples: wall {wall:.2f} s, CPU {cpu:.2f} s; "
-              f"peak RSS of the scoring process {rss:.0f} MiB (target < 1024)")
+              f"peak RSS of {where} {rss:.0f} MiB (target < 1024)")
         print(f"  A defect_recall {recall['num']}/{recall['den']} = {recall['value']:.4f} "
               f"[{recall['lo']:.4f}, {recall['hi']:.4f}]")
 

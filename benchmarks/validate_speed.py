@@ -244,8 +244,8 @@ def run_naive(repo: Path, corpus: Path, command: str, timeout: float, reruns: in
 
 
 _RUN_LINE = re.compile(
-    r"^=== (?P<phase>reference|patched) \((?P<sel>[\w-]+)\)(?: run (?P<n>\d+))?: "
-    r"(?P<kind>\w+) \(exit [^,]*, (?P<secs>[\d.]+)s\)"
+    r"^=== (?P<phase>reference|patched) \((?P<sel>[\w-]+)\)(?: run (?P<n>\d+))?(?: [^:]*)?: "
+    r"(?P<kind>\w+) \(exit [^,]*, (?P<secs>[\d.]+)s[,)]"
 )
 
 
@@ -326,9 +326,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         epilog="The work directory is kept: naive logs in WORK/naive-logs, reviewbench logs in "
         "WORK/corpus-reviewbench/logs.",
     )
-    parser.add_argument(
-        "repo", type=Path, help="Git repository to mine (bare or not); it is not modified."
-    )
+    parser.add_argument("repo", type=Path, nargs="?",
+                        help="Git repository to mine (bare or not); it is not modified. Not needed with --smoke.")  # fmt: skip
     parser.add_argument(
         "--limit", type=int, default=30, help="Cases to mine (newest first; default 30)."
     )
@@ -357,7 +356,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--only", choices=("both", "naive", "reviewbench"), default="both",
                         help="Run one method only (for debugging; no comparison then).")  # fmt: skip
+    parser.add_argument("--smoke", action="store_true",
+                        help="Mine and validate a tiny repository built in the work directory (1 case, "
+                             "--reruns 1), seconds: checks that the script runs; its figures mean nothing. "
+                             "The work directory is removed afterwards unless --workdir is given.")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.repo is None and not args.smoke:
+        parser.error("REPO is required (or --smoke)")
+    if args.smoke:
+        args.limit, args.reruns, args.jobs, args.timeout = 1, 1, min(args.jobs, 2), 60.0
     if args.limit < 1 or args.reruns < 1 or args.jobs < 1 or args.timeout <= 0:
         parser.error("--limit, --reruns and --jobs must be >= 1, --timeout > 0")
     return args
@@ -367,6 +374,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     work = (args.workdir or Path(tempfile.mkdtemp(prefix="validate-speed-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    if not args.smoke:
+        return compare(args, work)
+    from _smoke import smoke_repo
+
+    shutil.rmtree(work / "smoke-repo", ignore_errors=True)
+    args.repo = smoke_repo(work / "smoke-repo")
+    try:
+        return compare(args, work)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def compare(args: argparse.Namespace, work: Path) -> int:
+    """Mine, validate both ways, print the comparison (the work directory is kept)."""
     clone = work / "repo.git"
     mined = work / "corpus-mined"
     naive_corpus = work / "corpus-naive"

@@ -95,20 +95,26 @@ class CliResult:
     stderr: str
 
 
-def _invoke(*args: str, input: str | None = None, env: dict[str, str | None] | None = None) -> CliResult:
+def _invoke(*args: object, input: str | None = None, env: dict[str, str | None] | None = None,
+            cwd: Path | None = None) -> CliResult:  # fmt: skip
     from click.testing import CliRunner
 
     from reviewbench.cli import main
 
     previous = signal.getsignal(signal.SIGTERM)
     runner = CliRunner()
+    here = os.getcwd()
+    env = {"REVIEWBENCH_DEBUG": None, **(env or {})}  # errors as a user sees them
     with runner.isolation(input=input, env=env) as streams:
+        if cwd is not None:
+            os.chdir(cwd)
         try:
             main([str(a) for a in args])
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         finally:
+            os.chdir(here)
             signal.signal(signal.SIGTERM, previous)
             sys.stdout.flush()
             sys.stderr.flush()
@@ -122,3 +128,11 @@ def cli():
     exit codes), with stdout and stderr captured. Use a subprocess instead where signals, a
     separate interpreter or isolation are the point of the test."""
     return _invoke
+
+
+def run_cli(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None,
+            **_: object) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """``reviewbench ARGS`` in this process, with a subprocess's result shape (returncode,
+    stdout, stderr) for tests written against one. ``env`` adds variables."""
+    result = _invoke(*args, cwd=cwd, env=env)
+    return subprocess.CompletedProcess([str(a) for a in args], result.code, result.stdout, result.stderr)

@@ -1,15 +1,15 @@
-"""The CLI's happy paths: mine, show and their JSON output, through a real subprocess."""
+"""The CLI's happy paths: mine, show and their JSON output, through the real ``main`` in-process."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
+
+from ..conftest import run_cli
 
 
 def run(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True,
-                          text=True, cwd=cwd)  # fmt: skip
+    return run_cli(*args, cwd=cwd)
 
 
 def _repo_with_fix(git_repo):

@@ -1,18 +1,20 @@
 """Bad input to ``mine``, ``show`` and ``schema``: one error line, the exit code, no traceback.
 
-Every test runs the real command in a subprocess so that it sees exactly what a user
-sees: stderr, stdout and the exit status.
+Every test runs the real ``main`` (error handling, exit codes) in-process and reads what a
+user would: stderr, stdout and the exit status; one test does the same through ``python -m
+reviewbench`` in a separate process.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from ..conftest import run_cli
 
 ERROR = "reviewbench: error: "
 
@@ -22,13 +24,16 @@ SOURCE_V3 = "def total(items):\n    return sum(items or ())\n"
 
 
 def run(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None):
-    """Run ``python -m reviewbench ARGS`` as a user would."""
-    environ = {k: v for k, v in os.environ.items() if k != "REVIEWBENCH_DEBUG"}
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "reviewbench", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, env=environ, timeout=120, check=False,
-    )  # fmt: skip
+    """Run ``reviewbench ARGS`` through the real ``main``, in-process (``test_as_a_user``
+    below checks the same through ``python -m reviewbench``)."""
+    return run_cli(*args, cwd=cwd, env=env)
+
+
+def test_as_a_user_in_a_separate_process(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "mine", str(tmp_path), "--out", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("reviewbench: error: ") and proc.stdout == ""
 
 
 def assert_fails(proc: subprocess.CompletedProcess, code: int, *fragments: str) -> str:

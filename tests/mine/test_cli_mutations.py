@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from reviewbench import read_corpus
 from reviewbench.validate import validate_corpus
 
+from ..conftest import run_cli
 from .conftest import validate_config
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, check=False)
+    return run_cli(*args)
 
 
 def test_mine_options_and_show_yield_by_operator(project, tmp_path):

@@ -1,14 +1,14 @@
-"""``reviewbench report`` at the command line, through a real subprocess."""
+"""``reviewbench report`` at the command line, through the real ``main`` in-process."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
+
+from ..conftest import run_cli
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    return run_cli(*args)
 
 
 def test_default_writes_rundir_report_html(rundir):

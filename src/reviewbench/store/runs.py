@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,31 +216,56 @@ class RunStore:
             StoreError: the write failed (locked past the busy timeout, disk full, a value
                 SQLite cannot hold); nothing of the run is written.
         """
+        self._write([(run, reply)])
+
+    def record_many(self, runs: Iterable[RunRow]) -> int:
+        """Write many finished runs (no cached responses) in one transaction: all or none.
+
+        The bulk form of :meth:`record` (same rows, same code), for importing or building
+        large stores; a run already recorded under the same id is replaced.
+
+        Returns:
+            How many runs were written.
+
+        Raises:
+            StoreError: as :meth:`record`, naming the run that failed; nothing is written.
+        """
+        return self._write((run, None) for run in runs)
+
+    def _write(self, items: Iterable[tuple[RunRow, CachedReply | None]]) -> int:
+        run_id, count = None, 0
+        try:
+            with self._tx():
+                for run, reply in items:
+                    run_id = run.run_id
+                    self._insert(run, reply)
+                    count += 1
+        except (sqlite3.Error, OverflowError) as exc:
+            raise StoreError(f"cannot record run {run_id} in {self.path}: {_reason(exc)}") from None
+        return count
+
+    def _insert(self, run: RunRow, reply: CachedReply | None) -> None:
         values = [getattr(run, name) for name in _COLUMNS]
         values[_STATE] = run.state.value if isinstance(run.state, RunState) else RunState(run.state).value
         values[_PARAMS] = json.dumps(run.params, sort_keys=True)
         values[_UNPARSED] = json.dumps(run.unparsed)
         values[_CACHED] = int(run.cached)
-        try:
-            with self._tx():
-                self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
-                self.db.execute(_INSERT_RUN, values)
-                self.db.executemany(
-                    "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(run.run_id, i, f.path, f.line, f.severity.value if f.severity else None, f.claim, f.raw)
-                     for i, f in enumerate(run.findings)],
-                )  # fmt: skip
-                if reply is not None:
-                    findings = (None if reply.findings is None
-                                else json.dumps([f.model_dump(mode="json") for f in reply.findings]))  # fmt: skip
-                    self.db.execute(
-                        "INSERT OR IGNORE INTO cache (key, text, model, tokens_in, tokens_out, findings, patch) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (run.cache_key, reply.text, reply.model, reply.tokens_in, reply.tokens_out, findings,
-                         reply.patch),
-                    )
-        except (sqlite3.Error, OverflowError) as exc:
-            raise StoreError(f"cannot record run {run.run_id} in {self.path}: {_reason(exc)}") from None
+        self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
+        self.db.execute(_INSERT_RUN, values)
+        self.db.executemany(
+            "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(run.run_id, i, f.path, f.line, f.severity.value if f.severity else None, f.claim, f.raw)
+             for i, f in enumerate(run.findings)],
+        )  # fmt: skip
+        if reply is not None:
+            findings = (None if reply.findings is None
+                        else json.dumps([f.model_dump(mode="json") for f in reply.findings]))  # fmt: skip
+            self.db.execute(
+                "INSERT OR IGNORE INTO cache (key, text, model, tokens_in, tokens_out, findings, patch) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run.cache_key, reply.text, reply.model, reply.tokens_in, reply.tokens_out, findings,
+                 reply.patch),
+            )
 
     def runs(self) -> Iterator[RunRow]:
         """Every recorded run with its findings, in a stable order."""

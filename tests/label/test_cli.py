@@ -34,6 +34,8 @@ def test_export_import_queue_agreement_and_verdicts(rundir, tmp_path):
     queue = json.loads(run("label", "queue", rundir, "--json").stdout)
     assert queue["remaining"] == {"claims": 10, "labels_needed": 20, "decisive": 9}
     assert queue["queue"][0]["decisive"] is True and queue["queue"][-1]["decisive"] is False
+    assert queue["by_condition"] == {"condalphasecret": {"claims": 6, "labels_needed": 12},
+                                     "condbetasecret": {"claims": 4, "labels_needed": 8}}
 
     rows = [{"comment_id": c["comment_id"], "part": c["part"], "class": "false_positive"} for c in claims]
     (tmp_path / "ann.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

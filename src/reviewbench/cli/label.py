@@ -106,20 +106,24 @@ def queue_command(rundir: Path, as_json: bool, limit: int) -> None:
     Claims on defect cases come first (until scoring names the claims between the
     identification bounds).
     """
-    from ..label.queue import label_queue
+    from ..label.queue import label_queue, remaining_by_condition
     from ..label.store import LabelStore
 
     with LabelStore(rundir) as store:
         items, counts = label_queue(store)
+        by_condition = remaining_by_condition(store, items)
     remaining = {"claims": len(items), "labels_needed": sum(i.labels_needed for i in items),
                  "decisive": sum(i.decisive for i in items)}  # fmt: skip
     if as_json:
-        print_json({"remaining": remaining, "by_status": dict(sorted(counts.items())),
+        print_json({"remaining": remaining, "by_status": dict(sorted(counts.items())), "by_condition": by_condition,
                     "queue": [i.as_dict() for i in items[:limit] if limit]})  # fmt: skip
         return
     console.print(f"{remaining['claims']} claims wait for {remaining['labels_needed']} labels "
                   f"({remaining['decisive']} on defect cases); by status: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), markup=False)  # fmt: skip
+    for name, left in by_condition.items():
+        console.print(f"  {name}: {left['claims']} claims, {left['labels_needed']} labels before its figures "
+                      "rest on people alone", markup=False)  # fmt: skip
     table = Table(show_edge=False, box=None)
     for column in ("packet", "comment", "part", "status", "needs"):
         table.add_column(column)

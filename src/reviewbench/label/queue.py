@@ -14,10 +14,11 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from ..store.runs import RUNS_DB, RunStore
 from .resolve import ClaimStatus, _adjudications, claim_status
 from .store import LabelStore, Role
 
-__all__ = ["QueueItem", "label_queue"]
+__all__ = ["QueueItem", "label_queue", "remaining_by_condition"]
 
 _WAITING = {ClaimStatus.DISPUTED: 0, ClaimStatus.SINGLE: 1, ClaimStatus.UNLABELLED: 2}
 
@@ -68,3 +69,22 @@ def label_queue(store: LabelStore, priority: Collection[str] | None = None,
                       QueueItem(key[0], key[1], ref.packet_id, status, decisive, needed)))  # fmt: skip
     items.sort(key=lambda item: item[0])
     return [item for _, item in items], counts
+
+
+def remaining_by_condition(store: LabelStore, items: list[QueueItem]) -> dict[str, dict[str, int]]:
+    """Per condition, the claims still waiting and the labels they need (a condition's
+    figures rest on people alone once its count is zero)."""
+    runs = RunStore(store.rundir / RUNS_DB)
+    try:
+        condition_of = {r.run_id: r.condition for r in runs.runs()}
+    finally:
+        runs.close()
+    claims = store.claims()
+    out: dict[str, dict[str, int]] = {name: {"claims": 0, "labels_needed": 0} for name in sorted(set(condition_of.values()))}
+    for item in items:
+        ref = claims.get((item.comment_id, item.part))
+        name = condition_of.get(ref.run_id) if ref else None
+        if name is not None:
+            out[name]["claims"] += 1
+            out[name]["labels_needed"] += item.labels_needed
+    return out

@@ -23,7 +23,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..label import LabelStore, agreement, export_packets, import_labels, label_metrics, label_verdicts
+from ..label import (
+    LabelStore,
+    agreement,
+    export_packets,
+    import_labels,
+    label_metrics,
+    label_verdicts,
+)
 from ..label.judge import calibrate, load_judge
 from ..label.records import LabelPacket, PacketClaim
 

@@ -133,8 +133,8 @@ def _dot_plot(view: LabelsView) -> Markup:
     left, width, row = 150, 420, 16
     height = row * len(cases) + 40
     esc = Markup.escape
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
-             f'role="img" aria-label="rater minutes per case and condition">']  # fmt: skip
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{height}" '
+              f'role="img" aria-label="rater minutes per case and condition">')]  # fmt: skip
     for i, (case_id, per) in enumerate(cases):
         y = 20 + i * row
         parts.append(f'<text x="{left - 6}" y="{y + 4}" text-anchor="end" font-size="10">{esc(case_id)}</text>')

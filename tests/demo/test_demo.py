@@ -91,3 +91,23 @@ def test_demo_cli_prints_the_scoreboard_and_next_steps(demo, tmp_path):
                              capture_output=True, text=True)  # fmt: skip
     assert refused.returncode == 1 and "not a demo directory" in refused.stderr
     assert (tmp_path / "other" / "keep.txt").exists()
+
+
+def test_the_demo_ships_human_labels_and_a_calibrated_judge(demo):
+    from reviewbench.label import human_verdicts
+
+    labels = demo.labels
+    assert labels is not None and labels.claims > 30
+    (pair,) = labels.agreement["pairs"]
+    assert pair["raters"] == ["ana", "ben"] and pair["n"] == labels.claims
+    assert 0 < pair["kappa"] < 1  # a few disagreements, published with their interval
+    assert labels.agreement["adjudicated"] == labels.disputed == 4
+    assert labels.calibration["usable"] is True and labels.calibration["n"] == labels.claims
+    assert labels.calibration["order_flips"] == labels.calibration["length_flips"] == 0
+    verdicts = human_verdicts(demo.rundir)
+    assert len(verdicts) == labels.verdicts
+    flag_all = {v.label_class.value for v in verdicts if v.defect_ids == [] and not v.valid_incidental}
+    assert flag_all <= {"false_positive", "unclear"}
+    assert any(v.defect_ids for v in verdicts)  # ruff's specific claims on a defect's lines
+    for name in ("packets.jsonl", "ana.jsonl", "ben.jsonl", "ada.jsonl", "agreement.json", "calibration.json"):
+        assert (labels.folder / name).is_file()

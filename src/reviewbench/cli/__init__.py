@@ -20,6 +20,7 @@ from .._version import __version__
 from ..errors import ReviewbenchError
 from ._errors import os_error_line
 from .demo import demo_command
+from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
 from .report import report_command
 from .run import experiment_group, export_command, register_command, run_command, runs_command
@@ -69,6 +70,9 @@ cli.add_command(score_command)
 cli.add_command(register_command)
 cli.add_command(report_command)
 cli.add_command(tasks_group)
+cli.add_command(label_group)
+cli.add_command(agreement_command)
+cli.add_command(judge_group)
 
 
 def _fail(message: str, code: int) -> None:

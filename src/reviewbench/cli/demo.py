@@ -18,7 +18,8 @@ Now on your own repository and endpoint:
   reviewbench validate corpus
   reviewbench experiment init experiment.toml      # then point a condition at your endpoint
   reviewbench run experiment.toml --out runs/first
-  reviewbench score runs/first"""
+  reviewbench score runs/first
+  reviewbench label serve runs/first                # two people label the findings, blind"""
 
 
 @click.command("demo")
@@ -45,4 +46,16 @@ def demo_command(out: Path, jobs: int | None) -> None:
                   f"(shelfkit/), the corpus, the runs (runs/runs.sqlite) and score.json.", markup=False)  # fmt: skip
     if result.report:
         console.print(f"Report: {result.report.resolve()}", markup=False)
+    if result.labels:
+        pair = result.labels.agreement["pairs"][0] if result.labels.agreement["pairs"] else None
+        judge = result.labels.calibration
+        console.print(
+            f"Labels ({result.labels.folder}/): {result.labels.claims} claims rated twice"
+            + (f", kappa {pair['kappa']:.2f} [{pair['kappa_lo']:.2f}, {pair['kappa_hi']:.2f}]" if pair and pair["kappa"]
+               is not None and pair["kappa_lo"] is not None else "")
+            + f", {result.labels.disputed} adjudicated; command judge "
+            + ("usable" if judge["usable"] else "refused: " + "; ".join(judge["reasons"]))
+            + f" (n={judge['n']}, order flips {judge['order_flips']}, length flips {judge['length_flips']}).",
+            markup=False,
+        )  # fmt: skip
     console.print(NEXT_STEPS, markup=False)

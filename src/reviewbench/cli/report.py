@@ -53,7 +53,10 @@ def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, s
         console.print(f"{c.name}: authority {c.decision.authority} ({c.decision.status}); NOT permitted: "
                       + "; ".join(c.decision.not_permitted), markup=False)  # fmt: skip
     if html_path is not None:
-        console.print(f"html report: {write_html(data, html_path)}", markup=False)
+        from ..label.report import labels_section
+
+        sections = labels_section(rundir, [c.name for c in data.conditions], resamples=min(options.bootstrap, 2000))
+        console.print(f"html report: {write_html(data, html_path, sections)}", markup=False)
     if csv_dir is not None:
         for path in write_csv(data, csv_dir).values():
             console.print(f"csv: {path}", markup=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..label.records import LabelPacket, LabelRow
 from ..records import Case, CorpusMeta, GoldRecord
 from ..review.experiment import ExperimentConfig
 from ..tasks.experiment import TasksExperimentConfig
@@ -13,7 +14,8 @@ from ._output import print_json
 __all__ = ["SCHEMAS", "json_schema", "schema_command"]
 
 SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta, "experiment": ExperimentConfig,
-           "tasks": Task, "tasks-meta": TasksMeta, "grades": Grade, "tasks-experiment": TasksExperimentConfig}
+           "tasks": Task, "tasks-meta": TasksMeta, "grades": Grade, "tasks-experiment": TasksExperimentConfig,
+           "packets": LabelPacket, "labels": LabelRow}
 
 
 #: Records of the scoring stage, imported only when asked for (scoring pulls in numpy).
@@ -37,5 +39,6 @@ def schema_command(name: str) -> None:
     """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
-    verdicts (a run directory's verdicts.jsonl) or score (score --json)."""
+    verdicts (a run directory's verdicts.jsonl), score (score --json), packets (label
+    export's packets) or labels (label import/export rows)."""
     print_json(json_schema(name))

@@ -24,6 +24,7 @@ from ..review.experiment import load_experiment
 from ..review.runner import run_experiment
 from ..score import ScoreOptions, ScoreResult, score_run
 from ..validate import validate_corpus
+from .labels import LabelDemo, label_demo
 from .sample import build_sample_repository
 
 __all__ = ["DemoResult", "run_demo"]
@@ -61,6 +62,8 @@ class DemoResult:
     rundir: Path
     score: ScoreResult
     report: Path
+    labels: LabelDemo | None = None
+    """Human labels of the demo's findings (scripted raters), agreement and judge calibration."""
 
 
 def _prepare(out: Path) -> None:
@@ -96,16 +99,21 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     register(experiment, rundir, gates_path=None, bootstrap_seed=SEED)
     step("running the reviewers")
     run_experiment(experiment, rundir)
+    step("labelling: two scripted raters, an adjudicator, a calibrated command judge")
+    labels = label_demo(rundir, out / "labels")
     step("scoring")
     score = score_run(rundir, ScoreOptions())  # the registered rules
     (out / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
-    return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report)
+    return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels)
 
 
 def _write_report(rundir: Path, target: Path, score: ScoreResult) -> Path:
     """The HTML report, from the scores already computed (not scored a second time)."""
     from ..report import build_report, write_html
 
-    write_html(build_report(rundir, scored=score), target)
+    from ..label.report import labels_section
+
+    data = build_report(rundir, scored=score)
+    write_html(data, target, labels_section(rundir, [c.name for c in data.conditions]))
     return target

@@ -107,8 +107,12 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_html(data: ReportData) -> str:
-    """The whole report as one HTML document (scripts, styles and chart runtime inlined)."""
+def render_html(data: ReportData, sections: str = "") -> str:
+    """The whole report as one HTML document (scripts, styles and chart runtime inlined).
+
+    ``sections``: trusted HTML fragments of later stages (the human-labels section), placed
+    before the corpus section; they must carry no script or style attribute.
+    """
     from .charts import chart_specs, vega_bundle  # altair is imported only to render
 
     env = _environment()
@@ -126,10 +130,11 @@ def render_html(data: ReportData) -> str:
         rate_metrics=[name for name in data.conditions[0].metrics] if data.conditions else [],
         tiles_total=sum(len(row.tiles) for row in data.defects),
         tiles_found=found,
+        sections=Markup(sections),
     )
 
 
-def write_html(data: ReportData | Path, path: Path) -> Path:
+def write_html(data: ReportData | Path, path: Path, sections: str = "") -> Path:
     """Render and write ``path`` (parents created); returns the path written.
 
     ``data`` may also be a run directory, reported with the default options (what
@@ -139,6 +144,6 @@ def write_html(data: ReportData | Path, path: Path) -> Path:
         data = build_report(Path(data))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render_html(data), encoding="utf-8", errors="replace")  # a stray surrogate is not fatal
+    tmp.write_text(render_html(data, sections), encoding="utf-8", errors="replace")  # a stray surrogate is not fatal
     tmp.replace(path)
     return path

@@ -1,0 +1,298 @@
+"""``reviewbench label``, ``agreement`` and ``judge``: human labels and a calibrated judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ._output import console, err_console, print_json
+
+__all__ = ["agreement_command", "judge_group", "label_group"]
+
+_RUNDIR = click.argument("rundir", type=click.Path(path_type=Path, file_okay=False))
+
+
+@click.group("label")
+def label_group() -> None:
+    """Human labels (seed 003): packets for blinded raters, a labelling app, adjudication.
+
+    \b
+    Examples:
+      reviewbench label export runs/first --out packets.jsonl
+      reviewbench label serve runs/first --port 8765          # raters pick a name
+      reviewbench label import runs/first ann.jsonl --rater ann
+      reviewbench label serve runs/first --adjudicate          # only the disagreements
+      reviewbench label queue runs/first                       # what to label first
+      reviewbench agreement runs/first --json
+    """
+
+
+@label_group.command("export")
+@_RUNDIR
+@click.option("--out", required=True, type=click.Path(path_type=Path, dir_okay=False), help="JSONL file to write.")
+@click.option("--rater", help="Write this rater's current labels (import format) instead of packets.")
+@click.option("--adjudicator", help="Write this adjudicator's final labels instead of packets.")
+def export_command(rundir: Path, out: Path, rater: str | None, adjudicator: str | None) -> None:
+    """Write de-identified packets (one per review with findings), or one person's labels.
+
+    A packet holds an opaque packet_id, the diff, the validation's test output, the case's
+    gold defects and the review's atomic claims in a fixed random order, each with an
+    opaque comment_id. Nothing in it names the condition, model, prompt, guidance,
+    repetition or run.
+    """
+    from ..label import export_labels, export_packets
+
+    if rater or adjudicator:
+        n = export_labels(rundir, out, rater=rater, adjudicator=adjudicator)
+        err_console.print(f"wrote {n} labels of {escape(rater or adjudicator or '')} to {escape(str(out))}")
+    else:
+        n = export_packets(rundir, out)
+        err_console.print(f"wrote {n} packets to {escape(str(out))}")
+
+
+@label_group.command("import")
+@_RUNDIR
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--rater", help="The labels are this rater's initial labels.")
+@click.option("--adjudicator", help="The labels are this adjudicator's final labels (rows need a 'reason').")
+def import_command(rundir: Path, file: Path, rater: str | None, adjudicator: str | None) -> None:
+    """Append labels from a JSONL file to RUNDIR/labels.sqlite (nothing is overwritten).
+
+    Rows: {"comment_id", "part", "class", "defect_id", "fields": {"location", "consequence",
+    "evidence", "safe_fix", "severity_fit"}, "triage_s", "note"}, plus "reason" for
+    adjudications. "part" defaults to 0. A true finding's defect_id is a gold defect id or
+    "valid_incidental" (then "note" says what it is).
+    """
+    from ..label import import_labels
+
+    n = import_labels(rundir, file, rater=rater, adjudicator=adjudicator)
+    who = f"rater {rater}" if rater else f"adjudicator {adjudicator}"
+    err_console.print(f"imported {n} labels from {escape(str(file))} as {escape(who)}")
+
+
+@label_group.command("serve")
+@_RUNDIR
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Loopback port.")
+@click.option("--rater", help="Serve this rater only (the name form is skipped, other names refused).")
+@click.option("--adjudicate", is_flag=True, help="Show only disagreements, with both labels; record final labels.")
+def serve_command(rundir: Path, port: int, rater: str | None, adjudicate: bool) -> None:
+    """Start the labelling web app on 127.0.0.1 (offline: nothing is loaded from elsewhere).
+
+    Raters see packets in their own random order, never another rater's labels; every
+    field has a keyboard shortcut; triage time is active time (paused while the tab is
+    hidden or idle for more than 60 s). Stop with Ctrl-C.
+    """
+    from ..label.app import AppOptions, serve
+    from ..label.store import check_name
+
+    name = check_name(rater, "adjudicator" if adjudicate else "rater") if rater else None
+    options = AppOptions(rundir=rundir, rater=name, adjudicate=adjudicate)
+    err_console.print(f"labelling app on http://127.0.0.1:{port}/ ({'adjudication' if adjudicate else 'rating'});"
+                      " Ctrl-C to stop", markup=False)  # fmt: skip
+    serve(options, port)
+
+
+@label_group.command("queue")
+@_RUNDIR
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0), help="Claims to list.")
+def queue_command(rundir: Path, as_json: bool, limit: int) -> None:
+    """Claims still waiting for people, most useful first, and how many remain.
+
+    Disputed claims wait for an adjudicator, single-rated ones for a second rater.
+    Claims on defect cases come first (until scoring names the claims between the
+    identification bounds).
+    """
+    from ..label.queue import label_queue, remaining_by_condition
+    from ..label.store import LabelStore
+
+    with LabelStore(rundir) as store:
+        items, counts = label_queue(store)
+        by_condition = remaining_by_condition(store, items)
+    remaining = {"claims": len(items), "labels_needed": sum(i.labels_needed for i in items),
+                 "decisive": sum(i.decisive for i in items)}  # fmt: skip
+    if as_json:
+        print_json({"remaining": remaining, "by_status": dict(sorted(counts.items())), "by_condition": by_condition,
+                    "queue": [i.as_dict() for i in items[:limit] if limit]})  # fmt: skip
+        return
+    console.print(f"{remaining['claims']} claims wait for {remaining['labels_needed']} labels "
+                  f"({remaining['decisive']} on defect cases); by status: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), markup=False)  # fmt: skip
+    for name, left in by_condition.items():
+        console.print(f"  {name}: {left['claims']} claims, {left['labels_needed']} labels before its figures "
+                      "rest on people alone", markup=False)  # fmt: skip
+    table = Table(show_edge=False, box=None)
+    for column in ("packet", "comment", "part", "status", "needs"):
+        table.add_column(column)
+    for item in items[:limit]:
+        table.add_row(item.packet_id, item.comment_id, str(item.part), item.status.value, str(item.labels_needed))
+    if items:
+        console.print(table)
+
+
+@label_group.command("verdicts")
+@_RUNDIR
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def verdicts_command(rundir: Path, as_json: bool) -> None:
+    """Final labels per reviewer comment (people's, then a usable calibrated judge's),
+    actionability of human-labelled true findings, and triage minutes."""
+    from ..label import label_metrics, label_verdicts
+
+    verdicts = label_verdicts(rundir)
+    rate, triage = label_metrics(rundir)
+    if as_json:
+        print_json({"verdicts": [v.model_dump(mode="json") for v in verdicts], "actionability_rate": rate.as_dict(),
+                    "triage_minutes": triage.as_dict()})  # fmt: skip
+        return
+    by_class: dict[str, int] = {}
+    for v in verdicts:
+        by_class[v.label_class.value] = by_class.get(v.label_class.value, 0) + 1
+    judged = sum(v.evidence.value == "judge" for v in verdicts)
+    console.print(f"{len(verdicts) - judged} comments with a final human label, {judged} by a calibrated judge: "
+                  + (", ".join(f"{k} {n}" for k, n in sorted(by_class.items())) or "none"), markup=False)  # fmt: skip
+    value = "n/a" if rate.overall.value is None else f"{rate.overall.value:.3f}"
+    console.print(f"actionability_rate {rate.overall.numerator}/{rate.overall.denominator} {value}", markup=False)
+    if triage.median is not None:
+        console.print(f"triage_minutes per run: median {triage.median:.2f}, IQR {triage.iqr:.2f} over "
+                      f"{triage.runs} runs; adjudication {triage.adjudication_minutes:.2f} min", markup=False)  # fmt: skip
+
+
+def _kappa(k: dict) -> str:
+    if k["kappa"] is None:
+        return "n/a (no claims)" if not k["n"] else "undefined (one answer throughout)"
+    interval = "" if k["kappa_lo"] is None else f" [{k['kappa_lo']:.3f}, {k['kappa_hi']:.3f}]"
+    return f"{k['kappa']:.3f}{interval}"
+
+
+@click.command("agreement")
+@_RUNDIR
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--bootstrap", default=2000, show_default=True, type=click.IntRange(min=0), help="Resamples.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) -> None:
+    """Inter-rater agreement: per pair, percent agreement, confusion table and Cohen's kappa.
+
+    For the finding class and for each actionability field, with a bootstrap interval;
+    also how many claims were adjudicated and the adjudication time.
+    """
+    from ..label import agreement
+    from ..label.store import LabelStore
+
+    with LabelStore(rundir) as store:
+        report = agreement(store, resamples=bootstrap, seed=seed).as_dict()
+    if as_json:
+        print_json(report)
+        return
+    if not report["pairs"]:
+        console.print("no pair of raters has labelled the same claims yet")
+    for pair in report["pairs"]:
+        a, b = pair["raters"]
+        pct = "n/a" if pair["percent_agreement"] is None else f"{pair['percent_agreement']:.1%}"
+        console.print(f"\n[bold]{escape(a)} × {escape(b)}[/]: {pair['n']} claims, {pct} agree, "
+                      f"kappa {_kappa(pair)}")  # fmt: skip
+        labels = sorted(pair["confusion"])
+        table = Table(title=f"rows {escape(a)}, columns {escape(b)}", show_edge=False)
+        table.add_column("")
+        for label in labels:
+            table.add_column(label, justify="right")
+        for row in labels:
+            table.add_row(row, *(str(pair["confusion"][row][col]) for col in labels))
+        if labels:
+            console.print(table)
+        for name, k in pair["fields"].items():
+            console.print(f"  {name:<13} n={k['n']:<4} kappa {_kappa(k)}", markup=False)
+    console.print(f"\nadjudicated {report['adjudicated']} claims in {report['adjudication_s'] / 60:.1f} min; "
+                  f"{report['disputed']} disputed", markup=False)  # fmt: skip
+
+
+class _DefaultGroup(click.Group):
+    """``judge RUNDIR`` runs the judge; ``judge calibrate RUNDIR`` calibrates it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+_CONFIG = click.option("--config", "config", required=True, type=click.Path(path_type=Path, dir_okay=False),
+                       help="judge.toml: judge = { kind = ..., ... }, optional prompt, rule, audit.")  # fmt: skip
+
+
+@click.group("judge", cls=_DefaultGroup)
+def judge_group() -> None:
+    """An LLM judge (any openai, anthropic or command endpoint), used only once calibrated.
+
+    \b
+    Examples:
+      reviewbench judge runs/first --config judge.toml
+      reviewbench judge calibrate runs/first --config judge.toml --json
+
+    A command judge gets {"comment_id", "claim", "diff", "defects", "path", "line"} as JSON
+    on stdin and prints one label object: {"class", "defect_id", "fields"}.
+    """
+
+
+@judge_group.command("run")
+@_RUNDIR
+@_CONFIG
+@click.option("--all", "redo", is_flag=True, help="Ask again about claims the judge already labelled.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def judge_run_command(rundir: Path, config: Path, redo: bool, as_json: bool) -> None:
+    """Label claims with the judge (stored as judge labels; never above human labels)."""
+    from ..label.judge import audit_sample, judge_claims, load_judge
+    from ..label.store import LabelStore, Role
+
+    judge = load_judge(config)
+    with LabelStore(rundir) as store:
+        packet_set = store.packets()
+        done = store.latest(Role.JUDGE).get(judge.name, {})
+        keys = [(c.comment_id, c.part) for p in packet_set.packets for c in p.claims if redo or
+                (c.comment_id, c.part) not in done]  # fmt: skip
+        run = judge_claims(store, judge, keys)
+        audit = audit_sample(store, judge, sorted(store.latest(Role.JUDGE).get(judge.name, {})))
+    result = {"judge": judge.name, "asked": len(keys), "labelled": len(run.labelled), "failed": len(run.failed),
+              "errors": sorted(set(run.failed.values()))[:5], "audit": audit}  # fmt: skip
+    if as_json:
+        print_json(result)
+        return
+    console.print(f"{judge.name}: labelled {result['labelled']} of {result['asked']} claims"
+                  f" ({result['failed']} without a usable answer)", markup=False)  # fmt: skip
+    for error in result["errors"]:
+        console.print(f"  {error}", markup=False)
+    console.print(f"audit sample for people: {len(audit['claims'])} claims (seed {audit['seed']})", markup=False)
+
+
+@judge_group.command("calibrate")
+@_RUNDIR
+@_CONFIG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--bootstrap", default=2000, show_default=True, type=click.IntRange(min=0), help="Resamples.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+def judge_calibrate_command(rundir: Path, config: Path, as_json: bool, bootstrap: int, seed: int) -> None:
+    """Compare the judge with adjudicated (or agreed) human labels and probe it for bias.
+
+    Reports the confusion matrix, kappa with interval, per class and per actionability
+    field, and how many labels flip when the claims come in reverse order or padded with
+    meaningless boilerplate. Usable only under the registered rule (default: n >= 30,
+    kappa lower bound >= 0.6, flips <= 5%).
+    """
+    from ..label.judge import calibrate, load_judge
+    from ..label.store import LabelStore
+
+    judge = load_judge(config)
+    with LabelStore(rundir) as store:
+        result = calibrate(store, judge, resamples=bootstrap, seed=seed)
+    if as_json:
+        print_json(result)
+        return
+    verdict = "usable" if result["usable"] else "NOT usable"
+    console.print(f"{judge.name}: n={result['n']}, kappa {_kappa(result)}, order flips {result['order_flips']}, "
+                  f"length flips {result['length_flips']}: {verdict}", markup=False)  # fmt: skip
+    for reason in result["reasons"]:
+        console.print(f"  {reason}", markup=False)
+    for name, k in result["fields"].items():
+        console.print(f"  {name:<13} n={k['n']:<4} kappa {_kappa(k)} {'usable' if k['usable'] else 'disabled'}",
+                      markup=False)  # fmt: skip

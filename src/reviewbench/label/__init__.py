@@ -1,0 +1,72 @@
+"""Human labels and a calibrated judge (issue 14, seed 003).
+
+Two blinded raters label every claim of de-identified packets; their labels are kept
+append-only in ``RUNDIR/labels.sqlite``; disagreements are adjudicated; agreement is
+published; an LLM judge may assist only once calibrated against the people.
+"""
+
+from .evidence import label_verdicts
+from .figures import LabelledPrecision, decision_changes, labelled_precision, labelled_recall
+from .io import export_labels, export_packets, import_labels, label_metrics, read_label_rows
+from .packets import build_packets, comment_key, split_claim
+from .records import (
+    ACTIONABILITY_FIELDS,
+    RUBRIC_VERSION,
+    VALID_INCIDENTAL,
+    ActionabilityFields,
+    LabelClass,
+    LabelPacket,
+    LabelRow,
+    PacketClaim,
+    PacketDefect,
+)
+from .resolve import (
+    Agreement,
+    Basis,
+    Evidence,
+    LabelVerdict,
+    agreement,
+    final_labels,
+    human_verdicts,
+)
+from .stats import actionability_rate, cohen_kappa, kappa_with_interval, triage_minutes
+from .store import LABELS_DB, LabelStore, Role
+
+__all__ = [
+    "ACTIONABILITY_FIELDS",
+    "LABELS_DB",
+    "RUBRIC_VERSION",
+    "VALID_INCIDENTAL",
+    "ActionabilityFields",
+    "Agreement",
+    "Basis",
+    "Evidence",
+    "LabelClass",
+    "LabelPacket",
+    "LabelRow",
+    "LabelStore",
+    "LabelVerdict",
+    "LabelledPrecision",
+    "PacketClaim",
+    "PacketDefect",
+    "Role",
+    "actionability_rate",
+    "agreement",
+    "build_packets",
+    "cohen_kappa",
+    "comment_key",
+    "decision_changes",
+    "export_labels",
+    "export_packets",
+    "final_labels",
+    "human_verdicts",
+    "import_labels",
+    "kappa_with_interval",
+    "label_metrics",
+    "label_verdicts",
+    "labelled_precision",
+    "labelled_recall",
+    "read_label_rows",
+    "split_claim",
+    "triage_minutes",
+]

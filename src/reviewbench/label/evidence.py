@@ -1,0 +1,52 @@
+"""Every label scoring may use, with its evidence level: people first, a calibrated judge after.
+
+A comment takes the human verdict when it has one. Otherwise it takes the judge's labels
+only when the judge's latest calibration in ``labels.sqlite`` is usable; an actionability
+field whose own calibration failed is left unassessed (null) rather than taken from the
+judge. Anything else keeps its automatic verdict (it is simply absent here).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .resolve import Basis, Evidence, LabelVerdict, _combine, verdicts_from
+from .store import LabelStore, Role
+
+__all__ = ["judge_verdicts", "label_verdicts"]
+
+
+def judge_verdicts(store: LabelStore, human: set[str]) -> list[LabelVerdict]:
+    """Judge verdicts of comments without a human one, from usable calibrated judges only."""
+    by_judge = store.latest(Role.JUDGE)
+    claims = store.claims()
+    parts_of: dict[str, list] = {}
+    for key, ref in claims.items():
+        parts_of.setdefault(ref.source_id, []).append((key, ref))
+    out: dict[str, LabelVerdict] = {}
+    for judge, labels in sorted(by_judge.items()):
+        calibration = store.latest_calibration(judge)
+        if calibration is None or not calibration[1].get("usable"):
+            continue
+        disabled = {name for name, k in calibration[1].get("fields", {}).items() if not k.get("usable")}
+        for source_id, items in sorted(parts_of.items()):
+            if source_id in human or source_id in out or any(key not in labels for key, _ in items):
+                continue
+            items.sort(key=lambda item: item[1].part)
+            rows = [labels[key].row for key, _ in items]
+            label_class, gold, incidental, note, fields = _combine(rows)
+            if fields is not None and disabled:
+                fields = fields.model_copy(update=dict.fromkeys(disabled))
+            ref = items[0][1]
+            out[source_id] = LabelVerdict(comment_id=source_id, run_id=ref.run_id, index=ref.index,
+                                          case_id=ref.case_id, label_class=label_class, defect_ids=gold,
+                                          valid_incidental=incidental, incidental_note=note, fields=fields,
+                                          basis=Basis.JUDGE, parts=ref.parts, evidence=Evidence.JUDGE)  # fmt: skip
+    return list(out.values())
+
+
+def label_verdicts(rundir: Path) -> list[LabelVerdict]:
+    """Human verdicts, then usable-judge verdicts for the comments people have not settled."""
+    with LabelStore(rundir) as store:
+        human = verdicts_from(store)
+        return human + judge_verdicts(store, {v.comment_id for v in human})

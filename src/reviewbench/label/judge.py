@@ -1,0 +1,367 @@
+"""An LLM (or any) judge that labels claims, and its calibration against people (seed 003).
+
+A judge is any reviewer-kind endpoint: ``openai``, ``anthropic`` or ``command``. It sees one
+claim at a time with the diff and the case's gold defects, under a frozen judge prompt::
+
+    {"comment_id", "claim", "diff", "defects", "path", "line"}
+
+(``path`` and ``line``: where the claim points, as the rater sees it; on stdin for a command, as the user message for a model) and answers one label object in
+the import format: ``{"class", "defect_id", "fields"}``. Judge labels are rows of their
+own in ``labels.sqlite`` (role ``judge``) and never replace a human label.
+
+Calibration compares the judge with the final human labels of the labelled subset, and
+runs two bias probes on the same claims: reversed order (claims asked last to first, each
+with its defects listed in reverse) and a length-padded claim (boilerplate that changes no
+meaning). A flip is a different class or defect link. The judge is usable only when the
+registered rule holds (default: n >= 30, kappa lower bound >= 0.6, flips <= 5% each);
+each actionability field is usable only when its own kappa lower bound passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import re
+import secrets
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ReviewbenchError, UsageError
+from .packets import PacketSet
+from .records import ACTIONABILITY_FIELDS, LabelClass, LabelRow
+from .resolve import final_labels
+from .stats import kappa_with_interval
+from .store import LabelStore, Role
+
+__all__ = [
+    "JUDGE_PROMPT",
+    "PADDING",
+    "CalibrationRule",
+    "JudgeError",
+    "JudgeFile",
+    "calibrate",
+    "judge_claims",
+    "load_judge",
+]
+
+JUDGE_PROMPT = """\
+You label one claim made by a code reviewer about a change, following a fixed rubric.
+You are given the claim, the unified diff of the change, and the known defects of the
+change (possibly none). Answer with exactly one JSON object and nothing else:
+
+{"class": C, "defect_id": D, "fields": {"location": B, "consequence": B, "evidence": B,
+ "safe_fix": B, "severity_fit": B}}
+
+C is one of "true_finding" (the claim identifies a real defect at the affected location,
+not merely a broad rule), "false_positive" (it is wrong or not a defect), "duplicate"
+(it repeats another claim about the same defect), "unclear" (it cannot be decided).
+For a true_finding, D is the defect_id it identifies, or "valid_incidental" for a real
+problem that is none of the listed defects (then add "note": a short description);
+otherwise D is null. Each B is true or false: does the claim point at the affected
+location, state the consequence, give checkable evidence, propose a safe fix, and fit
+the defect's severity? Use null for fields when the class is not true_finding.
+"""
+
+PADDING = ("\n\nPlease note that this comment is offered in the spirit of constructive review, and it "
+           "should be read in the context of the change as a whole; nothing in this paragraph adds to or "
+           "changes the point made above.")  # fmt: skip
+"""Boilerplate of the length probe: it makes a claim longer without changing what it says."""
+
+
+class JudgeError(ReviewbenchError):
+    """The judge could not be asked, or gave no usable label."""
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _CommandJudge(_Config):
+    kind: str = Field(pattern="^command$")
+    command: str = Field(description="Shell command line; the request JSON on stdin, one label object on stdout.")
+
+
+class CalibrationRule(_Config):
+    """When judge labels may count as evidence (registered with the judge)."""
+
+    min_n: int = Field(default=30, ge=1, description="Human-labelled claims compared, at least.")
+    min_kappa_lo: float = Field(default=0.6, description="Lower bound of kappa's interval, at least.")
+    max_flip_share: float = Field(default=0.05, ge=0, le=1, description="Order and length flips, at most.")
+
+
+class JudgeFile(_Config):
+    """``judge.toml``: the judge endpoint, an optional prompt, the rule and the audit sample."""
+
+    judge: Annotated[dict, Field(description="A reviewer table: kind openai, anthropic or command.")]
+    prompt: str | None = Field(default=None, description="Replaces the frozen judge prompt.")
+    name: str | None = Field(default=None, description="Name the judge's labels are stored under.")
+    rule: CalibrationRule = Field(default_factory=CalibrationRule)
+    audit_share: float = Field(default=0.1, gt=0, le=1, description="Share of judge labels drawn for a human audit.")
+    audit_seed: int | None = Field(default=None, description="Seed of the audit draw; drawn and recorded if absent.")
+    concurrency: int = Field(default=4, ge=1, le=64, description="Questions in flight at once (started in order).")
+
+
+@dataclass(frozen=True)
+class Judge:
+    file: JudgeFile
+    config: object
+    name: str
+
+    @property
+    def prompt(self) -> str:
+        return self.file.prompt or JUDGE_PROMPT
+
+
+def load_judge(path: Path) -> Judge:
+    """Read ``judge.toml``.
+
+    Raises:
+        UsageError: unreadable, invalid, or a kind that cannot judge.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        file = JudgeFile.model_validate(data)
+        kind = file.judge.get("kind")
+        if kind == "command":
+            config: object = _CommandJudge.model_validate(file.judge)
+        elif kind in ("openai", "anthropic"):
+            from ..reviewers.configs import AnthropicConfig, OpenAIConfig
+
+            config = (OpenAIConfig if kind == "openai" else AnthropicConfig).model_validate(file.judge)
+        else:
+            raise UsageError(f"{path}: judge.kind must be openai, anthropic or command, not {kind!r}")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UsageError(f"{path}: {where}: {first['msg']}") from None
+    name = file.name or (f"{kind}:{getattr(config, 'model', '')}" if kind != "command" else "command-judge")
+    return Judge(file=file, config=config, name=name)
+
+
+# -- asking ---------------------------------------------------------------------------------
+
+_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_label(text: str, comment_id: str, part: int) -> LabelRow:
+    """The judge's answer as a label row (the first JSON object in ``text``).
+
+    Raises:
+        JudgeError: no JSON object, or not a valid label.
+    """
+    match = _OBJECT.search(text)
+    if match is None:
+        raise JudgeError("the judge answered no JSON object")
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise JudgeError(f"the judge's answer is not JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise JudgeError("the judge's answer is not a JSON object")
+    fields = data.get("fields") or {}
+    if isinstance(fields, dict):
+        fields = {k: v for k, v in fields.items() if k in ACTIONABILITY_FIELDS}
+    try:
+        return LabelRow.model_validate({"comment_id": comment_id, "part": part, "class": data.get("class"),
+                                        "defect_id": data.get("defect_id"), "fields": fields,
+                                        "note": data.get("note")})  # fmt: skip
+    except ValidationError as exc:
+        raise JudgeError(f"the judge's label is invalid: {exc.errors()[0]['msg']}") from None
+
+
+class _Asker:
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.client = None
+        if judge.config.kind != "command":  # type: ignore[attr-defined]
+            from ..reviewers import make_reviewer
+
+            self.client = make_reviewer(judge.config)
+
+    async def ask(self, request: dict) -> str:
+        payload = json.dumps(request, ensure_ascii=False)
+        if self.client is None:
+            from ..reviewers._proc import command_env, exit_label, run_shell, stderr_tail
+
+            command = self.judge.config.command  # type: ignore[attr-defined]
+            try:
+                result = await run_shell(command, stdin=payload.encode("utf-8", "replace"), cwd=None,
+                                         env=command_env(None))  # fmt: skip
+            except OSError as exc:
+                raise JudgeError(f"judge command {command!r} could not start: {exc.strerror or exc}") from None
+            if result.returncode != 0:
+                raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}; "
+                                 f"stderr: {stderr_tail(result.stderr)}")  # fmt: skip
+            return result.stdout.decode("utf-8", "replace")
+        from ..reviewers import ReviewerError
+
+        try:
+            reply = await self.client.complete(self.judge.prompt, "Label this claim.\n\n" + payload)  # type: ignore[attr-defined]
+        except ReviewerError as exc:
+            raise JudgeError(str(exc)) from None
+        return reply.text
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+
+@dataclass(frozen=True)
+class JudgeRun:
+    """What one pass of the judge did."""
+
+    labelled: list[LabelRow]
+    failed: dict[tuple[str, int], str]
+
+
+def _requests(packet_set: PacketSet, keys: list[tuple[str, int]], probe: str) -> list[tuple[tuple[str, int], dict]]:
+    claims = {(c.comment_id, c.part): (p, c) for p in packet_set.packets for c in p.claims}
+    out = []
+    for key in keys:
+        packet, claim = claims[key]
+        defects = [d.model_dump(mode="json") for d in packet.defects]
+        text = claim.text
+        if probe == "reversed":
+            defects.reverse()
+        elif probe == "padded":
+            text += PADDING
+        out.append((key, {"comment_id": claim.comment_id, "claim": text, "diff": packet.diff, "defects": defects,
+                          "path": claim.path, "line": claim.line}))
+    if probe == "reversed":
+        out.reverse()
+    return out
+
+
+async def _ask_all(judge: Judge, requests: list[tuple[tuple[str, int], dict]]) -> JudgeRun:
+    """Ask in the given order, ``judge.file.concurrency`` at a time; results in that order."""
+    asker = _Asker(judge)
+    gate = asyncio.Semaphore(judge.file.concurrency)
+    results: list[LabelRow | str] = []
+
+    async def one(index: int, key: tuple[str, int], request: dict) -> None:
+        try:
+            results[index] = parse_label(await asker.ask(request), key[0], key[1])
+        except JudgeError as exc:
+            results[index] = str(exc)
+        finally:
+            gate.release()
+
+    results.extend("" for _ in requests)
+    tasks = []
+    try:
+        for index, (key, request) in enumerate(requests):
+            await gate.acquire()  # requests start strictly in order
+            tasks.append(asyncio.create_task(one(index, key, request)))
+        await asyncio.gather(*tasks)
+    finally:
+        await asker.aclose()
+    labelled = [r for r in results if isinstance(r, LabelRow)]
+    failed = {key: r for (key, _), r in zip(requests, results, strict=True) if isinstance(r, str)}
+    return JudgeRun(labelled=labelled, failed=failed)
+
+
+def judge_claims(store: LabelStore, judge: Judge, keys: list[tuple[str, int]] | None = None,
+                 probe: str = "") -> JudgeRun:  # fmt: skip
+    """Ask the judge about ``keys`` (default: every claim, in packet order) and store its labels."""
+    packet_set = store.packets()
+    if keys is None:
+        keys = [(c.comment_id, c.part) for p in packet_set.packets for c in p.claims]
+    run = asyncio.run(_ask_all(judge, _requests(packet_set, keys, probe)))
+    if run.labelled:
+        store.add(run.labelled, author=judge.name, role=Role.JUDGE, source="judge", probe=probe)
+    return run
+
+
+def audit_sample(store: LabelStore, judge: Judge, keys: list[tuple[str, int]]) -> dict:
+    """A random share of judge-labelled claims for people to check, with its seed recorded."""
+    seed = judge.file.audit_seed
+    if seed is None:
+        recorded = store.get_meta(f"audit_seed:{judge.name}")
+        seed = int(recorded) if recorded is not None else secrets.randbelow(2**31)
+    store.set_meta(f"audit_seed:{judge.name}", str(seed))
+    ordered = sorted(keys)
+    size = min(len(ordered), math.ceil(judge.file.audit_share * len(ordered)))
+    chosen = sorted(random.Random(seed).sample(ordered, size))
+    return {"seed": seed, "share": judge.file.audit_share, "claims": [{"comment_id": k[0], "part": k[1]} for k in chosen]}
+
+
+# -- calibration ----------------------------------------------------------------------------
+
+
+def _link(row: LabelRow) -> tuple[str, str | None]:
+    return (row.label_class.value, row.defect_id)
+
+
+def calibrate(store: LabelStore, judge: Judge, *, resamples: int = 2000, seed: int = 0) -> dict:
+    """Compare the judge with final human labels and probe it; record and return the result.
+
+    The JSON contract: ``{"n", "kappa", "kappa_lo", "kappa_hi", "confusion", "order_flips",
+    "length_flips", "usable"}``, plus per-class and per-field detail and the reasons.
+    """
+    store.packets()
+    finals = final_labels(store)
+    packet_order = [key for key in store.claims() if key in finals]
+    plain = store.latest(Role.JUDGE).get(judge.name, {})
+    missing = [key for key in packet_order if key not in plain]
+    failed: dict = {}
+    if missing:
+        failed.update(judge_claims(store, judge, missing).failed)
+        plain = store.latest(Role.JUDGE).get(judge.name, {})
+    keys = [key for key in packet_order if key in plain]
+    probes = {}
+    for probe in ("reversed", "padded"):
+        run = judge_claims(store, judge, keys, probe=probe)
+        failed.update(run.failed)
+        probes[probe] = {(r.comment_id, r.part): r for r in run.labelled}
+    human = [finals[k][0] for k in keys]
+    machine = [plain[k].row for k in keys]
+    classes = kappa_with_interval([r.label_class.value for r in human], [r.label_class.value for r in machine],
+                                  resamples=resamples, seed=seed)  # fmt: skip
+    flips = {probe: sum(1 for k in keys if k not in probes[probe] or _link(probes[probe][k]) != _link(plain[k].row))
+             for probe in probes}  # fmt: skip
+    n = len(keys)
+    rule = judge.file.rule
+    reasons = []
+    if n < rule.min_n:
+        reasons.append(f"only {n} human-labelled claims compared (rule: at least {rule.min_n})")
+    if classes.kappa_lo is None or classes.kappa_lo < rule.min_kappa_lo:
+        reasons.append(f"kappa lower bound {classes.kappa_lo} below {rule.min_kappa_lo}")
+    for probe, label in (("reversed", "order"), ("padded", "length")):
+        if n and flips[probe] / n > rule.max_flip_share:
+            reasons.append(f"{flips[probe]}/{n} labels flip on {label} (rule: at most {rule.max_flip_share:.0%})")
+    per_class = {}
+    for cls in LabelClass:
+        per_class[cls.value] = {
+            "human": sum(r.label_class is cls for r in human),
+            "judge": sum(r.label_class is cls for r in machine),
+            "both": sum(h.label_class is cls and m.label_class is cls for h, m in zip(human, machine, strict=True)),
+        }
+    fields = {}
+    for name in ACTIONABILITY_FIELDS:
+        both = [(getattr(h.fields, name), getattr(m.fields, name)) for h, m in zip(human, machine, strict=True)
+                if getattr(h.fields, name) is not None and getattr(m.fields, name) is not None]  # fmt: skip
+        k = kappa_with_interval(["yes" if h else "no" for h, _ in both], ["yes" if m else "no" for _, m in both],
+                                resamples=resamples, seed=seed)  # fmt: skip
+        fields[name] = {**k.as_dict(), "usable": bool(k.kappa_lo is not None and k.kappa_lo >= rule.min_kappa_lo
+                                                      and k.n >= rule.min_n)}  # fmt: skip
+    judged = [key for key in store.latest(Role.JUDGE).get(judge.name, {}) if key not in finals]
+    result = {
+        "judge": judge.name, "n": n, "kappa": classes.kappa, "kappa_lo": classes.kappa_lo,
+        "kappa_hi": classes.kappa_hi, "percent_agreement": classes.percent_agreement,
+        "confusion": classes.confusion, "order_flips": flips["reversed"], "length_flips": flips["padded"],
+        "usable": not reasons, "reasons": reasons, "classes": per_class, "fields": fields,
+        "rule": rule.model_dump(), "failed": len(failed), "audit": audit_sample(store, judge, judged),
+    }  # fmt: skip
+    store.add_calibration(judge.name, result)
+    return result

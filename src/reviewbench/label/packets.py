@@ -1,0 +1,197 @@
+"""De-identified labelling packets, built from a run directory and its corpus (read-only).
+
+One packet per review that produced findings. Ids are keyed hashes (HMAC-SHA256 under a
+random secret kept in ``labels.sqlite``): stable across exports, yet a rater who knows the
+experiment cannot recompute them, whereas a run id is a plain hash of case, condition and
+repetition. The claim order inside a packet and the packet order of an export are fixed
+random permutations drawn from the same secret, so neither follows the condition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CorpusError, UsageError
+from ..records import GoldRecord, RunState
+from ..store.corpus import Corpus, read_corpus
+from ..store.runs import RUNS_DB, RunStore
+from .records import LabelPacket, PacketClaim, PacketDefect, PacketLocation, PacketTests
+
+__all__ = ["ClaimRef", "PacketSet", "build_packets", "comment_key", "corpus_of", "split_claim"]
+
+SPLIT_OVER = 240
+"""A comment longer than this many characters is split into sentences when it has several."""
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(])")
+
+
+def comment_key(run_id: str, index: int) -> str:
+    """The comment id of the run store and of issue 13's verdicts: ``"<run_id>:<index>"``."""
+    return f"{run_id}:{index}"
+
+
+def split_claim(text: str) -> list[str]:
+    """A comment as atomic claims: its bullet items, and the sentences of a long paragraph.
+
+    Short comments stay whole; so does a long one made of a single sentence.
+    """
+    text = text.strip()
+    items = [part.strip() for part in _BULLET.split(text)] if len(_BULLET.findall(text)) >= 2 else [text]
+    items = [item for item in items if item]
+    parts: list[str] = []
+    for item in items:
+        if len(item) > SPLIT_OVER:
+            sentences = [s.strip() for s in _SENTENCE.split(item) if s.strip()]
+            parts.extend(sentences)
+        else:
+            parts.append(item)
+    return parts or [text]
+
+
+@dataclass(frozen=True)
+class ClaimRef:
+    """Where an atomic claim of a packet comes from (kept out of packets)."""
+
+    comment_id: str
+    """Opaque, as in the packet."""
+    part: int
+    parts: int
+    source_id: str
+    """``"<run_id>:<index>"`` in the run store."""
+    run_id: str
+    index: int
+    case_id: str
+    packet_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PacketSet:
+    """Every packet of a run directory, in export order, with the map back to the runs."""
+
+    packets: list[LabelPacket]
+    claims: list[ClaimRef]
+    corpus: Corpus
+
+
+def _mac(secret: bytes, *parts: str) -> str:
+    return hmac.new(secret, "\0".join(parts).encode(), hashlib.sha256).hexdigest()
+
+
+LOG_TAIL = 4000
+"""Characters kept from the end of a case's validation log."""
+
+LOG_DIR = "logs"
+"""Where validation writes one log per case (``validate._api.LOG_DIR``; a test keeps them equal)."""
+
+
+def _log_tail(corpus: Corpus, case_id: str) -> str | None:
+    """The end of ``logs/<case>.log`` (what the tests printed), never through a symlink."""
+    path = corpus.path / LOG_DIR / f"{case_id}.log"
+    if path.is_symlink() or (corpus.path / LOG_DIR).is_symlink() or not path.is_file():
+        return None
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        handle.seek(max(0, size - LOG_TAIL * 4))
+        text = handle.read().decode("utf-8", "replace")
+    return text[-LOG_TAIL:]
+
+
+def _tests(corpus: Corpus, gold: GoldRecord | None) -> PacketTests:
+    v = gold.validation if gold else None
+    if v is None:
+        return PacketTests(status=None)
+    return PacketTests(status=v.status.value, test_cmd=v.test_cmd, exit_code=v.exit_code,
+                       failing_tests=list(v.failing_tests), output=_log_tail(corpus, gold.case_id))  # fmt: skip
+
+
+def _defects(gold: GoldRecord | None) -> list[PacketDefect]:
+    out = []
+    for d in gold.defects if gold else []:
+        description = d.description.strip() or f"{d.defect_class} defect" + (
+            f" in {', '.join(d.symbols)}" if d.symbols else "")  # fmt: skip
+        out.append(PacketDefect(
+            defect_id=d.defect_id, description=description,
+            locations=[PacketLocation(path=loc.path, start_line=loc.start_line, end_line=loc.end_line)
+                       for loc in d.locations],
+        ))  # fmt: skip
+    return out
+
+
+def _diff(corpus: Corpus, patch: str) -> str:
+    root = corpus.path.resolve()
+    target = (corpus.path / patch).resolve()
+    if not target.is_relative_to(root) or (corpus.path / patch).is_symlink() or not target.is_file():
+        raise CorpusError(f"{corpus.path}: patch {patch!r} is missing or outside the corpus")
+    return target.read_bytes().decode("utf-8", "replace")
+
+
+def corpus_of(rundir: Path) -> Corpus:
+    """The corpus a run directory was run on (checked against the gold it recorded)."""
+    store = RunStore(rundir / RUNS_DB)
+    try:
+        corpus_path = store.get_meta("corpus_path")
+        recorded_gold = store.get_meta("gold_sha256")
+    finally:
+        store.close()
+    if not corpus_path:
+        raise UsageError(f"{rundir} records no corpus; was it written by 'reviewbench run'?")
+    corpus = read_corpus(Path(corpus_path))
+    if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
+        raise UsageError(f"the gold of {corpus_path} changed since these runs; labels would mix benchmark versions")
+    return corpus
+
+
+def build_packets(rundir: Path, secret: bytes) -> PacketSet:
+    """Packets of every completed review with findings in ``rundir``.
+
+    Raises:
+        CorpusError: the run directory or its corpus is missing or damaged.
+        UsageError: the corpus's gold changed since the runs.
+    """
+    corpus = corpus_of(rundir)
+    cases = {c.case_id: c for c in corpus.cases}
+    gold = {g.case_id: g for g in corpus.gold}
+    store = RunStore(rundir / RUNS_DB)
+    try:
+        runs = [r for r in store.runs() if r.state == RunState.COMPLETED_FINDINGS.value and r.findings]
+    finally:
+        store.close()
+    diffs: dict[str, str] = {}
+    tests: dict[str, PacketTests] = {}
+    packets: list[LabelPacket] = []
+    refs: list[ClaimRef] = []
+    for run in runs:
+        case = cases.get(run.case_id)
+        if case is None:
+            continue  # a run of a case the corpus no longer has: nothing to show
+        if case.case_id not in diffs:
+            diffs[case.case_id] = _diff(corpus, case.patch)
+            tests[case.case_id] = _tests(corpus, gold.get(case.case_id))
+        packet_id = "p" + _mac(secret, "packet", run.run_id)[:12]
+        claims: list[tuple[str, PacketClaim, ClaimRef]] = []
+        for index, finding in enumerate(run.findings):
+            source = comment_key(run.run_id, index)
+            opaque = "c" + _mac(secret, "comment", source)[:12]
+            parts = split_claim(finding.claim)
+            for part, text in enumerate(parts):
+                claim = PacketClaim(comment_id=opaque, part=part, parts=len(parts), path=finding.path,
+                                    line=finding.line, text=text)  # fmt: skip
+                ref = ClaimRef(comment_id=opaque, part=part, parts=len(parts), source_id=source, run_id=run.run_id,
+                               index=index, case_id=run.case_id, packet_id=packet_id, text=text)  # fmt: skip
+                # Parts of one comment stay together, in their own order; comments are shuffled.
+                claims.append((_mac(secret, "order", source) + f"{part:04d}", claim, ref))
+        claims.sort(key=lambda item: item[0])
+        packets.append(LabelPacket(
+            packet_id=packet_id, title=case.title, paths=list(case.paths), diff=diffs[case.case_id],
+            tests=tests[case.case_id], defects=_defects(gold.get(case.case_id)),
+            claims=[claim for _, claim, _ in claims],
+        ))  # fmt: skip
+        refs.extend(ref for _, _, ref in claims)
+    packets.sort(key=lambda p: _mac(secret, "packet-order", p.packet_id))
+    return PacketSet(packets=packets, claims=refs, corpus=corpus)

@@ -1,0 +1,126 @@
+"""A small real corpus and run store for the labelling tests, written as mining and running
+write them (``CorpusWriter``, ``RunStore``). Condition and model names are unusual strings
+so a test can prove no page or packet names them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewbench.records import (
+    Case,
+    CorpusCounts,
+    CorpusMeta,
+    Defect,
+    Finding,
+    GoldRecord,
+    Location,
+    Provenance,
+    RepoInfo,
+    Validation,
+)
+from reviewbench.store.corpus import CorpusWriter
+from reviewbench.store.runs import RunRow, RunStore
+
+CONDITIONS = ("condalphasecret", "condbetasecret")
+MODEL = "modelzetasecret-7b"
+PROMPT_SHA = "f" * 64
+
+PATCH = """\
+diff --git a/app/{name}.py b/app/{name}.py
+--- a/app/{name}.py
++++ b/app/{name}.py
+@@ -1,3 +1,3 @@
+ def parse(items):
+-    return items[0:len(items)]
++    return items[0:len(items) - 1]
+ # end
+"""
+
+# case id: (defects [(id, description, line)], validation status)
+CASES = {
+    "case-1": ([("d-1", "slice drops the last item (off by one)", 2)], "observed"),
+    "case-2": ([("d-2", "wrong key used for lookup", 2), ("d-3", "missing None check", 3)], "observed"),
+    "case-3": ([], "not_observed"),
+}
+
+LONG = ("The slice now stops one item early, so the last element is silently dropped. "
+        "Callers that page through results will lose one record per page. "
+        "Restore the old bound, or add a regression test that covers the final element of the list so it stays fixed.")  # fmt: skip
+
+# (condition, case) -> claims
+FINDINGS = {
+    (CONDITIONS[0], "case-1"): ["parse drops the last item <script>window.__xss=1</script>", "style nit"],
+    (CONDITIONS[1], "case-1"): [LONG],
+    (CONDITIONS[0], "case-2"): ["lookup uses the wrong key", "None is not checked", "rename variable"],
+    (CONDITIONS[1], "case-2"): ["maybe a problem here"],
+    (CONDITIONS[0], "case-3"): ["unused import"],
+}
+
+
+def run_id(case_id: str, condition: str, rep: int = 0) -> str:
+    return hashlib.sha256(f"{case_id}\0{condition}\0{rep}".encode()).hexdigest()[:16]
+
+
+def write_corpus(out: Path) -> Path:
+    with CorpusWriter(out) as writer:
+        for cid, (defects, status) in CASES.items():
+            gold_defects = [
+                Defect(defect_id=did, defect_class="fix_reversal", description=desc,
+                       locations=[Location(path=f"app/{cid}.py", start_line=line, end_line=line, symbol="parse")])
+                for did, desc, line in defects
+            ]  # fmt: skip
+            writer.add(
+                Case(case_id=cid, base="0" * 40, title="Update parser module", patch=f"patches/{cid}.diff",
+                     paths=[f"app/{cid}.py"], language="python"),
+                GoldRecord(case_id=cid, stratum="control" if not defects else "fix_reversal",
+                           expect_finding=bool(defects), defects=gold_defects, provenance=Provenance(),
+                           validation=Validation(status=status, test_cmd="pytest -q", exit_code=1 if defects else 0,
+                                                 failing_tests=["tests/test_parse.py::test_last"] if defects else [])),
+                PATCH.format(name=cid).encode(),
+            )  # fmt: skip
+        writer.commit(lambda sha: CorpusMeta(
+            repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
+            tool_version="test", config={}, gold_sha256=sha,
+            counts=CorpusCounts(cases=len(CASES), by_stratum={"fix_reversal": 2, "control": 1}, matched_commits=2,
+                                dropped={}),
+        ))  # fmt: skip
+    (out / "logs").mkdir()
+    (out / "logs" / "case-1.log").write_text("=== patched (suite) run 1\nFAILED tests/test_parse.py::test_last - "
+                                              "assert [1, 2] == [1, 2, 3]\n=== status: observed\n")
+    return out
+
+
+def write_runs(out: Path, corpus: Path, findings: dict | None = None) -> Path:
+    findings_by_run = FINDINGS if findings is None else findings
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    out.mkdir(parents=True)
+    store = RunStore(out / "runs.sqlite", create=True)
+    experiment = {"corpus": str(corpus), "condition": [{"name": c, "reviewer": {"kind": "openai", "model": MODEL}}
+                                                       for c in CONDITIONS]}  # fmt: skip
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha, "experiment": json.dumps(experiment)})
+    for condition in CONDITIONS:
+        for case_id in CASES:
+            claims = findings_by_run.get((condition, case_id), [])
+            findings = [Finding(path=f"app/{case_id}.py", line=2, claim=c, raw=f"app/{case_id}.py:2 {c}")
+                        for c in claims]  # fmt: skip
+            store.record(RunRow(
+                run_id=run_id(case_id, condition), case_id=case_id, condition=condition, repetition=0,
+                variant="original", state="completed_findings" if findings else "completed_no_findings",
+                started_at=None, ended_at=None, latency_s=1.0, attempts=1, cached=False,
+                model_requested=MODEL, model_returned=MODEL, params={}, prompt_sha256=PROMPT_SHA,
+                guidance_sha256=None, gold_sha256=gold_sha, tool_version="test", tokens_in=1, tokens_out=1,
+                raw_output="\n".join(f.raw for f in findings) or "NO_ISSUES", unparsed=[], error=None,
+                cache_key=f"k-{condition}-{case_id}", findings=findings,
+            ), None)  # fmt: skip
+    store.close()
+    return out
+
+
+@pytest.fixture
+def rundir(tmp_path) -> Path:
+    return write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"))

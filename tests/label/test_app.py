@@ -1,0 +1,271 @@
+"""The labelling app in real headless Chromium (Playwright driving Debian's chromium).
+
+The app runs under uvicorn on a loopback port, on a real run directory and label store.
+Skips only when no chromium is installed (``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import socket
+import threading
+import time
+
+import pytest
+
+from reviewbench.label import LabelStore, Role, import_labels
+from reviewbench.label.app import AppOptions, build_app
+
+from .conftest import CONDITIONS, MODEL, PROMPT_SHA, run_id
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = shutil.which("chromium") or ("/usr/bin/chromium" if shutil.os.path.exists("/usr/bin/chromium") else None)
+    if executable is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it in CI)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def serve():
+    """Start the app for a run directory on a free loopback port; stop it afterwards."""
+    import uvicorn
+
+    servers = []
+
+    def start(options: AppOptions) -> str:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        server = uvicorn.Server(uvicorn.Config(build_app(options), log_level="warning", access_log=False))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline, "the app did not start"
+            time.sleep(0.02)
+        servers.append((server, thread, sock))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    yield start
+    for server, thread, sock in servers:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.log = {"errors": [], "requests": []}
+    page.on("pageerror", lambda e: page.log["errors"].append(str(e)))
+    page.on("request", lambda r: page.log["requests"].append(r.url))
+    yield page
+    context.close()
+
+
+def claim_count(page) -> int:
+    return page.locator("article.claim").count()
+
+
+def label_packet_with_keys(page, first_keys: list[str]) -> None:
+    """The first claim with ``first_keys``, every other as a false positive; then Enter."""
+    for key in first_keys:
+        page.keyboard.press(key)
+    for _ in range(claim_count(page) - 1):
+        page.keyboard.press("j")
+        page.keyboard.press("f")
+    page.keyboard.press("Enter")
+
+
+def test_a_rater_labels_every_packet_with_the_keyboard_only(rundir, serve, page):
+    base = serve(AppOptions(rundir))
+    page.goto(base + "/")
+    page.keyboard.type("ann")
+    page.keyboard.press("Enter")
+    pages = 0
+    while page.locator("#done").count() == 0:
+        page.wait_for_selector("article.claim.current")  # the script has run: keys are heard
+        assert page.locator("article.claim.current").count() == 1
+        # true finding → defect 1 (or valid incidental on the clean case), five answers: y y n y y
+        links = ["1"] if page.locator("#defects li").count() else ["i", *"unused import", "Escape"]
+        before = page.url
+        label_packet_with_keys(page, ["t", *links, "y", "y", "n", "y", "y"])
+        page.wait_for_url(lambda url, before=before: url != before)
+        page.wait_for_load_state()
+        pages += 1
+        assert pages <= 5
+    assert pages == 5 and page.log["errors"] == []
+    assert all(url.startswith(base) for url in page.log["requests"])  # nothing from elsewhere
+    with LabelStore(rundir) as store:
+        rows = store.rows(role=Role.RATER)
+    assert len(rows) == 10 and {r.author for r in rows} == {"ann"} and {r.source for r in rows} == {"app"}
+    true = [r.row for r in rows if r.row.label_class.value == "true_finding"]
+    assert len(true) == 5
+    assert all(r.fields.model_dump() == {"location": True, "consequence": True, "evidence": False,
+                                         "safe_fix": True, "severity_fit": True} for r in true)  # fmt: skip
+    assert {r.defect_id for r in true} == {"d-1", "d-2", "valid_incidental"}
+    assert next(r for r in true if r.defect_id == "valid_incidental").note == "unused import"
+    assert all(r.row.triage_s is not None and r.row.triage_s >= 0 for r in rows)
+
+
+def test_no_page_names_a_condition_a_model_or_a_run(rundir, serve, page):
+    base = serve(AppOptions(rundir))
+    with LabelStore(rundir) as store:
+        packet_ids = sorted({ref.packet_id for ref in store.claims().values()})
+    html = ""
+    for packet_id in packet_ids:
+        page.goto(f"{base}/r/ann/p/{packet_id}")
+        html += page.content()
+    assert len(packet_ids) == 5 and html.count('class="claim') == 10
+    secrets = [*CONDITIONS, MODEL, PROMPT_SHA[:16]] + [run_id(c, k) for c in ("case-1", "case-2", "case-3")
+                                                        for k in CONDITIONS]  # fmt: skip
+    for secret in secrets:
+        assert secret not in html
+    assert not re.search(r"\b(condition|model|repetition)\b", html, re.IGNORECASE)
+    # model text is shown, escaped, and never runs
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
+    assert page.evaluate("window.__xss") is None
+
+
+def _set_visibility(page, state: str) -> None:
+    page.evaluate("""state => {
+        Object.defineProperty(document, 'visibilityState', {value: state, configurable: true});
+        document.dispatchEvent(new Event('visibilitychange'));
+    }""", state)  # fmt: skip
+
+
+def test_the_triage_timer_pauses_while_hidden_or_idle(rundir, serve, page):
+    base = serve(AppOptions(rundir, rater="ann"))
+    page.clock.install()
+    page.goto(base + "/")  # --rater: straight to ann's first packet
+    page.wait_for_selector("article.claim.current")
+    seconds = lambda: page.evaluate("window.reviewbenchTimer.activeSeconds()")
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    page.clock.run_for(10_000)
+    assert seconds() == pytest.approx(10, abs=0.6)
+    _set_visibility(page, "hidden")
+    page.clock.run_for(30_000)
+    assert seconds() == pytest.approx(10, abs=0.6)  # paused while hidden
+    _set_visibility(page, "visible")
+    page.keyboard.press("j")
+    page.clock.run_for(5_000)
+    assert seconds() == pytest.approx(15, abs=0.6)
+    page.clock.run_for(120_000)  # no input: counts up to 60 s after the last key, then pauses
+    assert seconds() == pytest.approx(70, abs=0.6)
+    page.keyboard.press("k")
+    before = page.url
+    label_packet_with_keys(page, ["u"])
+    page.wait_for_url(lambda url: url != before)
+    with LabelStore(rundir) as store:
+        rows = store.rows(role=Role.RATER)
+    assert sum(r.row.triage_s for r in rows) == pytest.approx(70, abs=1.0)
+
+
+def test_two_raters_cannot_see_each_others_labels(rundir, serve, page):
+    base = serve(AppOptions(rundir))
+    page.goto(base + "/r/ann")
+    page.wait_for_selector("article.claim.current")
+    packet_url = page.url
+    page.keyboard.press("u")
+    page.keyboard.press("o")
+    page.keyboard.type("ann-private-note")
+    page.keyboard.press("Escape")
+    for _ in range(claim_count(page) - 1):
+        page.keyboard.press("j")
+        page.keyboard.press("d")
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: url != packet_url)
+    # ann sees her own label again; bob, on the same packet, sees nothing of it
+    page.goto(packet_url)
+    assert "ann-private-note" in page.content()
+    assert page.locator("input[data-role=class]:checked").count() == claim_count(page)
+    bob_url = packet_url.replace("/r/ann/", "/r/bob/")
+    page.goto(bob_url)
+    html = page.content()
+    assert "ann-private-note" not in html and "ann" not in html.replace("annot", "")
+    assert page.locator("input:checked").count() == 0
+    # and an app started for one rater refuses the other
+    solo = serve(AppOptions(rundir, rater="bob"))
+    page.goto(solo + "/r/ann")
+    assert "serves 'bob' only" in page.locator("#error").inner_text()
+
+
+def test_adjudication_shows_only_disagreements_with_both_labels(rundir, serve, page, tmp_path):
+    with LabelStore(rundir) as store:
+        claims = store.packets().claims
+    target = next(c for c in claims if c.text == "style nit")
+    rows = {c: {"comment_id": c.comment_id, "part": c.part, "class": "false_positive", "note": None} for c in claims}
+    (tmp_path / "ann.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
+    rows[target] = {**rows[target], "class": "unclear", "note": "bob thinks it is vague"}
+    (tmp_path / "bob.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
+    import_labels(rundir, tmp_path / "ann.jsonl", rater="ann")
+    import_labels(rundir, tmp_path / "bob.jsonl", rater="bob")
+
+    base = serve(AppOptions(rundir, adjudicate=True))
+    page.goto(base + "/?name=ada")
+    page.wait_for_selector("article.claim.current")
+    assert claim_count(page) == 1 and "style nit" in page.locator("article.claim").inner_text()
+    initial = page.locator(".initial-label").all_inner_texts()
+    assert any(t.startswith("ann: false_positive") for t in initial)
+    assert any(t.startswith("bob: unclear") and "bob thinks it is vague" in t for t in initial)
+    page.keyboard.press("f")
+    page.keyboard.press("Enter")
+    assert "claim 1 is not complete" in page.locator("#status").inner_text()  # a reason is required
+    page.keyboard.press("r")
+    page.keyboard.type("a style remark, not a defect")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#done")
+    with LabelStore(rundir) as store:
+        (adjudication,) = store.rows(role=Role.ADJUDICATOR)
+        assert adjudication.author == "ada" and adjudication.row.reason == "a style remark, not a defect"
+        assert adjudication.row.label_class.value == "false_positive" and adjudication.row.triage_s >= 0
+        latest = store.latest(Role.RATER)
+        key = (target.comment_id, target.part)
+        assert latest["ann"][key].row.label_class.value == "false_positive"
+        assert latest["bob"][key].row.label_class.value == "unclear"  # initial labels kept
+
+
+def test_bad_submissions_are_refused_and_store_nothing(rundir, serve):
+    import urllib.error
+    import urllib.request
+
+    base = serve(AppOptions(rundir))
+    with LabelStore(rundir) as store:
+        claims = store.packets().claims
+    packet = claims[0].packet_id
+    other = next(c for c in claims if c.packet_id != packet)
+
+    def post(body: bytes, kind: str = "application/json", host: str | None = None) -> tuple[int, str]:
+        request = urllib.request.Request(f"{base}/r/ann/p/{packet}", data=body, method="POST",
+                                         headers={"content-type": kind, **({"host": host} if host else {})})  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    label = {"comment_id": other.comment_id, "part": other.part, "class": "unclear"}
+    assert post(b"{not json")[0] == 400
+    assert post(b'{"labels": []}')[0] == 400
+    assert post(json.dumps({"labels": [{"comment_id": "x", "class": "maybe"}]}).encode())[0] == 400
+    assert post(json.dumps({"labels": [label]}).encode()) == (400, '{"error":"a label names a claim of another packet"}')
+    assert post(b"labels=1", kind="application/x-www-form-urlencoded")[0] == 415
+    assert post(json.dumps({"labels": [label]}).encode(), host="evil.example")[0] == 400  # not loopback
+    with LabelStore(rundir) as store:
+        assert store.rows(probe=None) == []

@@ -1,0 +1,117 @@
+"""``label``, ``agreement`` and ``judge`` as a user runs them: real subprocesses, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+
+def run(*args):
+    env = {k: v for k, v in os.environ.items() if k != "REVIEWBENCH_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)  # fmt: skip
+
+
+def one_error(proc, code, fragment):
+    assert proc.returncode == code, proc.stderr
+    assert "Traceback" not in proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert line.startswith("reviewbench: error: ") and fragment in line, line
+
+
+def test_export_import_queue_agreement_and_verdicts(rundir, tmp_path):
+    packets = tmp_path / "packets.jsonl"
+    proc = run("label", "export", rundir, "--out", packets)
+    assert proc.returncode == 0 and "wrote 5 packets" in proc.stderr
+    claims = [c for line in packets.read_text().splitlines() for c in json.loads(line)["claims"]]
+    assert len(claims) == 10
+
+    queue = json.loads(run("label", "queue", rundir, "--json").stdout)
+    assert queue["remaining"] == {"claims": 10, "labels_needed": 20, "decisive": 9}
+    assert queue["queue"][0]["decisive"] is True and queue["queue"][-1]["decisive"] is False
+    assert queue["by_condition"] == {"condalphasecret": {"claims": 6, "labels_needed": 12},
+                                     "condbetasecret": {"claims": 4, "labels_needed": 8}}
+
+    rows = [{"comment_id": c["comment_id"], "part": c["part"], "class": "false_positive"} for c in claims]
+    (tmp_path / "ann.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows[0]["class"] = "unclear"
+    (tmp_path / "bob.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert "imported 10 labels" in run("label", "import", rundir, tmp_path / "ann.jsonl", "--rater", "ann").stderr
+    assert run("label", "import", rundir, tmp_path / "bob.jsonl", "--rater", "bob").returncode == 0
+
+    report = json.loads(run("agreement", rundir, "--json", "--bootstrap", "200").stdout)
+    (pair,) = report["pairs"]
+    assert (pair["raters"], pair["n"], pair["percent_agreement"]) == (["ann", "bob"], 10, 0.9)
+    assert set(pair) >= {"kappa", "kappa_lo", "kappa_hi", "confusion", "fields"}
+    assert report["adjudicated"] == 0 and report["disputed"] == 1
+    text = run("agreement", rundir).stdout
+    assert "ann × bob: 10 claims, 90.0% agree" in text
+
+    queue = json.loads(run("label", "queue", rundir, "--json").stdout)
+    assert queue["remaining"]["claims"] == 1 and queue["queue"][0]["status"] == "disputed"
+
+    adjudication = [{**rows[0], "class": "false_positive", "reason": "not a defect"}]
+    (tmp_path / "ada.jsonl").write_text(json.dumps(adjudication[0]) + "\n")
+    assert run("label", "import", rundir, tmp_path / "ada.jsonl", "--adjudicator", "ada").returncode == 0
+    verdicts = json.loads(run("label", "verdicts", rundir, "--json").stdout)
+    assert len(verdicts["verdicts"]) == 8  # 10 claims, 8 comments (one split in three)
+    assert all(v["evidence"] == "human" and ":" in v["comment_id"] for v in verdicts["verdicts"])
+
+    out = tmp_path / "bob-out.jsonl"
+    assert run("label", "export", rundir, "--out", out, "--rater", "bob").returncode == 0
+    assert [json.loads(line)["class"] for line in out.read_text().splitlines()].count("unclear") == 1
+
+
+def test_bad_input_is_one_line(rundir, tmp_path):
+    one_error(run("label", "export", tmp_path, "--out", tmp_path / "p.jsonl"), 1, "not a run directory")
+    (tmp_path / "bad.jsonl").write_text('{"comment_id": "x", "class": "maybe"}\n')
+    one_error(run("label", "import", rundir, tmp_path / "bad.jsonl", "--rater", "ann"), 2, "bad.jsonl:1")
+    one_error(run("label", "import", rundir, tmp_path / "bad.jsonl"), 2, "exactly one of --rater")
+    one_error(run("judge", rundir, "--config", tmp_path / "missing.toml"), 2, "cannot read")
+    one_error(run("label", "serve", rundir, "--rater", "a/b"), 2, "rater name")
+
+
+def test_a_command_judge_through_the_cli(rundir, tmp_path):
+    script = tmp_path / "judge.py"
+    script.write_text("import json, sys\njson.load(sys.stdin)\n"
+                      "print(json.dumps({'class': 'false_positive', 'defect_id': None, 'fields': {}}))\n")  # fmt: skip
+    (tmp_path / "judge.toml").write_text(f'audit_seed = 3\njudge = {{ kind = "command", command = "{sys.executable} {script}" }}\n')
+    result = json.loads(run("judge", rundir, "--config", tmp_path / "judge.toml", "--json").stdout)
+    assert (result["asked"], result["labelled"], result["failed"]) == (10, 10, 0)
+    assert result["audit"]["seed"] == 3 and len(result["audit"]["claims"]) == 1
+    again = json.loads(run("judge", rundir, "--config", tmp_path / "judge.toml", "--json").stdout)
+    assert again["asked"] == 0  # already labelled: nothing asked twice unless --all
+    calibration = json.loads(run("judge", "calibrate", rundir, "--config", tmp_path / "judge.toml", "--json",
+                                 "--bootstrap", "100").stdout)  # fmt: skip
+    assert calibration["n"] == 0 and calibration["usable"] is False
+
+
+def test_serve_starts_on_loopback_and_stops_on_ctrl_c(rundir):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "label", "serve", str(rundir), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    page = response.read().decode()
+                    assert "default-src 'none'" in response.headers["content-security-policy"]
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the app did not answer"
+                time.sleep(0.1)
+        assert "Your name" in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert "Traceback" not in err and "labelling app on http://127.0.0.1:" in err

@@ -1,0 +1,123 @@
+"""Packets: de-identified, split into atomic claims, in a fixed random order, with gold defects."""
+
+from __future__ import annotations
+
+import json
+
+from reviewbench.label import LabelStore, export_packets, split_claim
+from reviewbench.label.packets import SPLIT_OVER
+
+from .conftest import CONDITIONS, LONG, MODEL, PROMPT_SHA, run_id
+
+
+def _read(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_export_writes_one_packet_per_review_with_findings(rundir, tmp_path):
+    out = tmp_path / "packets.jsonl"
+    assert export_packets(rundir, out) == 5
+    packets = _read(out)
+    assert sorted(len(p["claims"]) for p in packets) == [1, 1, 2, 3, 3]
+    assert len({p["packet_id"] for p in packets}) == 5
+    by_defects = {tuple(d["defect_id"] for d in p["defects"]) for p in packets}
+    assert by_defects == {("d-1",), ("d-2", "d-3"), ()}
+    case1 = next(p for p in packets if [d["defect_id"] for d in p["defects"]] == ["d-1"])
+    assert case1["defects"][0] == {"defect_id": "d-1", "description": "slice drops the last item (off by one)",
+                                   "locations": [{"path": "app/case-1.py", "start_line": 2, "end_line": 2}]}
+    assert case1["tests"] == {"status": "observed", "test_cmd": "pytest -q", "exit_code": 1,
+                              "failing_tests": ["tests/test_parse.py::test_last"],
+                              "output": "=== patched (suite) run 1\nFAILED tests/test_parse.py::test_last - "
+                                        "assert [1, 2] == [1, 2, 3]\n=== status: observed\n"}
+    case2 = next(p for p in packets if [d["defect_id"] for d in p["defects"]] == ["d-2", "d-3"])
+    assert case2["tests"]["output"] is None  # no log for it
+    assert case1["diff"].startswith("diff --git a/app/case-1.py")
+
+
+def test_the_log_directory_is_validations_and_a_symlinked_log_is_not_followed(rundir, tmp_path):
+    from reviewbench.label.packets import LOG_DIR
+    from reviewbench.validate._api import LOG_DIR as VALIDATION_LOG_DIR
+
+    assert LOG_DIR == VALIDATION_LOG_DIR
+    corpus = rundir.parent / "corpus"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    (corpus / "logs" / "case-1.log").unlink()
+    (corpus / "logs" / "case-1.log").symlink_to(secret)
+    out = tmp_path / "packets.jsonl"
+    export_packets(rundir, out)
+    assert "TOP SECRET" not in out.read_text()
+
+
+def test_nothing_in_a_packet_names_the_condition_model_prompt_or_run(rundir, tmp_path):
+    out = tmp_path / "packets.jsonl"
+    export_packets(rundir, out)
+    text = out.read_text()
+    for secret in (*CONDITIONS, MODEL, PROMPT_SHA[:16], "repetition", "condition", "model"):
+        assert secret not in text
+    for case_id in ("case-1", "case-2", "case-3"):
+        for condition in CONDITIONS:
+            assert run_id(case_id, condition) not in text
+    # two conditions on one case: the same packet apart from ids and claims
+    packets = [p for p in _read(out) if p["defects"] and p["defects"][0]["defect_id"] == "d-1"]
+    assert len(packets) == 2
+    strip = [{k: v for k, v in p.items() if k not in ("packet_id", "claims")} for p in packets]
+    assert strip[0] == strip[1]
+
+
+def test_long_comments_are_split_keeping_the_comment_id(rundir, tmp_path):
+    assert len(LONG) > SPLIT_OVER
+    out = tmp_path / "packets.jsonl"
+    export_packets(rundir, out)
+    long_packet = next(p for p in _read(out) if any(c["parts"] == 3 for c in p["claims"]))
+    claims = long_packet["claims"]
+    assert len({c["comment_id"] for c in claims}) == 1
+    assert [c["part"] for c in claims] == [0, 1, 2]
+    assert claims[0]["text"].startswith("The slice now stops one item early")
+    assert claims[2]["text"].startswith("Restore the old bound")
+
+
+def test_split_claim_rules():
+    assert split_claim("short claim. Another sentence.") == ["short claim. Another sentence."]
+    assert split_claim("- first issue\n- second issue") == ["first issue", "second issue"]
+    assert split_claim("1. one thing\n2) other thing") == ["one thing", "other thing"]
+    one_long_sentence = "word " * 80
+    assert split_claim(one_long_sentence) == [one_long_sentence.strip()]
+
+
+def test_order_and_ids_are_fixed_across_exports_and_random_across_run_directories(rundir, tmp_path):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    export_packets(rundir, first)
+    export_packets(rundir, second)
+    assert first.read_bytes() == second.read_bytes()
+    # the order follows neither the condition nor the case: it is keyed by the store's secret
+    with LabelStore(rundir) as store:
+        claims = store.claims()
+    assert {ref.source_id for ref in claims.values()} >= {f"{run_id('case-2', CONDITIONS[0])}:{i}" for i in range(3)}
+    assert all(ref.comment_id.startswith("c") and len(ref.comment_id) == 13 for ref in claims.values())
+
+
+def test_a_directory_without_runs_is_one_clear_error(tmp_path):
+    import pytest
+
+    from reviewbench.errors import CorpusError
+
+    with pytest.raises(CorpusError, match="not a run directory"):
+        export_packets(tmp_path, tmp_path / "p.jsonl")
+
+
+def test_packets_and_label_rows_satisfy_their_published_schemas(rundir, tmp_path):
+    from jsonschema import Draft202012Validator
+
+    from reviewbench.cli.schema import json_schema
+    from reviewbench.label import LabelRow
+
+    out = tmp_path / "packets.jsonl"
+    export_packets(rundir, out)
+    packets = Draft202012Validator(json_schema("packets"))
+    for packet in _read(out):
+        packets.validate(packet)
+    row = LabelRow.model_validate({"comment_id": "c1", "class": "true_finding", "defect_id": "d-1",
+                                   "fields": {"location": True}, "triage_s": 3.5})  # fmt: skip
+    Draft202012Validator(json_schema("labels")).validate(row.model_dump(mode="json", by_alias=True))
+    assert "class" in json_schema("labels")["properties"]

@@ -1,0 +1,58 @@
+"""The report's human-labels section: shown only with labels, escaped, no script."""
+
+from __future__ import annotations
+
+import re
+
+from reviewbench.label import import_labels
+from reviewbench.label.report import labels_section, labels_view, render_labels_section
+from reviewbench.report import ReportOptions, build_report, render_html
+
+from .conftest import CONDITIONS
+from .test_store import YES, keys_by_text, plan, row, write
+
+
+def test_no_labels_no_section(rundir):
+    assert labels_view(rundir) is None and labels_section(rundir) == ""
+    html = render_html(build_report(rundir, ReportOptions(bootstrap=100, include_unvalidated=True)),
+                       labels_section(rundir))
+    assert 'id="labels"' not in html
+
+
+def test_the_section_shows_agreement_evidence_actionability_and_triage(rundir, tmp_path):
+    keys = keys_by_text(rundir)
+    nit = keys["style nit"]
+    import_labels(rundir, write(tmp_path / "ann.jsonl", plan(keys)), rater="<i>ann")
+    bob = plan(keys, {"style nit": row(nit, "true_finding", "d-1", YES)})
+    import_labels(rundir, write(tmp_path / "bob.jsonl", bob), rater="bob")
+    view = labels_view(rundir, resamples=100)
+    by_name = {c.name: c for c in view.conditions}
+    first, second = by_name[CONDITIONS[0]], by_name[CONDITIONS[1]]
+    # first condition: 6 comments, the nit disputed; second: 2 comments, both settled
+    assert (first.comments, first.human, first.judge, first.automatic) == (6, 5, 0, 1)
+    assert (second.comments, second.human, second.automatic) == (2, 2, 0)
+    assert first.by_class["true_finding"] == 4 and second.by_class["unclear"] == 1
+    assert view.disputed == 1 and view.pairs[0].classes.n == 10
+    assert set(view.triage_by_case) == {"case-1", "case-2", "case-3"}
+    fragment = str(render_labels_section(view))
+    assert "&lt;i&gt;ann" in fragment and "<i>ann" not in fragment
+    assert "<script" not in fragment and "style=" not in fragment
+    assert fragment.count("<circle") >= 5  # one dot per case and condition, plus the legend
+    html = render_html(build_report(rundir, ReportOptions(bootstrap=100, include_unvalidated=True)),
+                       labels_section(rundir, resamples=100))
+    assert 'id="labels"' in html and "Cohen's kappa" in html
+    assert re.search(r"No judge has been calibrated", html)
+
+
+def test_the_report_command_includes_the_section(rundir, tmp_path):
+    import subprocess
+    import sys
+
+    keys = keys_by_text(rundir)
+    import_labels(rundir, write(tmp_path / "ann.jsonl", plan(keys)), rater="ann")
+    out = tmp_path / "r.html"
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "report", str(rundir), "--html", str(out),
+                           "--bootstrap", "100", "--include-unvalidated"], capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    html = out.read_text()
+    assert 'id="labels"' in html and "No two raters have labelled the same claims yet." in html

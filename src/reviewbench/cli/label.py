@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
-from ._output import console, err_console, print_json
+from ._output import console, err_console, escape, print_json
 
 __all__ = ["agreement_command", "judge_group", "label_group"]
 
@@ -47,10 +46,10 @@ def export_command(rundir: Path, out: Path, rater: str | None, adjudicator: str 
 
     if rater or adjudicator:
         n = export_labels(rundir, out, rater=rater, adjudicator=adjudicator)
-        err_console.print(f"wrote {n} labels of {escape(rater or adjudicator or '')} to {escape(str(out))}")
+        err_console.print(f"wrote {n} labels of {rater or adjudicator or ''} to {str(out)}")
     else:
         n = export_packets(rundir, out)
-        err_console.print(f"wrote {n} packets to {escape(str(out))}")
+        err_console.print(f"wrote {n} packets to {str(out)}")
 
 
 @label_group.command("import")
@@ -70,7 +69,7 @@ def import_command(rundir: Path, file: Path, rater: str | None, adjudicator: str
 
     n = import_labels(rundir, file, rater=rater, adjudicator=adjudicator)
     who = f"rater {rater}" if rater else f"adjudicator {adjudicator}"
-    err_console.print(f"imported {n} labels from {escape(str(file))} as {escape(who)}")
+    err_console.print(f"imported {n} labels from {str(file)} as {who}")
 
 
 @label_group.command("serve")
@@ -192,9 +191,9 @@ def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) ->
         a, b = pair["raters"]
         pct = "n/a" if pair["percent_agreement"] is None else f"{pair['percent_agreement']:.1%}"
         console.print(f"\n[bold]{escape(a)} × {escape(b)}[/]: {pair['n']} claims, {pct} agree, "
-                      f"kappa {_kappa(pair)}")  # fmt: skip
+                      f"kappa {escape(_kappa(pair))}", markup=True)  # fmt: skip
         labels = sorted(pair["confusion"])
-        table = Table(title=f"rows {escape(a)}, columns {escape(b)}", show_edge=False)
+        table = Table(title=f"rows {a}, columns {b}", show_edge=False)
         table.add_column("")
         for label in labels:
             table.add_column(label, justify="right")

@@ -46,8 +46,10 @@ def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, s
 
     if html_path is None and csv_dir is None and sarif_path is None:
         html_path = rundir / "report.html"
+    from ..label.evidence import score_overrides
+
     options = ReportOptions(tolerance=tolerance, bootstrap=resamples, include_unvalidated=include_unvalidated,
-                            conditions=tuple(dict.fromkeys(conditions)))  # fmt: skip
+                            conditions=tuple(dict.fromkeys(conditions)), overrides=score_overrides(rundir))  # fmt: skip
     data = build_report(rundir, options)
     for c in data.conditions:
         console.print(f"{c.name}: authority {c.decision.authority} ({c.decision.status}); NOT permitted: "

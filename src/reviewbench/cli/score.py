@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ._output import console, escape, print_json
+from ._output import console, print_json
 
 __all__ = ["print_scoreboard", "score_command"]
 
@@ -101,11 +101,12 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     A registered run directory is scored with its registered rules; changing them is
     refused unless --new-version.
     """
+    from ..label.evidence import score_overrides
     from ..score import ScoreOptions, score_run  # numpy and scipy: only when scoring
 
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
-                                            new_version=new_version))  # fmt: skip
+                                            new_version=new_version, overrides=score_overrides(rundir)))  # fmt: skip
     if as_json:
         print_json(result.as_json())
         return

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..config import MineConfig, ValidateConfig
 from ..errors import OutputExists
+from ..label.evidence import score_overrides
 from ..mine import mine_corpus
 from ..registration import register
 from ..review.experiment import load_experiment
@@ -102,7 +103,7 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     step("labelling: two scripted raters, an adjudicator, a calibrated command judge")
     labels = label_demo(rundir, out / "labels")
     step("scoring")
-    score = score_run(rundir, ScoreOptions())  # the registered rules
+    score = score_run(rundir, ScoreOptions(overrides=score_overrides(rundir)))  # registered rules, people's labels
     (out / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
     return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels)
@@ -110,9 +111,8 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
 
 def _write_report(rundir: Path, target: Path, score: ScoreResult) -> Path:
     """The HTML report, from the scores already computed (not scored a second time)."""
-    from ..report import build_report, write_html
-
     from ..label.report import labels_section
+    from ..report import build_report, write_html
 
     data = build_report(rundir, scored=score)
     write_html(data, target, labels_section(rundir, [c.name for c in data.conditions]))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..score.verdicts import VerdictOverride
+from .records import LabelClass
 from .resolve import Basis, Evidence, LabelVerdict, _combine, verdicts_from
-from .store import LabelStore, Role
+from .store import LABELS_DB, LabelStore, Role
 
-__all__ = ["judge_verdicts", "label_verdicts"]
+__all__ = ["judge_verdicts", "label_verdicts", "score_overrides"]
 
 
 def judge_verdicts(store: LabelStore, human: set[str]) -> list[LabelVerdict]:
@@ -50,3 +52,23 @@ def label_verdicts(rundir: Path) -> list[LabelVerdict]:
     with LabelStore(rundir) as store:
         human = verdicts_from(store)
         return human + judge_verdicts(store, {v.comment_id for v in human})
+
+
+def score_overrides(rundir: Path) -> dict[str, VerdictOverride]:
+    """The labels of ``rundir`` as scoring's overrides of automatic verdicts, by comment id.
+
+    A true finding linked to a gold defect identifies it; a valid incidental finding is real
+    but identifies no gold defect (not a false positive either); a false positive is one; a
+    duplicate or an unclear claim identifies nothing and leaves the false-positive verdict to
+    the automatic matching. Empty when the run directory has no labels.
+    """
+    if not (rundir / LABELS_DB).is_file():
+        return {}
+    out: dict[str, VerdictOverride] = {}
+    for verdict in label_verdicts(rundir):
+        true = verdict.label_class is LabelClass.TRUE_FINDING
+        false_positive = {LabelClass.TRUE_FINDING: False, LabelClass.FALSE_POSITIVE: True}.get(verdict.label_class)
+        out[verdict.comment_id] = VerdictOverride(comment_id=verdict.comment_id,
+                                                  identified=true and bool(verdict.defect_ids),
+                                                  false_positive=false_positive, evidence=verdict.evidence)  # fmt: skip
+    return out

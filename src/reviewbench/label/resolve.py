@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..score.verdicts import Evidence  # one vocabulary of evidence levels, scoring's
 from .records import (
     ACTIONABILITY_FIELDS,
     VALID_INCIDENTAL,
@@ -54,13 +55,6 @@ class Basis(StrEnum):
 
     ADJUDICATED = "adjudicated"
     AGREED = "agreed"
-    JUDGE = "judge"
-
-
-class Evidence(StrEnum):
-    """Who decided a verdict: people, or a judge calibrated against them."""
-
-    HUMAN = "human"
     JUDGE = "judge"
 
 

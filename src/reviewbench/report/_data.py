@@ -236,7 +236,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     options = options or ReportOptions()
     result = scored if scored is not None else score_run(
         rundir, ScoreOptions(tolerance=options.tolerance, bootstrap=options.bootstrap,
-                             include_unvalidated=options.include_unvalidated),
+                             include_unvalidated=options.include_unvalidated, overrides=options.overrides),
     )  # fmt: skip
     names = _chosen(result, options.conditions, rundir)
     store = RunStore(rundir / RUNS_DB)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from ..records import Finding
 from ..store.runs import RunRow
@@ -82,6 +83,8 @@ class ReportOptions:
     """None: as registered, or False."""
     conditions: tuple[str, ...] = ()
     """Only these conditions (empty: all, in the experiment's order)."""
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    """Judge or human labels by comment id (``label.evidence.score_overrides``)."""
 
 
 @dataclass(frozen=True)

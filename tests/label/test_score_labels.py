@@ -1,0 +1,77 @@
+"""People's labels decide verdicts in the score: a claim labelled a true finding linked to a
+gold defect identifies it (evidence 'human'); one labelled a false positive never does,
+whatever automatic matching said."""
+
+from __future__ import annotations
+
+import json
+
+from reviewbench.label.evidence import score_overrides
+from reviewbench.score import ScoreOptions, score_run
+
+from ..conftest import run_cli
+
+
+def _label(rundir, tmp_path, decide) -> None:
+    packets = tmp_path / "packets.jsonl"
+    assert run_cli("label", "export", rundir, "--out", packets).returncode == 0
+    rows = []
+    for line in packets.read_text().splitlines():
+        packet = json.loads(line)
+        for claim in packet["claims"]:
+            rows.append({"comment_id": claim["comment_id"], "part": claim["part"], **decide(packet, claim)})
+    for rater in ("ann", "bob"):  # two raters who agree: final labels
+        path = tmp_path / f"{rater}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        assert run_cli("label", "import", rundir, path, "--rater", rater).returncode == 0
+
+
+def _recall(result, condition):
+    metrics = result["conditions"][condition]["metrics"]
+    return metrics["defect_recall"]["num"], metrics["located_recall"]["num"]
+
+
+def test_human_labels_override_automatic_verdicts_exactly_as_planned(rundir, tmp_path):
+    automatic = score_run(rundir, ScoreOptions(bootstrap=200, include_unvalidated=True))
+    assert score_overrides(rundir) == {}
+
+    # Every claim whose text names the slice or the lookup is a true finding of the case's
+    # first defect; everything else is a false positive.
+    def decide(packet, claim):
+        real = any(word in claim["text"] for word in ("drops the last", "wrong key", "slice"))
+        if real and packet["defects"]:
+            return {"class": "true_finding", "defect_id": packet["defects"][0]["defect_id"]}
+        return {"class": "false_positive"}
+
+    _label(rundir, tmp_path, decide)
+    overrides = score_overrides(rundir)
+    assert overrides and all(o.evidence == "human" for o in overrides.values())
+    labelled = score_run(rundir, ScoreOptions(bootstrap=200, include_unvalidated=True, overrides=overrides))
+    for name in labelled["conditions"]:
+        assert labelled["conditions"][name]["evidence"] == "human", name
+    # condalphasecret named d-1 (case-1) and d-2 (case-2): 2 identified, by people's say.
+    assert _recall(labelled, "condalphasecret")[0] == 2
+    # Located is the automatic upper bound: labels can take credit away (a located comment
+    # people call a false positive), never add it.
+    assert 2 <= _recall(labelled, "condalphasecret")[1] <= _recall(automatic, "condalphasecret")[1]
+
+    # The same claims labelled false positives: nothing is identified any more.
+    other = tmp_path / "other"
+    other.mkdir()
+    for rater in ("ann", "bob"):
+        rows = [dict(json.loads(line), **{"class": "false_positive"}) for line in (tmp_path / f"{rater}.jsonl").read_text().splitlines()]
+        for row in rows:
+            row.pop("defect_id", None)
+        (other / f"{rater}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        assert run_cli("label", "import", rundir, other / f"{rater}.jsonl", "--rater", rater).returncode == 0
+    overruled = score_run(rundir, ScoreOptions(bootstrap=200, include_unvalidated=True,
+                                               overrides=score_overrides(rundir)))  # fmt: skip
+    assert _recall(overruled, "condalphasecret")[0] == 0
+
+
+def test_score_cli_reads_the_labels_of_the_run_directory(rundir, tmp_path):
+    _label(rundir, tmp_path, lambda packet, claim: {"class": "false_positive"})
+    result = run_cli("score", rundir, "--json", "--bootstrap", "200", "--include-unvalidated")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {c["evidence"] for c in data["conditions"].values()} == {"human"}

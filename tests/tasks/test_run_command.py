@@ -117,7 +117,8 @@ with open({str(counter)!r}, "a") as f:
 (tree / "calc.py").write_text({FIX_CALC!r})
 """)
     broken = _script(tmp_path, "broken", "print('boom', file=sys.stderr)\nsys.exit(3)\n")
-    conditions = condition("A", command(counting)) + condition("bad", command(broken), retries=0)
+    # Unsandboxed: it counts its calls in a file outside its tree.
+    conditions = condition("A", command(counting, sandbox=False)) + condition("bad", command(broken), retries=0)
     first = _run(tmp_path, project, conditions, repeats=2)
     assert first.by_state == {"completed_findings": 2, "failed": 2}
     assert counter.read_text() == "xx"
@@ -145,7 +146,8 @@ pathlib.Path({str(tmp_path / 'pid.txt')!r}).write_text(str(os.getpid()))
 time.sleep(30)
 pathlib.Path({str(marker)!r}).write_text("survived")
 """)
-    summary = _run(tmp_path, project, condition("slow", command(slow), timeout_s=1, retries=0))
+    # Unsandboxed: it reports its pid and tree in files outside its tree.
+    summary = _run(tmp_path, project, condition("slow", command(slow, sandbox=False), timeout_s=1, retries=0))
     assert summary.by_state == {"timed_out": 1}
     tree = Path((tmp_path / "tree_was.txt").read_text())
     assert not tree.exists()

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import GitError
 from ..git.repo import GIT
 from ..records import Case, ReviewPacket
+from ..sandbox import protect
 
 __all__ = ["PacketBuilder"]
 
@@ -29,6 +30,8 @@ class PacketBuilder:
         self.corpus_path = corpus_path
         self.repo = repo
         self.root = Path(tempfile.mkdtemp(prefix="reviewbench-trees-"))
+        self._hidden = protect(self.root)  # a sandboxed reviewer sees its case's tree, no other
+        self._hidden.__enter__()
         self._trees: dict[str, Path] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -86,6 +89,7 @@ class PacketBuilder:
         )
 
     def close(self) -> None:
+        self._hidden.__exit__(None, None, None)
         for path in self.root.rglob("*"):
             if path.is_dir() and not path.is_symlink():
                 path.chmod(path.stat().st_mode | stat.S_IWUSR | stat.S_IXUSR)

@@ -31,6 +31,7 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Case, Finding, RunState
 from ..reviewers import ReviewerError, make_reviewer
+from ..sandbox import protect
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, CachedReply, RunRow, RunStore
 from .experiment import ConditionConfig, Experiment
@@ -431,8 +432,10 @@ def run_experiment(
             "tool_version": __version__,
         })  # fmt: skip
         plan = plan_runs(experiment, corpus)
-        return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
-                            retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+        # Out of the command reviewers' sight: the gold, the repository's history, the runs.
+        with protect(corpus.path, corpus.meta.repo.path, out):
+            return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
+                                retry_failed=retry_failed, on_update=on_update)  # fmt: skip
     finally:
         store.close()
 

@@ -53,14 +53,26 @@ class AnthropicConfig(_Config):
     headers: dict[str, str] = Field(default_factory=dict)
 
 
-class CommandConfig(_Config):
+class _Sandboxed(_Config):
+    """What a command may see and use (see docs/SANDBOX.md)."""
+
+    env: list[str] = Field(default_factory=list,
+                           description="Variables passed to the command; nothing else of the caller's environment is.")  # fmt: skip
+    network: bool = Field(default=True, description="Whether the command may reach the network.")
+    sandbox: bool = Field(default=True, description="Hide the corpus, gold, run directory and homes (refused "
+                                                    "if the machine cannot); false shows the caller's files.")  # fmt: skip
+    expose: list[str] = Field(default_factory=list,
+                              description="Absolute paths shown read-only inside the sandbox (e.g. the agent's install).")  # fmt: skip
+
+
+class CommandConfig(_Sandboxed):
     """Any executable: the packet as JSON on stdin, the review text on stdout."""
 
     kind: Literal["command"]
     command: str = Field(description="Shell command line, e.g. 'path/to/script --flag'.")
 
 
-class SarifConfig(_Config):
+class SarifConfig(_Sandboxed):
     """A static analyser producing SARIF, run inside the exported post-patch tree."""
 
     kind: Literal["sarif"]

@@ -219,15 +219,18 @@ def test_a_background_child_and_a_setsid_grandchild_do_not_hold_the_review(make_
     marker = "4711.25" if sandbox else "4712.25"
     command = f"sleep {marker} & setsid sleep {marker} & echo NO_ISSUES"
     started = time.monotonic()
-    reply = review(CommandConfig(kind="command", command=command, sandbox=sandbox), None, make_packet)
+    try:
+        reply = review(CommandConfig(kind="command", command=command, sandbox=sandbox), None, make_packet)
+        elapsed = time.monotonic() - started
+        deadline = time.monotonic() + 5
+        while _alive_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        survivors = _alive_with(marker)
+    finally:
+        for pid in _alive_with(marker):  # never leave them behind, even when the test fails
+            os.kill(pid, 9)
     assert reply.text == "NO_ISSUES\n"
-    assert time.monotonic() - started < 8
-    deadline = time.monotonic() + 5
-    while _alive_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    survivors = _alive_with(marker)
-    for pid in survivors:  # never leave them behind, even when the test fails
-        os.kill(pid, 9)
+    assert elapsed < 8
     if sandbox:
         assert survivors == []  # the PID namespace ends with its first process
 

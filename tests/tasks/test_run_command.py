@@ -283,7 +283,8 @@ while not pathlib.Path({str(flag)!r}).exists():
     time.sleep(0.05)
 (tree / "calc.py").write_text({FIX_CALC!r})
 """)
-    path = experiment_file(tmp_path, project.tasks, condition("A", command(slow), concurrency=2))
+    # Unsandboxed: it talks to the test through files outside its tree.
+    path = experiment_file(tmp_path, project.tasks, condition("A", command(slow, sandbox=False), concurrency=2))
     cmd = [sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out", str(tmp_path / "runs")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     deadline = time.monotonic() + 60

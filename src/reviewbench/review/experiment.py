@@ -99,7 +99,7 @@ def _field(loc: tuple) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all"):
+        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "github", "gitea"):
             continue  # the union's branch name adds nothing for the user
         else:
             out += f".{part}" if out else str(part)
@@ -152,7 +152,7 @@ def load_experiment(path: Path) -> Experiment:
         UsageError: missing file, TOML syntax error (with line and column), or a field
             with a bad value (named, e.g. ``condition[0].reviewer.model``).
     """
-    config = read_config(path, ExperimentConfig, "openai, anthropic, command, sarif, silent, flag_all")
+    config = read_config(path, ExperimentConfig, "openai, anthropic, command, sarif, silent, flag_all, github, gitea")
     return Experiment(config=config, path=path.resolve())
 
 

@@ -22,7 +22,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +31,7 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Case, Finding, RunState
 from ..reviewers import ReviewerError, make_reviewer
+from ..reviewers.base import RUN_SCOPE, RunScope
 from ..sandbox import protect
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, CachedReply, RunRow, RunStore
@@ -248,6 +249,9 @@ class ReviewJob:
         return self._packets[slot]
 
     async def attempt(self, planned: PlannedRun, condition: Condition, packet: object) -> CachedReply:
+        scope = RUN_SCOPE.get()
+        if scope is not None:  # this task's copy of the context: the run's id for this attempt
+            RUN_SCOPE.set(replace(scope, run_id=planned.run_id))
         tree = self.builder.tree(planned.case) if condition.config.context == "tree" else None  # exported above
         got = await asyncio.wait_for(condition.agent.review(packet, tree), timeout=condition.config.timeout_s)
         return CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, got.findings)
@@ -320,9 +324,9 @@ class _Runner:
                         continue
                     raise
             outcome = self.job.outcome(planned, reply)
-        except TimeoutError:
+        except TimeoutError as exc:
             outcome = Outcome(RunState.TIMED_OUT)
-            error = f"no answer within {config.timeout_s:g}s"
+            error = str(exc) or f"no answer within {config.timeout_s:g}s"  # a forge names its PR
         except ReviewerError as exc:
             outcome = Outcome(RunState.FAILED)
             error = str(exc)
@@ -432,10 +436,14 @@ def run_experiment(
             "tool_version": __version__,
         })  # fmt: skip
         plan = plan_runs(experiment, corpus)
-        # Out of the command reviewers' sight: the gold, the repository's history, the runs.
-        with protect(corpus.path, corpus.meta.repo.path, out):
-            return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
-                                retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+        # Forge reviewers mark what they open with the run directory, to find it again on resume.
+        scope = RUN_SCOPE.set(RunScope(experiment=hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]))
+        try:  # out of the command reviewers' sight: the gold, the repository's history, the runs
+            with protect(corpus.path, corpus.meta.repo.path, out):
+                return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
+                                    retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+        finally:
+            RUN_SCOPE.reset(scope)
     finally:
         store.close()
 

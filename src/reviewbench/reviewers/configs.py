@@ -14,6 +14,8 @@ __all__ = [
     "AnthropicConfig",
     "CommandConfig",
     "FlagAllConfig",
+    "GiteaConfig",
+    "GithubConfig",
     "OpenAIConfig",
     "ReviewerConfig",
     "SarifConfig",
@@ -79,6 +81,35 @@ class SarifConfig(_Sandboxed):
     command: str = Field(description="e.g. 'ruff check --output-format sarif .'")
 
 
+class _ForgeConfig(_Config):
+    """A review bot on a forge: each run opens a pull request on a sandbox repository."""
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", description="The sandbox repository, 'owner/name'.")
+    remote: str = Field(description="A git URL of that repository you can push to (your git credentials are used).")
+    token_env: str = Field(default="GITHUB_TOKEN", description="Variable holding the API token (never written anywhere).")
+    trigger: str | None = Field(default=None, description="Comment posted to ask for a review, e.g. '@codex review'; "
+                                                          "none: the bot reviews new pull requests by itself.")  # fmt: skip
+    bot: str = Field(min_length=1, description="Login of the bot whose reviews and comments count.")
+    poll_s: float = Field(default=30.0, gt=0, description="Seconds between polls of the pull request.")
+    timeout_s: float = Field(default=1800.0, gt=0, description="How long to wait for the bot (then timed_out); "
+                                                               "keep it below the condition's timeout_s.")  # fmt: skip
+    keep_open: bool = Field(default=False, description="Leave the pull request and branches after the review.")
+
+
+class GithubConfig(_ForgeConfig):
+    """A review bot on GitHub (``@codex review``, automatic review apps)."""
+
+    kind: Literal["github"]
+    api_url: str = Field(default="https://api.github.com", description="REST API root (GitHub Enterprise: …/api/v3).")
+
+
+class GiteaConfig(_ForgeConfig):
+    """A review bot on Gitea or Forgejo, through their GitHub-like REST API."""
+
+    kind: Literal["gitea"]
+    api_url: str = Field(description="REST API root, e.g. 'https://forge.example.org/api/v1'.")
+
+
 class SilentConfig(_Config):
     """Calibration baseline: always NO_ISSUES."""
 
@@ -92,6 +123,7 @@ class FlagAllConfig(_Config):
 
 
 ReviewerConfig = Annotated[
-    OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig,
+    OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig | GithubConfig
+    | GiteaConfig,
     Field(discriminator="kind"),
 ]

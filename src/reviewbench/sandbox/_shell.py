@@ -40,13 +40,12 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-async def _read_all(stream: asyncio.StreamReader | None) -> bytes:
+async def _read_all(stream: asyncio.StreamReader | None, chunks: list[bytes]) -> None:
+    """Read ``stream`` to its end into ``chunks`` (kept when the read is cut short)."""
     if stream is None:
-        return b""
-    chunks = []
+        return
     while chunk := await stream.read(1 << 16):
         chunks.append(chunk)
-    return b"".join(chunks)
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes | None) -> None:
@@ -57,6 +56,31 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes | None) -> None:
         await proc.stdin.drain()
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
         proc.stdin.close()
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Return when the process has exited, open pipes or not (``Process.wait`` in Python
+    3.11 also waits for every pipe to close, which a child holding stdout can delay forever)."""
+    if proc.returncode is not None:
+        return
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # no pidfd here, or already reaped
+        while proc.returncode is None:
+            await asyncio.sleep(0.05)
+        return
+    loop = asyncio.get_running_loop()
+    gone = loop.create_future()
+    loop.add_reader(fd, lambda: gone.done() or gone.set_result(None))
+    try:
+        await gone
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+    # Exited, not yet reaped: asyncio's child watcher does that (closing the transport
+    # first would reap it behind the watcher's back).
+    while proc.returncode is None:
+        await asyncio.sleep(0.005)
 
 
 def _close_transport(proc: asyncio.subprocess.Process) -> None:
@@ -87,15 +111,17 @@ async def run_shell(
         env=env,
         start_new_session=True,
     )  # fmt: skip
-    readers = [asyncio.ensure_future(_read_all(proc.stdout)), asyncio.ensure_future(_read_all(proc.stderr))]
+    out: tuple[list[bytes], list[bytes]] = ([], [])
+    readers = [asyncio.ensure_future(_read_all(proc.stdout, out[0])),
+               asyncio.ensure_future(_read_all(proc.stderr, out[1]))]  # fmt: skip
     try:
         await _feed(proc, stdin)
-        await proc.wait()
+        await _exited(proc)
         _kill_group(proc.pid)  # whatever it left running in its group
-        done, pending = await asyncio.wait(readers, timeout=DRAIN_S)
-        for task in pending:
+        _, pending = await asyncio.wait(readers, timeout=DRAIN_S)
+        for task in pending:  # a child that escaped the group holds the pipe: keep what came
             task.cancel()
-        out = [t.result() if t in done else b"" for t in readers]
+        await asyncio.gather(*pending, return_exceptions=True)
     except BaseException:
         _kill_group(proc.pid)
         with contextlib.suppress(ProcessLookupError):
@@ -109,8 +135,8 @@ async def run_shell(
         _close_transport(proc)
         raise
     _close_transport(proc)
-    assert proc.returncode is not None
-    return ShellResult(proc.returncode, out[0], out[1])
+    returncode = await asyncio.wait_for(proc.wait(), 30)  # reaped; the pipes are closed now
+    return ShellResult(returncode, b"".join(out[0]), b"".join(out[1]))
 
 
 def stderr_tail(stderr: bytes) -> str:

@@ -18,7 +18,8 @@ from reviewbench.errors import UsageError
 from reviewbench.reviewers import make_reviewer
 from reviewbench.reviewers.configs import CommandConfig
 from reviewbench.reviewers.solvers import CommandSolver, TaskPacket
-from reviewbench.sandbox import mechanism, protect
+from reviewbench.sandbox import protect
+from reviewbench.sandbox._layout import _mechanism
 
 PYTHON_HOME = os.path.realpath(sys.base_prefix)
 
@@ -153,12 +154,12 @@ def test_a_listed_variable_that_is_not_set_is_a_usage_error(monkeypatch):
 
 def test_no_sandbox_mechanism_is_a_clear_refusal(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # neither unshare nor bwrap can be found
-    mechanism.cache_clear()
+    _mechanism.cache_clear()
     try:
         with pytest.raises(UsageError, match="cannot sandbox the command.*sandbox = false"):
             make_reviewer(CommandConfig(kind="command", command="true"))
     finally:
-        mechanism.cache_clear()
+        _mechanism.cache_clear()
 
 
 def _listener() -> tuple[socket.socket, list[bytes]]:

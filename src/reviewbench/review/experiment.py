@@ -184,9 +184,17 @@ rate_per_minute = 60   # request starts per minute (omit for no limit)
 timeout_s = 120        # per attempt
 retries = 4            # retries on 429, 5xx and connection errors, with backoff
 
-# Any executable: the packet arrives as JSON on stdin, the review is its stdout.
+# Any executable: the packet arrives as JSON on stdin, the review is its stdout. It runs
+# sandboxed: no corpus, gold or home in sight; only the variables listed in env.
 # [[condition]]
 # name = "agent"
-# reviewer = { kind = "command", command = "./my-review-script --strict" }
+# reviewer = { kind = "command", command = "./my-review-script --strict", env = ["OPENAI_API_KEY"] }
 # context = "tree"     # REVIEWBENCH_TREE names an exported post-patch tree (no history)
+
+# A review bot on pull requests of your sandbox repository (docs/FORGE.md).
+# [[condition]]
+# name = "codex"
+# reviewer = { kind = "github", repo = "you/review-sandbox", remote = "git@github.com:you/review-sandbox.git", token_env = "GITHUB_TOKEN", trigger = "@codex review", bot = "chatgpt-codex-connector", poll_s = 30, timeout_s = 1800 }
+# context = "tree"
+# timeout_s = 2400     # above the reviewer's own timeout_s
 '''

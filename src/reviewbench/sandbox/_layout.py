@@ -3,10 +3,10 @@
 A :class:`Layout` names paths to hide and paths to keep (read-write or read-only); the rest
 of the host is shown read-only. Two mechanisms enforce it, tried in order:
 
+- ``bwrap`` (bubblewrap), given the layout as arguments (the faster, when it works);
 - ``unshare`` (util-linux) creating user, mount and PID namespaces (and a network one when
   the network is denied), then ``_init.py`` doing the mounts from inside; without user
-  namespaces, the same without ``--user`` when the caller may mount (root);
-- ``bwrap`` (bubblewrap), given the same layout as arguments.
+  namespaces, the same without ``--user`` when the caller may mount (root).
 
 When neither works, :func:`prefix` returns ``None`` and the caller refuses or falls back,
 as its policy says (see ``docs/SANDBOX.md``). The probe runs once per process and policy.
@@ -15,6 +15,7 @@ as its policy says (see ``docs/SANDBOX.md``). The probe runs once per process an
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["Layout", "mechanism", "prefix"]
+__all__ = ["SANDBOX_ENV", "Layout", "mechanism", "prefix"]
+
+SANDBOX_ENV = "REVIEWBENCH_SANDBOX"
 
 _INIT = Path(__file__).with_name("_init.py")
 _UNSHARE = (
@@ -110,12 +113,22 @@ def _works(mech: _Mechanism, network: bool) -> bool:
     return done.returncode == 0
 
 
-@lru_cache(maxsize=4)
 def mechanism(network: bool) -> _Mechanism | None:
-    """The first mechanism that works here for ``network`` (probed once), or ``None``."""
-    candidates = [_Mechanism("unshare", u) for u in _UNSHARE]
-    candidates.append(_Mechanism("bwrap", ("bwrap",)))
+    """The first mechanism that works here for ``network`` (probed once), or ``None``.
+
+    ``REVIEWBENCH_SANDBOX=unshare`` or ``=bwrap`` tries only that one.
+    """
+    return _mechanism(network, os.environ.get(SANDBOX_ENV, ""))
+
+
+@lru_cache(maxsize=8)
+def _mechanism(network: bool, only: str) -> _Mechanism | None:
+    # bubblewrap first: the same layout costs ~30 ms a command against ~100 ms for
+    # unshare + a Python _init (benchmarks/sandbox_overhead.py).
+    candidates = [_Mechanism("bwrap", ("bwrap",)), *(_Mechanism("unshare", u) for u in _UNSHARE)]
     for mech in candidates:
+        if only and mech.name != only:
+            continue
         if shutil.which(mech.base[0]) is None:
             continue
         if _works(mech, network):

@@ -293,3 +293,15 @@ def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corp
         assert all(server.pulls[n]["state"] == "closed" for n in stale)  # the stale ones, closed
         assert len(server.pulls) == 2 + 3  # each run opened once after the resume
         assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('context = "diff"\ntimeout_s = 600', 'set context = "tree"'),
+    ('context = "tree"\ntimeout_s = 5', "must exceed the reviewer's own timeout_s"),
+])  # fmt: skip
+def test_a_forge_condition_without_a_tree_or_time_is_refused_on_load(tmp_path, extra, message):
+    reviewer = ('{ kind = "github", repo = "a/b", remote = "/nowhere", bot = "bot", timeout_s = 30 }')
+    path = tmp_path / "experiment.toml"
+    path.write_text(f'corpus = "c"\n[[condition]]\nname = "bot"\nreviewer = {reviewer}\n{extra}\n')
+    with pytest.raises(UsageError, match=message):
+        load_experiment(path)

@@ -272,3 +272,14 @@ def test_a_command_solver_edits_its_tree_and_sees_nothing_else(world):
     assert seen["planted"].startswith("refused") and not (tasks.parent / "planted").exists()
     assert "RB_UNLISTED_SECRET" not in seen["env"]
     assert (world["tree"] / "app.py").read_text() == "x = 2\n"  # its own tree is writable
+
+
+def test_listed_hide_paths_are_hidden_inside_exposed_ones(world, make_packet, tmp_path):
+    other = world["work"] / "other-checkout"
+    other.mkdir()
+    (other / "gold.jsonl").write_text("OTHER-GOLD")
+    command = f"cat {other / 'gold.jsonl'} 2>/dev/null || echo NO_ISSUES"
+    config = CommandConfig(kind="command", command=command, expose=[str(world["work"])], hide=[str(other)])
+    assert review(config, None, make_packet).text == "NO_ISSUES\n"
+    with pytest.raises(UsageError, match="must be absolute"):
+        make_reviewer(CommandConfig(kind="command", command="true", hide=["relative/path"]))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import UsageError
 from ..reviewers import ReviewerConfig
@@ -38,6 +38,18 @@ class ConditionConfig(BaseModel):
     rate_per_minute: float | None = Field(default=None, gt=0, description="Request starts per minute.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per attempt.")
     retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
+
+    @model_validator(mode="after")
+    def _forge_needs_a_tree(self) -> ConditionConfig:
+        """A forge reviewer pushes the exported tree and waits for its bot within the attempt."""
+        reviewer = self.reviewer
+        if reviewer.kind in ("github", "gitea"):
+            if self.context != "tree":
+                raise ValueError(f'a {reviewer.kind} reviewer pushes the case\'s tree: set context = "tree"')
+            if self.timeout_s <= reviewer.timeout_s:  # type: ignore[union-attr]
+                raise ValueError(f"timeout_s ({self.timeout_s:g}) must exceed the reviewer's own timeout_s "
+                                 f"({reviewer.timeout_s:g}), or the attempt is cut before the bot is given up on")  # type: ignore[union-attr]  # fmt: skip
+        return self
 
 
 class ExperimentConfig(BaseModel):

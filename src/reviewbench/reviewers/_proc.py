@@ -21,13 +21,14 @@ def failure_hint(returncode: int, box: AgentBox) -> str:
 
 
 def agent_box(config: object, label: str) -> AgentBox:
-    """The sandbox of a command config (``env``, ``network``, ``sandbox``, ``expose``)."""
+    """The sandbox of a command config (``env``, ``network``, ``sandbox``, ``expose``, ``hide``)."""
     return AgentBox(
         label=label,
         env=tuple(config.env),  # type: ignore[attr-defined]
         network=config.network,  # type: ignore[attr-defined]
         sandbox=config.sandbox,  # type: ignore[attr-defined]
         expose=tuple(config.expose),  # type: ignore[attr-defined]
+        hide=tuple(config.hide),  # type: ignore[attr-defined]
     )
 
 

@@ -65,6 +65,8 @@ class _Sandboxed(_Config):
                                                     "if the machine cannot); false shows the caller's files.")  # fmt: skip
     expose: list[str] = Field(default_factory=list,
                               description="Absolute paths shown read-only inside the sandbox (e.g. the agent's install).")  # fmt: skip
+    hide: list[str] = Field(default_factory=list,
+                            description="Absolute paths hidden besides the defaults (other checkouts, other corpora).")  # fmt: skip
 
 
 class CommandConfig(_Sandboxed):

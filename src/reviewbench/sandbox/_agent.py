@@ -10,7 +10,8 @@ What the command sees (``docs/SANDBOX.md``):
 - the case's tree at its own path: read-only for reviewers (no run can change it for
   another), writable for solvers (each run gets its own);
 - a fresh scratch directory holding HOME and TMPDIR, deleted after the run;
-- the ``expose`` paths, read-only (where an agent is installed, for instance);
+- the ``expose`` paths, read-only (where an agent is installed, for instance), minus the
+  ``hide`` paths (other checkouts or corpora the caller knows of);
 - a new PID namespace with its own ``/proc`` (the caller's processes and environments are
   not visible) and, with ``network = false``, no network;
 - an environment of PATH, LANG, HOME, TMPDIR, ``REVIEWBENCH_TREE`` and the listed variables.
@@ -75,9 +76,9 @@ class AgentBox:
     """How one condition's command runs: its variables, network, sandbox and exposed paths."""
 
     def __init__(self, *, label: str, env: tuple[str, ...] = (), network: bool = True, sandbox: bool = True,
-                 expose: tuple[str, ...] = ()) -> None:  # fmt: skip
+                 expose: tuple[str, ...] = (), hide: tuple[str, ...] = ()) -> None:  # fmt: skip
         """Raises:
-            UsageError: a listed variable is not set, an exposed path is not absolute, or
+            UsageError: a listed variable is not set, an exposed or hidden path is not absolute, or
                 the sandbox was asked for and nothing here can build one.
         """
         self.label = label
@@ -87,13 +88,8 @@ class AgentBox:
         self.env_names = env
         self.network = network
         self.sandbox = sandbox
-        paths = []
-        for raw in expose:
-            path = Path(raw).expanduser()
-            if not path.is_absolute():
-                raise UsageError(f"{label}: expose path {raw!r} must be absolute")
-            paths.append(path.resolve())
-        self.expose = tuple(paths)
+        self.expose = self._absolute(expose, "expose")
+        self.hide = self._absolute(hide, "hide")
         if sandbox and mechanism(network) is None:
             raise UsageError(
                 f"{label}: cannot sandbox the command: neither 'unshare' (user and mount namespaces) nor "
@@ -102,6 +98,15 @@ class AgentBox:
             )
         if not sandbox and not network:
             raise UsageError(f"{label}: network = false needs the sandbox (sandbox = true)")
+
+    def _absolute(self, raws: tuple[str, ...], field: str) -> tuple[Path, ...]:
+        paths = []
+        for raw in raws:
+            path = Path(raw).expanduser()
+            if not path.is_absolute():
+                raise UsageError(f"{self.label}: {field} path {raw!r} must be absolute")
+            paths.append(path.resolve())
+        return tuple(paths)
 
     async def run(self, command: str, *, stdin: bytes | None, tree: Path | None,
                   tree_writable: bool = False) -> ShellResult:  # fmt: skip
@@ -124,7 +129,7 @@ class AgentBox:
                 if tree is not None:
                     keep.append((tree.resolve(), tree_writable))
                 layout = Layout(cwd=tree.resolve() if tree is not None else home, keep=tuple(keep),
-                                hide=hidden_paths(), network=self.network)  # fmt: skip
+                                hide=(*hidden_paths(), *self.hide), network=self.network)  # fmt: skip
                 argv_prefix = prefix(layout)
                 if argv_prefix is None:  # probed in __init__; only a changed machine gets here
                     raise OSError(f"{self.label}: the sandbox stopped working")

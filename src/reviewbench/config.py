@@ -194,6 +194,8 @@ class ValidateConfig(BaseModel):
     timeout: float = Field(default=600.0, gt=0, description="Seconds per test run.")
     network: Network = Network.DENY
     reruns: int = Field(default=2, ge=1, description="A failure must reproduce this many times.")
+    env: tuple[str, ...] = Field(default=(), description="Variables passed to tests although they look "
+                                 "secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*); all others of that kind are dropped.")  # fmt: skip
     memory_mb: int | None = Field(default=4096, ge=64, description="Address-space limit per run.")
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None

@@ -250,9 +250,9 @@ class _Runner:
                         continue
                     raise
             outcome = self.job.outcome(planned, reply)
-        except TimeoutError:
+        except TimeoutError as exc:
             outcome = Outcome(RunState.TIMED_OUT)
-            error = f"no answer within {config.timeout_s:g}s"
+            error = str(exc) or f"no answer within {config.timeout_s:g}s"  # a forge names its PR
         except ReviewerError as exc:
             outcome = Outcome(RunState.FAILED)
             error = str(exc)

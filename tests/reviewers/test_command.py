@@ -24,9 +24,27 @@ def script(tmp_path: Path, body: str, name: str = "reviewer.py") -> str:
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
 
 
-def run(command: str, packet, tree: Path | None = None, timeout: float | None = None):
+PYTHON_HOME = os.path.realpath(sys.base_prefix)
+"""Where the interpreter lives (under the caller's home here, which the sandbox hides)."""
+
+
+def exposed(command: str) -> list[str]:
+    """What a test command needs to see in the sandbox: Python, and the folders of the
+    absolute paths it names (its script)."""
+    paths = {PYTHON_HOME}
+    for word in shlex.split(command):
+        if os.path.isabs(word) and os.path.isfile(word):
+            paths.add(os.path.dirname(word))
+    return sorted(paths)
+
+
+def config(command: str, **fields) -> CommandConfig:
+    return CommandConfig(kind="command", command=command, **{"expose": exposed(command), **fields})
+
+
+def run(command: str, packet, tree: Path | None = None, timeout: float | None = None, **fields):
     async def go():
-        reviewer = make_reviewer(CommandConfig(kind="command", command=command))
+        reviewer = make_reviewer(config(command, **fields))
         try:
             return await asyncio.wait_for(reviewer.review(packet, tree), timeout)
         finally:
@@ -55,7 +73,8 @@ ECHO = """\
 import json, os, sys
 packet = json.load(sys.stdin)
 print(json.dumps({"packet": packet, "tree": os.environ.get("REVIEWBENCH_TREE"),
-                  "cwd": os.getcwd(), "inherited": os.environ.get("RB_TEST_INHERITED")}))
+                  "cwd": os.getcwd(), "inherited": os.environ.get("RB_TEST_INHERITED"),
+                  "listed": os.environ.get("RB_TEST_LISTED")}))
 """
 
 
@@ -65,10 +84,11 @@ def test_registered_kind_builds_the_command_reviewer():
 
 def test_packet_on_stdin_tree_in_env_and_cwd(tmp_path, make_packet, monkeypatch):
     monkeypatch.setenv("RB_TEST_INHERITED", "yes")
+    monkeypatch.setenv("RB_TEST_LISTED", "listed-value")
     tree = tmp_path / "tree"
     tree.mkdir()
     packet = make_packet(guidance="Be strict.", files={"src/app.py": "x = 1\n"})
-    reply = run(script(tmp_path, ECHO), packet, tree)
+    reply = run(script(tmp_path, ECHO), packet, tree, env=["RB_TEST_LISTED"])
     seen = json.loads(reply.text)
     assert seen["packet"] == {
         "case_id": "c0001",
@@ -81,7 +101,8 @@ def test_packet_on_stdin_tree_in_env_and_cwd(tmp_path, make_packet, monkeypatch)
     }
     assert seen["tree"] == str(tree)
     assert Path(seen["cwd"]).resolve() == tree.resolve()
-    assert seen["inherited"] == "yes"
+    assert seen["inherited"] is None  # only listed variables arrive
+    assert seen["listed"] == "listed-value"
     assert reply.model is None and reply.findings is None
 
 
@@ -145,7 +166,7 @@ def test_cancellation_kills_the_whole_process_group(tmp_path, make_packet):
     command = f"{script(tmp_path, SPAWNER)} {shlex.quote(str(pids_file))}"
     started = time.monotonic()
     with pytest.raises(TimeoutError):
-        run(command, make_packet(), timeout=1.5)
+        run(command, make_packet(), timeout=1.5, sandbox=False)  # pids visible to the test
     assert time.monotonic() - started < 10
     pids = [int(p) for p in pids_file.read_text().split()]
     assert len(pids) == 2 and all(p != os.getpid() for p in pids)
@@ -155,7 +176,7 @@ def test_cancellation_kills_the_whole_process_group(tmp_path, make_packet):
 def test_processes_left_behind_after_a_normal_exit_are_killed(tmp_path, make_packet):
     pid_file = tmp_path / "pid"
     command = f"sleep 60 >/dev/null 2>&1 & echo $! > {shlex.quote(str(pid_file))}; echo NO_ISSUES"
-    assert run(command, make_packet()).text == "NO_ISSUES\n"
+    assert run(command, make_packet(), sandbox=False).text == "NO_ISSUES\n"
     assert wait_gone([int(pid_file.read_text())]) == []
 
 
@@ -167,7 +188,7 @@ def test_cancelled_run_leaves_the_loop_clean(tmp_path, make_packet):
     command = f"{script(tmp_path, body)} {shlex.quote(str(pid_dir))}"
 
     async def go():
-        reviewer = make_reviewer(CommandConfig(kind="command", command=command))
+        reviewer = make_reviewer(config(command, sandbox=False))  # pids visible to the test
         tasks = [asyncio.create_task(reviewer.review(make_packet(), None)) for _ in range(8)]
         deadline = time.monotonic() + 10
         while len(list(pid_dir.iterdir())) < 8 and time.monotonic() < deadline:

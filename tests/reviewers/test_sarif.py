@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import difflib
 import json
 import shlex
@@ -55,7 +56,8 @@ def export_tree(root: Path, files: dict[str, str]) -> Path:
 
 def run(command: str, packet, tree: Path | None):
     async def go():
-        reviewer = make_reviewer(SarifConfig(kind="sarif", command=command))
+        # The interpreter lives under the caller's home here, which the sandbox hides.
+        reviewer = make_reviewer(SarifConfig(kind="sarif", command=command, expose=[os.path.realpath(sys.base_prefix)]))
         try:
             return await reviewer.review(packet, tree)
         finally:

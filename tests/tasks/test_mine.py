@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 import subprocess
 import sys
 from pathlib import Path
@@ -217,8 +219,10 @@ def test_sigterm_while_testing_leaves_no_output_no_work_dir_and_no_process(git_r
 
     repo = git_repo("term")
     repo.commit("initial", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC})
-    started = tmp_path / "started"
-    hang = f"import time\n\n\ndef test_hang():\n    open({str(started)!r}, 'w').close()\n    time.sleep(600)\n"
+    # Tests cannot write outside their scratch tree: a sleeper of a unique length shows it started.
+    sleeper = f"{600 + os.getpid() % 1000}.{time.time_ns() % 10**6}"
+    hang = (f"import subprocess, time\n\n\ndef test_hang():\n    subprocess.Popen(['sleep', {sleeper!r}])\n"
+            "    time.sleep(600)\n")
     repo.commit("fix add, with a slow test", {"pkg/calc.py": CALC_FIXED, "tests/test_hang.py": hang})
     out = tmp_path / "out"
     out.mkdir()
@@ -226,13 +230,16 @@ def test_sigterm_while_testing_leaves_no_output_no_work_dir_and_no_process(git_r
                              "--test-cmd", PYTEST], cwd=out, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)  # fmt: skip
     deadline = time.monotonic() + 60
-    while not started.exists() and time.monotonic() < deadline:
+    def started() -> bool:
+        return bool(subprocess.run(["pgrep", "-f", f"sleep {sleeper}"], capture_output=True).stdout.strip())
+
+    while not started() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert started.exists(), "the test never started"
+    assert started(), "the test never started"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143
     assert err.strip().splitlines() == ["reviewbench: error: terminated"]
     assert list(out.iterdir()) == []  # neither tasks/ nor the hidden work directory
     leftover = subprocess.run(["pgrep", "-f", "test_hang"], capture_output=True, text=True).stdout.split()
-    assert leftover == []
+    assert leftover == [] and not started()

@@ -117,7 +117,8 @@ with open({str(counter)!r}, "a") as f:
 (tree / "calc.py").write_text({FIX_CALC!r})
 """)
     broken = _script(tmp_path, "broken", "print('boom', file=sys.stderr)\nsys.exit(3)\n")
-    conditions = condition("A", command(counting)) + condition("bad", command(broken), retries=0)
+    # Unsandboxed: it counts its calls in a file outside its tree.
+    conditions = condition("A", command(counting, sandbox=False)) + condition("bad", command(broken), retries=0)
     first = _run(tmp_path, project, conditions, repeats=2)
     assert first.by_state == {"completed_findings": 2, "failed": 2}
     assert counter.read_text() == "xx"
@@ -145,7 +146,8 @@ pathlib.Path({str(tmp_path / 'pid.txt')!r}).write_text(str(os.getpid()))
 time.sleep(30)
 pathlib.Path({str(marker)!r}).write_text("survived")
 """)
-    summary = _run(tmp_path, project, condition("slow", command(slow), timeout_s=1, retries=0))
+    # Unsandboxed: it reports its pid and tree in files outside its tree.
+    summary = _run(tmp_path, project, condition("slow", command(slow, sandbox=False), timeout_s=1, retries=0))
     assert summary.by_state == {"timed_out": 1}
     tree = Path((tmp_path / "tree_was.txt").read_text())
     assert not tree.exists()
@@ -281,7 +283,8 @@ while not pathlib.Path({str(flag)!r}).exists():
     time.sleep(0.05)
 (tree / "calc.py").write_text({FIX_CALC!r})
 """)
-    path = experiment_file(tmp_path, project.tasks, condition("A", command(slow), concurrency=2))
+    # Unsandboxed: it talks to the test through files outside its tree.
+    path = experiment_file(tmp_path, project.tasks, condition("A", command(slow, sandbox=False), concurrency=2))
     cmd = [sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out", str(tmp_path / "runs")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     deadline = time.monotonic() + 60

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +80,12 @@ def condition(name: str, solver: str, **extra) -> str:
     return "\n".join(lines) + "\n"
 
 
-def command(script: Path) -> str:
-    return f'{{ kind = "command", command = {json.dumps(f"python3 {script}")} }}'
+def command(script: Path, sandbox: bool = True) -> str:
+    """A command solver running ``script``; the sandbox shows its folder and the interpreter
+    (which lives under the caller's home here). ``sandbox=False`` lets it write outside its tree."""
+    expose = json.dumps([str(script.parent), os.path.realpath(sys.base_prefix)])
+    return (f'{{ kind = "command", command = {json.dumps(f"{sys.executable} {script}")}, expose = {expose}, '
+            f"sandbox = {str(sandbox).lower()} }}")
 
 
 def git_in(tree: Path, *args: str) -> str:

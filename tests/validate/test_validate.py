@@ -94,7 +94,6 @@ def test_observed_not_observed_and_failing_ids(project, tmp_path):
 
 def test_timeout_kills_the_whole_process_group(git_repo, tmp_path):
     repo = git_repo()
-    marker = tmp_path / "child.pid"
     sleeper = f"{300 + os.getpid() % 1000}.{time.time_ns() % 10**6}"
     repo.commit("init", {
         "pkg/__init__.py": "",
@@ -102,14 +101,15 @@ def test_timeout_kills_the_whole_process_group(git_repo, tmp_path):
         "tests/test_loop.py": "import os, subprocess\nfrom pkg.loop import count\n\n"
                               "def test_count():\n"
                               f"    p = subprocess.Popen(['sleep', {sleeper!r}])\n"
-                              f"    open({str(marker)!r}, 'a').write(str(p.pid) + '\\n')\n"
+                              "    print('child started', p.pid, flush=True)\n"
                               "    assert count(3) == 3\n",
     })  # fmt: skip
     repo.commit("fix loop increment", {"pkg/loop.py": "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"})
     corpus = _mine(repo, tmp_path / "corpus")
-    validate_corpus(corpus, _config(timeout=3))
+    # -s: the child's start is printed to the case log (tests cannot write outside their scratch tree).
+    validate_corpus(corpus, _config(timeout=3, test_cmd=f"{sys.executable} -m pytest -s"))
     assert _statuses(corpus) == {"fix loop increment": "timeout"}
-    assert marker.exists()
+    assert any("child started" in log.read_text() for log in (corpus / "logs").iterdir())
     assert _running(f"sleep {sleeper}") == [], "a process started by the tests survived"
 
 
@@ -154,12 +154,11 @@ def test_base_failing(git_repo, tmp_path):
 
 def test_flaky_when_the_failure_does_not_reproduce(git_repo, tmp_path):
     repo = git_repo()
-    counter = tmp_path / "runs.txt"
     repo.commit("init", {
         "pkg/__init__.py": "", "pkg/a.py": "def value():\n    return 1\n",
-        "tests/test_a.py": "from pathlib import Path\nfrom pkg.a import value\n\n"
+        "tests/test_a.py": "import os\nfrom pathlib import Path\nfrom pkg.a import value\n\n"
                            "def test_value():\n"
-                           f"    p = Path({str(counter)!r})\n"
+                           "    p = Path(os.environ['HOME'], 'runs.txt')  # the scratch HOME outlives a run\n"
                            "    n = int(p.read_text()) if p.exists() else 0\n"
                            "    p.write_text(str(n + 1))\n"
                            "    # only the first run (with the bug) fails\n"
@@ -271,14 +270,12 @@ def test_writes_outside_the_tree_leave_nothing_behind(git_repo, tmp_path):
 ])  # fmt: skip
 def test_ctrl_c_leaves_nothing_behind_and_resumes(git_repo, tmp_path, signum, code, message):
     repo = git_repo()
-    started = tmp_path / "started.pid"
     sleeper = f"{300 + os.getpid() % 1000}.{time.time_ns() % 10**6}"
     repo.commit("init", {
         "pkg/__init__.py": "", "pkg/a.py": "def value():\n    return 1\n",
         "tests/test_a.py": "import os, subprocess, time\nfrom pkg.a import value\n\n"
                            "def test_value():\n"
                            f"    p = subprocess.Popen(['sleep', {sleeper!r}])\n"
-                           f"    open({str(started)!r}, 'a').write(f'{{os.getpid()}} {{p.pid}}\\n')\n"
                            "    time.sleep(300)\n",
     })  # fmt: skip
     repo.commit("fix value", {"pkg/a.py": "def value():\n    return 2\n"})
@@ -287,9 +284,10 @@ def test_ctrl_c_leaves_nothing_behind_and_resumes(git_repo, tmp_path, signum, co
     env = _isolated_env(tmp_path)
     proc = _cli("validate", str(corpus), env=env)
     deadline = time.monotonic() + 60
-    while not started.exists() and time.monotonic() < deadline:
+    # Tests cannot write outside their scratch tree: their sleeper shows they started.
+    while not _running(f"sleep {sleeper}") and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert started.exists(), "the test never started"
+    assert _running(f"sleep {sleeper}"), "the test never started"
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == code
@@ -374,12 +372,11 @@ def test_show_reports_yield_per_stratum(project, tmp_path):
 def test_a_flaky_base_is_flaky_not_base_failing(git_repo, tmp_path):
     """The patched run fails, the first reference run fails too, the second passes."""
     repo = git_repo()
-    counter = tmp_path / "runs.txt"
     repo.commit("init", {
         "pkg/__init__.py": "", "pkg/a.py": "def value():\n    return 1\n",
-        "tests/test_a.py": "from pathlib import Path\nfrom pkg.a import value\n\n"
+        "tests/test_a.py": "import os\nfrom pathlib import Path\nfrom pkg.a import value\n\n"
                            "def test_value():\n"
-                           f"    p = Path({str(counter)!r})\n"
+                           "    p = Path(os.environ['HOME'], 'runs.txt')  # the scratch HOME outlives a run\n"
                            "    n = int(p.read_text()) if p.exists() else 0\n"
                            "    p.write_text(str(n + 1))\n"
                            "    assert value() == 2 and n != 1\n",

@@ -39,8 +39,10 @@ def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, n
     In scratch clones (never your checkout), the selected tests must pass on the case's
     base and fail, on every rerun, once the patch is applied: the fix's own tests first,
     the whole suite only if they do not observe the bug. Tests run without network, with
-    time and memory limits. Results go to gold.jsonl; logs to CORPUS/logs/. Settings may
-    also come from [validate] in the repository's reviewbench.toml.
+    time and memory limits, on a read-only view of the host (only their scratch tree,
+    HOME and TMPDIR writable) and without secret-looking variables (*_KEY, *_TOKEN, ...;
+    [validate] env lists exceptions). Results go to gold.jsonl; logs to CORPUS/logs/.
+    Settings may also come from [validate] in the repository's reviewbench.toml.
     """
     config = resolve_config(corpus, {
         "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout,

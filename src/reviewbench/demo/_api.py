@@ -9,6 +9,7 @@ the machine.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -50,7 +51,7 @@ reviewer = {{ kind = "flag_all" }}
 
 [[condition]]
 name = "ruff"
-reviewer = {{ kind = "sarif", command = {ruff} }}
+reviewer = {{ kind = "sarif", command = {ruff}, expose = {expose} }}
 context = "tree"
 concurrency = 2
 """
@@ -76,6 +77,13 @@ def _prepare(out: Path) -> None:
     (out / MARKER).write_text("written by reviewbench demo; safe to delete\n")
 
 
+def _interpreter_paths() -> str:
+    """This Python and its environment, shown read-only to the sandboxed analyser (they may
+    live under a home folder, which the sandbox hides)."""
+    paths = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    return json.dumps(paths)
+
+
 def _ruff_command() -> str:
     command = [sys.executable, "-m", "ruff", "check", "--output-format", "sarif", "--no-cache",
                "--exit-zero", "--isolated", "--select", "F,E9,B", "."]  # fmt: skip
@@ -93,7 +101,7 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     step("validating every case with the project's tests")
     validate_corpus(corpus, ValidateConfig.build(**({"jobs": jobs} if jobs else {}), timeout=120))
     experiment_path = out / "experiment.toml"
-    experiment_path.write_text(EXPERIMENT.format(seed=SEED, ruff=_ruff_command()), encoding="utf-8")
+    experiment_path.write_text(EXPERIMENT.format(seed=SEED, ruff=_ruff_command(), expose=_interpreter_paths()), encoding="utf-8")
     experiment = load_experiment(experiment_path)
     rundir = out / "runs"
     step("registering the experiment")

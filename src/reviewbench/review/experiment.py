@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import UsageError
 from ..reviewers import ReviewerConfig
@@ -38,6 +38,18 @@ class ConditionConfig(BaseModel):
     rate_per_minute: float | None = Field(default=None, gt=0, description="Request starts per minute.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per attempt.")
     retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
+
+    @model_validator(mode="after")
+    def _forge_needs_a_tree(self) -> ConditionConfig:
+        """A forge reviewer pushes the exported tree and waits for its bot within the attempt."""
+        reviewer = self.reviewer
+        if reviewer.kind in ("github", "gitea"):
+            if self.context != "tree":
+                raise ValueError(f'a {reviewer.kind} reviewer pushes the case\'s tree: set context = "tree"')
+            if self.timeout_s <= reviewer.timeout_s:  # type: ignore[union-attr]
+                raise ValueError(f"timeout_s ({self.timeout_s:g}) must exceed the reviewer's own timeout_s "
+                                 f"({reviewer.timeout_s:g}), or the attempt is cut before the bot is given up on")  # type: ignore[union-attr]  # fmt: skip
+        return self
 
 
 class ExperimentConfig(BaseModel):
@@ -117,7 +129,7 @@ def _field(loc: tuple) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all"):
+        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "github", "gitea"):
             continue  # the union's branch name adds nothing for the user
         else:
             out += f".{part}" if out else str(part)
@@ -172,7 +184,7 @@ def load_experiment(path: Path) -> Experiment:
         UsageError: missing file, TOML syntax error (with line and column), or a field
             with a bad value (named, e.g. ``condition[0].reviewer.model``).
     """
-    config = read_config(path, ExperimentConfig, "openai, anthropic, command, sarif, silent, flag_all")
+    config = read_config(path, ExperimentConfig, "openai, anthropic, command, sarif, silent, flag_all, github, gitea")
     return Experiment(config=config, path=path.resolve())
 
 
@@ -204,9 +216,17 @@ rate_per_minute = 60   # request starts per minute (omit for no limit)
 timeout_s = 120        # per attempt
 retries = 4            # retries on 429, 5xx and connection errors, with backoff
 
-# Any executable: the packet arrives as JSON on stdin, the review is its stdout.
+# Any executable: the packet arrives as JSON on stdin, the review is its stdout. It runs
+# sandboxed: no corpus, gold or home in sight; only the variables listed in env.
 # [[condition]]
 # name = "agent"
-# reviewer = { kind = "command", command = "./my-review-script --strict" }
+# reviewer = { kind = "command", command = "./my-review-script --strict", env = ["OPENAI_API_KEY"] }
 # context = "tree"     # REVIEWBENCH_TREE names an exported post-patch tree (no history)
+
+# A review bot on pull requests of your sandbox repository (docs/FORGE.md).
+# [[condition]]
+# name = "codex"
+# reviewer = { kind = "github", repo = "you/review-sandbox", remote = "git@github.com:you/review-sandbox.git", token_env = "GITHUB_TOKEN", trigger = "@codex review", bot = "chatgpt-codex-connector", poll_s = 30, timeout_s = 1800 }
+# context = "tree"
+# timeout_s = 2400     # above the reviewer's own timeout_s
 '''

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import GitError
 from ..git.repo import GIT, raise_if_interrupted
 from ..records import Case, ReviewPacket
+from ..sandbox import protect
 from ..store.corpus import patch_file, read_patch
 from ..store.scratch import make_scratch, remove_tree, sweep_stale
 
@@ -38,6 +39,7 @@ class PacketBuilder:
         self.repo = repo
         sweep_stale(TREES_PREFIX)  # what killed runs left, whether or not this one exports
         self._root: Path | None = None  # made on the first export: diff-only runs leave nothing
+        self._hidden = None  # the protection of the root from sandboxed reviewers, once made
         self._trees: dict[str, Path] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -47,6 +49,8 @@ class PacketBuilder:
         with self._guard:
             if self._root is None:
                 self._root = make_scratch(TREES_PREFIX)  # sweeps those of killed runs first
+                self._hidden = protect(self._root)  # a sandboxed reviewer sees its case's tree, no other
+                self._hidden.__enter__()
             return self._root
 
     def diff(self, case: Case) -> str:
@@ -110,6 +114,9 @@ class PacketBuilder:
     def close(self) -> None:
         with self._guard:
             root, self._root = self._root, None
+            hidden, self._hidden = self._hidden, None
+        if hidden is not None:
+            hidden.__exit__(None, None, None)
         if root is not None:
             remove_tree(root)
 

@@ -14,10 +14,10 @@ import json
 import random
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from .._version import __version__
-from ..errors import UsageError
 from ..engine import (
     Condition,
     Outcome,
@@ -27,9 +27,12 @@ from ..engine import (
     open_run_store,
     run_id,
 )
+from ..errors import UsageError
 from ..records import Case, RunState
 from ..reviewers import make_reviewer
+from ..reviewers.base import RUN_SCOPE, RunScope
 from ..reviewers.preflight import preflight
+from ..sandbox import protect
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import CachedReply
 from .experiment import ConditionConfig, Experiment
@@ -122,6 +125,9 @@ class ReviewJob:
         return self._packets[slot]
 
     async def attempt(self, planned: PlannedRun, condition: Condition, packet: object) -> CachedReply:
+        scope = RUN_SCOPE.get()
+        if scope is not None:  # this task's copy of the context: the run's id for this attempt
+            RUN_SCOPE.set(replace(scope, run_id=planned.run_id))
         tree = self.builder.tree(planned.case) if condition.config.context == "tree" else None  # exported above
         got = await asyncio.wait_for(condition.agent.review(packet, tree), timeout=condition.config.timeout_s)
         return CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, got.findings)
@@ -178,7 +184,13 @@ def run_experiment(
             "tool_version": __version__,
         })  # fmt: skip
         plan = plan_runs(experiment, corpus)
-        return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
-                            retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+        # Forge reviewers mark what they open with the run directory, to find it again on resume.
+        scope = RUN_SCOPE.set(RunScope(experiment=hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]))
+        try:  # out of the command reviewers' sight: the gold, the repository's history, the runs
+            with protect(corpus.path, corpus.meta.repo.path, out):
+                return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
+                                    retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+        finally:
+            RUN_SCOPE.reset(scope)
     finally:
         store.close()

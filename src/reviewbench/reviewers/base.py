@@ -9,6 +9,7 @@ Timeouts, retries, caching and rate limits belong to the runner, not to adapters
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -16,7 +17,21 @@ from typing import Protocol
 from ..errors import ReviewerError
 from ..records import Finding, ReviewPacket
 
-__all__ = ["Reviewer", "ReviewerError", "ReviewReply", "make_reviewer", "register"]
+__all__ = ["RUN_SCOPE", "Reviewer", "ReviewerError", "ReviewReply", "RunScope", "make_reviewer", "register"]
+
+
+@dataclass(frozen=True)
+class RunScope:
+    """Which experiment and run a review belongs to, for reviewers that leave traces outside
+    (the forge kinds mark their pull requests with it, to find their own after a crash)."""
+
+    experiment: str
+    """Stable across invocations on one run directory (a hash of its path)."""
+    run_id: str | None = None
+
+
+RUN_SCOPE: ContextVar[RunScope | None] = ContextVar("reviewbench_run_scope", default=None)
+"""Set by the runner: the experiment for the whole run, the run id inside each attempt."""
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,11 @@ The command line runs through the shell with the packet as one JSON object on st
     {"case_id", "title", "diff", "paths", "prompt", "guidance", "files"}
 
 and ``REVIEWBENCH_TREE`` naming the exported post-patch tree when the condition asks for
-one (the command then also runs inside it). Whatever it prints on stdout is the review
-text, parsed like a model's. A non-zero exit means no review appeared. The command and
-everything it starts are killed when the runner cancels the review (see ``_proc``).
+one (the command then also runs inside it, read-only). Whatever it prints on stdout is the
+review text, parsed like a model's. A non-zero exit means no review appeared. It runs in
+the shared sandbox (``reviewbench.sandbox.AgentBox``): no corpus, gold, run directory or
+home in sight, only the variables the config lists; it and everything it starts are
+killed when it exits or the runner cancels the review.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from ..records import ReviewPacket
 from ._messages import clean_text
-from ._proc import command_env, exit_label, packet_json, run_shell, stderr_tail
+from ._proc import agent_box, exit_label, failure_hint, packet_json, stderr_tail
 from .base import ReviewerError, ReviewReply, register
 from .configs import CommandConfig
 
@@ -30,20 +32,20 @@ class CommandReviewer:
 
     def __init__(self, config: CommandConfig) -> None:
         self.config = config
+        self.box = agent_box(config, f"command reviewer {config.command!r}")
 
     async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
         payload = clean_text(json.dumps(packet_json(packet), ensure_ascii=False)).encode("utf-8")
         try:
-            result = await run_shell(
-                self.config.command, stdin=payload, cwd=tree, env=command_env(tree)
-            )
+            result = await self.box.run(self.config.command, stdin=payload, tree=tree)
         except OSError as exc:
             raise ReviewerError(
                 f"command reviewer {self.config.command!r} could not start: {exc.strerror or exc}"
             ) from None
         if result.returncode != 0:
             raise ReviewerError(
-                f"command reviewer {self.config.command!r} {exit_label(result.returncode)} "
+                f"command reviewer {self.config.command!r} {exit_label(result.returncode)}"
+                f"{failure_hint(result.returncode, self.box)} "
                 f"on case {packet.case_id}; stderr: {stderr_tail(result.stderr)}"
             )
         return ReviewReply(text=result.stdout.decode("utf-8", "replace"))

@@ -14,6 +14,8 @@ __all__ = [
     "AnthropicConfig",
     "CommandConfig",
     "FlagAllConfig",
+    "GiteaConfig",
+    "GithubConfig",
     "OpenAIConfig",
     "ReviewerConfig",
     "SarifConfig",
@@ -53,18 +55,61 @@ class AnthropicConfig(_Config):
     headers: dict[str, str] = Field(default_factory=dict)
 
 
-class CommandConfig(_Config):
+class _Sandboxed(_Config):
+    """What a command may see and use (see docs/SANDBOX.md)."""
+
+    env: list[str] = Field(default_factory=list,
+                           description="Variables passed to the command; nothing else of the caller's environment is.")  # fmt: skip
+    network: bool = Field(default=True, description="Whether the command may reach the network.")
+    sandbox: bool = Field(default=True, description="Hide the corpus, gold, run directory and homes (refused "
+                                                    "if the machine cannot); false shows the caller's files.")  # fmt: skip
+    expose: list[str] = Field(default_factory=list,
+                              description="Absolute paths shown read-only inside the sandbox (e.g. the agent's install).")  # fmt: skip
+    hide: list[str] = Field(default_factory=list,
+                            description="Absolute paths hidden besides the defaults (other checkouts, other corpora).")  # fmt: skip
+
+
+class CommandConfig(_Sandboxed):
     """Any executable: the packet as JSON on stdin, the review text on stdout."""
 
     kind: Literal["command"]
     command: str = Field(description="Shell command line, e.g. 'path/to/script --flag'.")
 
 
-class SarifConfig(_Config):
+class SarifConfig(_Sandboxed):
     """A static analyser producing SARIF, run inside the exported post-patch tree."""
 
     kind: Literal["sarif"]
     command: str = Field(description="e.g. 'ruff check --output-format sarif .'")
+
+
+class _ForgeConfig(_Config):
+    """A review bot on a forge: each run opens a pull request on a sandbox repository."""
+
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", description="The sandbox repository, 'owner/name'.")
+    remote: str = Field(description="A git URL of that repository you can push to (your git credentials are used).")
+    token_env: str = Field(default="GITHUB_TOKEN", description="Variable holding the API token (never written anywhere).")
+    trigger: str | None = Field(default=None, description="Comment posted to ask for a review, e.g. '@codex review'; "
+                                                          "none: the bot reviews new pull requests by itself.")  # fmt: skip
+    bot: str = Field(min_length=1, description="Login of the bot whose reviews and comments count.")
+    poll_s: float = Field(default=30.0, gt=0, description="Seconds between polls of the pull request.")
+    timeout_s: float = Field(default=1800.0, gt=0, description="How long to wait for the bot (then timed_out); "
+                                                               "keep it below the condition's timeout_s.")  # fmt: skip
+    keep_open: bool = Field(default=False, description="Leave the pull request and branches after the review.")
+
+
+class GithubConfig(_ForgeConfig):
+    """A review bot on GitHub (``@codex review``, automatic review apps)."""
+
+    kind: Literal["github"]
+    api_url: str = Field(default="https://api.github.com", description="REST API root (GitHub Enterprise: …/api/v3).")
+
+
+class GiteaConfig(_ForgeConfig):
+    """A review bot on Gitea or Forgejo, through their GitHub-like REST API."""
+
+    kind: Literal["gitea"]
+    api_url: str = Field(description="REST API root, e.g. 'https://forge.example.org/api/v1'.")
 
 
 class SilentConfig(_Config):
@@ -80,6 +125,7 @@ class FlagAllConfig(_Config):
 
 
 ReviewerConfig = Annotated[
-    OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig,
+    OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig | GithubConfig
+    | GiteaConfig,
     Field(discriminator="kind"),
 ]

@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..records import Finding, ReviewPacket, Severity
 from ._diff import added_lines
-from ._proc import command_env, exit_label, run_shell, stderr_tail
+from ._proc import agent_box, exit_label, failure_hint, stderr_tail
 from .base import ReviewerError, ReviewReply, register
 from .configs import SarifConfig
 
@@ -40,6 +40,7 @@ class SarifReviewer:
 
     def __init__(self, config: SarifConfig) -> None:
         self.config = config
+        self.box = agent_box(config, f"sarif reviewer {config.command!r}")
 
     async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
         if tree is None:
@@ -48,9 +49,7 @@ class SarifReviewer:
                 "in its condition"
             )
         try:
-            result = await run_shell(
-                self.config.command, stdin=None, cwd=tree, env=command_env(tree)
-            )
+            result = await self.box.run(self.config.command, stdin=None, tree=tree)
         except OSError as exc:
             raise ReviewerError(
                 f"sarif reviewer {self.config.command!r} could not start in {tree}: {exc.strerror or exc}"
@@ -58,7 +57,8 @@ class SarifReviewer:
         sarif = _load_sarif(result.stdout)
         if sarif is None:
             raise ReviewerError(
-                f"sarif reviewer {self.config.command!r} {exit_label(result.returncode)} on case "
+                f"sarif reviewer {self.config.command!r} {exit_label(result.returncode)}"
+                f"{failure_hint(result.returncode, self.box)} on case "
                 f"{packet.case_id} without printing SARIF on stdout; stderr: {stderr_tail(result.stderr)}"
             )
         findings = sarif_findings(sarif, tree, packet.diff)

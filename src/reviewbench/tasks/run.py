@@ -15,8 +15,9 @@ from pathlib import Path
 
 from .._version import __version__
 from ..engine import RunSummary, execute_plan, open_run_store
-from ..review.runner import check_conditions
 from ..errors import CorpusError, UsageError
+from ..review.runner import check_conditions
+from ..sandbox import protect
 from .experiment import TasksExperiment
 from .store import read_tasks
 
@@ -61,7 +62,8 @@ def run_tasks(experiment: TasksExperiment, out: Path, *, retry_failed: bool = Fa
             "tool_version": __version__,
         })  # fmt: skip
         plan = plan_task_runs(experiment, tasks)
-        return execute_plan(TaskJob(experiment, tasks, repo), experiment.config.condition, plan, store, out,
-                            retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+        with protect(tasks.path, repo, out):  # out of the command solvers' sight
+            return execute_plan(TaskJob(experiment, tasks, repo), experiment.config.condition, plan, store, out,
+                                retry_failed=retry_failed, on_update=on_update)  # fmt: skip
     finally:
         store.close()

@@ -4,8 +4,9 @@
 their ``complete(system, user)``: same wire, keys, error mapping and retries. ``command`` is
 :class:`CommandSolver`: an executable run inside a tree it may edit, with the task packet
 as JSON on stdin and ``REVIEWBENCH_TREE`` naming the tree; what it changes is the patch
-(read by the caller), what it prints is kept as its raw answer. Its process group is killed
-on cancellation, as for the command reviewer (``_proc``).
+(read by the caller), what it prints is kept as its raw answer. It runs in the shared
+sandbox as the command reviewer does, its tree writable, everything else of the task out of
+sight; its process group is killed when it exits or is cancelled.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ReviewerError
 from ..reviewers._messages import clean_text
-from ..reviewers._proc import command_env, exit_label, run_shell, stderr_tail
+from ..reviewers._proc import agent_box, exit_label, failure_hint, stderr_tail
 from ..reviewers.anthropic import AnthropicReviewer
 from ..reviewers.base import ReviewReply
 from ..reviewers.configs import AnthropicConfig, CommandConfig, OpenAIConfig
@@ -95,6 +96,7 @@ class CommandSolver:
 
     def __init__(self, config: CommandConfig) -> None:
         self.config = config
+        self.box = agent_box(config, f"command solver {config.command!r}")
 
     @staticmethod
     def stdin_json(packet: TaskPacket) -> dict[str, Any]:
@@ -103,14 +105,15 @@ class CommandSolver:
     async def solve(self, packet: TaskPacket, tree: Path | None) -> ReviewReply:
         payload = clean_text(json.dumps(self.stdin_json(packet), ensure_ascii=False)).encode("utf-8")
         try:
-            result = await run_shell(self.config.command, stdin=payload, cwd=tree, env=command_env(tree))
+            result = await self.box.run(self.config.command, stdin=payload, tree=tree, tree_writable=True)
         except OSError as exc:
             raise ReviewerError(
                 f"command solver {self.config.command!r} could not start: {exc.strerror or exc}"
             ) from None
         if result.returncode != 0:
             raise ReviewerError(
-                f"command solver {self.config.command!r} {exit_label(result.returncode)} "
+                f"command solver {self.config.command!r} {exit_label(result.returncode)}"
+                f"{failure_hint(result.returncode, self.box)} "
                 f"on task {packet.instance_id}; stderr: {stderr_tail(result.stderr)}"
             )
         return ReviewReply(text=result.stdout.decode("utf-8", "replace"))

@@ -226,7 +226,11 @@ class WarmPytest:
             if self.broken:
                 return None
         assert self._proc is not None and self._proc.stdin is not None
-        request = {"argv": args, "log": str(log), "cache": str(self.home / "warm-cache.bin"),
+        # The fork writes inside the sandbox's scratch area (the host, the run's logs included,
+        # is read-only there); its output is appended to the case log afterwards.
+        run_log = self.home / "warm-run.log"
+        run_log.write_bytes(b"")
+        request = {"argv": args, "log": str(run_log), "cache": str(self.home / "warm-cache.bin"),
                    "cpu_limit_s": cpu_limit_s}  # fmt: skip
         try:
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
@@ -236,7 +240,10 @@ class WarmPytest:
             self.broken = "the warm server died"
             return None
         try:
-            answer = self._receive(max(0.0, timeout - (time.monotonic() - start)))
+            try:
+                answer = self._receive(max(0.0, timeout - (time.monotonic() - start)))
+            finally:
+                _append(run_log, log)
         except _Gone:
             self.close()
             if cancelled():
@@ -262,3 +269,9 @@ class WarmPytest:
             self._finalizer()  # stops and reaps the server, once
         self._proc = None
         self._finalizer = None
+
+
+def _append(source: Path, log: Path) -> None:
+    """Append what a warm run wrote to the case log."""
+    with source.open("rb") as src, log.open("ab") as dst:
+        shutil.copyfileobj(src, dst)

@@ -78,7 +78,8 @@ class ScratchTree:
         self.path = path
         self.config = config
         self.home = path.parent / f"{path.name}-home"
-        self.sandbox = Sandbox(config.network, config.memory_mb, self.home)
+        # Tests may change their tree and its HOME/TMPDIR, nothing else of the host.
+        self.sandbox = Sandbox(config.network, config.memory_mb, self.home, writable=(path,), env_allow=tuple(config.env))
         self._set_up = False
         self._warm: dict[str, WarmPytest | None] = {}
         self._git(
@@ -155,7 +156,8 @@ class ScratchTree:
         if self._set_up or not self.config.setup_cmd:
             return
         _note(log, f"setup: {self.config.setup_cmd}")
-        setup_box = Sandbox(Network.ALLOW, self.config.memory_mb, self.home)
+        setup_box = Sandbox(Network.ALLOW, self.config.memory_mb, self.home, writable=(self.path,),
+                            env_allow=tuple(self.config.env))  # fmt: skip
         setup_box.run(self.config.setup_cmd, self.path, self.config.timeout, log)
         self._set_up = True
 

@@ -1,0 +1,332 @@
+"""Review bots on a forge (``kind = "github"``, ``kind = "gitea"``): each run is a pull request.
+
+Per run, on the user's sandbox repository: the case's base is pushed as a one-commit branch
+with no history and the patched tree as a second commit on a head branch (``_forge_git``),
+a pull request is opened (the case's neutral title; a body holding only a run marker), the
+trigger comment is posted (or none, for bots that review by themselves), and the pull
+request's reviews, review comments and issue comments are polled every ``poll_s`` until the
+bot (``bot``) has reviewed or ``timeout_s`` has passed. Inline comments become findings
+(path, line, body); lines of a summary that name a changed file become file-level
+findings. Then the pull request is closed and both branches deleted (``keep_open`` keeps
+them), whatever happened, Ctrl-C included.
+
+Only REST endpoints GitHub documents for pulls, pull review comments, reviews and issue
+comments are used, which Gitea and Forgejo implement alike (the token goes in an
+``Authorization`` header: ``Bearer`` for GitHub, ``token`` for Gitea). ``403``/``429`` with
+``Retry-After``, or ``X-RateLimit-Remaining: 0`` with ``X-RateLimit-Reset``, wait as told.
+
+What is recorded (the run's raw output, JSON): the pull request's number, URL and head SHA,
+the trigger time, the first review's time, the completion time, and
+``time_to_first_review_s`` (server timestamps, so clocks need not agree). No review in time
+is ``timed_out`` (the error names the pull request), never "no findings".
+
+Replay safety: a finished run is never asked again (the runner's resume and cache). Every
+pull request's body carries ``<!-- reviewbench:EXPERIMENT:RUN -->``; the first review of a
+process closes open pull requests of its own experiment left by an interrupted one, and
+deletes their branches, before opening any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import secrets as _secrets
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..errors import UsageError
+from ..records import Finding, ReviewPacket
+from ._forge_git import build_commits, delete_branches, push_branches
+from ._http import body_excerpt, parse_retry_after, redact
+from ._messages import clean_text
+from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
+from .configs import GiteaConfig, GithubConfig
+
+__all__ = ["ForgeReviewer", "summary_findings", "time_to_first_review"]
+
+MARKER = "<!-- reviewbench:{experiment}:{run} -->"
+_MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
+_PER_PAGE = 100
+_MAX_RATE_WAITS = 20
+_BOT_SUFFIX = "[bot]"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _login(item: dict[str, Any]) -> str:
+    user = item.get("user") or {}
+    return str(user.get("login") or "")
+
+
+def time_to_first_review(raw_output: str | None) -> float | None:
+    """Seconds from the trigger to the bot's first review, from a forge run's raw output."""
+    try:
+        value = json.loads(raw_output or "").get("time_to_first_review_s")
+    except (ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def summary_findings(text: str, paths: list[str]) -> list[Finding]:
+    """File-level findings: each line of a summary that names a changed file (by path, or
+    by file name when that name is unique among the changed files)."""
+    names: dict[str, str] = {}
+    for path in paths:
+        names[path] = path
+    base_count: dict[str, int] = {}
+    for path in paths:
+        base_count[os.path.basename(path)] = base_count.get(os.path.basename(path), 0) + 1
+    for path in paths:
+        if base_count[os.path.basename(path)] == 1:
+            names.setdefault(os.path.basename(path), path)
+    found: list[Finding] = []
+    for line in text.splitlines():
+        claim = line.strip().lstrip("-*• ").strip()
+        if not claim:
+            continue
+        for name in sorted(names, key=len, reverse=True):
+            if re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w/-])", claim):
+                found.append(Finding(path=names[name], line=None, claim=clean_text(claim), raw=clean_text(line)))
+                break
+    return found
+
+
+class _Api:
+    """The REST calls, with rate limits honoured and the token kept out of every message."""
+
+    def __init__(self, config: GithubConfig | GiteaConfig, token: str) -> None:
+        self.config = config
+        self.token = token
+        scheme = "Bearer" if config.kind == "github" else "token"
+        self.client = httpx.AsyncClient(
+            base_url=config.api_url.rstrip("/"),
+            headers={"Authorization": f"{scheme} {token}", "Accept": "application/vnd.github+json",
+                     "User-Agent": "reviewbench"},
+            timeout=httpx.Timeout(60.0, connect=15.0),
+        )  # fmt: skip
+        self.prefix = f"/repos/{config.repo}"
+        self.requests = 0
+
+    async def call(self, method: str, path: str, *, body: dict | None = None, params: dict | None = None) -> Any:
+        label = f"{self.config.kind} {method} {path}"
+        failures = 0
+        for _ in range(_MAX_RATE_WAITS):
+            self.requests += 1
+            try:
+                resp = await self.client.request(method, self.prefix + path, json=body, params=params)
+            except httpx.TransportError as exc:
+                failures += 1
+                if failures > 3:
+                    raise ReviewerError(f"{label}: {type(exc).__name__}", transient=True) from None
+                await asyncio.sleep(2.0 * failures)
+                continue
+            wait = self._rate_wait(resp)
+            if wait is not None:
+                await asyncio.sleep(wait)
+                continue
+            if resp.status_code >= 500:
+                failures += 1
+                if failures > 3:
+                    raise ReviewerError(f"{label}: HTTP {resp.status_code}", transient=True)
+                await asyncio.sleep(2.0 * failures)
+                continue
+            if resp.status_code >= 400:
+                excerpt = redact(body_excerpt(resp.text, (self.token,)), (self.token,))
+                raise ReviewerError(f"{label}: HTTP {resp.status_code}: {excerpt}")
+            if resp.status_code == 204 or not resp.content:
+                return None
+            try:
+                return resp.json()
+            except ValueError:
+                raise ReviewerError(f"{label}: the answer is not JSON") from None
+        raise ReviewerError(f"{label}: still rate-limited after {_MAX_RATE_WAITS} waits", transient=True)
+
+    @staticmethod
+    def _rate_wait(resp: httpx.Response) -> float | None:
+        """Seconds to wait when the forge says so (403/429 with Retry-After or an exhausted
+        quota), else None."""
+        if resp.status_code not in (403, 429):
+            return None
+        after = parse_retry_after(resp.headers)
+        if after is not None:
+            return min(after, 3600.0)
+        if resp.headers.get("x-ratelimit-remaining") == "0":
+            try:
+                reset = float(resp.headers.get("x-ratelimit-reset", ""))
+            except ValueError:
+                return 60.0
+            return min(max(0.0, reset - time.time()) + 1.0, 3600.0)
+        return 60.0 if resp.status_code == 429 else None
+
+    async def pages(self, path: str, **params: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            got = await self.call("GET", path, params={**params, "per_page": _PER_PAGE, "page": page})
+            if not isinstance(got, list):
+                raise ReviewerError(f"{self.config.kind} GET {path}: expected a list")
+            items.extend(i for i in got if isinstance(i, dict))
+            if len(got) < _PER_PAGE:
+                return items
+            page += 1
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+@register("github")
+@register("gitea")
+class ForgeReviewer:
+    """One pull request per review, on ``config.repo``; the bot's review is the answer."""
+
+    def __init__(self, config: GithubConfig | GiteaConfig) -> None:
+        """Raises:
+            UsageError: the token variable is not set.
+        """
+        self.config = config
+        token = os.environ.get(config.token_env, "")
+        if not token:
+            raise UsageError(f"{config.kind} reviewer: environment variable {config.token_env} (token_env) is not set")
+        self.api = _Api(config, token)
+        self._swept = False
+        self._sweep_lock = asyncio.Lock()
+        self.opened: list[int] = []
+        """Pull requests this reviewer opened (numbers), in order."""
+
+    def _bot(self, item: dict[str, Any]) -> bool:
+        login = _login(item)
+        return login == self.config.bot or login == self.config.bot + _BOT_SUFFIX
+
+    async def sweep(self, experiment: str) -> list[int]:
+        """Close this experiment's pull requests an interrupted process left open; their numbers."""
+        closed = []
+        for pull in await self.api.pages("/pulls", state="open"):
+            match = _MARKER_RE.search(str(pull.get("body") or ""))
+            if match and match.group(1) == experiment:
+                await self._close(pull)
+                closed.append(int(pull["number"]))
+        return closed
+
+    async def _close(self, pull: dict[str, Any]) -> None:
+        await self.api.call("PATCH", f"/pulls/{pull['number']}", body={"state": "closed"})
+        branches = [str((pull.get(side) or {}).get("ref") or "") for side in ("head", "base")]
+        await asyncio.to_thread(delete_branches, self.config.remote, [b for b in branches if b])
+
+    async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
+        if tree is None:
+            raise ReviewerError(f'the {self.config.kind} reviewer pushes the case\'s trees: set context = "tree" '
+                                "in its condition")  # fmt: skip
+        scope = RUN_SCOPE.get()
+        experiment = scope.experiment if scope else "adhoc"
+        run = (scope.run_id if scope and scope.run_id else None) or _secrets.token_hex(8)
+        async with self._sweep_lock:
+            if not self._swept and scope is not None:
+                await self.sweep(experiment)
+            self._swept = True
+        branch = f"review-{experiment[:8]}-{run[:12]}"
+        base_branch, head_branch = f"{branch}-base", f"{branch}-head"
+        work = Path(tempfile.mkdtemp(prefix="reviewbench-forge-"))
+        pull: dict[str, Any] | None = None
+        pushed = False
+        try:
+            commits = await asyncio.to_thread(build_commits, tree, packet.diff, packet.title, work)
+            await asyncio.to_thread(push_branches, commits, self.config.remote, base_branch, head_branch)
+            pushed = True
+            body = f"{MARKER.format(experiment=experiment, run=run)}\n"
+            pull = await self.api.call("POST", "/pulls", body={"title": packet.title, "head": head_branch,
+                                                               "base": base_branch, "body": body})  # fmt: skip
+            if not isinstance(pull, dict) or "number" not in pull:
+                raise ReviewerError(f"{self.config.kind} POST /pulls: no pull request in the answer")
+            self.opened.append(int(pull["number"]))
+            return await self._await_review(packet, pull, commits.head)
+        finally:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(self._clean_up(pull, pushed, base_branch, head_branch))
+            shutil.rmtree(work, ignore_errors=True)
+
+    async def _clean_up(self, pull: dict[str, Any] | None, pushed: bool, base: str, head: str) -> None:
+        if self.config.keep_open:
+            return
+        if pull is not None:
+            await self._close(pull)
+        elif pushed:
+            await asyncio.to_thread(delete_branches, self.config.remote, [head, base])
+
+    async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], head_sha: str) -> ReviewReply:
+        number = int(pull["number"])
+        record: dict[str, Any] = {
+            "kind": self.config.kind, "repo": self.config.repo, "pull_number": number,
+            "pull_url": pull.get("html_url"), "head_sha": (pull.get("head") or {}).get("sha") or head_sha,
+            "bot": self.config.bot, "trigger": self.config.trigger,
+        }  # fmt: skip
+        if self.config.trigger:
+            comment = await self.api.call("POST", f"/issues/{number}/comments", body={"body": self.config.trigger})
+            record["triggered_at"] = (comment or {}).get("created_at") or _now()
+        else:
+            record["triggered_at"] = pull.get("created_at") or _now()
+        deadline = time.monotonic() + self.config.timeout_s
+        polls = 0
+        while True:
+            polls += 1
+            reviews = [r for r in await self.api.pages(f"/pulls/{number}/reviews")
+                       if self._bot(r) and str(r.get("state", "")).upper() != "PENDING"]  # fmt: skip
+            notes = [c for c in await self.api.pages(f"/issues/{number}/comments") if self._bot(c)]
+            if reviews or notes:
+                inline = [c for c in await self.api.pages(f"/pulls/{number}/comments") if self._bot(c)]
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no review by {self.config.bot} within {self.config.timeout_s:g}s on pull request "
+                                   f"#{number} ({record['pull_url']}, head {record['head_sha'][:12]}, {polls} polls)")  # fmt: skip
+            await asyncio.sleep(min(self.config.poll_s, left))
+        stamps = [_parse_time(r.get("submitted_at")) for r in reviews] + [_parse_time(c.get("created_at")) for c in notes]
+        first = min((s for s in stamps if s is not None), default=None)
+        triggered = _parse_time(record["triggered_at"])
+        record.update({
+            "first_review_at": first.isoformat().replace("+00:00", "Z") if first else None,
+            "completed_at": _now(),
+            "time_to_first_review_s": round((first - triggered).total_seconds(), 3) if first and triggered else None,
+            "polls": polls,
+            "reviews": [{"state": r.get("state"), "body": r.get("body") or ""} for r in reviews],
+            "comments": [{"path": c.get("path"), "line": _line(c), "body": c.get("body") or ""} for c in inline],
+            "issue_comments": [{"body": c.get("body") or ""} for c in notes],
+        })  # fmt: skip
+        findings = [Finding(path=str(c["path"]), line=_line(c), claim=clean_text(str(c.get("body") or "")).strip(),
+                            raw=clean_text(f"{c['path']}:{_line(c) or ''} {c.get('body') or ''}"))
+                    for c in inline if c.get("path")]  # fmt: skip
+        summaries = [r.get("body") or "" for r in reviews] + [c.get("body") or "" for c in notes]
+        for text in summaries:
+            findings.extend(summary_findings(str(text), list(packet.paths)))
+        return ReviewReply(text=json.dumps(record, ensure_ascii=False, sort_keys=True),
+                           model=f"{self.config.kind}:{self.config.bot}", findings=tuple(findings))  # fmt: skip
+
+    async def aclose(self) -> None:
+        await self.api.aclose()
+
+
+def _line(comment: dict[str, Any]) -> int | None:
+    for key in ("line", "original_line", "position"):
+        value = comment.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None

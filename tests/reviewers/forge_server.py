@@ -1,0 +1,215 @@
+"""A loopback forge for the forge reviewer tests: the GitHub REST endpoints reviewbench uses,
+over a real local bare repository that the reviewer pushes to as its ``remote``.
+
+Endpoints (under ``/repos/OWNER/NAME``): ``GET/POST /pulls``, ``PATCH /pulls/N``,
+``GET /pulls/N/reviews``, ``GET /pulls/N/comments``, ``GET/POST /issues/N/comments``; pages
+with ``per_page``/``page``; the token checked on every request (``scheme``: ``Bearer`` as
+GitHub, ``token`` as Gitea). Opening a pull
+request checks both branches exist in the bare repository and that the head's parent is
+the base. The bot is a script: ``bot(server, number, poll)`` is called on every poll of a
+pull request's reviews once it has been triggered (its trigger comment posted, or at once
+with ``trigger=None``), and may call :meth:`ForgeServer.add_review` and
+:meth:`ForgeServer.add_issue_comment`. ``fail_next(status, headers)`` answers the next
+request with an error (a rate limit, say).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+Bot = Callable[["ForgeServer", int, int], None]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def after_polls(n: int, body: str = "Looks fine to me.") -> Bot:
+    """A bot that reviews on its ``n``-th poll (a plain review, no inline comment)."""
+
+    def bot(server: ForgeServer, number: int, poll: int) -> None:
+        if poll == n:
+            server.add_review(number, body)
+
+    return bot
+
+
+def never(server: ForgeServer, number: int, poll: int) -> None:
+    """A bot that never reviews."""
+
+
+class ForgeServer:
+    def __init__(self, bare: Path, *, token: str, repo: str = "acme/sandbox", bot_login: str = "review-bot",
+                 trigger: str | None = "@review-bot review", bot: Bot = never, scheme: str = "Bearer") -> None:  # fmt: skip
+        self.bare = bare
+        self.scheme = scheme
+        self.token = token
+        self.repo = repo
+        self.bot_login = bot_login
+        self.trigger = trigger
+        self.bot = bot
+        self.lock = threading.Lock()
+        self.pulls: dict[int, dict[str, Any]] = {}
+        self.reviews: dict[int, list[dict]] = {}
+        self.review_comments: dict[int, list[dict]] = {}
+        self.issue_comments: dict[int, list[dict]] = {}
+        self.polls: dict[int, int] = {}
+        self.requests: list[tuple[str, str, int]] = []
+        self._failures: list[tuple[int, dict[str, str]]] = []
+        self._next_id = 1
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+
+    # -- control ---------------------------------------------------------------------
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> ForgeServer:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def fail_next(self, status: int, headers: dict[str, str] | None = None) -> None:
+        with self.lock:
+            self._failures.append((status, headers or {}))
+
+    def _id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def add_review(self, number: int, body: str, comments: list[tuple[str, int, str]] = ()) -> None:
+        review_id = self._id()
+        user = {"login": self.bot_login}
+        self.reviews.setdefault(number, []).append(
+            {"id": review_id, "user": user, "body": body, "state": "COMMENTED", "submitted_at": _now()})
+        for path, line, text in comments:
+            self.review_comments.setdefault(number, []).append(
+                {"id": self._id(), "pull_request_review_id": review_id, "user": user, "path": path, "line": line,
+                 "body": text, "created_at": _now()})  # fmt: skip
+
+    def add_issue_comment(self, number: int, body: str, login: str | None = None) -> dict:
+        comment = {"id": self._id(), "user": {"login": login or self.bot_login}, "body": body, "created_at": _now()}
+        self.issue_comments.setdefault(number, []).append(comment)
+        return comment
+
+    def branches(self) -> list[str]:
+        out = subprocess.run(["git", "--git-dir", str(self.bare), "for-each-ref", "--format=%(refname:short)",
+                              "refs/heads/"], capture_output=True, text=True, check=True).stdout  # fmt: skip
+        return out.split()
+
+    def _rev(self, ref: str) -> str | None:
+        proc = subprocess.run(["git", "--git-dir", str(self.bare), "rev-parse", "--verify", "-q", f"refs/heads/{ref}"],
+                              capture_output=True, text=True)  # fmt: skip
+        return proc.stdout.strip() or None
+
+    def _parents(self, sha: str) -> list[str]:
+        out = subprocess.run(["git", "--git-dir", str(self.bare), "rev-list", "--parents", "-n1", sha],
+                             capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+        return out[1:]
+
+    # -- the API -----------------------------------------------------------------------
+    def _triggered(self, number: int) -> bool:
+        if self.trigger is None:
+            return True
+        return any(c["body"] == self.trigger for c in self.issue_comments.get(number, []))
+
+    def handle(self, method: str, path: str, query: dict[str, list[str]], body: Any, auth: str | None
+               ) -> tuple[int, dict[str, str], Any]:  # fmt: skip
+        if auth != f"{self.scheme} {self.token}":
+            return 401, {}, {"message": "Bad credentials"}
+        if self._failures:
+            status, headers = self._failures.pop(0)
+            return status, headers, {"message": "API rate limit exceeded"}
+        prefix = f"/repos/{self.repo}"
+        if not path.startswith(prefix):
+            return 404, {}, {"message": "Not Found"}
+        rest = path[len(prefix):]
+        if rest == "/pulls" and method == "POST":
+            return self._open(body)
+        if rest == "/pulls" and method == "GET":
+            state = query.get("state", ["open"])[0]
+            return 200, {}, self._page([p for p in self.pulls.values() if state == "all" or p["state"] == state], query)
+        if m := re.fullmatch(r"/pulls/(\d+)", rest):
+            pull = self.pulls.get(int(m.group(1)))
+            if pull is None:
+                return 404, {}, {"message": "Not Found"}
+            if method == "PATCH":
+                pull["state"] = body.get("state", pull["state"])
+            return 200, {}, pull
+        if m := re.fullmatch(r"/pulls/(\d+)/reviews", rest):
+            number = int(m.group(1))
+            if self._triggered(number) and self.pulls[number]["state"] == "open":
+                self.polls[number] = self.polls.get(number, 0) + 1
+                self.bot(self, number, self.polls[number])
+            return 200, {}, self._page(self.reviews.get(number, []), query)
+        if m := re.fullmatch(r"/pulls/(\d+)/comments", rest):
+            return 200, {}, self._page(self.review_comments.get(int(m.group(1)), []), query)
+        if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
+            number = int(m.group(1))
+            if method == "POST":
+                return 201, {}, self.add_issue_comment(number, body["body"], login="benchmark-user")
+            return 200, {}, self._page(self.issue_comments.get(number, []), query)
+        return 404, {}, {"message": "Not Found"}
+
+    def _open(self, body: dict) -> tuple[int, dict[str, str], Any]:
+        head, base = self._rev(body["head"]), self._rev(body["base"])
+        if head is None or base is None:
+            return 422, {}, {"message": "Validation Failed: head or base branch missing"}
+        if self._parents(base) != [] or self._parents(head) != [base]:
+            return 422, {}, {"message": "unexpected history"}
+        number = len(self.pulls) + 1
+        self.pulls[number] = {
+            "number": number, "state": "open", "title": body["title"], "body": body.get("body", ""),
+            "html_url": f"{self.api_url}/{self.repo}/pull/{number}", "created_at": _now(),
+            "head": {"ref": body["head"], "sha": head}, "base": {"ref": body["base"], "sha": base},
+            "user": {"login": "benchmark-user"},
+        }  # fmt: skip
+        return 201, {}, self.pulls[number]
+
+    @staticmethod
+    def _page(items: list, query: dict[str, list[str]]) -> list:
+        per_page = int(query.get("per_page", ["30"])[0])
+        page = int(query.get("page", ["1"])[0])
+        return items[(page - 1) * per_page: page * per_page]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _serve(self) -> None:
+                url = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                with server.lock:
+                    status, headers, payload = server.handle(self.command, url.path, parse_qs(url.query), body,
+                                                             self.headers.get("Authorization"))  # fmt: skip
+                    server.requests.append((self.command, url.path, status))
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _serve  # noqa: N815
+
+        return Handler

@@ -1,0 +1,307 @@
+"""The forge reviewer kinds against a loopback forge and a real bare repository as remote."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reviewbench import MineConfig, mine_corpus
+from reviewbench.errors import UsageError
+from reviewbench.records import ReviewPacket
+from reviewbench.review.experiment import load_experiment
+from reviewbench.review.runner import run_experiment
+from reviewbench.reviewers import make_reviewer
+from reviewbench.reviewers.configs import GiteaConfig, GithubConfig
+from reviewbench.reviewers.forge import summary_findings, time_to_first_review
+from reviewbench.store.runs import RunStore
+
+from .forge_server import ForgeServer, after_polls, never
+
+TOKEN = "ghp_loopbacksecret0123456789"
+
+
+@pytest.fixture
+def bare(tmp_path) -> Path:
+    path = tmp_path / "sandbox.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def case(tmp_path) -> tuple[ReviewPacket, Path]:
+    """A packet and its exported post-patch tree, from a real two-commit history."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b", *args],
+                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+
+    git("init", "-q")
+    (repo / "app").mkdir()
+    (repo / "app" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "README.md").write_text("calc\n")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    (repo / "app" / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n")
+    diff = git("diff")
+    tree = tmp_path / "tree"
+    shutil.copytree(repo, tree, ignore=shutil.ignore_patterns(".git"))
+    packet = ReviewPacket(case_id="case-000000000001", title="Update calc module", diff=diff, paths=["app/calc.py"],
+                          prompt="Review this change.")  # fmt: skip
+    return packet, tree
+
+
+def config(server: ForgeServer, bare: Path, **fields) -> GithubConfig:
+    values = {"kind": "github", "api_url": server.api_url, "repo": server.repo, "remote": str(bare),
+              "token_env": "RB_FORGE_TOKEN", "trigger": server.trigger, "bot": server.bot_login, "poll_s": 0.05,
+              "timeout_s": 5.0, **fields}  # fmt: skip
+    return GithubConfig(**values)
+
+
+def review(cfg, packet, tree):
+    async def go():
+        reviewer = make_reviewer(cfg)
+        try:
+            return await reviewer.review(packet, tree)
+        finally:
+            await reviewer.aclose()
+
+    return asyncio.run(go())
+
+
+@pytest.fixture(autouse=True)
+def token(monkeypatch):
+    monkeypatch.setenv("RB_FORGE_TOKEN", TOKEN)
+
+
+def test_a_bot_that_reviews_after_two_polls(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(3, "Nothing to add.")) as server:
+        reply = review(config(server, bare), packet, tree)
+    record = json.loads(reply.text)
+    assert record["polls"] == 3 and record["pull_number"] == 1
+    assert record["pull_url"].endswith("/acme/sandbox/pull/1")
+    pull = server.pulls[1]
+    assert record["head_sha"] == pull["head"]["sha"] and pull["state"] == "closed"
+    assert pull["title"] == "Update calc module" and "reviewbench:" in pull["body"]
+    assert "case-" not in pull["body"] and "case-" not in pull["head"]["ref"]  # neutral names, no case id
+    assert [c["body"] for c in server.issue_comments[1] if c["user"]["login"] == "benchmark-user"] == ["@review-bot review"]
+    assert server.branches() == []  # both branches deleted
+    assert record["time_to_first_review_s"] is not None and record["time_to_first_review_s"] >= 0
+    assert time_to_first_review(reply.text) == record["time_to_first_review_s"]
+    assert record["triggered_at"] <= record["first_review_at"] <= record["completed_at"]
+    assert reply.findings == ()  # a review with nothing to say: completed, no findings
+
+
+def test_the_pushed_history_is_one_base_commit_and_the_change(bare, case):
+    packet, tree = case
+    seen = {}
+
+    def bot(server, number, poll):
+        head = server.pulls[number]["head"]["sha"]
+        seen["log"] = subprocess.run(["git", "--git-dir", str(bare), "log", "--format=%s", head],
+                                     capture_output=True, text=True, check=True).stdout.split("\n")  # fmt: skip
+        seen["base_file"] = subprocess.run(["git", "--git-dir", str(bare), "show", f"{head}~1:app/calc.py"],
+                                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+        server.add_review(number, "ok")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        review(config(server, bare), packet, tree)
+    assert seen["log"][:2] == ["Update calc module", "Base"]
+    assert seen["base_file"] == "def add(a, b):\n    return a + b\n"
+
+
+def test_a_bot_that_never_reviews_is_timed_out_and_its_pull_request_closed(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=never) as server:
+        with pytest.raises(TimeoutError, match=r"no review by review-bot within 0.5s on pull request #1"):
+            review(config(server, bare, timeout_s=0.5), packet, tree)
+    assert server.pulls[1]["state"] == "closed" and server.branches() == []
+
+
+def test_a_403_with_retry_after_is_waited_out(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.fail_next(403, {"Retry-After": "1"})
+        started = time.monotonic()
+        reply = review(config(server, bare), packet, tree)
+    assert time.monotonic() - started >= 1.0
+    # The refused request was the one opening the pull request: retried, it opened one.
+    assert [r for r in server.requests if r[2] == 403] == [("POST", "/repos/acme/sandbox/pulls", 403)]
+    assert json.loads(reply.text)["pull_number"] == 1 and len(server.pulls) == 1
+
+
+def test_an_exhausted_quota_waits_until_its_reset(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.fail_next(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1)})
+        started = time.monotonic()
+        review(config(server, bare), packet, tree)
+    assert time.monotonic() - started >= 1.0 and len(server.pulls) == 1
+
+
+def test_a_summary_and_two_inline_comments_become_findings(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.add_review(number, "Summary:\n- `calc.py`: add() now subtracts.\n- Docs are fine.",
+                          [("app/calc.py", 2, "This returns a - b; add must add."),
+                           ("app/calc.py", 5, "sub duplicates the broken add.")])  # fmt: skip
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare), packet, tree)
+    got = [(f.path, f.line, f.claim) for f in reply.findings]
+    assert got == [("app/calc.py", 2, "This returns a - b; add must add."),
+                   ("app/calc.py", 5, "sub duplicates the broken add."),
+                   ("app/calc.py", None, "`calc.py`: add() now subtracts.")]  # fmt: skip
+
+
+def test_automatic_review_needs_no_trigger(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, trigger=None, bot=after_polls(1)) as server:
+        review(config(server, bare, trigger=None), packet, tree)
+    assert 1 not in server.issue_comments  # nothing posted
+
+
+def test_keep_open_leaves_the_pull_request_and_branches(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        review(config(server, bare, keep_open=True), packet, tree)
+    assert server.pulls[1]["state"] == "open" and len(server.branches()) == 2
+
+
+def test_a_missing_token_is_a_usage_error_and_a_bad_one_names_no_secret(bare, case, monkeypatch):
+    packet, tree = case
+    with ForgeServer(bare, token="other-token") as server:
+        monkeypatch.delenv("RB_FORGE_TOKEN")
+        with pytest.raises(UsageError, match="RB_FORGE_TOKEN"):
+            make_reviewer(config(server, bare))
+        monkeypatch.setenv("RB_FORGE_TOKEN", TOKEN)
+        with pytest.raises(Exception, match="HTTP 401") as info:
+            review(config(server, bare), packet, tree)
+        assert server.branches() == []  # pushed, refused, cleaned up
+    assert TOKEN not in str(info.value)
+
+
+def test_gitea_sends_its_token_scheme(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token") as server:
+        cfg = GiteaConfig(kind="gitea", api_url=server.api_url, repo=server.repo, remote=str(bare),
+                          token_env="RB_FORGE_TOKEN", bot=server.bot_login, trigger=server.trigger, poll_s=0.05)  # fmt: skip
+        reply = review(cfg, packet, tree)
+    assert reply.model == "gitea:review-bot" and server.pulls[1]["state"] == "closed" and server.branches() == []
+
+
+def test_summary_findings_need_a_changed_file_named():
+    found = summary_findings("- a.py: bug\n- see lib/b.py line 3\n- nothing here\n- xa.py is other",
+                             ["src/a.py", "lib/b.py"])  # fmt: skip
+    assert [(f.path, f.claim) for f in found] == [("src/a.py", "a.py: bug"), ("lib/b.py", "see lib/b.py line 3")]
+
+
+# -- whole experiments ---------------------------------------------------------------
+
+
+@pytest.fixture
+def corpus(git_repo, tmp_path) -> Path:
+    repo = git_repo()
+    repo.commit("init", {"app/a.py": "def a(x):\n    return x\n", "app/b.py": "def b(x):\n    return x\n",
+                         "app/c.py": "def c(x):\n    return x\n"})  # fmt: skip
+    repo.commit("fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"})
+    repo.commit("fix b", {"app/b.py": "def b(x):\n    return x + 1\n"})
+    repo.commit("fix c", {"app/c.py": "def c(x):\n    return abs(x)\n"})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path), out)
+    return out
+
+
+def _experiment(tmp_path: Path, corpus: Path, server: ForgeServer, bare: Path, timeout_s: float = 5.0) -> Path:
+    reviewer = (f'{{ kind = "github", api_url = "{server.api_url}", repo = "{server.repo}", remote = "{bare}", '
+                f'token_env = "RB_FORGE_TOKEN", trigger = "{server.trigger}", bot = "{server.bot_login}", '
+                f"poll_s = 0.05, timeout_s = {timeout_s} }}")  # fmt: skip
+    path = tmp_path / "experiment.toml"
+    path.write_text(f'corpus = "{corpus}"\nrepeats = 1\nseed = 3\nrename = false\n[[condition]]\nname = "bot"\n'
+                    f'reviewer = {reviewer}\ncontext = "tree"\nconcurrency = 2\ntimeout_s = 600\n')  # fmt: skip
+    return path
+
+
+def _states(out: Path) -> list[str]:
+    store = RunStore(out / "runs.sqlite")
+    try:
+        return sorted(r.state for r in store.runs())
+    finally:
+        store.close()
+
+
+def test_a_whole_experiment_opens_each_pull_request_once_and_closes_it(tmp_path, corpus, bare):
+    def bot(server, number, poll):  # reviews two of three, never the third
+        if poll == 2 and number != 2:
+            server.add_review(number, "Reviewed.", [("app/a.py", 2, "check None")])
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        experiment = load_experiment(_experiment(tmp_path, corpus, server, bare, timeout_s=1.0))
+        out = tmp_path / "runs"
+        summary = run_experiment(experiment, out)
+        assert sum(summary.by_state.values()) == 3
+        assert summary.by_state.get("timed_out") == 1
+        assert len(server.pulls) == 3 and all(p["state"] == "closed" for p in server.pulls.values())
+        assert server.branches() == []
+        again = run_experiment(experiment, out)  # replay: recorded reviews are reused
+        assert again.requests == 0 and len(server.pulls) == 3
+    raw = (out / "runs.sqlite").read_bytes()
+    assert TOKEN.encode() not in raw
+    store = RunStore(out / "runs.sqlite")
+    try:
+        runs = store.runs()
+        timed_out = [r for r in runs if r.state == "timed_out"]
+        assert "pull request #" in timed_out[0].error
+        done = [r for r in runs if r.state != "timed_out"]
+        assert all(time_to_first_review(r.raw_output) is not None for r in done)
+    finally:
+        store.close()
+
+
+def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corpus, bare):
+    with ForgeServer(bare, token=TOKEN, bot=never) as server:
+        experiment = _experiment(tmp_path, corpus, server, bare, timeout_s=300)
+        out = tmp_path / "runs"
+        env = {**os.environ, "RB_FORGE_TOKEN": TOKEN}
+        proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while len(server.pulls) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(server.pulls) == 2, "the run never opened its pull requests"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        stale = dict(server.pulls)
+        assert all(p["state"] == "open" for p in stale.values()) and len(server.branches()) == 4
+        server.bot = after_polls(1)
+        summary = run_experiment(load_experiment(experiment), out)
+        assert summary.by_state == {"completed_no_findings": 3}
+        assert all(server.pulls[n]["state"] == "closed" for n in stale)  # the stale ones, closed
+        assert len(server.pulls) == 2 + 3  # each run opened once after the resume
+        assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('context = "diff"\ntimeout_s = 600', 'set context = "tree"'),
+    ('context = "tree"\ntimeout_s = 5', "must exceed the reviewer's own timeout_s"),
+])  # fmt: skip
+def test_a_forge_condition_without_a_tree_or_time_is_refused_on_load(tmp_path, extra, message):
+    reviewer = ('{ kind = "github", repo = "a/b", remote = "/nowhere", bot = "bot", timeout_s = 30 }')
+    path = tmp_path / "experiment.toml"
+    path.write_text(f'corpus = "c"\n[[condition]]\nname = "bot"\nreviewer = {reviewer}\n{extra}\n')
+    with pytest.raises(UsageError, match=message):
+        load_experiment(path)

@@ -1,0 +1,54 @@
+"""Both mechanisms enforce the same layout: hidden paths, kept paths inside them, hidden
+paths inside kept ones, a read-only host, no network when asked."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reviewbench.sandbox._layout import _UNSHARE, Layout, _Mechanism, _works
+
+MECHANISMS = [_Mechanism("unshare", _UNSHARE[0]), _Mechanism("bwrap", ("bwrap",))]
+
+
+@pytest.fixture(params=MECHANISMS, ids=lambda m: m.name)
+def mech(request) -> _Mechanism:
+    mech = request.param
+    if shutil.which(mech.base[0]) is None or not _works(mech, False):
+        pytest.skip(f"{mech.name} cannot isolate on this machine")
+    return mech
+
+
+def test_hide_keep_and_read_only(mech, tmp_path):
+    outer = tmp_path / "outer"
+    (outer / "kept-ro").mkdir(parents=True)
+    (outer / "kept-ro" / "file").write_text("visible")
+    (outer / "kept-ro" / "secret").mkdir()
+    (outer / "kept-ro" / "secret" / "gold").write_text("GOLD")
+    (outer / "kept-rw").mkdir()
+    (outer / "hidden-file").write_text("HIDDEN")
+    (outer / "sibling").write_text("SIBLING")
+    layout = Layout(
+        cwd=outer / "kept-rw",
+        keep=((outer / "kept-ro", False), (outer / "kept-rw", True)),
+        hide=(outer, outer / "kept-ro" / "secret"),
+        network=False,
+    )
+    script = (
+        "cat kept-ro-file 2>/dev/null; cat ../kept-ro/file; echo; "
+        "cat ../kept-ro/secret/gold 2>/dev/null || echo gold-hidden; "
+        "cat ../sibling 2>/dev/null || echo sibling-hidden; "
+        "echo new > ../kept-ro/new 2>/dev/null || echo ro-refused; "
+        "echo written > out && echo rw-ok; "
+        "touch /usr/rb-planted 2>/dev/null || echo host-ro; "
+        "cat /proc/net/dev | grep -c : "
+    )
+    done = subprocess.run([*mech.argv(layout), "sh", "-c", script], capture_output=True, text=True, timeout=30)
+    lines = done.stdout.split()
+    assert lines[:6] == ["visible", "gold-hidden", "sibling-hidden", "ro-refused", "rw-ok", "host-ro"], done
+    assert lines[6] == "1"  # only the loopback interface: no network
+    assert (outer / "kept-rw" / "out").read_text() == "written\n"
+    assert not (outer / "kept-ro" / "new").exists() and not Path("/usr/rb-planted").exists()

@@ -1,0 +1,103 @@
+"""Issue 19.3: test code sees no secret and changes nothing outside its scratch area.
+
+A hostile repository's conftest reads API-key variables and plants files in the caller's
+home and at an absolute path; run through validation's scratch tree (warm and cold), every
+attempt is contained.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewbench.config import Network, ValidateConfig
+from reviewbench.sandbox import Sandbox, scrubbed_env
+from reviewbench.validate.testcmd import TestCommand, VerdictKind
+from reviewbench.validate.worker import ScratchTree
+
+PYTEST = f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider"
+
+HOSTILE_CONFTEST = """\
+import os
+from pathlib import Path
+
+LOOT = {k: v for k, v in os.environ.items() if "SECRET-VALUE" in v}
+PLANTED = []
+for target in {targets!r}:
+    try:
+        Path(target).write_text("planted")
+        PLANTED.append(target)
+    except OSError:
+        pass
+Path("in-tree.txt").write_text("ok")  # its own tree stays writable
+Path(os.environ["HOME"], "in-home.txt").write_text("ok")
+"""
+
+TEST = """\
+import conftest, os
+
+def test_nothing_leaked():
+    assert conftest.LOOT == {}, sorted(conftest.LOOT)
+    assert conftest.PLANTED == []
+    assert os.environ.get("RB_ALLOWED_TOKEN") == "allowed"
+"""
+
+
+@pytest.fixture
+def secrets(monkeypatch, tmp_path):
+    real_home = tmp_path / "real-home"
+    real_home.mkdir()
+    monkeypatch.setenv("HOME", str(real_home))
+    monkeypatch.setenv("OPENAI_API_KEY", "SECRET-VALUE-1")
+    monkeypatch.setenv("GITHUB_TOKEN", "SECRET-VALUE-2")
+    monkeypatch.setenv("AWS_SECRET", "SECRET-VALUE-3")
+    monkeypatch.setenv("DB_PASSWORD_X", "SECRET-VALUE-4")
+    monkeypatch.setenv("RB_ALLOWED_TOKEN", "allowed")
+    return real_home
+
+
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_a_hostile_conftest_reads_no_key_and_plants_nothing(git_repo, tmp_path, secrets, monkeypatch, warm):
+    monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", warm)
+    targets = [str(secrets / ".bashrc"), str(tmp_path / "absolute.txt"), "/planted-at-root.txt"]
+    repo = git_repo()
+    repo.commit("init", {"conftest.py": HOSTILE_CONFTEST.replace("{targets!r}", repr(targets)), "tests/test_x.py": TEST})
+    (tmp_path / "scratch").mkdir()
+    config = ValidateConfig(jobs=1, timeout=60, env=("RB_ALLOWED_TOKEN",))
+    tree = ScratchTree(repo.path, tmp_path / "scratch" / "tree", config)
+    try:
+        tree.checkout(repo.git("rev-parse", "HEAD"))
+        command = TestCommand(PYTEST)
+        junit = tree.home / "junit.xml"
+        log = tmp_path / "case.log"
+        outcome, ran_warm = tree.run_tests(command, command.shell([], junit), log)
+        verdict = command.verdict(outcome, junit)
+        assert ran_warm == (warm == "1")
+        assert verdict.kind is VerdictKind.PASS, log.read_text()
+    finally:
+        tree.close()
+    for target in targets:
+        assert not Path(target).exists(), target
+    assert (tree.path / "in-tree.txt").exists() and (tree.home / "in-home.txt").exists()
+
+
+def test_the_scrubbed_environment_drops_secret_names_unless_listed():
+    env = {"PATH": "/bin", "OPENAI_API_KEY": "k", "MY_TOKEN": "t", "X_SECRET": "s", "PGPASSWORD": "p",
+           "LISTED_KEY": "l", "CUSTOM": "c", "GCP_CREDENTIALS": "g"}  # fmt: skip
+    got = scrubbed_env(env, allow=["LISTED_KEY"], deny=["CUSTOM"])
+    assert got == {"PATH": "/bin", "LISTED_KEY": "l"}
+
+
+def test_a_setup_command_gets_network_but_the_same_scrubbing(tmp_path, secrets):
+    scratch = tmp_path / "tree"
+    scratch.mkdir()
+    box = Sandbox(Network.ALLOW, None, tmp_path / "home", writable=(scratch,))
+    log = tmp_path / "setup.log"
+    outcome = box.run("env; touch \"$HOME/ok\" /setup-planted.txt", scratch, 30, log)
+    text = log.read_text()
+    assert outcome.exit_code != 0  # touch refused the host path
+    assert "SECRET-VALUE" not in text
+    assert not Path("/setup-planted.txt").exists() and (tmp_path / "home" / "ok").exists()

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from reviewbench.reviewers.solvers import CommandSolver, TaskPacket
+from reviewbench.tasks.solvers import CommandSolver, TaskPacket
 
 from reviewbench.errors import PrerequisiteError, UsageError
 from reviewbench.reviewers import make_reviewer

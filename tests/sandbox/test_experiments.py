@@ -38,7 +38,9 @@ for line in lines:
     if record["case_id"] == packet["case_id"]:
         for defect in record["defects"]:
             for loc in defect["locations"]:
-                print(f"{loc['path']}:{loc['start_line']} high the gold says so")
+                # Names what the gold names, so the finding identifies the defect, not just
+                # lands near it.
+                print(f"{loc['path']}:{loc['start_line']} high {loc.get('symbol') or ''} {defect['description']}")
         if not record["defects"]:
             print("NO_ISSUES")
 """
@@ -53,7 +55,7 @@ def corpus(git_repo, tmp_path) -> Path:
     repo.commit("fix b", {"app/b.py": "def b(x):\n    return x + 1\n"})
     repo.commit("fix c", {"app/c.py": "def c(x):\n    return abs(x)\n"})
     out = tmp_path / "project" / "corpus"
-    mine_corpus(MineConfig(repo=repo.path), out)
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)
     return out
 
 

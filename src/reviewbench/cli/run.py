@@ -64,9 +64,11 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     cached response is never requested twice.
     """
     from ..registration import check_registration
-    from ..review.runner import run_experiment  # the runner pulls in every reviewer kind
+    from ..review.runner import check_conditions, run_experiment  # the runner pulls in every reviewer kind
 
     loaded = load_experiment(experiment)
+    # Configuration mistakes before anything is made on disk (the lock makes OUT).
+    check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
     with run_lock(out):  # one writer per run directory
         check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
         show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,

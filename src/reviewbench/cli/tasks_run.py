@@ -30,6 +30,7 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     completed_no_findings (no change), invalid (no diff in the answer), failed, timed_out,
     cancelled. Running again resumes; an answered run is never requested twice.
     """
+    from ..review.runner import check_conditions
     from ..tasks.experiment import load_tasks_experiment
     from ..tasks.run import run_tasks  # pulls in the solver adapters
 
@@ -37,6 +38,7 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
         raise click.UsageError("expected [TASKS] EXPERIMENT: at most two paths")
     *tasks_dir, experiment = paths
     loaded = load_tasks_experiment(experiment, tasks_dir[0] if tasks_dir else None)
+    check_conditions(loaded.path, [(c.name, c.solver, None) for c in loaded.config.condition])
     with run_lock(out):  # one writer per run directory
         show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed,
                                                          on_update=on_update), out, as_json)  # fmt: skip

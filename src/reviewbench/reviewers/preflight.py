@@ -57,6 +57,8 @@ def preflight(config: object, context: str | None) -> str | None:
     if kind in ("openai", "anthropic"):
         return (_key_problem(config.api_key_env) or _url_problem(config.base_url)  # type: ignore[attr-defined]
                 or _header_problem(config.headers))  # type: ignore[attr-defined]  # fmt: skip
+    if kind in ("github", "gitea"):
+        return _key_problem(getattr(config, "token_env", None)) or _url_problem(getattr(config, "api_url", ""))
     if kind == "sarif" and context is not None and context != "tree":
         return 'the sarif reviewer runs an analyser on the post-patch tree: set context = "tree"'
     if kind in ("command", "sarif") and not str(getattr(config, "command", "")).strip():

@@ -10,9 +10,9 @@ Schemas shipped by ``reviewbench schema`` are generated from these classes.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -30,6 +30,7 @@ __all__ = [
     "RunState",
     "Severity",
     "Stratum",
+    "StratumName",
     "Validation",
     "ValidationStatus",
 ]
@@ -42,12 +43,31 @@ class _Record(BaseModel):
 
 
 class Stratum(StrEnum):
-    """Where a case comes from; scores are broken down by it."""
+    """The built-in strata: where a case comes from; scores are broken down by it.
+
+    The ``stratum`` field of gold is open (:data:`StratumName`): authored cases may name
+    their own stratum (``"billing_rules"``) besides these.
+    """
 
     FIX_REVERSAL = "fix_reversal"
     MUTATION = "mutation"
     CONTROL = "control"
     NATURAL = "natural"
+    NOISY = "noisy"
+    RULE_VIOLATION = "rule_violation"
+    SAFE_COUNTEREXAMPLE = "safe_counterexample"
+
+
+_STRATUM_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+
+
+def _plain(value: str) -> str:
+    return str(value)  # a Stratum member becomes its plain value
+
+
+#: A stratum: one of :class:`Stratum` or a user-defined name (lower-case letters, digits
+#: and ``_``, at most 40, starting with a letter).
+StratumName = Annotated[str, StringConstraints(pattern=_STRATUM_PATTERN), AfterValidator(_plain)]
 
 
 class Severity(StrEnum):
@@ -130,6 +150,16 @@ class Defect(_Record):
     )
     hint_terms: list[str] = Field(default_factory=list, description="Words that name the defect.")
     description: str = Field(default="", description="Human-readable label; gold only.")
+    severity_basis: str | None = Field(
+        default=None, description="Why the severity is what it is, e.g. 'P1: wrong totals reach invoices'."
+    )
+    trigger: str | None = Field(default=None, description="The input or state that makes the defect show.")
+    safe_path: str | None = Field(
+        default=None, description="What keeps a look-alike safe (a safe counterexample's reason), if any."
+    )
+    acceptable_descriptions: list[str] = Field(
+        default_factory=list, description="Phrasings a judge may accept as naming this defect."
+    )
 
 
 class Provenance(_Record):
@@ -164,9 +194,21 @@ class GoldRecord(_Record):
     """The labels of one case; never shown to a reviewer."""
 
     case_id: str
-    stratum: Stratum
+    stratum: StratumName = Field(
+        description="Built-in (fix_reversal, mutation, control, natural, noisy, rule_violation, "
+        "safe_counterexample) or user-defined; scores are broken down by it."
+    )
     expect_finding: bool = Field(description="False for controls: a clean review is correct.")
     variant_of: str | None = Field(default=None, description="Original case of a rename variant.")
+    pair_id: str | None = Field(
+        default=None, description="Shared by paired cases, e.g. a rule violation and its safe counterexample."
+    )
+    source_date: str | None = Field(
+        default=None,
+        description="When the change came to exist (ISO 8601): the fix's commit time for fix reversals, the "
+        "introducing commit's for natural cases. Null for cases made at mining time (mutations, controls): "
+        "their date is the corpus's created_at, which keeps gold identical across re-mining.",
+    )
     defects: list[Defect]
     provenance: Provenance
     validation: Validation | None = Field(default=None, description="Null until validated.")

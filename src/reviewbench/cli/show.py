@@ -24,12 +24,12 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     """Counts of a corpus by stratum, validation status and drop reason."""
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
-    by_stratum = Counter(g.stratum.value for g in data.gold)
+    by_stratum = Counter(g.stratum for g in data.gold)
     by_validation = Counter(g.validation.status.value if g.validation else UNVALIDATED for g in data.gold)
     rows = [
         {
             "case_id": c.case_id,
-            "stratum": gold[c.case_id].stratum.value if c.case_id in gold else None,
+            "stratum": gold[c.case_id].stratum if c.case_id in gold else None,
             "title": c.title,
             "paths": c.paths,
             "language": c.language,
@@ -42,14 +42,14 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     for g in data.gold:
         if g.validation is None:
             continue
-        row = yields.setdefault(g.stratum.value, {"observed": 0, "attempted": 0})
+        row = yields.setdefault(g.stratum, {"observed": 0, "attempted": 0})
         row["attempted"] += 1
         row["observed"] += g.validation.status.value == "observed"
     # Mutation yield per operator: mutants some test observes, of those validated. Rename
     # variants are left out (they repeat their original's defect).
     by_operator: dict[str, dict[str, int]] = {}
     for g in data.gold:
-        if g.stratum.value != "mutation" or g.variant_of or not g.provenance.operator:
+        if g.stratum != "mutation" or g.variant_of or not g.provenance.operator:
             continue
         row = by_operator.setdefault(g.provenance.operator, {"observed": 0, "attempted": 0, "mined": 0})
         row["mined"] += 1

@@ -95,7 +95,7 @@ def mine_corpus(
                 raise NoCases("no case could be made: no fix reversal, and no mutation site in the "
                               "Python sources at HEAD")  # fmt: skip
         dropped = {reason.value: stats.dropped.get(reason, 0) for reason in DropReason}
-        by_stratum = Counter(g.stratum.value for g in writer.gold)
+        by_stratum = Counter(g.stratum for g in writer.gold)
         strata = {"fix_reversal": by_stratum.get("fix_reversal", 0)}
         if config.synthetic:
             strata.update(mutation=by_stratum.get("mutation", 0), control=by_stratum.get("control", 0))

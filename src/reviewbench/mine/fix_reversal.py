@@ -228,6 +228,7 @@ class FixReversalMiner:
                 subject=entry.subject,
                 test_paths=tests,
             ),
+            source_date=entry.committed or entry.date,
         )
         patch = b"".join(c.section.raw() for c in source)
         return MinedCase(case=case, gold=gold, patch=patch)

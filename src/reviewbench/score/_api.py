@@ -60,7 +60,7 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
         out[case.case_id] = CaseInfo(
             case_id=case.case_id,
             cluster=original or case.case_id,
-            stratum=g.stratum.value,
+            stratum=g.stratum,
             control=not g.expect_finding,
             variant=original is not None,
             defects=tuple(g.defects),

@@ -99,6 +99,9 @@ class MineConfig(BaseModel):
     operators: tuple[str, ...] = Field(default=(), description="Mutation operators to use; empty: all.")
     paths: tuple[str, ...] = Field(default=(), description="Globs of the files mutations may change.")
     rename: bool = Field(default=False, description="Add a rename variant of every defect case.")
+    natural: bool = Field(
+        default=False, description="Trace each fix to the commits that introduced its lines (SZZ): natural cases."
+    )
     coverage_cmd: str | None = Field(
         default=None, description="Shell command running the tests under coverage.py, run once at HEAD."
     )
@@ -130,6 +133,8 @@ class MineConfig(BaseModel):
     def _something_to_mine(self) -> MineConfig:
         if not self.fixes and not self.mutations:
             raise ValueError("--no-fixes leaves nothing to mine: add --mutations N")
+        if self.natural and not self.fixes:
+            raise ValueError("--natural traces mined fixes: it cannot go with --no-fixes")
         return self
 
     @field_validator("grep")

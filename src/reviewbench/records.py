@@ -175,6 +175,14 @@ class Provenance(_Record):
     test_paths: list[str] = Field(
         default_factory=list, description="Test files the source commit changed."
     )
+    introduced_by: str | None = Field(
+        default=None, description="Natural cases: the commit that introduced the lines the fix changed."
+    )
+    test_patch: str | None = Field(
+        default=None,
+        description="Corpus path of a patch bringing the fix's test files into the base; applied by "
+        "validation only, never shown to a reviewer (natural cases).",
+    )
 
 
 class Validation(_Record):

@@ -32,6 +32,8 @@ def _summary_json(summary: MineSummary) -> dict:
         "dropped": counts.dropped,
         "gold_sha256": summary.meta.gold_sha256,
     }
+    if summary.natural is not None:
+        result["natural"] = summary.natural.as_dict()
     if _synthetic(summary):
         extra = summary.synthetic
         result["made_at_head"] = {"mutations": extra.mutations, "controls": extra.controls,
@@ -58,7 +60,20 @@ def _print_synthetic(summary: MineSummary) -> None:
     console.print("; ".join(notes))
 
 
+def _print_natural(summary: MineSummary) -> None:
+    natural = summary.natural
+    if natural is None:
+        return
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(natural.skipped.items())) or "none"
+    console.print(
+        f"Natural history: {natural.traced} of {natural.fixes} fixes traced to {natural.introducing} introducing "
+        f"commits → [bold]{natural.cases}[/] natural cases ({natural.cosmetic_skipped} formatting or comment-only "
+        f"commits passed over; skipped: {skipped}). Natural cases are a holdout: never pooled into headline figures."
+    )
+
+
 def _print_summary(summary: MineSummary) -> None:
+    _print_natural(summary)
     counts = summary.meta.counts
     synthetic = _synthetic(summary)
     if synthetic:
@@ -148,6 +163,9 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
                    "[default: 0.5 with --mutations, else 0].")
 @click.option("--rename", is_flag=True,
               help="Add a rename variant of every defect case (locals consistently renamed).")
+@click.option("--natural", is_flag=True,
+              help="Natural history (SZZ): trace each fix to the commit(s) that introduced the lines it "
+                   "changed and add each such commit's own diff as a 'natural' case (a holdout stratum).")
 @click.option("--coverage-cmd", metavar="CMD",
               help="Shell command running the tests under coverage.py (e.g. 'python -m coverage "
                    "run -m pytest'), run once at HEAD in a sandbox to prefer covered sites.")
@@ -157,7 +175,7 @@ def mine_command(
     repo: Path, out: Path, grep: tuple[str, ...], since, until, max_lines: int,
     limit: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
     test_patterns: tuple[str, ...], seed: int, no_fixes: bool, mutations: int, operators: str | None,
-    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, coverage_cmd: str | None,
+    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, natural: bool, coverage_cmd: str | None,
     force: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Mine REPO into a corpus of review cases.
@@ -171,7 +189,7 @@ def mine_command(
     defect cases. Labels (gold) record where each defect lies in the patched tree.
     """
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
-    values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename,
+    values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename, natural=natural,
                   controls_ratio=controls_ratio, coverage_cmd=coverage_cmd)  # fmt: skip
     if operators is not None:
         values["operators"] = tuple(o.strip() for o in operators.split(",") if o.strip())

@@ -56,6 +56,9 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         if g.validation is not None:
             row["attempted"] += 1
             row["observed"] += g.validation.status.value == "observed"
+    from ..score.cutoff import case_dates, date_histogram
+
+    by_month = date_histogram(case_dates(data))
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
@@ -64,6 +67,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "by_validation": dict(sorted(by_validation.items())),
         "yield": dict(sorted(yields.items())),
         "yield_by_operator": dict(sorted(by_operator.items())),
+        "by_source_month": by_month,
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
         "gold_sha256": data.meta.gold_sha256,
@@ -77,6 +81,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     for title, counts, total in (
         ("stratum", by_stratum, len(data.gold)),
         ("validation", by_validation, len(data.gold)),
+        ("source month", by_month, len(data.gold)),
         ("drop reason", Counter({k: v for k, v in data.meta.counts.dropped.items() if v}),
          data.meta.counts.matched_commits),
     ):  # fmt: skip

@@ -16,6 +16,7 @@ from ..git.repo import open_repository
 from ..records import CorpusCounts, CorpusMeta, DropReason, RepoInfo
 from ..store.corpus import CorpusWriter
 from .fix_reversal import FixReversalMiner, MinedCase
+from .natural import NaturalMiner, NaturalSummary
 from .synthetic import SyntheticSummary, synthesize
 
 __all__ = ["MineSummary", "mine_corpus"]
@@ -29,6 +30,7 @@ class MineSummary:
     meta: CorpusMeta
     scanned_commits: int
     synthetic: SyntheticSummary = field(default_factory=SyntheticSummary)
+    natural: NaturalSummary | None = None
 
 
 def _warn(message: str) -> None:
@@ -87,10 +89,18 @@ def mine_corpus(
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
                 noun = "commit" if stats.matched == 1 else "commits"
                 raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
+        natural: NaturalSummary | None = None
+        if config.natural:
+            if on_progress:
+                on_progress("natural history: tracing fixes to the commits that introduced them")
+            tracer = NaturalMiner(config, repo)
+            for mined in tracer.cases(fixes):
+                writer.add(mined.case, mined.gold, mined.patch, mined.extra)
+            natural = tracer.summary
         if config.synthetic:
             made, extra = synthesize(config, repo, fixes, warn=warn, progress=on_progress)
             for mined in made:
-                writer.add(mined.case, mined.gold, mined.patch)
+                writer.add(mined.case, mined.gold, mined.patch, mined.extra)
             if not writer.cases:
                 raise NoCases("no case could be made: no fix reversal, and no mutation site in the "
                               "Python sources at HEAD")  # fmt: skip
@@ -99,6 +109,8 @@ def mine_corpus(
         strata = {"fix_reversal": by_stratum.get("fix_reversal", 0)}
         if config.synthetic:
             strata.update(mutation=by_stratum.get("mutation", 0), control=by_stratum.get("control", 0))
+        if config.natural:
+            strata["natural"] = by_stratum.get("natural", 0)
         strata.update(by_stratum)
 
         def make_meta(gold_sha256: str) -> CorpusMeta:
@@ -117,4 +129,4 @@ def mine_corpus(
             )
 
         meta = writer.commit(make_meta)
-    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra)
+    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra, natural=natural)

@@ -39,6 +39,8 @@ class MinedCase:
     case: Case
     gold: GoldRecord
     patch: bytes
+    extra: dict[str, bytes] = field(default_factory=dict)
+    """Other corpus files the case needs (``patches/…``): a validation-only test patch."""
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,11 @@ from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
+from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .gates import decide, load_gates
 from .metrics import RATE_METRICS, CaseInfo, ConditionTally, fp_distribution, latency_summary, tally_condition
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
+from .strata import holdout_scores, split_holdout
 
 __all__ = ["ScoreOptions", "eligible_cases", "score_run"]
 
@@ -32,6 +34,8 @@ class ScoreOptions:
     include_unvalidated: bool = False
     new_version: bool = False
     """Register changed inputs as a new benchmark version instead of refusing."""
+    cutoff: str | None = None
+    """Contamination cut-off (YYYY-MM-DD); None: the experiment's registered ``cutoff``, if any."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -156,7 +160,10 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
             gates_path = Path(registration["gates"]["path"])
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
     gates, _, gates_sha = load_gates(gates_path)
-    cases = eligible_cases(corpus, options.include_unvalidated)
+    cases, holdout = split_holdout(eligible_cases(corpus, options.include_unvalidated))
+    cutoff_text = options.cutoff or experiment.get("cutoff")
+    cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
+    dates = case_dates(corpus) if cutoff else {}
 
     order = [c["name"] for c in experiment.get("condition", [])]
     by_condition: dict[str, list[RunRow]] = defaultdict(list)
@@ -221,6 +228,15 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
             "decision": decide(gates, metrics, valid_defect_cases),
             "valid_defect_cases": valid_defect_cases,
         }
+        if holdout:  # never pooled into the headline: beside it, and in the stratum breakdown
+            conditions[name]["holdout"] = holdout_scores(by_condition[name], holdout, options.tolerance,
+                                                         options.bootstrap, seed)  # fmt: skip
+            for stratum, part in conditions[name]["holdout"].items():
+                conditions[name]["breakdown"]["stratum"][stratum] = {
+                    m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
+                }
+        if cutoff:
+            conditions[name]["cutoff"] = cutoff_scores(tally, cases, dates, cutoff, options.bootstrap, seed)
 
     comparisons = []
     for a, b in pairs:
@@ -252,6 +268,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
             "eligible_defect_cases": eligible_defects,
             "eligible_controls": sum(1 for c in cases.values() if c.control),
             "eligible_variants": sum(1 for c in cases.values() if c.variant),
+            "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
             "by_validation": dict(sorted(validation.items())),
             "include_unvalidated": options.include_unvalidated,
         },
@@ -261,6 +278,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> dict:
                           "unit": "case (rename variants with their original)"},
             "gates_sha256": gates_sha,
             "gates": str(gates_path) if gates_path else "built-in",
+            "cutoff": {"date": cutoff_text, "registered": bool(experiment.get("cutoff"))
+                       and cutoff_text == experiment.get("cutoff")} if cutoff_text else None,
+            "holdout_strata": sorted({c.stratum for c in holdout.values()}),
         },  # fmt: skip
         "registration": registration,
     }

@@ -112,8 +112,13 @@ class CorpusWriter:
         self.cases: list[Case] = []
         self.gold: list[GoldRecord] = []
 
-    def add(self, case: Case, gold: GoldRecord, patch: bytes) -> None:
+    def add(self, case: Case, gold: GoldRecord, patch: bytes, extra: dict[str, bytes] | None = None) -> None:
+        """Stage one case; ``extra`` holds other files it needs, by corpus path under ``patches/``."""
         _write(self.stage / case.patch, patch)
+        for name, data in (extra or {}).items():
+            if not name.startswith(f"{PATCH_DIR}/") or ".." in name.split("/"):
+                raise ValueError(f"case file {name!r} must lie under {PATCH_DIR}/")
+            _write(self.stage / name, data)
         self.cases.append(case)
         self.gold.append(gold)
 

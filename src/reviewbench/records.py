@@ -110,6 +110,11 @@ class Case(_Record):
     base: str = Field(description="Commit the patch applies to.")
     title: str = Field(description="Neutral title, e.g. 'Update parser module'.")
     patch: str = Field(description="Path of the unified diff, relative to the corpus.")
+    base_patch: str | None = Field(
+        default=None,
+        description="Path of a diff applied silently to base before the patch: part of the base, never "
+        "shown as a change (a rename variant's renamed code).",
+    )
     paths: list[str] = Field(description="Files the patch changes, as named after it applies.")
     language: str | None = Field(description="Main language of the changed files.")
 

@@ -18,6 +18,7 @@ import click
 
 from .._version import __version__
 from ..errors import ReviewbenchError
+from .case import case_group
 from .demo import demo_command
 from .mine import mine_command
 from .report import report_command
@@ -41,6 +42,7 @@ Examples:
   reviewbench score runs/first                        # metrics, intervals, decision
   reviewbench report runs/first --csv out --sarif f.sarif  # report.html, CSV, SARIF
   reviewbench show corpus --cases                     # what was mined, and what was dropped
+  reviewbench case add corpus --base main --head rule-break --gold gold.toml --stratum rule_violation
   reviewbench schema gold                             # JSON Schema of gold.jsonl
 """
 
@@ -58,6 +60,7 @@ def cli() -> None:
 cli.add_command(demo_command)
 cli.add_command(mine_command)
 cli.add_command(show_command)
+cli.add_command(case_group)
 cli.add_command(schema_command)
 cli.add_command(validate_command)
 cli.add_command(experiment_group)

@@ -37,7 +37,7 @@ def _summary_json(summary: MineSummary) -> dict:
     if _synthetic(summary):
         extra = summary.synthetic
         result["made_at_head"] = {"mutations": extra.mutations, "controls": extra.controls,
-                                  "rename_variants": extra.variants,
+                                  "rename_variants": extra.variants, "noisy": extra.noisy,
                                   "variants_skipped": extra.variants_skipped,
                                   "coverage_used": extra.coverage}  # fmt: skip
     return result
@@ -163,6 +163,9 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
                    "[default: 0.5 with --mutations, else 0].")
 @click.option("--rename", is_flag=True,
               help="Add a rename variant of every defect case (locals consistently renamed).")
+@click.option("--noisy", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",
+              help="Make N noisy cases (a mutation buried among refactors of other files; gold marks only "
+                   "the defect) and as many noisy clean diffs of refactors only.")
 @click.option("--natural", is_flag=True,
               help="Natural history (SZZ): trace each fix to the commit(s) that introduced the lines it "
                    "changed and add each such commit's own diff as a 'natural' case (a holdout stratum).")
@@ -175,7 +178,7 @@ def mine_command(
     repo: Path, out: Path, grep: tuple[str, ...], since, until, max_lines: int,
     limit: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
     test_patterns: tuple[str, ...], seed: int, no_fixes: bool, mutations: int, operators: str | None,
-    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, natural: bool, coverage_cmd: str | None,
+    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, noisy: int, natural: bool, coverage_cmd: str | None,
     force: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Mine REPO into a corpus of review cases.
@@ -189,7 +192,7 @@ def mine_command(
     defect cases. Labels (gold) record where each defect lies in the patched tree.
     """
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
-    values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename, natural=natural,
+    values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename, natural=natural, noisy=noisy,
                   controls_ratio=controls_ratio, coverage_cmd=coverage_cmd)  # fmt: skip
     if operators is not None:
         values["operators"] = tuple(o.strip() for o in operators.split(",") if o.strip())

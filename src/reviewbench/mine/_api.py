@@ -80,12 +80,12 @@ def mine_corpus(
                 fixes.append(MinedCase(mined.case, mined.gold, b""))
                 if on_commit:
                     on_commit(miner.stats.scanned, len(writer.cases))
-            if stats.matched == 0 and not config.mutations:
+            if stats.matched == 0 and not (config.mutations or config.noisy):
                 raise NoMatchingCommits(
                     f"no commit in {repo.path} matches {' or '.join(config.grep)} "
                     f"({stats.scanned} commits scanned)"
                 )
-            if not writer.cases and not config.mutations:
+            if not writer.cases and not (config.mutations or config.noisy):
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
                 noun = "commit" if stats.matched == 1 else "commits"
                 raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
@@ -109,6 +109,8 @@ def mine_corpus(
         strata = {"fix_reversal": by_stratum.get("fix_reversal", 0)}
         if config.synthetic:
             strata.update(mutation=by_stratum.get("mutation", 0), control=by_stratum.get("control", 0))
+        if config.noisy:
+            strata["noisy"] = by_stratum.get("noisy", 0)
         if config.natural:
             strata["natural"] = by_stratum.get("natural", 0)
         strata.update(by_stratum)

@@ -75,9 +75,9 @@ def corpus_file(corpus: Path, name: str, case_id: str) -> Path:
 
 
 def case_overlays(corpus: Path, case: Case, gold: GoldRecord) -> tuple[Path, ...]:
-    """Patches validation applies to a case's base before anything runs: the fix's test
-    files of a natural case (``provenance.test_patch``)."""
-    names = [gold.provenance.test_patch] if gold.provenance.test_patch else []
+    """Patches validation applies to a case's base before anything runs: a rename
+    variant's base patch, then the fix's test files of a natural case."""
+    names = [n for n in (case.base_patch, gold.provenance.test_patch) if n]
     return tuple(corpus_file(corpus, name, case.case_id) for name in names)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from reviewbench.mine import mine_corpus
 from reviewbench.config import MineConfig
+from reviewbench.mine import mine_corpus
 from reviewbench.records import Defect, GoldRecord, Provenance, Stratum
 from reviewbench.store.corpus import read_corpus
 

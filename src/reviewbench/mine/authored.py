@@ -41,7 +41,15 @@ from ..git.apply import patched_files
 from ..git.blame import diff_bytes
 from ..git.repo import Repository
 from ..records import Case, Defect, GoldRecord, Location, Provenance
-from ..store.corpus import CASES_FILE, GOLD_FILE, META_FILE, Corpus, dump_jsonl, read_corpus, sha256_file
+from ..store.corpus import (
+    CASES_FILE,
+    GOLD_FILE,
+    META_FILE,
+    Corpus,
+    dump_jsonl,
+    read_corpus,
+    sha256_file,
+)
 from ..store.journal import write_atomic
 from .naming import case_id, neutral_title
 from .paths import language_of

@@ -63,7 +63,8 @@ class PacketBuilder:
             patch = (self.corpus_path / name).resolve()
             if self.corpus_path.resolve() not in patch.parents:
                 raise GitError(f"{case.case_id}: {name} lies outside the corpus")
-            proc = subprocess.run([*GIT, "apply", "--whitespace=nowarn", str(patch)], cwd=dest, capture_output=True)
+            proc = subprocess.run([*GIT, "apply", "--whitespace=nowarn", str(patch)], cwd=dest, capture_output=True,
+                                  check=False)  # fmt: skip
             if proc.returncode != 0:
                 raise GitError(f"the patch {name} of {case.case_id} does not apply to its base: "
                                f"{proc.stderr.decode(errors='replace').strip()}")  # fmt: skip

@@ -7,6 +7,7 @@ import types
 
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.mine.rename import rename_in_functions
+from reviewbench.mine.variants import ANY, parameter_rule
 from reviewbench.mine.textdiff import line_map
 from reviewbench.validate import validate_corpus
 
@@ -214,8 +215,9 @@ def use():
 
 
 def test_parameters_are_renamed_only_when_no_call_names_them():
-    keywords = frozenset({"delta"})  # `offset(..., delta=3)` names it
-    renamed = rename_in_functions(PARAMS, [2, 7], "p", params=lambda name: name not in keywords)
+    # `offset(..., delta=3)` names `delta`; `other(values=...)` names another function's `values`.
+    rule = parameter_rule(frozenset({("offset", "delta"), ("other", "values")}))
+    renamed = rename_in_functions(PARAMS, [2, 7], "p", params=rule)
     assert renamed is not None
     assert {"values", "factor", "rest", "options"} <= set(renamed.mapping)
     assert "def offset(" in renamed.source and "delta)" in renamed.source  # a keyword-named parameter stays
@@ -223,6 +225,12 @@ def test_parameters_are_renamed_only_when_no_call_names_them():
     exec(PARAMS, before)  # noqa: S102 - our own snippet
     exec(renamed.source, after)  # noqa: S102
     assert before["use"]() == after["use"]()
+    assert "values" in {k for k in renamed.mapping}  # named only for another function
+    # A keyword passed to an unknown callee (partial(f, values=...)) blocks it everywhere;
+    # methods called through their class are blocked by any keyword of that name.
+    strict = parameter_rule(frozenset({(ANY, "values"), ("Widget", "size")}))
+    assert not strict("scale", "values") and strict("scale", "factor")
+    assert not strict("__init__", "size") and strict("resize", "size")
     # Without the predicate parameters keep their names, as before.
     plain = rename_in_functions(PARAMS, [2], "p")
     assert plain is not None and "def scale(values, factor, *rest, **options):" in plain.source

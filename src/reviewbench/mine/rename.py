@@ -103,12 +103,13 @@ def _calls_introspection(func: cst.FunctionDef) -> bool:
 
 
 def function_locals(scope: object, func: cst.FunctionDef,
-                    params: Callable[[str], bool] | None = None) -> dict[str, list[cst.Name]]:  # fmt: skip
+                    params: Callable[[str, str], bool] | None = None) -> dict[str, list[cst.Name]]:  # fmt: skip
     """Locals of ``func`` that can be renamed safely, each with every name node to rewrite.
 
     Args:
         scope: libcst's scope of the function's body (``ScopeProvider`` of ``func.body``).
-        params: says which named parameters no caller passes by keyword; those are renamed
+        params: says, given the function's name and a parameter's, whether no caller
+            passes that parameter by keyword; those are renamed
             too. ``*args`` and ``**kwargs`` always may be (no caller can name them); ``self``
             and ``cls`` never are.
     """
@@ -125,7 +126,7 @@ def function_locals(scope: object, func: cst.FunctionDef,
         for assignment in assignments:
             node = assignment.node if isinstance(assignment, Assignment) else None
             if (isinstance(node, cst.Param) and params is not None and name not in ("self", "cls")
-                    and len(assignments) == 1 and (name in star or params(name))):  # fmt: skip
+                    and len(assignments) == 1 and (name in star or params(func.name.value, name))):  # fmt: skip
                 node = node.name  # a parameter no caller names
             if not isinstance(node, cst.Name):
                 ok = False  # a parameter, import, def or class binds it
@@ -247,7 +248,7 @@ def function_spans(source: str) -> list[tuple[int, int]]:
 
 def _rename_function(lines: list[str], first: int, last: int, taken: set[str], rng: random.Random,
                      limit: int | None, forced: dict[str, str] | None = None,
-                     params: Callable[[str], bool] | None = None,
+                     params: Callable[[str, str], bool] | None = None,
                      ) -> tuple[list[str], dict[str, str]] | None:  # fmt: skip
     """Rename the locals of the function on ``lines[first-1:last]``; its new lines and the mapping.
 
@@ -300,7 +301,7 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
 
 def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: int | None = None,
                         mapping: dict[str, str] | None = None,
-                        params: Callable[[str], bool] | None = None) -> Renamed | None:  # fmt: skip
+                        params: Callable[[str, str], bool] | None = None) -> Renamed | None:  # fmt: skip
     """Rename the locals of the innermost functions containing ``lines``.
 
     An enclosing function stands in when the innermost one has no local to rename.
@@ -310,8 +311,8 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
         limit: rename at most this many names per function (all by default).
         mapping: rename with exactly these names (those that are safe locals here) instead
             of choosing: the other side of an edit gets the same rename.
-        params: which named parameters may be renamed (no caller passes them by keyword);
-            None: no parameter is.
+        params: ``(function name, parameter name) -> bool``: whether that parameter may be
+            renamed (no caller passes it by keyword); None: no parameter is.
 
     Returns:
         None when nothing could be renamed (no such function, or no safe local).

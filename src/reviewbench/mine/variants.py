@@ -61,11 +61,19 @@ def _old_lines(new: str, old: str, lines: list[int]) -> list[int]:
     return placed
 
 
-def keyword_names(head: HeadTree) -> frozenset[str]:
-    """Every name passed as a keyword argument in a call anywhere in the Python files at
-    HEAD (sources and tests): a parameter with such a name may be named by a caller, so a
-    rename variant leaves it alone."""
-    names: set[str] = set()
+#: Calls whose keywords belong to another callable (``partial(f, x=1)``): any function's.
+_FORWARDING = frozenset({"partial", "partialmethod", "submit", "run_in_executor", "apply_async", "call_soon",
+                         "call_later", "create_task", "Thread", "Process", "Timer", "wraps"})  # fmt: skip
+#: Methods whose callers name the class, not the method: any keyword anywhere blocks.
+_CLASS_CALLED = frozenset({"__init__", "__new__", "__call__", "__post_init__", "__init_subclass__"})
+ANY = "*"
+
+
+def keyword_names(head: HeadTree) -> frozenset[tuple[str, str]]:
+    """``(callee, keyword)`` for every keyword argument of every call in the Python files at
+    HEAD (sources and tests). The callee is the called name (``f`` of ``f(...)`` or
+    ``obj.f(...)``), or :data:`ANY` when it cannot be told (``x[0](...)``, ``partial``)."""
+    pairs: set[tuple[str, str]] = set()
     paths = [p for p in head.files if p.endswith(".py")]
     for text in head.texts(paths).values():
         if not text:
@@ -74,12 +82,34 @@ def keyword_names(head: HeadTree) -> frozenset[str]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        names.update(k.arg for node in ast.walk(tree) if isinstance(node, ast.Call) for k in node.keywords if k.arg)
-    return frozenset(names)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not node.keywords:
+                continue
+            func = node.func
+            callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ANY
+            if callee in _FORWARDING:
+                callee = ANY
+            pairs.update((callee, k.arg) for k in node.keywords if k.arg)
+    return frozenset(pairs)
+
+
+def parameter_rule(keywords: frozenset[tuple[str, str]]) -> Callable[[str, str], bool]:
+    """Whether parameter ``param`` of function ``function`` may be renamed: no call to a
+    callee of that name (or to an unknown callee) passes it by keyword; for methods called
+    through their class (``__init__``), no call anywhere does."""
+    anywhere = {kw for _callee, kw in keywords}
+    unknown = {kw for callee, kw in keywords if callee == ANY}
+
+    def allowed(function: str, param: str) -> bool:
+        if function in _CLASS_CALLED:
+            return param not in anywhere
+        return param not in unknown and (function, param) not in keywords
+
+    return allowed
 
 
 def _renamed_both(edit: FileEdit, lines: list[int], key: str,
-                  params: Callable[[str], bool] | None = None) -> tuple[str, str, dict[str, str]] | None:  # fmt: skip
+                  params: Callable[[str, str], bool] | None = None) -> tuple[str, str, dict[str, str]] | None:  # fmt: skip
     """(renamed base text, renamed patched text, the rename), or None when the two sides
     cannot take the same rename and keep the defect's diff the same size.
 
@@ -107,15 +137,16 @@ def _renamed_both(edit: FileEdit, lines: list[int], key: str,
 
 
 def rename_variant(seed: int, original: GoldRecord, base: str, edits: tuple[FileEdit, ...],
-                   keywords: frozenset[str] | None = None) -> SyntheticCase | None:  # fmt: skip
+                   keywords: frozenset[tuple[str, str]] | None = None) -> SyntheticCase | None:  # fmt: skip
     """The rename variant of a defect case, or None when its functions have no local that
     both sides of the edit can rename the same way.
 
     Args:
-        keywords: names some call passes by keyword (:func:`keyword_names`); parameters
-            with other names are renamed too. None: parameters keep their names.
+        keywords: the keyword arguments of the repository's calls (:func:`keyword_names`);
+            parameters no call names are renamed too (:func:`parameter_rule`). None:
+            parameters keep their names.
     """
-    params = None if keywords is None else (lambda name: name not in keywords)
+    params = None if keywords is None else parameter_rule(keywords)
     key = f"rename:{original.case_id}"
     renamed_edits: list[FileEdit] = []
     base_edits: list[FileEdit] = []

@@ -251,3 +251,25 @@ def test_a_variant_renames_parameters_and_keeps_the_defect_alone(git_repo, tmp_p
     base_patch = (out / vcase.base_patch).read_text()
     assert "-def less(a, b):" in base_patch and "+def less(a, b):" not in base_patch  # parameters renamed silently
     assert "def less(a, b)" not in (out / vcase.patch).read_text()
+
+
+def test_the_files_context_of_a_variant_shows_the_renamed_code(project, tmp_path):
+    from reviewbench.review.packet import PacketBuilder
+
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=project.path, fixes=False, mutations=3, rename=True, controls_ratio=0), out,
+                warn=lambda _m: None)  # fmt: skip
+    corpus = read_corpus(out)
+    cases = {c.case_id: c for c in corpus.cases}
+    variant = next(g for g in corpus.gold if g.variant_of)
+    vcase = cases[variant.case_id]
+    expected = apply_in_clone(project.path, vcase.base, out / vcase.patch, tmp_path / "v",
+                              base_patch=out / vcase.base_patch)  # fmt: skip
+    builder = PacketBuilder(out, project.path)
+    try:
+        packet = builder.packet(vcase, "prompt", None, "files")
+    finally:
+        builder.close()
+    for path, text in packet.files.items():
+        assert text == (expected / path).read_text()  # renamed base + defect, not the original names
+    assert packet.diff == (out / vcase.patch).read_text()  # the rename itself is never shown as a change

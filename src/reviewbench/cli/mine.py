@@ -190,6 +190,11 @@ def mine_command(
     With --mutations, --controls-ratio or --rename, cases are also made at HEAD: small
     mutations of real code, clean controls that only refactor, and rename variants of the
     defect cases. Labels (gold) record where each defect lies in the patched tree.
+
+    With --natural, each fix is also traced to the commit(s) that introduced the lines it
+    changed (SZZ), whose own diffs become 'natural' cases (a holdout in scoring). With
+    --noisy N, N mutations are buried among refactors of other files, beside N diffs of
+    refactors only.
     """
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
     values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename, natural=natural, noisy=noisy,

@@ -90,7 +90,7 @@ def test_every_file_of_a_mined_corpus_validates(schemas, corpus):
 @pytest.mark.parametrize("name, file, mutate", [
     ("cases", "cases.jsonl", lambda r: {**r, "stratum": "fix_reversal"}),  # a leak of gold
     ("cases", "cases.jsonl", lambda r: {k: v for k, v in r.items() if k != "base"}),
-    ("gold", "gold.jsonl", lambda r: {**r, "stratum": "guesswork"}),
+    ("gold", "gold.jsonl", lambda r: {**r, "stratum": "Guess work"}),  # open, but named like an id
     ("gold", "gold.jsonl", lambda r: {**r, "defects": [{**r["defects"][0], "locations": [
         {"path": "a.py", "start_line": -1, "end_line": 2}]}]}),
     ("corpus", "corpus.json", lambda r: {**r, "counts": {**r["counts"], "cases": "four"}}),

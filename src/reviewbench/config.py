@@ -120,6 +120,13 @@ class MineConfig(BaseModel):
     operators: tuple[str, ...] = Field(default=(), description="Mutation operators to use; empty: all.")
     paths: tuple[str, ...] = Field(default=(), description="Globs of the files mutations may change.")
     rename: bool = Field(default=False, description="Add a rename variant of every defect case.")
+    noisy: int = Field(
+        default=0, ge=0, description="Noisy cases: N mutations buried among refactors of other files, and N "
+        "diffs of refactors only.",
+    )
+    natural: bool = Field(
+        default=False, description="Trace each fix to the commits that introduced its lines (SZZ): natural cases."
+    )
     coverage_cmd: str | None = Field(
         default=None, description="Shell command running the tests under coverage.py, run once at HEAD."
     )
@@ -132,7 +139,7 @@ class MineConfig(BaseModel):
     @property
     def synthetic(self) -> bool:
         """Whether anything beyond fix reversals is asked for."""
-        return bool(self.mutations or self.rename or self.effective_controls_ratio)
+        return bool(self.mutations or self.rename or self.effective_controls_ratio or self.noisy)
 
     @field_validator("operators")
     @classmethod
@@ -145,8 +152,10 @@ class MineConfig(BaseModel):
 
     @model_validator(mode="after")
     def _something_to_mine(self) -> MineConfig:
-        if not self.fixes and not self.mutations:
+        if not self.fixes and not self.mutations and not self.noisy:
             raise ValueError("--no-fixes leaves nothing to mine: add --mutations N")
+        if self.natural and not self.fixes:
+            raise ValueError("--natural traces mined fixes: it cannot go with --no-fixes")
         return self
 
     @field_validator("grep")

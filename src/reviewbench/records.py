@@ -33,6 +33,7 @@ __all__ = [
     "RunState",
     "Severity",
     "Stratum",
+    "StratumName",
     "Validation",
     "ValidationStatus",
 ]
@@ -74,12 +75,31 @@ class _Record(BaseModel):
 
 
 class Stratum(StrEnum):
-    """Where a case comes from; scores are broken down by it."""
+    """The built-in strata: where a case comes from; scores are broken down by it.
+
+    The ``stratum`` field of gold is open (:data:`StratumName`): authored cases may name
+    their own stratum (``"billing_rules"``) besides these.
+    """
 
     FIX_REVERSAL = "fix_reversal"
     MUTATION = "mutation"
     CONTROL = "control"
     NATURAL = "natural"
+    NOISY = "noisy"
+    RULE_VIOLATION = "rule_violation"
+    SAFE_COUNTEREXAMPLE = "safe_counterexample"
+
+
+_STRATUM_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+
+
+def _plain(value: str) -> str:
+    return str(value)  # a Stratum member becomes its plain value
+
+
+#: A stratum: one of :class:`Stratum` or a user-defined name (lower-case letters, digits
+#: and ``_``, at most 40, starting with a letter).
+StratumName = Annotated[str, StringConstraints(pattern=_STRATUM_PATTERN), AfterValidator(_plain)]
 
 
 class Severity(StrEnum):
@@ -123,6 +143,11 @@ class Case(_Record):
     base: str = Field(description="Commit the patch applies to.")
     title: str = Field(description="Neutral title, e.g. 'Update parser module'.")
     patch: PatchPath = Field(description="Path of the unified diff, relative to the corpus, inside patches/.")
+    base_patch: PatchPath | None = Field(
+        default=None,
+        description="Path of a diff applied silently to base before the patch: part of the base, never "
+        "shown as a change (a rename variant's renamed code).",
+    )
     paths: list[RelativePath] = Field(description="Files the patch changes, as named after it applies.")
     language: str | None = Field(description="Main language of the changed files.")
 
@@ -163,6 +188,16 @@ class Defect(_Record):
     )
     hint_terms: list[str] = Field(default_factory=list, description="Words that name the defect.")
     description: str = Field(default="", description="Human-readable label; gold only.")
+    severity_basis: str | None = Field(
+        default=None, description="Why the severity is what it is, e.g. 'P1: wrong totals reach invoices'."
+    )
+    trigger: str | None = Field(default=None, description="The input or state that makes the defect show.")
+    safe_path: str | None = Field(
+        default=None, description="What keeps a look-alike safe (a safe counterexample's reason), if any."
+    )
+    acceptable_descriptions: list[str] = Field(
+        default_factory=list, description="Phrasings a judge may accept as naming this defect."
+    )
 
 
 class Provenance(_Record):
@@ -177,6 +212,14 @@ class Provenance(_Record):
     operator: str | None = Field(default=None, description="Mutation operator, if any.")
     test_paths: list[RelativePath] = Field(
         default_factory=list, description="Test files the source commit changed."
+    )
+    introduced_by: str | None = Field(
+        default=None, description="Natural cases: the commit that introduced the lines the fix changed."
+    )
+    test_patch: str | None = Field(
+        default=None,
+        description="Corpus path of a patch bringing the fix's test files into the base; applied by "
+        "validation only, never shown to a reviewer (natural cases).",
     )
 
 
@@ -197,9 +240,21 @@ class GoldRecord(_Record):
     """The labels of one case; never shown to a reviewer."""
 
     case_id: CaseId
-    stratum: Stratum
+    stratum: StratumName = Field(
+        description="Built-in (fix_reversal, mutation, control, natural, noisy, rule_violation, "
+        "safe_counterexample) or user-defined; scores are broken down by it."
+    )
     expect_finding: bool = Field(description="False for controls: a clean review is correct.")
     variant_of: CaseId | None = Field(default=None, description="Original case of a rename variant.")
+    pair_id: str | None = Field(
+        default=None, description="Shared by paired cases, e.g. a rule violation and its safe counterexample."
+    )
+    source_date: str | None = Field(
+        default=None,
+        description="When the change came to exist (ISO 8601): the fix's commit time for fix reversals, the "
+        "introducing commit's for natural cases. Null for cases made at mining time (mutations, controls): "
+        "their date is the corpus's created_at, which keeps gold identical across re-mining.",
+    )
     defects: list[Defect]
     provenance: Provenance
     validation: Validation | None = Field(default=None, description="Null until validated.")

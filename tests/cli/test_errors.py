@@ -337,7 +337,7 @@ def test_show_names_the_file_and_line_of_a_corrupt_gold_line(corpus):
 def test_show_names_the_field_of_an_invalid_gold_record(corpus):
     gold = corpus / "gold.jsonl"
     lines = gold.read_text().splitlines(keepends=True)
-    gold.write_text(lines[0] + lines[1].replace('"fix_reversal"', '"guesswork"', 1))
+    gold.write_text(lines[0] + lines[1].replace('"fix_reversal"', '"Guess work"', 1))  # strata are open, but named like ids
     assert_fails(run("show", corpus), 1, f"{gold}:2:", "stratum")
 
 

@@ -154,9 +154,12 @@ def changed_lines(patch: str) -> tuple[list[str], list[str]]:
     return removed, added
 
 
-def apply_in_clone(repo_path: Path, base: str, patch: Path, where: Path) -> Path:
-    """Clone the repository at ``base`` into ``where`` and apply ``patch`` there with git."""
+def apply_in_clone(repo_path: Path, base: str, patch: Path | None, where: Path, base_patch: Path | None = None) -> Path:
+    """Clone the repository at ``base`` into ``where``, apply ``base_patch`` (a case's silent
+    base patch) if any, then ``patch`` (if any) there with git."""
     subprocess.run(["git", "clone", "-q", str(repo_path), str(where)], check=True)
     subprocess.run(["git", "-C", str(where), "checkout", "-q", base], check=True)
-    subprocess.run(["git", "-C", str(where), "apply", str(patch)], check=True)
+    for each in (base_patch, patch):
+        if each is not None:
+            subprocess.run(["git", "-C", str(where), "apply", str(each)], check=True)
     return where

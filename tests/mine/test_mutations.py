@@ -207,7 +207,12 @@ def test_odd_files_still_give_patches_git_prints_identically(git_repo, tmp_path)
     assert {p for c in corpus.cases for p in c.paths} == {"pkg/my file.py", "pkg/\u00fc.py", "pkg/tabs.py"}
     for number, case in enumerate(corpus.cases):
         patch = out / case.patch
-        clone = apply_in_clone(repo.path, case.base, patch, tmp_path / f"clone{number}")
+        clone = apply_in_clone(repo.path, case.base, None, tmp_path / f"clone{number}",
+                               base_patch=case.base_patch and out / case.base_patch)  # fmt: skip
+        # A rename variant's base patch is part of its base: staged, so that `git diff`
+        # (worktree against index) shows the case patch alone.
+        subprocess.run(["git", "-C", str(clone), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(clone), "apply", str(patch)], check=True)
         again = subprocess.run(["git", "-c", "core.quotePath=false", "-C", str(clone), "diff", "--full-index"],
                                capture_output=True, check=True)  # fmt: skip
         assert again.stdout == patch.read_bytes()

@@ -7,6 +7,7 @@ import types
 
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.mine.rename import rename_in_functions
+from reviewbench.mine.variants import ANY, parameter_rule
 from reviewbench.mine.textdiff import line_map
 from reviewbench.validate import validate_corpus
 
@@ -76,6 +77,11 @@ def test_rename_is_deterministic_for_a_key():
     assert rename_in_functions(SCOPES, [8], "a") == rename_in_functions(SCOPES, [8], "a")
 
 
+def _changed(patch) -> int:
+    return sum(1 for line in patch.read_text().splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---")))  # fmt: skip
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_]\w*", text))
 
@@ -97,8 +103,13 @@ def test_mutation_variants_keep_the_defect_and_follow_the_rename(project, tmp_pa
         assert variant.defects[0].defect_class == original.defects[0].defect_class
         one = apply_in_clone(project.path, cases[original.case_id].base, out / cases[original.case_id].patch,
                              tmp_path / f"o{number}")  # fmt: skip
-        two = apply_in_clone(project.path, cases[variant.case_id].base, out / cases[variant.case_id].patch,
-                             tmp_path / f"v{number}")  # fmt: skip
+        vcase = cases[variant.case_id]
+        assert vcase.base_patch is not None and cases[original.case_id].base_patch is None
+        two = apply_in_clone(project.path, vcase.base, out / vcase.patch, tmp_path / f"v{number}",
+                             base_patch=out / vcase.base_patch)  # fmt: skip
+        # The variant's patch is the defect alone, in renamed code: as many changed lines as
+        # the original's, none of them a rename.
+        assert _changed(out / vcase.patch) == _changed(out / cases[original.case_id].patch)
         (loc_one,), (loc_two,) = original.defects[0].locations, variant.defects[0].locations
         text_one = (one / loc_one.path).read_text()
         text_two = (two / loc_two.path).read_text()
@@ -131,9 +142,14 @@ def test_fix_reversal_variant_keeps_the_reintroduced_bug(project, tmp_path):
     assert variant.variant_of == original.case_id and variant.stratum == "fix_reversal"
     assert variant.provenance == original.provenance
     case = next(c for c in corpus.cases if c.case_id == variant.case_id)
-    patched = apply_in_clone(project.path, case.base, out / case.patch, tmp_path / "v") / "pkg/shapes.py"
+    assert case.base_patch is not None
+    patched = apply_in_clone(project.path, case.base, out / case.patch, tmp_path / "v",
+                             base_patch=out / case.base_patch) / "pkg/shapes.py"  # fmt: skip
     text = patched.read_text()
     assert "    acc = 0" not in text  # `acc` was renamed in `total`, the function the fix touched
+    original_case = next(c for c in corpus.cases if c.case_id == original.case_id)
+    assert _changed(out / case.patch) == _changed(out / original_case.patch)
+    assert "acc" not in (out / case.patch).read_text().replace("accumul", "")  # no rename noise in the diff
     (location,) = variant.defects[0].locations
     assert location.symbol == "total"
     validate_corpus(out, validate_config())
@@ -143,7 +159,8 @@ def test_fix_reversal_variant_keeps_the_reintroduced_bug(project, tmp_path):
 
 def test_no_variant_without_a_local_to_rename(git_repo, tmp_path):
     repo = git_repo("nolocals")
-    repo.commit("init", {"pkg/m.py": "def less(a, b):\n    return a < b\n"})
+    # Its parameters are passed by keyword somewhere, so they cannot be renamed either.
+    repo.commit("init", {"pkg/m.py": "def less(a, b):\n    return a < b\n", "pkg/use.py": "X = less(a=1, b=2)\n"})
     out = tmp_path / "corpus"
     warnings: list[str] = []
     mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
@@ -180,3 +197,79 @@ def test_a_use_before_the_assignment_is_renamed_with_it_or_the_name_is_left_alon
     # Names whose every use follows the assignment are still renamed.
     renamed = rename_in_functions(sources[0], [2], "k")
     assert renamed is not None and "total" not in renamed.source
+
+
+PARAMS = '''\
+def scale(values, factor, *rest, **options):
+    out = [v * factor for v in values]
+    return out, rest, options
+
+
+def offset(values, delta):
+    return [v + delta for v in values]
+
+
+def use():
+    return scale([1], 2), offset([1], delta=3)
+'''
+
+
+def test_parameters_are_renamed_only_when_no_call_names_them():
+    # `offset(..., delta=3)` names `delta`; `other(values=...)` names another function's `values`.
+    rule = parameter_rule(frozenset({("offset", "delta"), ("other", "values")}))
+    renamed = rename_in_functions(PARAMS, [2, 7], "p", params=rule)
+    assert renamed is not None
+    assert {"values", "factor", "rest", "options"} <= set(renamed.mapping)
+    assert "def offset(" in renamed.source and "delta)" in renamed.source  # a keyword-named parameter stays
+    before, after = {}, {}
+    exec(PARAMS, before)  # noqa: S102 - our own snippet
+    exec(renamed.source, after)  # noqa: S102
+    assert before["use"]() == after["use"]()
+    assert "values" in {k for k in renamed.mapping}  # named only for another function
+    # A keyword passed to an unknown callee (partial(f, values=...)) blocks it everywhere;
+    # methods called through their class are blocked by any keyword of that name.
+    strict = parameter_rule(frozenset({(ANY, "values"), ("Widget", "size")}))
+    assert not strict("scale", "values") and strict("scale", "factor")
+    assert not strict("__init__", "size") and strict("resize", "size")
+    # Without the predicate parameters keep their names, as before.
+    plain = rename_in_functions(PARAMS, [2], "p")
+    assert plain is not None and "def scale(values, factor, *rest, **options):" in plain.source
+
+
+def test_a_variant_renames_parameters_and_keeps_the_defect_alone(git_repo, tmp_path):
+    repo = git_repo("params")
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def less(a, b):\n    return a < b\n",
+                         "tests/test_m.py": "from pkg.m import less\n\n\ndef test_less():\n    assert less(1, 2)\n"})  # fmt: skip
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
+                warn=lambda _m: None)  # fmt: skip
+    corpus = read_corpus(out)
+    (variant,) = [g for g in corpus.gold if g.variant_of]
+    cases = {c.case_id: c for c in corpus.cases}
+    vcase, ocase = cases[variant.case_id], cases[variant.variant_of]
+    assert _changed(out / vcase.patch) == _changed(out / ocase.patch) == 2
+    base_patch = (out / vcase.base_patch).read_text()
+    assert "-def less(a, b):" in base_patch and "+def less(a, b):" not in base_patch  # parameters renamed silently
+    assert "def less(a, b)" not in (out / vcase.patch).read_text()
+
+
+def test_the_files_context_of_a_variant_shows_the_renamed_code(project, tmp_path):
+    from reviewbench.review.packet import PacketBuilder
+
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=project.path, fixes=False, mutations=3, rename=True, controls_ratio=0), out,
+                warn=lambda _m: None)  # fmt: skip
+    corpus = read_corpus(out)
+    cases = {c.case_id: c for c in corpus.cases}
+    variant = next(g for g in corpus.gold if g.variant_of)
+    vcase = cases[variant.case_id]
+    expected = apply_in_clone(project.path, vcase.base, out / vcase.patch, tmp_path / "v",
+                              base_patch=out / vcase.base_patch)  # fmt: skip
+    builder = PacketBuilder(out, project.path)
+    try:
+        packet = builder.packet(vcase, "prompt", None, "files")
+    finally:
+        builder.close()
+    for path, text in packet.files.items():
+        assert text == (expected / path).read_text()  # renamed base + defect, not the original names
+    assert packet.diff == (out / vcase.patch).read_text()  # the rename itself is never shown as a change

@@ -314,3 +314,42 @@ def test_every_grade_line_validates_against_the_shipped_schema(graded):
     for line in (rundir / GRADES_FILE).read_text().splitlines():
         validator.validate(json.loads(line))
     assert schema["properties"]["tests_pass"]["description"].startswith("Resolved")
+
+
+def test_whole_suite_pass_to_pass_catches_a_regression_elsewhere(tmp_path):
+    """Seed 002: with --p2p suite, PASS_TO_PASS is every test passing at the base, so a
+    patch that fixes the task but breaks an unrelated module is not resolved."""
+    from ..conftest import GitRepo
+
+    repo = GitRepo(tmp_path / "proj")
+    files = {**BASE_FILES, "util.py": "def double(x):\n    return 2 * x\n",
+             "tests/test_util.py": "from util import double\n\n\ndef test_double():\n    assert double(2) == 4\n"}  # fmt: skip
+    base = repo.commit("Initial", files)
+    fix = repo.commit("Fix clamp ignoring its upper bound", FIX_FILES)
+    gold = _diff(repo, base, fix, "calc.py")
+    task = Task(
+        instance_id="proj-0001", repo=str(repo.path), base_commit=base, patch=gold,
+        test_patch=_diff(repo, base, fix, "tests"), problem_statement="clamp ignores hi",
+        FAIL_TO_PASS=[F2P], PASS_TO_PASS=[P2P], created_at="2024-01-01T00:00:00+00:00", fix_commit=fix,
+        gold_files=["calc.py"], test_files=["tests/test_calc.py"], patch_lines=2, test_cmd=TEST_CMD,
+    )  # fmt: skip
+    tasks = tmp_path / "tasks"
+    write_tasks(tasks, [task], lambda sha: TasksMeta(
+        repo=RepoInfo(path=str(repo.path), head=fix), created_at="2024-01-01T00:00:00+00:00", tool_version="test",
+        config={}, test_cmd=TEST_CMD, tasks_sha256=sha,
+        counts=TasksCounts(tasks=1, matched_commits=1, candidates=1, dropped={}),
+    ))  # fmt: skip
+    breaks = gold + ("diff --git a/util.py b/util.py\n--- a/util.py\n+++ b/util.py\n@@ -1,2 +1,2 @@\n"
+                     " def double(x):\n-    return 2 * x\n+    return x + 1\n")  # fmt: skip
+    solutions = [_solution("gold", gold), _solution("breaks", breaks)]
+    by_task = {g.run_id: g for g in grade_solutions(tmp_path / "run", read_tasks(tasks), solutions, _config()).grades}
+    assert by_task["A-breaks-0"].tests_pass and by_task["A-breaks-0"].p2p == "task"  # the task's files miss it
+    suite = {g.run_id: g for g in grade_solutions(tmp_path / "run", read_tasks(tasks), solutions, _config(),
+                                                  p2p_suite=True).grades}  # fmt: skip
+    assert suite["A-gold-0"].tests_pass and suite["A-gold-0"].p2p == "suite"
+    assert not suite["A-breaks-0"].tests_pass  # regraded in suite mode: the unrelated test now counts
+    assert "tests/test_util.py::test_double" in suite["A-breaks-0"].not_passed
+    # The always-failing test of the base is not PASS_TO_PASS.
+    assert suite["A-gold-0"].p2p_total == 2 and "tests/test_other.py::test_other_fails" not in suite["A-gold-0"].not_passed
+    # Seed 002's overreach flag needs more than one file outside the gold files.
+    assert suite["A-breaks-0"].overreach == 1 and not suite["A-breaks-0"].overreach_flag

@@ -38,7 +38,7 @@ def rundir(project, tmp_path, monkeypatch):  # noqa: F811
 def test_json_rows_conditions_and_files_written(rundir, capsys):
     main(["tasks", "grade", str(rundir), "--json", "--jobs", "2", "--bootstrap", "200"])
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"rows", "conditions"}
+    assert set(doc) == {"rows", "conditions", "tasks"}
     rows = {(r["condition"], r["repeat"]): r for r in doc["rows"]}
     assert len(rows) == 5 and rows[("A", 0)]["tests_pass"] and rows[("A", 1)]["tests_pass"]
     assert not rows[("B", 0)]["tests_pass"] and rows[("B", 1)]["status"] == "no_patch"

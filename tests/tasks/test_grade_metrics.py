@@ -129,7 +129,7 @@ def test_no_grades_no_figures():
 
 def test_json_document_has_one_row_per_graded_run(board):
     doc = grades_document(GRADES, score_grades(GRADES, resamples=200))
-    assert set(doc) == {"rows", "conditions"} and len(doc["rows"]) == len(GRADES)
+    assert set(doc) == {"rows", "conditions", "tasks"} and len(doc["rows"]) == len(GRADES)
     row = doc["rows"][2]
     assert {k: row[k] for k in ("instance_id", "condition", "repeat", "applies_clean", "tests_pass", "partial",
                                 "overreach")} == {"instance_id": "t1", "condition": "A", "repeat": 2,
@@ -153,3 +153,25 @@ def test_csv_has_the_seed_columns_and_defuses_formulas(tmp_path):
     assert rows[0] == {**rows[0], "task": "t1", "applies_clean": "true", "tests_pass": "true", "overreach": "0",
                             "condition": "A", "repeat": "0", "partial": "false", "files": "1", "lines": "2"}  # fmt: skip
     assert rows[3]["overreach_files"] == "'=cmd|' /C calc'!A0" and rows[3]["reason"] == "'-1+1"
+
+
+def test_tasks_never_resolved_and_too_few_tasks_are_flagged():
+    board = score_grades(GRADES, resamples=200, seed=7)
+    assert board.tasks == ["t1", "t2", "t3"] and board.never_resolved == ["t3"]
+    summary = grades_document(GRADES, board)["tasks"]
+    assert summary == {"count": 3, "never_resolved": ["t3"], "evidence": "insufficient evidence", "min_tasks": 10}
+    many = [G("A", f"t{i:02d}", 0, resolved=i > 0) for i in range(10)]
+    assert score_grades(many, resamples=200, seed=7).evidence == "sufficient"
+
+
+def test_overreach_flag_is_more_than_one_file_outside_the_gold_files():
+    from reviewbench.tasks.grade import _size
+    from reviewbench.tasks.grade_patch import parse_patch
+
+    def patch(*paths):
+        return "".join(f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n" for p in paths)
+
+    one = _size(parse_patch(patch("gold.py", "x.py")), ["gold.py"])
+    two = _size(parse_patch(patch("gold.py", "x.py", "y.py")), ["gold.py"])
+    assert (one["overreach"], one["overreach_flag"]) == (1, False)
+    assert (two["overreach"], two["overreach_flag"]) == (2, True)

@@ -19,6 +19,7 @@ import click
 from .._version import __version__
 from ..errors import ReviewbenchError
 from ._errors import os_error_line
+from .case import case_group
 from .demo import demo_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
@@ -43,6 +44,7 @@ Examples:
   reviewbench score runs/first                        # metrics, intervals, decision
   reviewbench report runs/first --csv out --sarif f.sarif  # report.html, CSV, SARIF
   reviewbench show corpus --cases                     # what was mined, and what was dropped
+  reviewbench case add corpus --base main --head rule-break --gold gold.toml --stratum rule_violation
   reviewbench schema gold                             # JSON Schema of gold.jsonl
 """
 
@@ -60,6 +62,7 @@ def cli() -> None:
 cli.add_command(demo_command)
 cli.add_command(mine_command)
 cli.add_command(show_command)
+cli.add_command(case_group)
 cli.add_command(schema_command)
 cli.add_command(validate_command)
 cli.add_command(experiment_group)

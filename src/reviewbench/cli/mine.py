@@ -32,10 +32,12 @@ def _summary_json(summary: MineSummary) -> dict:
         "dropped": counts.dropped,
         "gold_sha256": summary.meta.gold_sha256,
     }
+    if summary.natural is not None:
+        result["natural"] = summary.natural.as_dict()
     if _synthetic(summary):
         extra = summary.synthetic
         result["made_at_head"] = {"mutations": extra.mutations, "controls": extra.controls,
-                                  "rename_variants": extra.variants,
+                                  "rename_variants": extra.variants, "noisy": extra.noisy,
                                   "variants_skipped": extra.variants_skipped,
                                   "coverage_used": extra.coverage,
                                   "controls_paired_with_fixes": extra.paired_controls}  # fmt: skip
@@ -62,7 +64,20 @@ def _print_synthetic(summary: MineSummary) -> None:
     console.print("; ".join(notes))
 
 
+def _print_natural(summary: MineSummary) -> None:
+    natural = summary.natural
+    if natural is None:
+        return
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(natural.skipped.items())) or "none"
+    console.print(
+        f"Natural history: {natural.traced} of {natural.fixes} fixes traced to {natural.introducing} introducing "
+        f"commits → [bold]{natural.cases}[/] natural cases ({natural.cosmetic_skipped} formatting or comment-only "
+        f"commits passed over; skipped: {skipped}). Natural cases are a holdout: never pooled into headline figures."
+    )
+
+
 def _print_summary(summary: MineSummary) -> None:
+    _print_natural(summary)
     counts = summary.meta.counts
     synthetic = _synthetic(summary)
     if synthetic:
@@ -158,6 +173,12 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
                    "--controls-ratio 0 makes none [default: 0.5].")
 @click.option("--rename", is_flag=True,
               help="Add a rename variant of every defect case (locals consistently renamed).")
+@click.option("--noisy", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",
+              help="Make N noisy cases (a mutation buried among refactors of other files; gold marks only "
+                   "the defect) and as many noisy clean diffs of refactors only.")
+@click.option("--natural", is_flag=True,
+              help="Natural history (SZZ): trace each fix to the commit(s) that introduced the lines it "
+                   "changed and add each such commit's own diff as a 'natural' case (a holdout stratum).")
 @click.option("--coverage-cmd", metavar="CMD",
               help="Shell command running the tests under coverage.py (e.g. 'python -m coverage "
                    "run -m pytest'), run once at HEAD in a sandbox to prefer covered sites.")
@@ -167,7 +188,7 @@ def mine_command(
     repo: Path, out: Path, grep: tuple[str, ...], since, until, max_lines: int,
     limit: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
     test_patterns: tuple[str, ...], seed: int, no_fixes: bool, mutations: int, operators: str | None,
-    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, coverage_cmd: str | None,
+    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, noisy: int, natural: bool, coverage_cmd: str | None,
     force: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Mine REPO into a corpus of review cases.
@@ -179,10 +200,16 @@ def mine_command(
     Clean controls that only refactor are made too, one per two defect cases unless
     --controls-ratio says otherwise: for fix reversals at their fix commits, on the same
     files. With --mutations or --rename, cases are also made at HEAD: small mutations of
-    real code and rename variants of the defect cases. Labels (gold) record where each defect lies in the patched tree.
+    real code and rename variants of the defect cases. Labels (gold) record where each
+    defect lies in the patched tree.
+
+    With --natural, each fix is also traced to the commit(s) that introduced the lines it
+    changed (SZZ), whose own diffs become 'natural' cases (a holdout in scoring). With
+    --noisy N, N mutations are buried among refactors of other files, beside N diffs of
+    refactors only.
     """
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
-    values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename,
+    values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename, natural=natural, noisy=noisy,
                   controls_ratio=controls_ratio, coverage_cmd=coverage_cmd)  # fmt: skip
     if operators is not None:
         values["operators"] = tuple(o.strip() for o in operators.split(",") if o.strip())

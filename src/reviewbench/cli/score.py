@@ -75,6 +75,34 @@ def _print_condition(name: str, data: dict) -> None:
     console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
 
 
+SPLIT_METRICS = ("defect_recall", "false_alarm_rate", "precision")
+
+
+def _print_splits(data: dict) -> None:
+    """The holdout strata and the before/after cut-off figures, each apart from the headline."""
+    rows: list[tuple[str, dict]] = [(f"{stratum} (holdout, {part['cases']} cases)", part["metrics"])
+                                    for stratum, part in data.get("holdout", {}).items()]  # fmt: skip
+    split = data.get("cutoff")
+    if split:
+        day = split["date"][:10]
+        rows += [(f"before {day} ({split['before']['cases']} cases)", split["before"]["metrics"]),
+                 (f"from {day} on ({split['after']['cases']} cases)", split["after"]["metrics"])]  # fmt: skip
+    if not rows:
+        return
+    table = Table(show_edge=False, box=None, padding=(0, 1), title="apart from the headline", title_justify="left")
+    table.add_column("cases")
+    for metric in SPLIT_METRICS:
+        table.add_column(metric, justify="right")
+    for label, metrics in rows:
+        table.add_row(label, *(" ".join(_fmt(metrics[m])[:3:2]) if metrics[m]["den"] else "n/a" for m in SPLIT_METRICS))
+    if split:
+        diffs = split["difference"]["metrics"]
+        table.add_row("after - before", *("n/a" if diffs[m]["diff"] is None else f"{diffs[m]['diff']:+.3f}"
+                                          + ("" if diffs[m]["lo"] is None else f" [{diffs[m]['lo']:.3f}, {diffs[m]['hi']:.3f}]")
+                                          for m in SPLIT_METRICS))  # fmt: skip
+    console.print(table, markup=False)
+
+
 @click.command("score")
 @click.argument("rundir", type=click.Path(path_type=Path))
 @click.option("--tolerance", type=click.IntRange(min=0),
@@ -88,16 +116,21 @@ def _print_condition(name: str, data: dict) -> None:
               help="Also score cases whose defect no test observed [default: registered, or validated only].")
 @click.option("--new-version", is_flag=True,
               help="If registered inputs changed, register them as a new benchmark version.")
+@click.option("--cutoff", metavar="DATE",
+              help="Contamination cut-off (YYYY-MM-DD): every metric also on the cases before and after it, "
+                   "with their difference [default: the experiment's registered cutoff, if any].")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def score_command(rundir: Path, tolerance: int | None, resamples: int | None, seed: int | None,
                   gates: Path | None, include_unvalidated: bool | None, new_version: bool,
-                  as_json: bool) -> None:  # fmt: skip
+                  cutoff: str | None, as_json: bool) -> None:  # fmt: skip
     """Score the runs of RUNDIR: every finding's verdict (RUNDIR/verdicts.jsonl), metrics
     with numerators, denominators and 95% intervals, located and identified recall side by
     side, an end-to-end analysis where missing reviews count against, paired comparisons,
-    and the decision each condition earned.
+    and the decision each condition earned. Labels in RUNDIR/labels.sqlite (people's, or a
+    calibrated judge's) override the automatic verdicts of the findings they label.
 
     By default only defect cases validated 'observed' and controls whose tests pass count.
+    Natural cases (mine --natural) are a holdout: shown on their own, never in the headline.
     A registered run directory is scored with its registered rules; changing them is
     refused unless --new-version.
     """
@@ -106,7 +139,8 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
 
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
-                                            new_version=new_version, overrides=score_overrides(rundir)))  # fmt: skip
+                                            new_version=new_version, cutoff=cutoff,
+                                            overrides=score_overrides(rundir)))  # fmt: skip
     if as_json:
         print_json(result.as_json())
         return
@@ -132,6 +166,7 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
         console.print("not registered: the gates and rules were not fixed before the runs", markup=False)
     for name, data in result["conditions"].items():
         _print_condition(name, data)
+        _print_splits(data)
     shown = [c for c in result["comparisons"]
              if c["metric"] in ("defect_recall", "false_alarm_rate") and c["analysis"] == "completed"]  # fmt: skip
     if shown:

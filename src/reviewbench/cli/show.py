@@ -28,12 +28,12 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     """
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
-    by_stratum = Counter(g.stratum.value for g in data.gold)
+    by_stratum = Counter(g.stratum for g in data.gold)
     by_validation = Counter(g.validation.status.value if g.validation else UNVALIDATED for g in data.gold)
     rows = [
         {
             "case_id": c.case_id,
-            "stratum": gold[c.case_id].stratum.value if c.case_id in gold else None,
+            "stratum": gold[c.case_id].stratum if c.case_id in gold else None,
             "title": c.title,
             "paths": c.paths,
             "language": c.language,
@@ -46,14 +46,14 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     for g in data.gold:
         if g.validation is None:
             continue
-        row = yields.setdefault(g.stratum.value, {"observed": 0, "attempted": 0})
+        row = yields.setdefault(g.stratum, {"observed": 0, "attempted": 0})
         row["attempted"] += 1
         row["observed"] += g.validation.status.value == "observed"
     # Mutation yield per operator: mutants some test observes, of those validated. Rename
     # variants are left out (they repeat their original's defect).
     by_operator: dict[str, dict[str, int]] = {}
     for g in data.gold:
-        if g.stratum.value != "mutation" or g.variant_of or not g.provenance.operator:
+        if g.stratum != "mutation" or g.variant_of or not g.provenance.operator:
             continue
         row = by_operator.setdefault(g.provenance.operator, {"observed": 0, "attempted": 0, "mined": 0})
         row["mined"] += 1
@@ -62,15 +62,19 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
             row["observed"] += g.validation.status.value == "observed"
     # Controls: how many, how many paired with a fix reversal (same base commit), and how
     # many of those validated keep the tests green (not_observed: the only valid control).
-    fix_bases = {c.base for c in data.cases if (g := gold.get(c.case_id)) and g.stratum.value == "fix_reversal"}
+    fix_bases = {c.base for c in data.cases if (g := gold.get(c.case_id)) and g.stratum == "fix_reversal"}
     controls = [(c, gold[c.case_id]) for c in data.cases
-                if c.case_id in gold and gold[c.case_id].stratum.value == "control"]  # fmt: skip
+                if c.case_id in gold and gold[c.case_id].stratum == "control"]  # fmt: skip
     control_counts = {
         "mined": len(controls),
         "paired_with_fix_reversals": sum(c.base in fix_bases for c, _ in controls),
         "validated": sum(g.validation is not None for _, g in controls),
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for _, g in controls),
     }
+
+    from ..score.cutoff import case_dates, date_histogram
+
+    by_month = date_histogram(case_dates(data))
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
@@ -80,6 +84,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "yield": dict(sorted(yields.items())),
         "yield_by_operator": dict(sorted(by_operator.items())),
         "controls": control_counts,
+        "by_source_month": by_month,
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
         "gold_sha256": data.meta.gold_sha256,
@@ -94,6 +99,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     for title, counts, total in (
         ("stratum", by_stratum, len(data.gold)),
         ("validation", by_validation, len(data.gold)),
+        ("source month", by_month, len(data.gold)),
         ("drop reason", Counter({k: v for k, v in data.meta.counts.dropped.items() if v}),
          data.meta.counts.matched_commits),
     ):  # fmt: skip

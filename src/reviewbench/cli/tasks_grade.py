@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
 from ._output import console, print_json, progress
@@ -98,6 +97,9 @@ def _paired_lines(board) -> list[str]:  # type: ignore[no-untyped-def]
     type=click.Path(path_type=Path),
     help="Report path [default: RUNDIR/report.html].",
 )
+@click.option("--p2p", type=click.Choice(["task", "suite"]), default="task", show_default=True,
+              help="PASS_TO_PASS from the task's own test files, or from the whole suite at the base "
+                   "(run once per base): with 'suite' a patch that breaks an unrelated test fails.")
 @click.option("--bootstrap", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Task resamples for the 95% intervals.")  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
@@ -105,14 +107,17 @@ def _paired_lines(board) -> list[str]:  # type: ignore[no-untyped-def]
     "--json", "as_json", is_flag=True, help='Print {"rows": [...], "conditions": {...}} as JSON.'
 )
 def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, setup_cmd, timeout, memory_mb,
-                        force: bool, csv_path, html_path, bootstrap: int, seed: int, as_json: bool) -> None:  # fmt: skip
+                        force: bool, csv_path, html_path, p2p: str, bootstrap: int, seed: int,
+                        as_json: bool) -> None:  # fmt: skip
     """Grade every run of RUNDIR (a 'tasks run' directory) with the task's hidden tests.
 
     In scratch clones, never your checkout: a patch that does not parse or names a path
     outside the tree is rejected unapplied; then strict 'git apply --check'
     (applies_clean), the task's test patch, and its FAIL_TO_PASS and PASS_TO_PASS tests
     (tests_pass: all pass; partial: some FAIL_TO_PASS pass), sandboxed, judged from exit
-    codes and JUnit XML only. Overreach = files changed outside the gold patch's files.
+    codes and JUnit XML only. Overreach = files changed outside the gold patch's files
+    (and seed 002's flag: more than one). Fewer than 10 tasks is "insufficient evidence";
+    tasks no condition ever resolves are listed.
     Writes RUNDIR/grades.jsonl, grades.csv and report.html; resumes an interrupted run.
     """
     from ..tasks.grade_metrics import score_grades
@@ -128,7 +133,7 @@ def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, set
             verdict = "resolved" if grade.tests_pass else grade.status.value
             update(done, total, f"{grade.run_id}: {verdict}")
 
-        summary = grade_rundir(rundir, overrides, force=force, on_grade=on_grade)
+        summary = grade_rundir(rundir, overrides, force=force, on_grade=on_grade, p2p_suite=p2p == "suite")
     board = score_grades(summary.grades, resamples=bootstrap, seed=seed)
     csv_out = write_grades_csv(summary.grades, csv_path or rundir / "grades.csv")
     html_out = write_tasks_html(summary.grades, board, summary.rundir, html_path or rundir / "report.html",
@@ -141,6 +146,12 @@ def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, set
                   f"from an earlier grading)", markup=False)  # fmt: skip
     if board.conditions:
         console.print(_scoreboard(board))
+    if board.evidence != "sufficient":
+        console.print(f"insufficient evidence: {len(board.tasks)} tasks (fewer than 10); read these figures as "
+                      "anecdotes", markup=False)  # fmt: skip
+    if board.never_resolved:
+        console.print(f"never resolved by any condition ({len(board.never_resolved)}): "
+                      + ", ".join(board.never_resolved), markup=False)  # fmt: skip
     for line in _paired_lines(board):
         console.print(line, markup=False)
     console.print(

@@ -37,6 +37,8 @@ class LogEntry:
     date: str
     subject: str
     message: str
+    committed: str = ""
+    """Committer date (ISO 8601): when the change entered history, for cut-offs."""
 
 
 def _spawn(repo: Path, args: list[str], stdin: bool = False) -> subprocess.Popen[bytes]:
@@ -81,7 +83,7 @@ def _finish(proc: subprocess.Popen[bytes], what: str, complete: bool) -> None:
 
 def iter_log(repo: Path, since: str | None = None, until: str | None = None) -> Iterator[LogEntry]:
     """Yield every commit reachable from HEAD, newest first, in one ``git log``."""
-    args = ["log", f"--format={_RECORD}%H{_FIELD}%P{_FIELD}%aI{_FIELD}%B", "HEAD"]
+    args = ["log", f"--format={_RECORD}%H{_FIELD}%P{_FIELD}%aI{_FIELD}%cI{_FIELD}%B", "HEAD"]
     if since:
         args.insert(1, f"--since={since}")
     if until:
@@ -105,7 +107,7 @@ def iter_log(repo: Path, since: str | None = None, until: str | None = None) -> 
 
 
 def _parse_entry(record: str) -> LogEntry:
-    sha, parents, date, message = record[1:].split(_FIELD, 3)
+    sha, parents, date, committed, message = record[1:].split(_FIELD, 4)
     message = message.strip()
     return LogEntry(
         sha=sha,
@@ -113,6 +115,7 @@ def _parse_entry(record: str) -> LogEntry:
         date=date,
         subject=message.splitlines()[0] if message else "",
         message=message,
+        committed=committed,
     )
 
 

@@ -16,6 +16,7 @@ from ..git.repo import open_repository
 from ..records import CorpusCounts, CorpusMeta, DropReason, RepoInfo
 from ..store.corpus import CorpusWriter
 from .fix_reversal import FixReversalMiner, MinedCase
+from .natural import NaturalMiner, NaturalSummary
 from .synthetic import SyntheticSummary, synthesize
 
 __all__ = ["MineSummary", "mine_corpus"]
@@ -32,6 +33,7 @@ class MineSummary:
     #: Matching commits that made a fix-reversal case. Rename variants of those cases are
     #: cases too but no commit of their own: outcome tallies of commits use this count.
     fix_commits: int = 0
+    natural: NaturalSummary | None = None
 
 
 def _warn(message: str) -> None:
@@ -81,27 +83,39 @@ def mine_corpus(
                 fixes.append(MinedCase(mined.case, mined.gold, b""))
                 if on_commit:
                     on_commit(miner.stats.scanned, len(writer.cases))
-            if stats.matched == 0 and not config.mutations:
+            if stats.matched == 0 and not (config.mutations or config.noisy):
                 raise NoMatchingCommits(
                     f"no commit in {repo.path} matches {' or '.join(config.grep)} "
                     f"({stats.scanned} commits scanned)"
                 )
-            if not writer.cases and not config.mutations:
+            if not writer.cases and not (config.mutations or config.noisy):
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
                 noun = "commit" if stats.matched == 1 else "commits"
                 raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
+        natural: NaturalSummary | None = None
+        if config.natural:
+            if on_progress:
+                on_progress("natural history: tracing fixes to the commits that introduced them")
+            tracer = NaturalMiner(config, repo)
+            for mined in tracer.cases(fixes):
+                writer.add(mined.case, mined.gold, mined.patch, mined.extra)
+            natural = tracer.summary
         if config.synthetic:
             made, extra = synthesize(config, repo, fixes, warn=warn, progress=on_progress)
             for mined in made:
-                writer.add(mined.case, mined.gold, mined.patch)
+                writer.add(mined.case, mined.gold, mined.patch, mined.extra)
             if not writer.cases:
                 raise NoCases("no case could be made: no fix reversal, and no mutation site in the "
                               "Python sources at HEAD")  # fmt: skip
         dropped = {reason.value: stats.dropped.get(reason, 0) for reason in DropReason}
-        by_stratum = Counter(g.stratum.value for g in writer.gold)
+        by_stratum = Counter(g.stratum for g in writer.gold)
         strata = {"fix_reversal": by_stratum.get("fix_reversal", 0)}
         if config.synthetic:
             strata.update(mutation=by_stratum.get("mutation", 0), control=by_stratum.get("control", 0))
+        if config.noisy:
+            strata["noisy"] = by_stratum.get("noisy", 0)
+        if config.natural:
+            strata["natural"] = by_stratum.get("natural", 0)
         strata.update(by_stratum)
 
         def make_meta(gold_sha256: str) -> CorpusMeta:
@@ -120,4 +134,5 @@ def mine_corpus(
             )
 
         meta = writer.commit(make_meta)
-    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra, fix_commits=len(fixes))
+    return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra, fix_commits=len(fixes),
+                       natural=natural)

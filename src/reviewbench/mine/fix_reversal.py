@@ -40,6 +40,8 @@ class MinedCase:
     case: Case
     gold: GoldRecord
     patch: bytes
+    extra: dict[str, bytes] = field(default_factory=dict)
+    """Other corpus files the case needs (``patches/…``): a validation-only test patch."""
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,7 @@ class FixReversalMiner:
                 subject=entry.subject,
                 test_paths=tests,
             ),
+            source_date=entry.committed or entry.date,
         )
         patch = b"".join(c.section.raw() for c in source)
         return MinedCase(case=case, gold=gold, patch=patch)

@@ -2,8 +2,10 @@
 
 A finding that vanishes when ``total`` becomes ``acc`` was keyed on a name, not on the
 logic (seed 001). The rename must preserve behaviour exactly, so it is conservative:
-only names bound in a function's own scope by plain assignment targets (never
-parameters, imports, nested definitions, ``global``/``nonlocal`` names), every use a
+only names bound in a function's own scope by plain assignment targets, and parameters
+only when asked and no call could name them (``*args``/``**kwargs``, or a name no call in
+the repository passes by keyword; never ``self``/``cls``) — never imports, nested
+definitions, ``global``/``nonlocal`` names — every use a
 real name node that libcst's scope analysis resolves to that binding, and never in a
 function that calls ``locals()``, ``vars()``, ``eval()`` or ``exec()``. Every rename is
 then checked by the compiler: the renamed function must compile to the same bytecode,
@@ -18,7 +20,7 @@ import keyword
 import random
 import re
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -100,12 +102,18 @@ def _calls_introspection(func: cst.FunctionDef) -> bool:
     return found
 
 
-def function_locals(scope: object, func: cst.FunctionDef) -> dict[str, list[cst.Name]]:
+def function_locals(scope: object, func: cst.FunctionDef,
+                    params: Callable[[str, str], bool] | None = None) -> dict[str, list[cst.Name]]:  # fmt: skip
     """Locals of ``func`` that can be renamed safely, each with every name node to rewrite.
 
     Args:
         scope: libcst's scope of the function's body (``ScopeProvider`` of ``func.body``).
+        params: says, given the function's name and a parameter's, whether no caller
+            passes that parameter by keyword; those are renamed
+            too. ``*args`` and ``**kwargs`` always may be (no caller can name them); ``self``
+            and ``cls`` never are.
     """
+    star = {p.name.value for p in (func.params.star_arg, func.params.star_kwarg) if isinstance(p, cst.Param)}
     if not isinstance(scope, FunctionScope) or _calls_introspection(func):
         return {}
     by_name: dict[str, list[Assignment]] = {}
@@ -116,10 +124,14 @@ def function_locals(scope: object, func: cst.FunctionDef) -> dict[str, list[cst.
         nodes: list[cst.Name] = []
         ok = True
         for assignment in assignments:
-            if not isinstance(assignment, Assignment) or not isinstance(assignment.node, cst.Name):
+            node = assignment.node if isinstance(assignment, Assignment) else None
+            if (isinstance(node, cst.Param) and params is not None and name not in ("self", "cls")
+                    and len(assignments) == 1 and (name in star or params(func.name.value, name))):  # fmt: skip
+                node = node.name  # a parameter no caller names
+            if not isinstance(node, cst.Name):
                 ok = False  # a parameter, import, def or class binds it
                 break
-            nodes.append(assignment.node)
+            nodes.append(node)
             for access in assignment.references:
                 if not isinstance(access.node, cst.Name):
                     ok = False  # e.g. a string annotation naming it
@@ -235,7 +247,9 @@ def function_spans(source: str) -> list[tuple[int, int]]:
 
 
 def _rename_function(lines: list[str], first: int, last: int, taken: set[str], rng: random.Random,
-                     limit: int | None) -> tuple[list[str], dict[str, str]] | None:  # fmt: skip
+                     limit: int | None, forced: dict[str, str] | None = None,
+                     params: Callable[[str, str], bool] | None = None,
+                     ) -> tuple[list[str], dict[str, str]] | None:  # fmt: skip
     """Rename the locals of the function on ``lines[first-1:last]``; its new lines and the mapping.
 
     Only the function's own text is parsed (as the body of a dummy class when it is
@@ -254,13 +268,20 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
     func = outer.body.body[0] if indented else outer  # type: ignore[attr-defined]
     if not isinstance(func, cst.FunctionDef):
         return None
-    local = function_locals(scopes.get(func.body), func)
+    local = function_locals(scopes.get(func.body), func, params)
     names = sorted(local)
-    if limit is not None and len(names) > limit:
+    if forced is not None:
+        names = [n for n in names if n in forced]
+    elif limit is not None and len(names) > limit:
         names = sorted(rng.sample(names, limit))
     if not names:
         return None
-    mapping = choose_names(names, taken, rng)
+    if forced is not None:
+        mapping = {n: forced[n] for n in names}
+        if set(mapping.values()) & names_in(func):
+            return None  # a new name is already spelled in this version of the function
+    else:
+        mapping = choose_names(names, taken, rng)
 
     def renamed(chosen: dict[str, str]) -> str | None:
         targets = {id(node): new for name, new in chosen.items() for node in local[name]}
@@ -278,7 +299,9 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
     return split_lines(code), mapping
 
 
-def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: int | None = None) -> Renamed | None:
+def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: int | None = None,
+                        mapping: dict[str, str] | None = None,
+                        params: Callable[[str, str], bool] | None = None) -> Renamed | None:  # fmt: skip
     """Rename the locals of the innermost functions containing ``lines``.
 
     An enclosing function stands in when the innermost one has no local to rename.
@@ -286,6 +309,10 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
     Args:
         key: seeds the choice of names, so that a corpus is reproducible.
         limit: rename at most this many names per function (all by default).
+        mapping: rename with exactly these names (those that are safe locals here) instead
+            of choosing: the other side of an edit gets the same rename.
+        params: ``(function name, parameter name) -> bool``: whether that parameter may be
+            renamed (no caller passes it by keyword); None: no parameter is.
 
     Returns:
         None when nothing could be renamed (no such function, or no safe local).
@@ -294,14 +321,15 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
     text = split_lines(source)
     rng = random.Random(f"rename:{key}")
     taken = set(_IDENTIFIER.findall(source))
-    mapping: dict[str, str] = {}
+    forced = mapping
+    mapping = {}
     done: list[tuple[int, int]] = []
     for line in sorted(set(lines)):
         around = sorted((f for f in functions if f[0] <= line <= f[1]), key=lambda f: f[1] - f[0])
         for first, last in around:
             if any(a <= first and last <= b or first <= a and b <= last for a, b in done):
                 break  # this function, or one around or inside it, is renamed already
-            renamed = _rename_function(text, first, last, taken | set(mapping.values()), rng, limit)
+            renamed = _rename_function(text, first, last, taken | set(mapping.values()), rng, limit, forced, params)
             if renamed is None:
                 continue
             new_lines, names = renamed

@@ -20,6 +20,7 @@ from .coverage import TestLocator, load_coverage
 from .edits import SyntheticCase
 from .fix_reversal import MinedCase
 from .head import HeadTree
+from .noisy import NOISE_PER_CASE, noisy_cases
 from .paths import PathClassifier, language_of
 
 __all__ = ["SyntheticSummary", "controls_for", "synthesize"]
@@ -36,6 +37,7 @@ class SyntheticSummary:
     coverage: bool = False
     paired_controls: int = 0
     """Controls made at fix commits, paired with fix reversals (the rest are at HEAD)."""
+    noisy: int = 0
 
 
 def controls_for(ratio: float, defect_cases: int) -> int:
@@ -55,7 +57,7 @@ def synthesize(
     # libcst is imported here, not with the package: every other command starts faster.
     from .controls import ControlMaker
     from .mutation import MutationMiner
-    from .variants import fix_reversal_edits, rename_variant
+    from .variants import fix_reversal_edits, keyword_names, rename_variant
 
     say = progress or (lambda _text: None)
     classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
@@ -63,8 +65,9 @@ def synthesize(
     with BlobReader(repo.path) as blobs:
         head = HeadTree(repo, classifier, blobs)
         mutations: list[SyntheticCase] = []
+        for_noise: list[SyntheticCase] = []
         covered = False
-        if config.mutations:
+        if config.mutations or config.noisy:
             tests = head.tests
             coverage = None
             if config.coverage_cmd or (repo.path / ".coverage").is_file():
@@ -73,7 +76,10 @@ def synthesize(
             covered = coverage is not None
             locator = TestLocator(tests, head.texts(tests))
             miner = MutationMiner(config, head, coverage, locator)
-            mutations = miner.cases(config.mutations, on_case=lambda n: say(f"mutations: {n}/{config.mutations}"))
+            wanted_mutations = config.mutations + config.noisy
+            mutations = miner.cases(wanted_mutations, on_case=lambda n: say(f"mutations: {n}/{wanted_mutations}"))
+            # The last --noisy mutations are buried among refactors rather than shown alone.
+            mutations, for_noise = mutations[: config.mutations], mutations[config.mutations :]
             if len(mutations) < config.mutations:
                 where = f" matching {', '.join(config.paths)}" if config.paths else ""
                 warn(f"only {len(mutations)} of {config.mutations} mutations could be made: the Python "
@@ -85,31 +91,44 @@ def synthesize(
             originals: list[tuple[MinedCase, tuple | None]] = [
                 (fix, fix_reversal_edits(fix, repo, head)) for fix in fixes
             ] + [(m.mined, m.edits) for m in mutations]
+            keywords = keyword_names(head)
             for mined, edits in originals:
-                variant = rename_variant(config.seed, mined.gold, mined.case.base, edits) if edits else None
+                variant = rename_variant(config.seed, mined.gold, mined.case.base, edits, keywords) if edits else None
                 if variant is None:
                     skipped += 1
                     continue
                 made.append(variant.mined)
                 variants += 1
             if skipped:
-                warn(f"{skipped} defect case(s) got no rename variant: no local variable in their "
-                     "functions can be renamed safely, or their files were added, deleted or moved")  # fmt: skip
+                warn(f"{skipped} defect case(s) got no rename variant: no local variable or parameter in their "
+                     "functions can be renamed the same way on both sides of the change, or their files were "
+                     "added, deleted or moved")  # fmt: skip
         wanted = controls_for(config.effective_controls_ratio, len(fixes) + len(mutations))
+        noise_wanted = 2 * NOISE_PER_CASE * len(for_noise)
         controls: list[SyntheticCase] = []
         paired: list[SyntheticCase] = []
-        if wanted:
+        noisy: list[SyntheticCase] = []
+        if wanted or noise_wanted:
             say("controls")
             maker = ControlMaker(config, head)
             for_fixes = min(wanted, controls_for(config.effective_controls_ratio, len(fixes)))
             if for_fixes:
                 pairs = [(fix.case.base, [p for p in fix.case.paths if language_of(p) == "python"]) for fix in fixes]
                 paired = maker.paired(pairs, for_fixes)
-            paths = [e.path for m in mutations for e in m.edits]
+            paths = [e.path for m in [*mutations, *for_noise] for e in m.edits]
             paths += [p for fix in fixes for p in fix.case.paths if language_of(p) == "python" and p in head.files]
-            controls = paired + maker.cases(paths, wanted - len(paired))
+            refactors = maker.cases(paths, wanted - len(paired) + noise_wanted)
+            at_head = wanted - len(paired)
+            controls, noise = paired + refactors[:at_head], refactors[at_head:]
             if len(controls) < wanted:
                 warn(f"only {len(controls)} of {wanted} controls could be made from the Python sources at "
                      "the fix commits and at HEAD")  # fmt: skip
             made.extend(c.mined for c in controls)
-    return made, SyntheticSummary(len(mutations), len(controls), variants, skipped, covered, len(paired))
+            if for_noise:
+                say("noisy diffs")
+                noisy = noisy_cases(config.seed, repo.head, for_noise, noise, config.noisy)
+                made.extend(n.mined for n in noisy)
+        if config.noisy and sum(n.mined.gold.expect_finding for n in noisy) < config.noisy:
+            warn(f"only {sum(n.mined.gold.expect_finding for n in noisy)} of {config.noisy} noisy defect cases could "
+                 "be made: too few mutation sites or refactors in other files at HEAD")  # fmt: skip
+    return made, SyntheticSummary(len(mutations), len(controls), variants, skipped, covered, len(paired), len(noisy))

@@ -61,6 +61,12 @@ class ExperimentConfig(BaseModel):
     repeats: int = Field(default=3, ge=1, le=100)
     seed: int = Field(default=0, description="Seeds the interleaved run order.")
     rename: bool = Field(default=True, description="Also review rename variants in the corpus.")
+    cutoff: str | None = Field(
+        default=None,
+        pattern=r"^\d{4}-\d{2}-\d{2}$",
+        description="Contamination cut-off (YYYY-MM-DD): scores split cases before and after it. "
+        "Registered with the experiment file.",
+    )
     condition: list[ConditionConfig] = Field(min_length=1)
 
     @field_validator("condition")

@@ -77,11 +77,16 @@ class PacketBuilder:
                 raise GitError(f"cannot export {case.base} for {case.case_id}: "
                                f"{proc.stderr.decode(errors='replace').strip()}")  # fmt: skip
         index.unlink(missing_ok=True)
-        patch = patch_file(self.corpus_path, case)
-        proc = subprocess.run([*GIT, "apply", "--whitespace=nowarn", str(patch)], cwd=dest, capture_output=True)
-        if proc.returncode != 0:
-            raise GitError(f"the patch of {case.case_id} does not apply to its base: "
-                           f"{proc.stderr.decode(errors='replace').strip()}")  # fmt: skip
+        # A base patch (a rename variant's renamed code) is part of the base: applied first.
+        for name in (case.base_patch, case.patch):
+            if name is None:
+                continue
+            patch = patch_file(self.corpus_path, case, name)
+            proc = subprocess.run([*GIT, "apply", "--whitespace=nowarn", str(patch)], cwd=dest, capture_output=True,
+                                  check=False)  # fmt: skip
+            if proc.returncode != 0:
+                raise GitError(f"the patch {name} of {case.case_id} does not apply to its base: "
+                               f"{proc.stderr.decode(errors='replace').strip()}")  # fmt: skip
         drop_escaping_links(dest)
         _read_only(dest)
         return dest

@@ -34,6 +34,8 @@ from .registry import RATE_METRICS
 from .result import ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .verdicts import VERDICTS_FILE, Evidence, FindingVerdict, VerdictOverride, apply_overrides, judge_run, write_verdicts
+from .cutoff import case_dates, cutoff_scores, parse_cutoff
+from .strata import holdout_scores, split_holdout
 
 __all__ = ["ScoreOptions", "eligible_cases", "score_run"]
 
@@ -57,6 +59,8 @@ class ScoreOptions:
     """Register changed inputs as a new benchmark version instead of refusing."""
     overrides: Mapping[str, VerdictOverride] = field(default_factory=dict)
     """Judge or human labels by comment_id; they replace automatic verdicts (docs/SCORING.md)."""
+    cutoff: str | None = None
+    """Contamination cut-off (YYYY-MM-DD); None: the experiment's registered ``cutoff``, if any."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -85,7 +89,7 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
         out[case.case_id] = CaseInfo(
             case_id=case.case_id,
             cluster=original or case.case_id,
-            stratum=g.stratum.value,
+            stratum=g.stratum,
             control=not g.expect_finding,
             variant=original is not None,
             defects=tuple(g.defects),
@@ -249,11 +253,16 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     """
     inputs = _load(rundir, options)
     gates, corpus, runs = inputs.gates, inputs.corpus, inputs.runs
-    cases = eligible_cases(corpus, inputs.include_unvalidated)
-    verdicts = judge_runs(runs, corpus, cases, inputs.tolerance, options.overrides)
+    everything = eligible_cases(corpus, inputs.include_unvalidated)
+    cases, holdout = split_holdout(everything)  # natural cases: beside the headline, never in it
+    cutoff_text = options.cutoff or inputs.experiment.get("cutoff")
+    cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
+    dates = case_dates(corpus) if cutoff else {}
+    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
     write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
     outcomes: dict[str, RunOutcome] = {
-        run.run_id: run_outcome(run, cases[run.case_id], verdicts[run.run_id]) for run in runs if run.case_id in cases
+        run.run_id: run_outcome(run, everything[run.case_id], verdicts[run.run_id])
+        for run in runs if run.case_id in everything
     }
 
     order = [c["name"] for c in inputs.experiment.get("condition", [])]
@@ -361,6 +370,15 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
+        if holdout:  # never pooled into the headline: beside it, and in the stratum breakdown
+            conditions[name]["holdout"] = holdout_scores(by_condition[name], holdout, outcomes,
+                                                         inputs.bootstrap, inputs.seed)  # fmt: skip
+            for stratum, part in conditions[name]["holdout"].items():
+                conditions[name]["breakdown"]["stratum"][stratum] = {
+                    m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
+                }
+        if cutoff:
+            conditions[name]["cutoff"] = cutoff_scores(completed, cases, dates, cutoff, inputs.bootstrap, inputs.seed)
 
     comparisons = []
     for a, b in pairs:
@@ -386,6 +404,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "eligible_defect_cases": eligible_defects,
             "eligible_controls": valid_controls,
             "eligible_variants": sum(1 for c in cases.values() if c.variant),
+            "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
             "by_validation": dict(sorted(validation.items())),
             "include_unvalidated": inputs.include_unvalidated,
         },
@@ -399,6 +418,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "identification": "automatic identification is a lower bound: a claim that names the defect in other "
                               "words is not counted until a judge or human labels it",
             "verdicts": str(rundir / VERDICTS_FILE),
+            "cutoff": {"date": cutoff_text, "registered": bool(inputs.experiment.get("cutoff"))
+                       and cutoff_text == inputs.experiment.get("cutoff")} if cutoff_text else None,
+            "holdout_strata": sorted({c.stratum for c in holdout.values()}),
         },  # fmt: skip
         "registration": inputs.registration,
     }

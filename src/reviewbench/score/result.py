@@ -127,6 +127,10 @@ class ConditionScore(_Result):
     decision: DecisionResult = Field(description="The authority earned, from the gated analysis.")
     valid_defect_cases: int = Field(description="Analysed defect cases with a completed run.")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
+    holdout: dict[str, Any] | None = Field(default=None, description="Holdout strata (natural), never pooled into "
+                                           "the headline: {stratum: {cases, metrics}}.")
+    cutoff: dict[str, Any] | None = Field(default=None, description="Contamination split: {date, before, after, "
+                                          "difference, undated}, when a cutoff is given or registered.")
 
 
 class PairedComparison(_Result):
@@ -160,6 +164,7 @@ class CorpusSummary(_Result):
     eligible_defect_cases: int
     eligible_controls: int
     eligible_variants: int
+    holdout_cases: int = Field(default=0, description="Holdout cases (natural), scored apart.")
     by_validation: dict[str, int]
     include_unvalidated: bool
 

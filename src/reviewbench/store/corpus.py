@@ -120,8 +120,13 @@ class CorpusWriter:
         self.cases: list[Case] = []
         self.gold: list[GoldRecord] = []
 
-    def add(self, case: Case, gold: GoldRecord, patch: bytes) -> None:
+    def add(self, case: Case, gold: GoldRecord, patch: bytes, extra: dict[str, bytes] | None = None) -> None:
+        """Stage one case; ``extra`` holds other files it needs, by corpus path under ``patches/``."""
         _write(self.stage / case.patch, patch)
+        for name, data in (extra or {}).items():
+            if not name.startswith(f"{PATCH_DIR}/") or ".." in name.split("/"):
+                raise ValueError(f"case file {name!r} must lie under {PATCH_DIR}/")
+            _write(self.stage / name, data)
         self.cases.append(case)
         self.gold.append(gold)
 
@@ -188,8 +193,9 @@ def read_jsonl(path: Path, model: type[M]) -> list[M]:
     return records
 
 
-def patch_file(corpus_path: Path, case: Case) -> Path:
-    """The absolute path of ``case``'s patch, checked to be a regular file inside ``patches/``.
+def patch_file(corpus_path: Path, case: Case, name: str | None = None) -> Path:
+    """The absolute path of ``case``'s patch (or of ``name``, another of its patches such as
+    its ``base_patch``), checked to be a regular file inside ``patches/``.
 
     ``Case`` already refuses absolute and ``..`` paths; this also refuses a symlink anywhere
     on the way (a shared corpus whose ``patches/x.diff`` points at ``/etc/passwd``).
@@ -197,10 +203,11 @@ def patch_file(corpus_path: Path, case: Case) -> Path:
     Raises:
         CorpusError: the patch file is missing, not a regular file, or reached through a link.
     """
+    name = case.patch if name is None else name
     root = Path(os.path.abspath(corpus_path))
-    path = root / case.patch
+    path = root / name
     current = root
-    for part in Path(case.patch).parts:
+    for part in Path(name).parts:
         current = current / part
         try:
             info = current.lstat()

@@ -48,16 +48,43 @@ class GradeJob:
     pass_to_pass: tuple[str, ...]
     gold_files: tuple[str, ...]
     log: Path
+    p2p_suite: bool = False
+    """PASS_TO_PASS = every test passing in the whole suite at the base (seed 002), not
+    only the task's own test files: a patch that breaks an unrelated test fails."""
 
     @classmethod
-    def build(cls, solution: Solution, task: Task, log: Path) -> GradeJob:
+    def build(cls, solution: Solution, task: Task, log: Path, p2p_suite: bool = False) -> GradeJob:
         assert solution.patch is not None
         return cls(
             run_id=solution.run_id, instance_id=solution.instance_id, condition=solution.condition,
             repetition=solution.repetition, run_state=solution.state, patch=solution.patch,
             base=task.base_commit, test_patch=task.test_patch, fail_to_pass=tuple(task.FAIL_TO_PASS),
-            pass_to_pass=tuple(task.PASS_TO_PASS), gold_files=tuple(task.gold_files), log=log,
+            pass_to_pass=tuple(task.PASS_TO_PASS), gold_files=tuple(task.gold_files), log=log, p2p_suite=p2p_suite,
         )  # fmt: skip
+
+
+#: Whole-suite PASS_TO_PASS per (base, test patch, command): run once per base in a worker.
+_SUITE_P2P: dict[tuple[str, str | None, str], frozenset[str]] = {}
+
+
+def suite_pass_to_pass(tree: ScratchTree, command: TestCommand, job: GradeJob) -> frozenset[str]:
+    """Tests passing in the whole suite at the base with the task's test patch, minus the
+    FAIL_TO_PASS tests; computed once per base and kept (``--p2p suite``)."""
+    key = (job.base, patch_digest(job.test_patch), command.command)
+    if key not in _SUITE_P2P:
+        tree.checkout(job.base)
+        tree.home.mkdir(parents=True, exist_ok=True)
+        tree.setup(job.log)
+        tests = tree.home / "tests.diff"
+        tests.write_text(job.test_patch, encoding="utf-8", errors="surrogateescape")
+        if job.test_patch.strip() and not tree.apply(tests):
+            _SUITE_P2P[key] = frozenset()
+        else:
+            outcome = run_tests(tree, command, [], "whole suite at the base (PASS_TO_PASS, once per base)", job.log)
+            ran = outcome.kind not in (VerdictKind.TIMEOUT, VerdictKind.ERROR)
+            passed = outcome.passed - outcome.failed if ran else frozenset()
+            _SUITE_P2P[key] = frozenset(passed - set(job.fail_to_pass))
+    return _SUITE_P2P[key]
 
 
 def patch_digest(patch: str | None) -> str | None:
@@ -93,6 +120,7 @@ def _size(parsed: ParsedPatch, gold_files: tuple[str, ...] | list[str]) -> dict[
         "lines": parsed.lines,
         "overreach": len(outside),
         "overreach_files": outside,
+        "overreach_flag": len(outside) > 1,
     }
 
 
@@ -127,9 +155,13 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
     log = job.log
     log.write_text(f"run {job.run_id}: task {job.instance_id}, condition {job.condition}, "
                    f"repetition {job.repetition}, at {job.base}\n", encoding="utf-8")  # fmt: skip
-    required = sorted({*job.fail_to_pass, *job.pass_to_pass})
-    common: dict[str, object] = {"f2p_total": len(job.fail_to_pass), "p2p_total": len(job.pass_to_pass),
-                                 "not_passed": required, "patch_sha256": patch_digest(job.patch)}  # fmt: skip
+    pass_to_pass = tuple(job.pass_to_pass)
+    if job.p2p_suite:
+        pass_to_pass = tuple(sorted({*pass_to_pass, *suite_pass_to_pass(tree, command, job)}))
+    required = sorted({*job.fail_to_pass, *pass_to_pass})
+    common: dict[str, object] = {"f2p_total": len(job.fail_to_pass), "p2p_total": len(pass_to_pass),
+                                 "not_passed": required, "patch_sha256": patch_digest(job.patch),
+                                 "p2p": "suite" if job.p2p_suite else "task"}  # fmt: skip
 
     def done(status: GradeStatus, **values: object) -> Grade:
         grade = _base(job, status, **{**common, **values})
@@ -176,12 +208,13 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
     if job.test_patch.strip() and not tree.apply(tests):
         return done(GradeStatus.TEST_PATCH_FAILED, applies_clean=True,
                     reason="the task's test patch does not apply on top of the patch", **size)  # fmt: skip
-    outcome = run_tests(tree, command, test_selection(required), "grading tests", log)
+    selection = [] if job.p2p_suite else test_selection(required)  # []: the whole suite
+    outcome = run_tests(tree, command, selection, "grading tests", log)
     ran = outcome.kind not in (VerdictKind.TIMEOUT, VerdictKind.ERROR)
     passed = outcome.passed - outcome.failed if ran else frozenset()
     f2p = sum(1 for t in job.fail_to_pass if t in passed)
-    p2p = sum(1 for t in job.pass_to_pass if t in passed)
-    resolved = bool(required) and f2p == len(job.fail_to_pass) and p2p == len(job.pass_to_pass) and not infra
+    p2p = sum(1 for t in pass_to_pass if t in passed)
+    resolved = bool(required) and f2p == len(job.fail_to_pass) and p2p == len(pass_to_pass) and not infra
     return done(
         GradeStatus.TESTED, applies_clean=True, tests_pass=resolved, partial=not resolved and f2p > 0,
         f2p_passed=f2p, p2p_passed=p2p, not_passed=[t for t in required if t not in passed],

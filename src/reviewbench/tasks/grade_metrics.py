@@ -25,7 +25,7 @@ condition, which is also what pairs the differences between conditions.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
 
@@ -124,11 +124,26 @@ class ConditionBoard:
         }  # fmt: skip
 
 
+#: Fewer tasks than this and the scoreboard says "insufficient evidence" (seed 002).
+MIN_TASKS = 10
+
+
 @dataclass(frozen=True)
 class Scoreboard:
     conditions: list[ConditionBoard]
     resamples: int
     seed: int
+    tasks: list[str] = field(default_factory=list)
+    never_resolved: list[str] = field(default_factory=list)
+    """Tasks no run of any condition resolved: perhaps unsolvable as posed; look at them."""
+
+    @property
+    def evidence(self) -> str:
+        return "insufficient evidence" if len(self.tasks) < MIN_TASKS else "sufficient"
+
+    def task_summary(self) -> dict[str, object]:
+        return {"count": len(self.tasks), "never_resolved": self.never_resolved, "evidence": self.evidence,
+                "min_tasks": MIN_TASKS}  # fmt: skip
 
     def as_dict(self) -> dict[str, dict[str, object]]:
         return {c.name: c.as_dict() for c in self.conditions}
@@ -275,7 +290,9 @@ def score_grades(grades: list[Grade], resamples: int = 10_000, seed: int = 0) ->
             overreach_rate=rate(p["overreach"]), pass_at={k: rate(c) for k, c in p["at"].items()},
             pass_hat={k: rate(c) for k, c in p["hat"].items()}, paired=dict(paired.get(name, {})),
         ))  # type: ignore[arg-type]  # fmt: skip
-    return Scoreboard(conditions=boards, resamples=resamples, seed=seed)
+    resolved = {g.instance_id for g in grades if g.tests_pass}
+    return Scoreboard(conditions=boards, resamples=resamples, seed=seed, tasks=tasks,
+                      never_resolved=[t for t in tasks if t not in resolved])  # fmt: skip
 
 
 def _finite(value: float) -> float | None:

@@ -43,6 +43,7 @@ def grade_rows(grades: list[Grade]) -> list[dict[str, object]]:
             "partial": g.partial,
             "overreach": g.overreach,
             "overreach_files": g.overreach_files,
+            "overreach_flag": g.overreach_flag,
             "files": g.files,
             "lines": g.lines,
             "status": g.status.value,
@@ -54,8 +55,8 @@ def grade_rows(grades: list[Grade]) -> list[dict[str, object]]:
 
 
 def grades_document(grades: list[Grade], board: Scoreboard) -> dict[str, object]:
-    """``{"rows": [...], "conditions": {...}}``: what ``--json`` prints."""
-    return {"rows": grade_rows(grades), "conditions": board.as_dict()}
+    """``{"rows": [...], "conditions": {...}, "tasks": {...}}``: what ``--json`` prints."""
+    return {"rows": grade_rows(grades), "conditions": board.as_dict(), "tasks": board.task_summary()}
 
 
 def write_grades_csv(grades: list[Grade], path: Path) -> Path:

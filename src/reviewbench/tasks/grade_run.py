@@ -81,6 +81,7 @@ def grade_solutions(
     *,
     force: bool = False,
     on_grade: Callable[[Grade, int, int], None] | None = None,
+    p2p_suite: bool = False,
 ) -> GradeSummary:
     """Grade ``solutions`` against ``taskset`` and write ``RUNDIR/grades.jsonl``.
 
@@ -104,6 +105,7 @@ def grade_solutions(
         s
         for s in solutions
         if s.run_id not in done or done[s.run_id].patch_sha256 != patch_digest(s.patch)
+        or (s.patch and done[s.run_id].p2p != ("suite" if p2p_suite else "task"))
     ]
     lock = threading.Lock()
     finished = 0
@@ -126,7 +128,7 @@ def grade_solutions(
             record(early)  # no tree needed: nothing is applied
         else:
             jobs.append(
-                GradeJob.build(solution, task, (logs / f"{_safe(solution.run_id)}.log").resolve())
+                GradeJob.build(solution, task, (logs / f"{_safe(solution.run_id)}.log").resolve(), p2p_suite)
             )
     if jobs:
         repo = open_repository(Path(taskset.meta.repo.path)).path
@@ -169,6 +171,7 @@ def grade_rundir(
     *,
     force: bool = False,
     on_grade: Callable[[Grade, int, int], None] | None = None,
+    p2p_suite: bool = False,
 ) -> GradeSummary:
     """Grade every run of a ``tasks run`` directory (settings as :func:`~reviewbench.config.resolve_test_settings`)."""
     from .solutions import read_solutions
@@ -176,4 +179,4 @@ def grade_rundir(
     tasks_path, solutions = read_solutions(rundir)
     taskset = read_tasks(tasks_path)
     config = resolve_test_settings(Path(taskset.meta.repo.path), overrides or {})
-    return grade_solutions(rundir, taskset, solutions, config, force=force, on_grade=on_grade)
+    return grade_solutions(rundir, taskset, solutions, config, force=force, on_grade=on_grade, p2p_suite=p2p_suite)

@@ -117,6 +117,14 @@ class Grade(_Record):
     partial: bool = Field(description="Not resolved, but at least one FAIL_TO_PASS test passed.")
     overreach: int = Field(ge=0, description="Files the patch changes outside the gold patch's files.")
     overreach_files: list[str] = Field(description="Those files (untrusted: they come from the patch).")
+    p2p: str = Field(
+        default="task", pattern="^(task|suite)$",
+        description="Where PASS_TO_PASS came from: the task's own test files ('task') or the whole suite at "
+        "the base ('suite', tasks grade --p2p suite).",
+    )
+    overreach_flag: bool = Field(
+        default=False, description="Seed 002's overreach: more than one file changed outside the gold patch's files."
+    )
     files: int = Field(ge=0, description="Files the patch changes (0 when it did not parse).")
     lines: int = Field(ge=0, description="Added + removed lines of the patch.")
     f2p_passed: int = Field(ge=0, description="FAIL_TO_PASS tests that passed.")

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
 from ..git.repo import missing_commits, open_repository
-from ..records import Case, Validation
+from ..records import Case, GoldRecord, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
 from .executors import run_jobs
@@ -69,6 +69,26 @@ def _check_bases(repo: Path, bases: set[str]) -> None:
         )
 
 
+def corpus_file(corpus: Path, name: str, case_id: str) -> Path:
+    """``name`` inside ``corpus`` (a corpus is untrusted: no ``..`` or symlink out of it).
+
+    Raises:
+        CorpusError: the name leads out of the corpus or the file is missing.
+    """
+    root = corpus.resolve()
+    path = (root / name).resolve()
+    if root not in path.parents or not path.is_file():
+        raise CorpusError(f"case {case_id}: {name} is missing or lies outside the corpus {corpus}")
+    return path
+
+
+def case_overlays(corpus: Path, case: Case, gold: GoldRecord) -> tuple[Path, ...]:
+    """Patches validation applies to a case's base before anything runs: a rename
+    variant's base patch, then the fix's test files of a natural case."""
+    names = [n for n in (case.base_patch, gold.provenance.test_patch) if n]
+    return tuple(corpus_file(corpus, name, case.case_id) for name in names)
+
+
 def _journal_entry(raw: bytes) -> tuple[str, Validation]:
     entry = json.loads(raw)
     return entry["case_id"], Validation.model_validate(entry["validation"])
@@ -101,7 +121,8 @@ def validate_corpus(
     _check_bases(repo.path, {c.base for c in pending})
     logs = corpus_path / LOG_DIR
     logs.mkdir(exist_ok=True)
-    bases = Counter(c.base for c in pending)
+    overlays = {c.case_id: case_overlays(corpus_path, c, gold[c.case_id]) for c in pending}
+    bases = Counter((c.base, overlays[c.case_id]) for c in pending)
     jobs = [
         CaseJob(
             case_id=c.case_id,
@@ -109,7 +130,8 @@ def validate_corpus(
             patch=_patch(corpus_path, c),
             test_paths=tuple(gold[c.case_id].provenance.test_paths),
             log=(logs / f"{c.case_id}.log").resolve(),
-            shared_base=bases[c.base] > 1,
+            shared_base=bases[(c.base, overlays[c.case_id])] > 1,
+            overlays=overlays[c.case_id],
         )
         for c in pending
     ]

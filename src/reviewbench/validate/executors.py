@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import queue
 import shutil
-import tempfile
 import threading
 import traceback
 from collections.abc import Callable

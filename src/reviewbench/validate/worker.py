@@ -68,6 +68,14 @@ class CaseJob:
     log: Path
     shared_base: bool = False
     """Other cases of the run have the same base: its suite runs once, up front."""
+    overlays: tuple[Path, ...] = ()
+    """Patches applied right after every checkout of ``base``, before anything runs: part of
+    the base as validation sees it (a natural case's test patch)."""
+
+    @property
+    def base_key(self) -> str:
+        """What base results are cached under: the base commit, plus its overlays if any."""
+        return self.base if not self.overlays else self.base + "+" + "+".join(str(p) for p in self.overlays)
 
 
 class ScratchTree:
@@ -345,19 +353,25 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         verdict = run_selection(tree, command, selection, label, log, bounds)
         spent += verdict.duration_s
         if not selection and job.shared_base:
-            known.record_suite(job.base, command, verdict)  # a passing patched suite: as good a measure
+            known.record_suite(job.base_key, command, verdict)  # a passing patched suite: as good a measure
         return verdict
 
-    tree.checkout(job.base)  # a patch that does not apply is found below: `git apply` is atomic
+    def checkout() -> bool:
+        """The base as validation sees it: the commit, then its overlays."""
+        tree.checkout(job.base)
+        return all(tree.apply(overlay) for overlay in job.overlays)
+
+    if not checkout():  # a patch that does not apply is found below: `git apply` is atomic
+        return result(ValidationStatus.APPLY_FAILED)
     set_up = tree._set_up
     tree.setup(log)
     fresh = tree._set_up == set_up  # still exactly the base: no setup command ran just now
     known = _base_results(tree)
     if job.shared_base:
         label = "reference (suite) whole suite at base, once per run"
-        if known.suite_once(job.base, command, lambda: run_selection(tree, command, [], label, log)):
+        if known.suite_once(job.base_key, command, lambda: run_selection(tree, command, [], label, log)):
             fresh = False
-        adaptive = known.bounds(job.base, command, tree.config.timeout)
+        adaptive = known.bounds(job.base_key, command, tree.config.timeout)
         if adaptive:
             bounds = adaptive[0]
             _note(log, adaptive[1])
@@ -369,7 +383,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     last: Verdict | None = None
     for name, selection in selections:
         if not fresh:
-            tree.checkout(job.base)
+            checkout()
         fresh = False
         if not tree.apply(job.patch, job.log):
             return result(ValidationStatus.APPLY_FAILED)
@@ -389,13 +403,13 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         # cannot be turned back into pytest node ids.
         narrowed = _node_ids(first.failing, tree.path) if command.is_pytest else None
         again = narrowed or selection
-        if not known.pass_at(job.base, command, first.failing):
-            tree.checkout(job.base)
-        if command.is_pytest and selection and not known.pass_at(job.base, command, first.failing):
+        if not known.pass_at(job.base_key, command, first.failing):
+            checkout()
+        if command.is_pytest and selection and not known.pass_at(job.base_key, command, first.failing):
             # A fix-test selection at the base, once per run: other cases on this base
             # (every mutation case) find their failing tests in it.
-            known.record(job.base, command, run(selection, f"reference ({name}) whole selection at base"))
-        if known.pass_at(job.base, command, first.failing):
+            known.record(job.base_key, command, run(selection, f"reference ({name}) whole selection at base"))
+        if known.pass_at(job.base_key, command, first.failing):
             _note(log, f"reference ({name}): the failing tests pass at base {job.base[:12]} "
                        "(seen in this run's base runs)")  # fmt: skip
         else:
@@ -409,7 +423,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
                 if reference.kind is not VerdictKind.FAIL:
                     break
             for reference in references:
-                known.record(job.base, command, reference)
+                known.record(job.base_key, command, reference)
             kinds = {r.kind for r in references}
             if kinds == {VerdictKind.FAIL}:
                 return result(ValidationStatus.BASE_FAILING, references[-1], name)
@@ -423,7 +437,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             if reference.kind is not VerdictKind.PASS:
                 return result(ValidationStatus.ERROR, reference, name)
         if reruns > 1:
-            tree.checkout(job.base)  # reruns start from a fresh patched tree
+            checkout()  # reruns start from a fresh patched tree
             if not tree.apply(job.patch, job.log):
                 return result(ValidationStatus.APPLY_FAILED)
         runs = [first]

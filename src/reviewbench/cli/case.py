@@ -1,0 +1,97 @@
+"""``reviewbench case add/list/remove``: hand-made cases in a corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import UsageError
+from ..git.repo import open_repository
+from ..store import read_corpus
+from ._output import console, print_json
+
+__all__ = ["case_group"]
+
+
+@click.group("case")
+def case_group() -> None:
+    """Add, list and remove hand-made (authored) cases of a corpus.
+
+    Every change rewrites the corpus's gold and its gold_sha256: a registered run
+    directory then refuses to run or score until --new-version registers the change.
+    """
+
+
+@case_group.command("add")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.option("--repo", type=click.Path(path_type=Path), help="Repository [default: the corpus's own].")
+@click.option("--base", required=True, metavar="REV", help="Commit the patch applies to.")
+@click.option("--head", metavar="REV", help="Commit whose diff from --base is the patch.")
+@click.option("--patch", "patch_file", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="A git-format patch applying to --base (instead of --head).")
+@click.option("--gold", "gold_file", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Gold TOML: expect_finding, [[defect]] with [[defect.location]] (path + symbol or lines).")
+@click.option("--stratum", metavar="NAME", help="Stratum, built-in or your own (e.g. rule_violation).")
+@click.option("--pair-id", metavar="ID", help="Pairs this case with another (a violation and its safe look-alike).")
+@click.option("--json", "as_json", is_flag=True, help="Print the new case as JSON.")
+def case_add(corpus: Path, repo: Path | None, base: str, head: str | None, patch_file: Path | None,
+             gold_file: Path, stratum: str | None, pair_id: str | None, as_json: bool) -> None:  # fmt: skip
+    """Add a hand-made case to CORPUS: the patch must apply to --base; gold locations are
+    computed in the patched tree."""
+    from ..mine.authored import add_case
+
+    if (head is None) == (patch_file is None):
+        raise UsageError("give exactly one of --head REV and --patch FILE")
+    repository = open_repository(repo or Path(read_corpus(corpus).meta.repo.path))
+    patch = None
+    if patch_file is not None:
+        try:
+            patch = patch_file.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read --patch {patch_file}: {exc.strerror}") from None
+    case, gold = add_case(corpus, repository, base, head=head, patch=patch, gold_file=gold_file,
+                          stratum=stratum, pair_id=pair_id)  # fmt: skip
+    if as_json:
+        print_json({"case_id": case.case_id, "stratum": gold.stratum, "pair_id": gold.pair_id,
+                    "paths": case.paths, "locations": [loc.model_dump() for d in gold.defects for loc in d.locations]})  # fmt: skip
+        return
+    console.print(f"added {case.case_id} ({escape(gold.stratum)}) to {escape(str(corpus))}", markup=True)
+
+
+@case_group.command("list")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.option("--all", "show_all", is_flag=True, help="Every case, not only authored ones.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def case_list(corpus: Path, show_all: bool, as_json: bool) -> None:
+    """List the authored cases of CORPUS (with --all, every case)."""
+    data = read_corpus(corpus)
+    gold = {g.case_id: g for g in data.gold}
+    rows = [{"case_id": c.case_id, "stratum": gold[c.case_id].stratum, "pair_id": gold[c.case_id].pair_id,
+             "expect_finding": gold[c.case_id].expect_finding, "paths": c.paths,
+             "validation": gold[c.case_id].validation.status.value if gold[c.case_id].validation else "unvalidated"}
+            for c in data.cases
+            if c.case_id in gold and (show_all or gold[c.case_id].provenance.operator == "authored")]  # fmt: skip
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(show_edge=False)
+    for column in ("case_id", "stratum", "pair_id", "expect", "validation", "paths"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["case_id"], escape(row["stratum"]), escape(row["pair_id"] or ""), str(row["expect_finding"]),
+                      row["validation"], escape(", ".join(row["paths"])))  # fmt: skip
+    console.print(table)
+
+
+@case_group.command("remove")
+@click.argument("corpus", type=click.Path(path_type=Path))
+@click.argument("case_id")
+def case_remove(corpus: Path, case_id: str) -> None:
+    """Remove CASE_ID (its records and patch files) from CORPUS."""
+    from ..mine.authored import remove_case
+
+    remove_case(corpus, case_id)
+    console.print(f"removed {escape(case_id)} from {escape(str(corpus))}", markup=True)

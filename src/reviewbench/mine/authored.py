@@ -1,0 +1,233 @@
+"""Authored cases (seed 003): hand-made cases added to a corpus, e.g. a repository-rule
+violation and its look-alike safe counterexample on two branches.
+
+A case is a base commit and a patch (given, or the diff from base to a head commit) plus a
+gold TOML file. The patch must apply; locations are computed in the patched tree from
+each location's ``symbol`` (Python: the definition's lines) or its line range. Every
+change rewrites ``cases.jsonl``, ``gold.jsonl`` and ``corpus.json`` atomically with the new
+``gold_sha256``: a registered run directory then refuses the changed gold unless scored
+with ``--new-version``.
+
+Gold TOML::
+
+    expect_finding = true            # false for a safe counterexample
+    stratum = "rule_violation"       # optional; --stratum wins
+    pair_id = "money-rounding"       # optional; --pair-id wins
+    [[defect]]
+    class = "rule_violation"
+    severity = "high"                # low | med | high, optional
+    severity_basis = "P1: wrong totals reach invoices"
+    trigger = "an order with a discount"
+    description = "rounds each line instead of the total"
+    acceptable_descriptions = ["rounding per line", "floating point money"]
+    [[defect.location]]
+    path = "shop/billing.py"
+    symbol = "Invoice.total"         # or start_line / end_line
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import UsageError
+from ..git.apply import patched_files
+from ..git.blame import diff_bytes
+from ..git.repo import Repository
+from ..records import Case, Defect, GoldRecord, Location, Provenance
+from ..store.corpus import (
+    CASES_FILE,
+    GOLD_FILE,
+    META_FILE,
+    Corpus,
+    dump_jsonl,
+    read_corpus,
+    sha256_file,
+)
+from ..store.journal import write_atomic
+from .naming import case_id, neutral_title
+from .paths import language_of
+
+__all__ = ["add_case", "patch_paths", "remove_case"]
+
+_DIFF_GIT = re.compile(rb"^diff --git a/(.+?) b/(.+)$", re.MULTILINE)
+_PLUS = re.compile(rb"^\+\+\+ (?:b/(.+)|/dev/null)$", re.MULTILINE)
+
+
+def patch_paths(patch: bytes) -> list[str]:
+    """The files a git-format patch changes, as named after it applies (deletions: before)."""
+    paths: list[str] = []
+    for section in re.split(rb"(?m)^(?=diff --git )", patch):
+        head = _DIFF_GIT.search(section)
+        if not head:
+            continue
+        plus = _PLUS.search(section)
+        name = plus.group(1) if plus and plus.group(1) else head.group(2 if b"deleted file" not in section else 1)
+        path = name.decode("utf-8", "surrogateescape")
+        if path not in paths:
+            paths.append(path)
+    return paths
+
+
+def _symbol_span(text: str, symbol: str, path: str) -> tuple[int, int]:
+    """Lines of the Python definition ``symbol`` (dotted: ``Cls.method``) in ``text``."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise UsageError(f"{path} does not parse after the patch ({exc.msg}); give start_line/end_line") from None
+    found: list[tuple[int, int]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if name == symbol:
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    found.append((first, child.end_lineno or child.lineno))
+                walk(child, f"{name}.")
+
+    walk(tree, "")
+    if not found:
+        raise UsageError(f"no definition {symbol!r} in {path} after the patch")
+    return found[0]
+
+
+def _locations(raw: list[dict], files: dict[str, bytes | None], paths: list[str]) -> list[Location]:
+    out = []
+    for entry in raw:
+        path = entry.get("path")
+        if not isinstance(path, str) or path not in paths:
+            raise UsageError(f"gold location path {path!r} is not a file the patch changes ({', '.join(paths)})")
+        data = files.get(path)
+        if data is None:
+            raise UsageError(f"{path} does not exist after the patch; a location must lie in the patched tree")
+        text = data.decode("utf-8", "replace")
+        symbol = entry.get("symbol")
+        if "start_line" in entry:
+            start, end = int(entry["start_line"]), int(entry.get("end_line", entry["start_line"]))
+            if not 1 <= start <= end <= len(text.splitlines()):
+                raise UsageError(f"lines {start}-{end} are outside {path} after the patch")
+        elif symbol:
+            if language_of(path) != "python":
+                raise UsageError(f"a symbol locates only Python code; give start_line/end_line for {path}")
+            start, end = _symbol_span(text, symbol, path)
+        else:
+            raise UsageError(f"gold location in {path} needs a symbol or start_line/end_line")
+        out.append(Location(path=path, start_line=start, end_line=end, symbol=symbol))
+    return out
+
+
+def _gold(raw: dict, cid: str, stratum: str | None, pair_id: str | None, base: str,
+          files: dict[str, bytes | None], paths: list[str], source: str) -> GoldRecord:  # fmt: skip
+    known = {"expect_finding", "stratum", "pair_id", "defect"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise UsageError(f"{source}: unknown gold key {unknown[0]!r} (known: {', '.join(sorted(known))})")
+    expect = raw.get("expect_finding", True)
+    defects_raw = raw.get("defect", [])
+    if expect and not defects_raw:
+        raise UsageError(f"{source}: a case that expects a finding needs at least one [[defect]]")
+    if not expect and defects_raw:
+        raise UsageError(f"{source}: expect_finding = false (a clean case) cannot list defects")
+    defects = []
+    try:
+        for number, d in enumerate(defects_raw, start=1):
+            fields = {k: v for k, v in d.items() if k != "location"}
+            fields.setdefault("class", stratum or raw.get("stratum") or "authored")
+            defects.append(Defect(defect_id=f"{cid}-d{number}", locations=_locations(d.get("location", []), files, paths),
+                                  **fields))  # fmt: skip
+        return GoldRecord(case_id=cid, stratum=stratum or raw.get("stratum") or "authored", expect_finding=bool(expect),
+                          pair_id=pair_id or raw.get("pair_id"), defects=defects,
+                          provenance=Provenance(parent=base, operator="authored"))  # fmt: skip
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UsageError(f"{source}: {where}: {first['msg']}") from None
+
+
+def _rewrite(corpus: Corpus, cases: list[Case], gold: list[GoldRecord]) -> str:
+    """Write the records back atomically, gold re-hashed; return the new gold SHA-256."""
+    cases = sorted(cases, key=lambda c: c.case_id)
+    gold = sorted(gold, key=lambda g: g.case_id)
+    write_atomic(corpus.path / CASES_FILE, dump_jsonl(cases))
+    write_atomic(corpus.path / GOLD_FILE, dump_jsonl(gold))
+    sha = sha256_file(corpus.path / GOLD_FILE)
+    by_stratum = dict(corpus.meta.counts.by_stratum)
+    by_stratum.update({k: 0 for k in by_stratum})
+    by_stratum.update(Counter(g.stratum for g in gold))
+    counts = corpus.meta.counts.model_copy(update={"cases": len(cases), "by_stratum": by_stratum})
+    meta = corpus.meta.model_copy(update={"counts": counts, "gold_sha256": sha})
+    write_atomic(corpus.path / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
+    return sha
+
+
+def add_case(corpus_path: Path, repo: Repository, base: str, *, head: str | None = None, patch: bytes | None = None,
+             gold_file: Path, stratum: str | None = None, pair_id: str | None = None) -> tuple[Case, GoldRecord]:  # fmt: skip
+    """Add one authored case to a corpus.
+
+    Raises:
+        UsageError: a bad gold file, a location that cannot be placed, or a duplicate case.
+        GitError: a revision is unknown or the patch does not apply.
+    """
+    corpus = read_corpus(corpus_path)
+    base_sha = repo.run("rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False)
+    if not base_sha:
+        raise UsageError(f"--base {base} is not a commit of {repo.path}")
+    if head is not None:
+        head_sha = repo.run("rev-parse", "--verify", "--quiet", f"{head}^{{commit}}", check=False)
+        if not head_sha:
+            raise UsageError(f"--head {head} is not a commit of {repo.path}")
+        changed = repo.run("diff", "--name-only", "-z", base_sha, head_sha).split("\0")
+        patch = diff_bytes(repo, base_sha, head_sha, [p for p in changed if p], renames=True)
+    if not patch:
+        raise UsageError("the patch is empty: nothing to review")
+    paths = patch_paths(patch)
+    if not paths:
+        raise UsageError("the patch names no file (is it a git-format unified diff?)")
+    files = patched_files(repo, base_sha, patch, paths)
+    try:
+        raw = tomllib.loads(gold_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"cannot read gold file {gold_file}: {exc}") from None
+    seed = int(corpus.meta.config.get("seed", 0) or 0)
+    key = f"authored:{base_sha}:{hashlib.sha256(patch).hexdigest()}"
+    cid = case_id(seed, key)
+    if any(c.case_id == cid for c in corpus.cases):
+        raise UsageError(f"the corpus already holds this case ({cid}): same base and patch")
+    gold = _gold(raw, cid, stratum, pair_id, base_sha, files, paths, str(gold_file))
+    languages = Counter(lang for p in paths if (lang := language_of(p)))
+    case = Case(case_id=cid, base=base_sha, title=neutral_title(seed, key, paths), patch=f"patches/{cid}.diff",
+                paths=paths, language=languages.most_common(1)[0][0] if languages else None)  # fmt: skip
+    write_atomic(corpus_path / case.patch, patch)
+    _rewrite(corpus, [*corpus.cases, case], [*corpus.gold, gold])
+    return case, gold
+
+
+def remove_case(corpus_path: Path, cid: str) -> None:
+    """Remove a case, its gold and its patch files from a corpus.
+
+    Raises:
+        UsageError: no such case.
+    """
+    corpus = read_corpus(corpus_path)
+    case = next((c for c in corpus.cases if c.case_id == cid), None)
+    if case is None:
+        raise UsageError(f"{corpus_path} holds no case {cid!r}")
+    dependants = [g.case_id for g in corpus.gold if g.variant_of == cid]
+    if dependants:
+        raise UsageError(f"{cid} has rename variant(s) {', '.join(dependants)}: remove them first")
+    _rewrite(corpus, [c for c in corpus.cases if c.case_id != cid], [g for g in corpus.gold if g.case_id != cid])
+    root = corpus_path.resolve()
+    gold = next((g for g in corpus.gold if g.case_id == cid), None)
+    for name in (case.patch, case.base_patch, gold.provenance.test_patch if gold else None):
+        if name:
+            target = (root / name).resolve()
+            if root in target.parents and target.is_file() and not target.is_symlink():
+                target.unlink()
+

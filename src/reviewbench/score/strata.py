@@ -1,0 +1,38 @@
+"""Holdout strata: scored on their own, never pooled into headline figures.
+
+Natural cases (``mine --natural``) are the change as it was reviewed when the bug went in:
+a different population from reversed fixes and mutations, older and noisier. Seed 003
+asks that they be reported beside the headline, never inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..store.runs import RunRow
+from .metrics import CaseInfo, RunOutcome, tally_condition
+from .subsets import group_metrics
+
+__all__ = ["HOLDOUT_STRATA", "holdout_scores", "split_holdout"]
+
+#: Strata kept out of headline metrics, gates and comparisons.
+HOLDOUT_STRATA = frozenset({"natural"})
+
+
+def split_holdout(cases: Mapping[str, CaseInfo]) -> tuple[dict[str, CaseInfo], dict[str, CaseInfo]]:
+    """(headline cases, holdout cases). A rename variant follows its original's stratum."""
+    headline = {k: c for k, c in cases.items() if c.stratum not in HOLDOUT_STRATA}
+    holdout = {k: c for k, c in cases.items() if c.stratum in HOLDOUT_STRATA}
+    return headline, holdout
+
+
+def holdout_scores(runs: Sequence[RunRow], holdout: Mapping[str, CaseInfo], outcomes: Mapping[str, RunOutcome],
+                   resamples: int, seed: int) -> dict:  # fmt: skip
+    """``{stratum: {"cases", "metrics"}}`` of one condition's runs on the holdout cases."""
+    if not holdout:
+        return {}
+    tally = tally_condition(runs, dict(holdout), dict(outcomes))
+    groups: dict[str, set[str]] = {}
+    for case in holdout.values():
+        groups.setdefault(case.stratum, set()).add(case.cluster)
+    return group_metrics(tally, dict(sorted(groups.items())), resamples, seed)

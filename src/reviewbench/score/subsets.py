@@ -1,0 +1,75 @@
+"""Metrics of a subset of a condition's cases, with intervals: holdout strata and the
+contamination cut-off score part of the cases apart from the headline.
+
+Groups of case clusters (a rename variant belongs to its original's cluster) are scored
+from the same tally rows the headline uses, and resampled together by cluster, so the
+difference between two groups comes with a bootstrap interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .metrics import RATE_METRICS, ConditionTally
+from .stats import percentile_interval, resample_ratios
+
+__all__ = ["group_metrics"]
+
+
+def _round(x: float | None) -> int | float | None:
+    if x is None:
+        return None
+    return int(x) if float(x).is_integer() else round(float(x), 6)
+
+
+def group_metrics(tally: ConditionTally, groups: Mapping[str, set[str]], resamples: int, seed: int,
+                  difference: tuple[str, str] | None = None) -> dict:  # fmt: skip
+    """``{group: {"metrics": {metric: {value, num, den, lo, hi}}}}`` for each group of
+    clusters, plus ``"difference"`` (second minus first group, per metric, with its
+    interval) when ``difference`` names two groups."""
+    clusters = sorted(set().union(*groups.values())) if groups else []
+    index = {c: i for i, c in enumerate(clusters)}
+    names = list(groups)
+    columns = {(g, m): k for k, (g, m) in enumerate((g, m) for g in names for m in RATE_METRICS)}
+    num = np.zeros((len(clusters), len(columns)))
+    den = np.zeros((len(clusters), len(columns)))
+    member = {c: g for g in names for c in groups[g]}
+    for metric, cluster, n, d, *_rest in tally.rows:
+        group = member.get(cluster)
+        if group is None:
+            continue
+        k = columns[(group, metric)]
+        num[index[cluster], k] += n
+        den[index[cluster], k] += d
+    samples = resample_ratios(num, den, resamples, seed)
+    lo, hi = percentile_interval(samples)
+    out: dict = {}
+    for group in names:
+        metrics = {}
+        for metric in RATE_METRICS:
+            k = columns[(group, metric)]
+            total_n, total_d = float(num[:, k].sum()), float(den[:, k].sum())
+            scored = total_d > 0 and not np.isnan(lo[k])
+            metrics[metric] = {"value": round(total_n / total_d, 6) if total_d > 0 else None,
+                               "num": _round(total_n), "den": _round(total_d),
+                               "lo": round(float(lo[k]), 6) if scored else None,
+                               "hi": round(float(hi[k]), 6) if scored else None}  # fmt: skip
+        out[group] = {"cases": len(groups[group]), "metrics": metrics}
+    if difference:
+        first, second = difference
+        diffs = {}
+        for metric in RATE_METRICS:
+            a, b = out[first]["metrics"][metric], out[second]["metrics"][metric]
+            if a["value"] is None or b["value"] is None:
+                diffs[metric] = {"diff": None, "lo": None, "hi": None}
+                continue
+            d = samples[:, columns[(second, metric)]] - samples[:, columns[(first, metric)]]
+            dlo, dhi = percentile_interval(d[:, None])
+            bounded = not np.isnan(dlo[0])
+            diffs[metric] = {"diff": round(b["value"] - a["value"], 6),
+                             "lo": round(float(dlo[0]), 6) if bounded else None,
+                             "hi": round(float(dhi[0]), 6) if bounded else None}  # fmt: skip
+        out["difference"] = {"of": f"{second} - {first}", "metrics": diffs}
+    return out

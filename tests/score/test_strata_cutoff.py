@@ -1,0 +1,129 @@
+"""Natural cases as a holdout and the contamination cut-off split, on hand-made dates (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reviewbench.records import (
+    Case,
+    CorpusCounts,
+    CorpusMeta,
+    Defect,
+    Finding,
+    GoldRecord,
+    Location,
+    Provenance,
+    RepoInfo,
+    Validation,
+)
+from reviewbench.score import ScoreOptions, score_run
+from reviewbench.store.corpus import CorpusWriter
+from reviewbench.store.runs import RunRow, RunStore
+
+# case id: (stratum, source date, found by condition A)
+CASES = {
+    "d1": ("fix_reversal", "2023-01-01T12:00:00+00:00", True),
+    "d2": ("fix_reversal", "2025-06-01T12:00:00+00:00", False),
+    "d3": ("mutation", None, True),  # made at mining time: the corpus's created_at (2026)
+    "n1": ("natural", "2020-01-01T00:00:00+00:00", True),
+    "n2": ("natural", "2021-01-01T00:00:00+00:00", False),
+    "k1": ("control", None, False),
+}
+
+
+@pytest.fixture
+def rundir(tmp_path) -> Path:
+    corpus = tmp_path / "corpus"
+    with CorpusWriter(corpus) as writer:
+        for cid, (stratum, when, _found) in CASES.items():
+            control = stratum == "control"
+            defects = [] if control else [Defect(defect_id=f"{cid}-d1", **{"class": stratum},
+                                                 locations=[Location(path=f"{cid}.py", start_line=5, end_line=5)])]  # fmt: skip
+            writer.add(Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
+                            paths=[f"{cid}.py"], language="python"),
+                       GoldRecord(case_id=cid, stratum=stratum, expect_finding=not control, defects=defects,
+                                  provenance=Provenance(), source_date=when,
+                                  validation=Validation(status="not_observed" if control else "observed")),
+                       b"")  # fmt: skip
+        meta = writer.commit(lambda sha: CorpusMeta(
+            repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
+            tool_version="test", config={}, gold_sha256=sha,
+            counts=CorpusCounts(cases=len(CASES), by_stratum={}, matched_commits=0, dropped={})))  # fmt: skip
+    out = tmp_path / "runs"
+    out.mkdir()
+    store = RunStore(out / "runs.sqlite", create=True)
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": meta.gold_sha256,
+                    "experiment": json.dumps({"condition": [{"name": "A"}]})})  # fmt: skip
+    for cid, (_stratum, _when, found) in CASES.items():
+        findings = [Finding(path=f"{cid}.py", line=5, claim="bug", raw="bug")] if found else []
+        store.record(RunRow(
+            run_id=f"A-{cid}", case_id=cid, condition="A", repetition=0, variant="original",
+            state="completed_findings" if found else "completed_no_findings",
+            started_at="2026-01-01T00:00:00.000+00:00", ended_at="2026-01-01T00:00:01.000+00:00", latency_s=1.0,
+            attempts=1, cached=False, model_requested="m", model_returned="m", params={}, prompt_sha256="p" * 64,
+            guidance_sha256=None, gold_sha256=meta.gold_sha256, tool_version="test", tokens_in=1, tokens_out=1,
+            raw_output="x", unparsed=[], error=None, cache_key=f"k-{cid}", findings=findings), None)  # fmt: skip
+    store.close()
+    return out
+
+
+def test_natural_cases_stay_out_of_the_headline_and_appear_as_a_holdout(rundir):
+    result = score_run(rundir, ScoreOptions(bootstrap=500))
+    a = result["conditions"]["A"]
+    recall = a["metrics"]["defect_recall"]
+    assert (recall["num"], recall["den"]) == (2, 3)  # d1, d3 of d1-d3: n1 and n2 are not pooled
+    assert a["valid_defect_cases"] == 3
+    holdout = a["holdout"]["natural"]["metrics"]["defect_recall"]
+    assert (holdout["num"], holdout["den"], holdout["value"]) == (1, 2, 0.5)
+    assert holdout["lo"] is not None and holdout["lo"] <= 0.5 <= holdout["hi"]
+    stratum = a["breakdown"]["stratum"]
+    assert stratum["natural"]["defect_recall"] == {"value": 0.5, "num": 1, "den": 2}
+    assert stratum["fix_reversal"]["defect_recall"]["den"] == 2
+    assert result["corpus"]["eligible_defect_cases"] == 3 and result["corpus"]["holdout_cases"] == 2
+    assert result["analysis"]["holdout_strata"] == ["natural"]
+
+
+def test_cutoff_splits_every_metric_before_and_after(rundir):
+    result = score_run(rundir, ScoreOptions(bootstrap=500, cutoff="2024-01-01"))
+    split = result["conditions"]["A"]["cutoff"]
+    assert split["date"].startswith("2024-01-01")
+    before, after = split["before"]["metrics"]["defect_recall"], split["after"]["metrics"]["defect_recall"]
+    assert (before["num"], before["den"]) == (1, 1)  # d1 (2023)
+    assert (after["num"], after["den"]) == (1, 2)  # d2 (2025) missed, d3 (mining time, 2026) found
+    assert set(split["before"]["metrics"]) == set(result["conditions"]["A"]["metrics"]) - {"latency_s", "tokens"}
+    difference = split["difference"]["metrics"]["defect_recall"]
+    assert difference["diff"] == -0.5 and difference["lo"] <= -0.5 <= difference["hi"]
+    # The control k1 is dated by mining time: after the cut-off.
+    assert split["after"]["metrics"]["false_alarm_rate"]["den"] == 1
+    assert split["before"]["metrics"]["false_alarm_rate"]["den"] == 0
+    assert result["analysis"]["cutoff"] == {"date": "2024-01-01", "registered": False}
+
+
+def test_cli_cutoff_scoreboard_and_bad_date(rundir):
+    def rb(*args):
+        return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True,
+                              text=True, check=False, timeout=120)  # fmt: skip
+
+    proc = rb("score", rundir, "--cutoff", "2024-01-01", "--bootstrap", 200)
+    assert proc.returncode == 0, proc.stderr
+    assert "before 2024-01-01" in proc.stdout and "natural (holdout" in proc.stdout
+    bad = rb("score", rundir, "--cutoff", "last spring")
+    assert bad.returncode == 2 and bad.stderr.startswith("reviewbench: error:") and "cutoff" in bad.stderr
+
+
+def test_show_prints_the_source_date_histogram(rundir):
+    corpus = rundir.parent / "corpus"
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus), "--json"], capture_output=True,
+                          text=True, check=False, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # d3 and k1 carry no date of their own: they count at the corpus's creation (2026-01).
+    assert json.loads(proc.stdout)["by_source_month"] == {"2020-01": 1, "2021-01": 1, "2023-01": 1, "2025-06": 1,
+                                                          "2026-01": 2}  # fmt: skip
+    text = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)], capture_output=True, text=True,
+                          check=False, timeout=120).stdout  # fmt: skip
+    assert "source month" in text and "2025-06" in text

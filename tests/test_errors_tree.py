@@ -29,6 +29,9 @@ PROGRAMMING_ERRORS = {
     # An OSError re-raised with the file it concerns; the CLI prints OS errors as one line.
     ("cli/run.py", "export_command"),
     ("store/corpus.py", "_write"),
+    ("store/corpus.py", "add"),  # a writer handed a file outside patches/ by its caller: a bug
+    # The engine's protocol: a TimeoutError from an attempt is the run's `timed_out`.
+    ("reviewers/forge.py", "_await_review"),
 }
 
 

@@ -20,7 +20,17 @@ from importlib import import_module as _import_module  # noqa: E402
 from ._version import __version__  # noqa: E402
 from .config import MineConfig  # noqa: E402
 from .errors import ReviewbenchError  # noqa: E402
-from .records import Case, CorpusMeta, Defect, Finding, GoldRecord, Location, RunRow, RunState, Stratum  # noqa: E402
+from .records import (  # noqa: E402
+    Case,
+    CorpusMeta,
+    Defect,
+    Finding,
+    GoldRecord,
+    Location,
+    RunRow,
+    RunState,
+    Stratum,
+)
 
 __all__ = [
     "Case",

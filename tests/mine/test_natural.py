@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -161,5 +162,10 @@ def test_a_test_patch_outside_the_corpus_is_refused(history, tmp_path):
     (tmp_path / "evil.diff").write_text("")
     gold = out / "gold.jsonl"
     gold.write_text(gold.read_text().replace('"test_patch":"patches/', '"test_patch":"../../', 1))
-    with pytest.raises(CorpusError, match="outside the corpus"):
+    # A hand edit alone is refused for changing gold; a shared corpus re-hashed after the edit
+    # (corpus.json agrees) must still not reach outside it.
+    meta = json.loads((out / "corpus.json").read_text())
+    meta["gold_sha256"] = hashlib.sha256(gold.read_bytes()).hexdigest()
+    (out / "corpus.json").write_text(json.dumps(meta))
+    with pytest.raises(CorpusError, match="outside the corpus|inside patches|\\.\\."):
         validate_corpus(out, ValidateConfig(jobs=1, timeout=60, test_cmd=f"{sys.executable} -m pytest"))

@@ -43,7 +43,8 @@ def rundir(tmp_path) -> Path:
         for cid, (stratum, when, _found) in CASES.items():
             control = stratum == "control"
             defects = [] if control else [Defect(defect_id=f"{cid}-d1", **{"class": stratum},
-                                                 locations=[Location(path=f"{cid}.py", start_line=5, end_line=5)])]  # fmt: skip
+                                                 locations=[Location(path=f"{cid}.py", start_line=5, end_line=5, symbol=f"parse_{cid}")],
+                                                 symbols=[f"parse_{cid}"])]  # fmt: skip
             writer.add(Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
                             paths=[f"{cid}.py"], language="python"),
                        GoldRecord(case_id=cid, stratum=stratum, expect_finding=not control, defects=defects,
@@ -60,7 +61,8 @@ def rundir(tmp_path) -> Path:
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": meta.gold_sha256,
                     "experiment": json.dumps({"condition": [{"name": "A"}]})})  # fmt: skip
     for cid, (_stratum, _when, found) in CASES.items():
-        findings = [Finding(path=f"{cid}.py", line=5, claim="bug", raw="bug")] if found else []
+        # Names the enclosing symbol: an identified finding, not merely a located one.
+        findings = [Finding(path=f"{cid}.py", line=5, claim=f"parse_{cid} is wrong", raw="bug")] if found else []
         store.record(RunRow(
             run_id=f"A-{cid}", case_id=cid, condition="A", repetition=0, variant="original",
             state="completed_findings" if found else "completed_no_findings",
@@ -73,7 +75,7 @@ def rundir(tmp_path) -> Path:
 
 
 def test_natural_cases_stay_out_of_the_headline_and_appear_as_a_holdout(rundir):
-    result = score_run(rundir, ScoreOptions(bootstrap=500))
+    result = score_run(rundir, ScoreOptions(bootstrap=500)).as_json()
     a = result["conditions"]["A"]
     recall = a["metrics"]["defect_recall"]
     assert (recall["num"], recall["den"]) == (2, 3)  # d1, d3 of d1-d3: n1 and n2 are not pooled
@@ -89,7 +91,7 @@ def test_natural_cases_stay_out_of_the_headline_and_appear_as_a_holdout(rundir):
 
 
 def test_cutoff_splits_every_metric_before_and_after(rundir):
-    result = score_run(rundir, ScoreOptions(bootstrap=500, cutoff="2024-01-01"))
+    result = score_run(rundir, ScoreOptions(bootstrap=500, cutoff="2024-01-01")).as_json()
     split = result["conditions"]["A"]["cutoff"]
     assert split["date"].startswith("2024-01-01")
     before, after = split["before"]["metrics"]["defect_recall"], split["after"]["metrics"]["defect_recall"]

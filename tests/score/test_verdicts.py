@@ -211,7 +211,7 @@ def test_model_drift_is_flagged(rundir):
 
 
 def test_a_returned_model_other_than_the_configured_one_is_drift(rundir):
-    store = RunStore(rundir / "runs.sqlite")
+    store = RunStore(rundir / "runs.sqlite", create=True)  # writable: read commands open it read-only
     experiment = json.loads(store.get_meta("experiment"))
     experiment["condition"][1]["reviewer"] = {"kind": "openai", "model": "gpt-x"}  # "named" asked for gpt-x
     store.set_meta({"experiment": json.dumps(experiment)})

@@ -64,7 +64,10 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     cached response is never requested twice.
     """
     from ..registration import check_registration
-    from ..review.runner import check_conditions, run_experiment  # the runner pulls in every reviewer kind
+    from ..review.runner import (  # the runner pulls in every reviewer kind
+        check_conditions,
+        run_experiment,
+    )
 
     loaded = load_experiment(experiment)
     # Configuration mistakes before anything is made on disk (the lock makes OUT).

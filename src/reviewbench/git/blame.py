@@ -109,7 +109,7 @@ def removed_lines(repo: Repository, parent: str, commit: str) -> list[RemovedLin
 
 def _unprefix(path: str, prefix: str) -> str:
     if path.startswith('"'):
-        from ..mine.diff import unquote_path
+        from .quote import unquote_path
 
         path = unquote_path(path)
     return path.removeprefix(prefix)

@@ -10,43 +10,17 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..git.quote import unquote_path  # git's quoting: one home, in git/
 from ..git.stream import RawSection
 
 __all__ = ["Block", "FileChange", "unquote_path"]
 
-_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _INDEX = re.compile(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)")
 #: First line of every git-LFS pointer file.
 LFS_POINTER_HEADER = b"version https://git-lfs.github.com/spec/"
 _SYMLINK_MODE = " 120000"
 _MODE_LINES = ("index ", "new file mode", "deleted file mode", "old mode", "new mode")
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-def unquote_path(text: str) -> str:
-    """Undo git's quoting of a path (``"a/caf\\303\\251.py"``); plain paths pass through.
-
-    Bytes that are not UTF-8 survive as surrogate escapes, so the name round-trips.
-    """
-    if not (len(text) >= 2 and text[0] == '"' and text[-1] == '"'):
-        return text
-    out = bytearray()
-    body = text[1:-1]
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt in "01234567":
-                out.append(int(body[i + 1 : i + 4], 8))
-                i += 4
-                continue
-            out.append(_ESCAPES.get(nxt, ord(nxt)))
-            i += 2
-            continue
-        out.extend(ch.encode("utf-8", "surrogateescape"))
-        i += 1
-    return out.decode("utf-8", "surrogateescape")
 
 
 def _decode(line: bytes) -> str:

@@ -132,7 +132,7 @@ class AgentBox:
                                 hide=(*hidden_paths(), *self.hide), network=self.network)  # fmt: skip
                 argv_prefix = prefix(layout)
                 if argv_prefix is None:  # probed in __init__; only a changed machine gets here
-                    raise OSError(f"{self.label}: the sandbox stopped working")
+                    raise PrerequisiteError(f"{self.label}: the sandbox stopped working")
             return await run_shell(command, stdin=stdin, cwd=tree if tree is not None else home, env=env,
                                    prefix=argv_prefix)  # fmt: skip
         finally:

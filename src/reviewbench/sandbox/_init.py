@@ -48,7 +48,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p)
 
 
-class SetupError(Exception):
+class _SetupError(Exception):
     pass
 
 
@@ -56,7 +56,7 @@ def _mount(source, target, fstype, flags, data=None):
     enc = lambda s: None if s is None else os.fsencode(s)  # noqa: E731
     if _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
         err = ctypes.get_errno()
-        raise SetupError(f"mount {target}: {os.strerror(err)}")
+        raise _SetupError(f"mount {target}: {os.strerror(err)}")
 
 
 def _kept_flags(path):
@@ -88,8 +88,8 @@ def _read_only_host():
             continue  # covered by a later mount
         try:
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
-        except SetupError as exc:
-            raise SetupError(f"cannot make {point} read-only ({exc})") from None
+        except _SetupError as exc:
+            raise _SetupError(f"cannot make {point} read-only ({exc})") from None
 
 
 def _hide(path, covers):
@@ -118,7 +118,7 @@ def main(argv):
         try:
             keep.append((os.open(path, os.O_PATH | os.O_CLOEXEC), path, writable))
         except OSError as exc:
-            raise SetupError(f"cannot open {path}: {exc.strerror}") from None
+            raise _SetupError(f"cannot open {path}: {exc.strerror}") from None
     if layout["read_only"]:
         _read_only_host()
     # Outer paths first: a kept path inside a hidden one is bound into its cover, a hidden
@@ -138,7 +138,7 @@ def main(argv):
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
     try:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except SetupError:
+    except _SetupError:
         # No new proc here: hide the host's rather than show the caller's environment.
         _mount("tmpfs", "/proc", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -156,6 +156,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         main(sys.argv)
-    except (SetupError, OSError, ValueError, KeyError) as exc:
+    except (_SetupError, OSError, ValueError, KeyError) as exc:
         sys.stderr.write(f"reviewbench sandbox: {exc}\n")
         sys.exit(125)

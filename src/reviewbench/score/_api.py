@@ -20,6 +20,7 @@ from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
+from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .metrics import (
     CaseInfo,
@@ -33,9 +34,16 @@ from .metrics import (
 from .registry import RATE_METRICS
 from .result import ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
-from .verdicts import VERDICTS_FILE, Evidence, FindingVerdict, VerdictOverride, apply_overrides, judge_run, write_verdicts
-from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .strata import holdout_scores, split_holdout
+from .verdicts import (
+    VERDICTS_FILE,
+    Evidence,
+    FindingVerdict,
+    VerdictOverride,
+    apply_overrides,
+    judge_run,
+    write_verdicts,
+)
 
 __all__ = ["ScoreOptions", "eligible_cases", "score_run"]
 
@@ -180,7 +188,10 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     corpus = read_corpus(Path(corpus_path))
     if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
         raise UsageError(f"the gold of {corpus_path} changed since these runs; scoring would mix benchmark versions")
-    from ..registration import REGISTRATION_FILE, check_registration  # registration reads gates: no cycle
+    from ..registration import (  # registration reads gates: no cycle
+        REGISTRATION_FILE,
+        check_registration,
+    )
     from ..review.experiment import load_experiment
 
     asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,

@@ -76,8 +76,8 @@ def _module_under(module, root):
 def _preload(args):
     """Import pytest, its built-in plugins and entry-point plugins; return the names of
     modules that only the entry-point plugins brought in."""
-    import pytest  # noqa: F401
     import _pytest.config as config
+    import pytest  # noqa: F401
 
     for name in config.default_plugins:
         try:
@@ -168,8 +168,9 @@ def _install_hooks(cache, fresh, preloaded):
     """In a child: consult the inherited caches, and skip pytest's "already imported"
     warning for plugin modules this server imported before pytest's rewrite hook existed
     (a cold process would have imported them after it)."""
-    import _pytest.assertion.rewrite as rewrite
     from importlib import _bootstrap_external as external
+
+    import _pytest.assertion.rewrite as rewrite
 
     warn_imported = rewrite.AssertionRewritingHook._warn_already_imported
 

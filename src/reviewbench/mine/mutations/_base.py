@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
 
 from ...records import Severity
 

@@ -81,6 +81,9 @@ class ValidationStatus(StrEnum):
     FLAKY = "flaky"
     TIMEOUT = "timeout"
     ERROR = "error"
+    NOT_EXERCISED = "not_exercised"
+    """The tests passed, but no run imported the changed code from the tree: they say
+    nothing about it (out of primary scoring)."""
 
 
 class Case(_Record):
@@ -157,6 +160,11 @@ class Validation(_Record):
     duration_s: float | None = None
     selection: str | None = Field(
         default=None, description="Which test selection observed the result."
+    )
+    reason: str | None = Field(
+        default=None,
+        description="One line saying why the status is not observed/not_observed: the "
+        "deciding run's first error line, or the shadowing or missing import found.",
     )
 
 

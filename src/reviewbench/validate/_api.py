@@ -102,6 +102,7 @@ def validate_corpus(
             test_paths=tuple(gold[c.case_id].provenance.test_paths),
             log=(logs / f"{c.case_id}.log").resolve(),
             shared_base=bases[c.base] > 1,
+            paths=tuple(c.paths),
         )
         for c in pending
     ]

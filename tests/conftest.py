@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,17 @@ def default_sigint() -> None:
     SIGINT restore the default first, so they test reviewbench and not how CI was started.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture(autouse=True)
+def _project_environment(monkeypatch):
+    """Fixture projects run their tests with the interpreter running this suite.
+
+    reviewbench's default test interpreter is the user's active environment
+    (``$VIRTUAL_ENV``, else ``python3`` on PATH), never its own; CI runs
+    ``.venv/bin/python -m pytest`` without activating the venv, where ``python3`` on PATH
+    may lack pytest. So every test runs as if this suite's venv were activated; tests of
+    the default itself set or clear ``VIRTUAL_ENV`` on their own.
+    """
+    if sys.prefix != sys.base_prefix:
+        monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)

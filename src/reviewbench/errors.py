@@ -11,7 +11,9 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── NoMatchingCommits     nothing in history matched the fix patterns
     ├── NoCases               commits matched, but none made a valid case
     ├── OutputExists          refusing to overwrite a non-empty output directory
-    └── CorpusError           a corpus on disk is missing or damaged
+    ├── CorpusError           a corpus on disk is missing or damaged
+    ├── SetupFailed           validate --setup could not build the test environment
+    └── ValidationStopped     the first bases all failed the same way (fail fast)
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ __all__ = [
     "NotAGitRepository",
     "OutputExists",
     "ReviewbenchError",
+    "SetupFailed",
     "UsageError",
+    "ValidationStopped",
 ]
 
 
@@ -67,3 +71,11 @@ class OutputExists(ReviewbenchError):
 
 class CorpusError(ReviewbenchError):
     """A corpus directory is missing, incomplete or damaged."""
+
+
+class SetupFailed(ReviewbenchError):
+    """The command building the test environment failed (its log is named)."""
+
+
+class ValidationStopped(ReviewbenchError):
+    """Validation stopped early: the first bases all failed with the same error line."""

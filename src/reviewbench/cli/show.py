@@ -9,7 +9,9 @@ import click
 from rich.table import Table
 
 from ..store import read_corpus
+from ..validate.reasons import group_reasons
 from ._output import console, print_json
+from ._validation import environment_json, print_environment, print_reasons
 
 __all__ = ["show_command"]
 
@@ -56,6 +58,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         if g.validation is not None:
             row["attempted"] += 1
             row["observed"] += g.validation.status.value == "observed"
+    reasons = group_reasons(g.validation for g in data.gold if g.validation)
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
@@ -67,6 +70,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
         "gold_sha256": data.meta.gold_sha256,
+        "environment": environment_json(data.meta.environment),
+        "reasons": {status: [{"line": line, "cases": n} for line, n in lines] for status, lines in reasons.items()},
     }
     if with_cases:
         report["case_rows"] = rows
@@ -88,6 +93,9 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
             table.add_row(key, str(n), f"{n}/{total}")
         if counts:
             console.print(table)
+    print_reasons(reasons)
+    if any(g.validation for g in data.gold):
+        print_environment(data.meta.environment)
     if yields:
         table = Table(show_edge=False)
         table.add_column("stratum")

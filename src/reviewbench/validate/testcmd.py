@@ -6,12 +6,10 @@ text: a test that prints "PASSED" and exits 1 has failed.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
 import shutil
-import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from ..errors import UsageError
+from .environment import default_python, src_layout
 from .probe import PLUGIN_DIR, PLUGIN_MODULE
 from .sandbox import RunOutcome
 from .warm import plain_command
@@ -70,16 +69,20 @@ def _has_pytest_config(root: Path) -> bool:
     return False
 
 
-def detect_test_command(root: Path) -> str:
-    """``python -m pytest`` when the repository looks like a pytest project.
+def detect_test_command(root: Path, python: str | None = None) -> str:
+    """``PYTHON -m pytest`` when the repository looks like a pytest project, with ``src``
+    on ``PYTHONPATH`` for a src layout (the tree's code, not an installed copy).
+
+    Args:
+        python: the interpreter; default: the user's active environment (never
+            reviewbench's own, see ``environment.default_python``).
 
     Raises:
         UsageError: nothing to detect; the user must pass ``--test-cmd``.
     """
     if _has_pytest_config(root) or (root / "tests").is_dir() or (root / "test").is_dir():
-        if importlib.util.find_spec("pytest") is not None:
-            return f"{shlex.quote(sys.executable)} -m pytest"
-        return "python3 -m pytest"
+        prefix = "PYTHONPATH=src " if src_layout(root) else ""
+        return f"{prefix}{shlex.quote(python or default_python())} -m pytest"
     raise UsageError(
         f"cannot tell how to run the tests of {root}: pass --test-cmd "
         "(or set test_cmd under [validate] in reviewbench.toml)"

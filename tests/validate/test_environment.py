@@ -147,3 +147,14 @@ def test_setup_builds_one_environment_per_corpus_and_reuses_it(needs_helper, tmp
     # Another command is another environment.
     validate_corpus(corpus, _config(setup=setup + " && true", force=True))
     assert count.read_text().count("run") == 2
+
+
+def test_tasks_mine_and_grade_take_setup_too(needs_helper, tmp_path, monkeypatch):
+    from reviewbench.tasks import mine_tasks
+
+    repo, setup, count = needs_helper
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    summary = mine_tasks(MineConfig(repo=repo.path), tmp_path / "tasks", _config(setup=setup))
+    assert summary.meta.counts.tasks == 6
+    assert summary.meta.test_cmd.startswith(str(tmp_path / "cache" / "reviewbench" / "envs"))
+    assert count.read_text().count("run") == 1

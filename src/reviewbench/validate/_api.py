@@ -21,7 +21,7 @@ from ..git.repo import GIT, open_repository
 from ..records import TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
-from .environment import build_environment, describe_interpreter, interpreter_of
+from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of
 from .executors import run_jobs
 from .reasons import FailFast, group_reasons
 from .testcmd import TestCommand, detect_test_command
@@ -96,7 +96,7 @@ def validate_corpus(
     python = None
     if config.setup:
         _check_bases(repo.path, {corpus.meta.repo.head})
-        env = build_environment(corpus_path, repo.path, corpus.meta.repo.head, config.setup)
+        env = build_environment(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head, config.setup)
         python, environment, built = env.python, env.record, env.built
         notes += [env.note] if env.note else []
     command = TestCommand(config.test_cmd or detect_test_command(repo.path, python))

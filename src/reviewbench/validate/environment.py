@@ -41,6 +41,7 @@ __all__ = [
     "BuiltEnvironment",
     "auto_setup_command",
     "build_environment",
+    "cache_home",
     "default_python",
     "describe_interpreter",
     "src_layout",
@@ -82,7 +83,18 @@ def default_python() -> str:
             "no python3 on PATH and no active virtual environment: activate your project's "
             "environment, or pass --setup auto (or --test-cmd)"
         )
-    return os.path.abspath(found)
+    return _real_interpreter(os.path.abspath(found))
+
+
+def _real_interpreter(found: str) -> str:
+    """What ``found`` runs: a pyenv or asdf shim is a shell script, not an interpreter."""
+    try:
+        proc = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return found
+    real = proc.stdout.strip()
+    return real if proc.returncode == 0 and real and os.path.isabs(real) else found
 
 
 def src_layout(root: Path) -> bool:
@@ -206,9 +218,17 @@ class BuiltEnvironment:
     """Something the user should hear (e.g. uv was unavailable)."""
 
 
-def build_environment(corpus: Path, repo: Path, head: str, setup: str,
+def cache_home() -> Path:
+    """Where fix-task mining and grading keep built environments (a task set's folder is
+    replaced whole when written): ``$XDG_CACHE_HOME/reviewbench/envs``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "reviewbench" / ENV_DIR
+
+
+def build_environment(root: Path, repo: Path, head: str, setup: str,
                       log: Callable[[str], None] | None = None) -> BuiltEnvironment:  # fmt: skip
-    """The corpus's environment for ``setup`` (a command, or ``auto``), built if needed.
+    """The environment for ``setup`` (a command, or ``auto``) under ``root`` (a corpus's
+    ``envs/``, or :func:`cache_home`), built if needed.
 
     Raises:
         SetupFailed: the environment could not be built; the message names its log.
@@ -225,8 +245,7 @@ def build_environment(corpus: Path, repo: Path, head: str, setup: str,
         for part in (command, base, *(f"{p}:{b}" for p, b in _dependency_blobs(repo, head))):
             digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
         key = digest.hexdigest()
-        root = corpus / ENV_DIR
-        root.mkdir(exist_ok=True)
+        root.mkdir(parents=True, exist_ok=True)
         folder = root / key[:16]
         with (root / ".lock").open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -158,3 +159,55 @@ def test_tasks_mine_and_grade_take_setup_too(needs_helper, tmp_path, monkeypatch
     assert summary.meta.counts.tasks == 6
     assert summary.meta.test_cmd.startswith(str(tmp_path / "cache" / "reviewbench" / "envs"))
     assert count.read_text().count("run") == 1
+
+
+def test_a_mutation_in_a_module_no_test_imports_is_not_exercised(git_repo, tmp_path):
+    repo = git_repo()
+    repo.commit("init", {
+        "pkg/__init__.py": "",
+        "pkg/used.py": "def inc(x):\n    return x + 1\n",
+        "pkg/unused.py": "def clamp(x, top):\n    if x > top:\n        return top\n    return x\n",
+        "tests/test_used.py": "from pkg.used import inc\n\ndef test_inc():\n    assert inc(1) == 2\n",
+    })  # fmt: skip
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=2, controls_ratio=0, paths=("pkg/unused.py",)), corpus)
+    validate_corpus(corpus, _config())
+    gold = read_corpus(corpus).gold
+    assert gold and {g.validation.status.value for g in gold} == {"not_exercised"}
+    assert {g.validation.reason for g in gold} == {"no test imported pkg/unused.py from the tree"}
+
+
+def test_auto_setup_installs_the_project_with_its_test_extras_and_requirements(tmp_path):
+    from reviewbench.validate.environment import auto_setup_command
+
+    project = tmp_path / "project"
+    (project / "requirements").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'p'\nversion = '1'\n[project.optional-dependencies]\ntests = ['hypothesis']\ndocs = ['x']\n"
+        "[dependency-groups]\ntest = ['pretend']\n"
+    )
+    (project / "requirements" / "test.txt").write_text("pretend\n")
+    assert auto_setup_command(project, "/bin/uv") == (
+        "/bin/uv pip install -e '.[tests]' -r requirements/test.txt --group test pytest"
+    )
+    assert auto_setup_command(project, None) == (
+        "python -m pip install --disable-pip-version-check -e '.[tests]' -r requirements/test.txt pytest"
+    )
+
+
+def test_cli_stops_with_one_line_then_setup_works_on_a_relative_corpus_path(needs_helper, tmp_path):
+    """Regression: a relative CORPUS made --setup clone into a path relative to the wrong folder."""
+    repo, setup, count = needs_helper
+    mine_corpus(MineConfig(repo=repo.path), tmp_path / "corpus")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "reviewbench", "validate", "corpus", "--jobs", "2", *args],
+                              capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+
+    stopped = cli()
+    assert stopped.returncode == 1
+    assert stopped.stderr.startswith("reviewbench: error: validation stopped: the first 5 cases")
+    assert len(stopped.stderr.strip().splitlines()) == 1 and "--setup auto" in stopped.stderr
+    done = cli("--setup", setup, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["by_status"] == {"observed": 6}

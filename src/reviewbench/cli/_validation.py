@@ -6,7 +6,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..records import TestEnvironment
-from ._output import console
+from ..validate.reasons import remedy
+from ._output import console, err_console
 
 __all__ = ["environment_json", "print_environment", "print_reasons"]
 
@@ -40,3 +41,9 @@ def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[lis
         for line, count in lines:
             table.add_row(status, str(count), escape(line))
     console.print(table)
+    # The commonest failure, when it is about the environment, comes with what to type.
+    failing = [(count, line) for status in ("error", "base_failing") for line, count in reasons.get(status, [])]
+    if failing:
+        count, line = max(failing)
+        if count >= 3 and ("No module named" in line or "shadows the code under test" in line):
+            err_console.print(f"hint: {count} cases failed with {line!r}: {remedy(line)}", markup=False)

@@ -23,7 +23,7 @@ from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, read_corpus, sha256
 from ..store.journal import append_line, read_journal, write_atomic
 from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of
 from .executors import run_jobs
-from .reasons import FailFast, group_reasons
+from .reasons import FAIL_FAST_CASES, FailFast, group_reasons
 from .testcmd import TestCommand, detect_test_command
 from .worker import CaseJob
 
@@ -135,6 +135,15 @@ def validate_corpus(
     # Cases without tests of their own need the whole suite: start those first, so that
     # long runs do not bunch up at the end while other workers sit idle.
     jobs.sort(key=lambda job: bool(job.test_paths))
+    # ... except one case of each of the first few bases, which go first of all: a wrong
+    # environment shows as the same failure on every base, and fail-fast (reasons.py)
+    # needs several bases to tell that from one broken commit.
+    scouts: dict[str, int] = {}
+    for index, job in enumerate(jobs):
+        if len(scouts) < FAIL_FAST_CASES:
+            scouts.setdefault(job.base, index)
+    first = set(scouts.values())
+    jobs = [jobs[i] for i in sorted(first)] + [job for i, job in enumerate(jobs) if i not in first]
     lock = threading.Lock()
     finished = 0
     fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going)

@@ -245,6 +245,7 @@ def build_environment(root: Path, repo: Path, head: str, setup: str,
         for part in (command, base, *(f"{p}:{b}" for p, b in _dependency_blobs(repo, head))):
             digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
         key = digest.hexdigest()
+        root = Path(os.path.abspath(root))
         root.mkdir(parents=True, exist_ok=True)
         folder = root / key[:16]
         with (root / ".lock").open("a") as lock:

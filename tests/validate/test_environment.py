@@ -161,7 +161,9 @@ def test_tasks_mine_and_grade_take_setup_too(needs_helper, tmp_path, monkeypatch
     assert count.read_text().count("run") == 1
 
 
-def test_a_mutation_in_a_module_no_test_imports_is_not_exercised(git_repo, tmp_path):
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_a_mutation_in_a_module_no_test_imports_is_not_exercised(git_repo, tmp_path, monkeypatch, warm):
+    monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", warm)  # the probe works in both
     repo = git_repo()
     repo.commit("init", {
         "pkg/__init__.py": "",
@@ -175,6 +177,8 @@ def test_a_mutation_in_a_module_no_test_imports_is_not_exercised(git_repo, tmp_p
     gold = read_corpus(corpus).gold
     assert gold and {g.validation.status.value for g in gold} == {"not_exercised"}
     assert {g.validation.reason for g in gold} == {"no test imported pkg/unused.py from the tree"}
+    logs = "".join(p.read_text() for p in (corpus / "logs").iterdir())
+    assert (", warm)" in logs) == (warm == "1")
 
 
 def test_auto_setup_installs_the_project_with_its_test_extras_and_requirements(tmp_path):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import shlex
 import shutil
@@ -44,6 +43,7 @@ __all__ = [
     "cache_home",
     "default_python",
     "describe_interpreter",
+    "interpreter_of",
     "src_layout",
 ]
 
@@ -239,8 +239,9 @@ def build_environment(root: Path, repo: Path, head: str, setup: str,
     note = None if uv else "uv is unavailable: building the test environment with venv + pip (slower)"
     if note and log:
         log(note)
-    with _checkout(repo, head) as project:
-        command = auto_setup_command(project, uv) if setup.strip() == AUTO else setup
+    auto = setup.strip() == AUTO
+    with _checkout(repo, head, auto) as project:
+        command = auto_setup_command(project, uv) if project is not None else setup
         digest = hashlib.sha256()
         for part in (command, base, *(f"{p}:{b}" for p, b in _dependency_blobs(repo, head))):
             digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
@@ -262,22 +263,25 @@ def build_environment(root: Path, repo: Path, head: str, setup: str,
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir()
-            record = _build(folder, repo, head, base, uv, command, setup, key, log)
+            record = _build(folder, repo, head, base, uv, command, setup, key, log, pip=not auto)
             marker.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
             return BuiltEnvironment(str(python), record, built=True, note=note)
 
 
 class _checkout:
-    """A scratch clone of ``repo`` at ``head`` for the setup command (removed afterwards;
-    the setup's own copy is made in the environment folder)."""
+    """A scratch clone of ``repo`` at ``head`` to read what ``--setup auto`` should install
+    (None when ``wanted`` is false); removed afterwards. The setup command runs in a copy of
+    its own, in the environment folder."""
 
-    def __init__(self, repo: Path, head: str) -> None:
-        self.repo, self.head = repo, head
+    def __init__(self, repo: Path, head: str, wanted: bool) -> None:
+        self.repo, self.head, self.wanted = repo, head, wanted
         self.path: Path | None = None
 
-    def __enter__(self) -> Path:
+    def __enter__(self) -> Path | None:
         import tempfile
 
+        if not self.wanted:
+            return None
         self.path = Path(tempfile.mkdtemp(prefix="reviewbench-setup-")) / "project"
         _git(self.path.parent, "clone", "--quiet", "--shared", "--no-checkout", str(self.repo), str(self.path))
         _git(self.path, "checkout", "--quiet", "--force", "--detach", self.head)
@@ -296,7 +300,7 @@ def _git(cwd: Path, *args: str) -> None:
 
 
 def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, command: str, setup: str, key: str,
-           log: Callable[[str], None] | None) -> TestEnvironment:  # fmt: skip
+           log: Callable[[str], None] | None, pip: bool = True) -> TestEnvironment:  # fmt: skip
     """Build the environment in ``folder``: ``venv/``, and ``project/``, the copy of the
     repository at ``head`` the setup command ran in (kept: an editable install points there)."""
     setup_log = folder / "setup.log"
@@ -304,16 +308,17 @@ def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, comma
     project = folder / "project"
     _git(folder, "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(project))
     _git(project, "checkout", "--quiet", "--force", "--detach", head)
-    # No memory limit here: uv reserves more address space than RLIMIT_AS allows, and
-    # this is the user's own setup command, not a test of an untrusted patch.
+    # No memory limit here: installing may build dependencies, which the per-test
+    # address-space limit was not sized for; this is the user's own command, run once.
     box = Sandbox(Network.ALLOW, None, folder / "home")
     steps = []
     if uv:
         steps.append(shlex.join([uv, "venv", "--quiet", "--python", base, str(venv)]))
+    if uv and pip:
         # pip inside the environment, offline from the interpreter's own bundle, so that
-        # a setup command saying "pip install" installs here and nowhere else.
+        # a setup command of the user's saying "pip install" installs here and nowhere else.
         steps.append(shlex.join([str(venv / "bin" / "python"), "-m", "ensurepip", "--default-pip"]))
-    else:
+    if not uv:
         steps.append(shlex.join([base, "-m", "venv", str(venv)]))
     activate = (f"export VIRTUAL_ENV={shlex.quote(str(venv))} UV_PYTHON_DOWNLOADS=never "
                 f"PATH={shlex.quote(str(venv / 'bin'))}:\"$PATH\"; unset PYTHONHOME; ")  # fmt: skip
@@ -337,10 +342,3 @@ def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, comma
     (folder / "setup-command.txt").write_text(command + "\n", encoding="utf-8")
     return record
 
-
-def read_environment(folder: Path) -> TestEnvironment | None:
-    """The record of a complete environment folder, or None."""
-    try:
-        return TestEnvironment.model_validate(json.loads((folder / MARKER).read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return None

@@ -136,3 +136,17 @@ def run_cli(*args: object, cwd: Path | None = None, env: dict[str, str] | None =
     stdout, stderr) for tests written against one. ``env`` adds variables."""
     result = _invoke(*args, cwd=cwd, env=env)
     return subprocess.CompletedProcess([str(a) for a in args], result.code, result.stdout, result.stderr)
+
+
+@pytest.fixture(autouse=True)
+def _project_environment(monkeypatch):
+    """Fixture projects run their tests with the interpreter running this suite.
+
+    reviewbench's default test interpreter is the user's active environment
+    (``$VIRTUAL_ENV``, else ``python3`` on PATH), never its own; CI runs
+    ``.venv/bin/python -m pytest`` without activating the venv, where ``python3`` on PATH
+    may lack pytest. So every test runs as if this suite's venv were activated; tests of
+    the default itself set or clear ``VIRTUAL_ENV`` on their own.
+    """
+    if sys.prefix != sys.base_prefix:
+        monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)

@@ -209,6 +209,15 @@ class ValidateConfig(BaseModel):
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     force: bool = Field(default=False, description="Re-validate cases already validated.")
+    setup: str | None = Field(
+        default=None,
+        description="Build one isolated test environment per corpus with this command run "
+        "inside a fresh virtual environment ('auto': the project editable with its test "
+        "extras or test requirements, and pytest).",
+    )
+    keep_going: bool = Field(
+        default=False, description="Do not stop when the first bases all fail the same way."
+    )
 
     @classmethod
     def build(cls, **values: Any) -> ValidateConfig:

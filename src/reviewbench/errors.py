@@ -16,6 +16,8 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── CorpusError           a corpus, task set or run directory is missing or damaged
     ├── IntegrityError        gold, tasks or a registration changed since they were frozen
     ├── PrerequisiteError     the machine lacks what a step needs (a sandbox, a tool)
+    ├── SetupFailed           validate --setup could not build the test environment
+    ├── ValidationStopped     the first bases all failed the same way (fail fast)
     ├── StoreError            the run store cannot be read or written (locked, disk full)
     ├── ReviewerError         no review (or solution) appeared; ``transient`` ones are retried
     ├── PatchRejected         a solver's patch cannot be applied safely (outside the tree…)
@@ -45,7 +47,9 @@ __all__ = [
     "ReviewerError",
     "RunDirectoryBusy",
     "StoreError",
+    "SetupFailed",
     "UsageError",
+    "ValidationStopped",
 ]
 
 
@@ -147,6 +151,14 @@ class Cancelled(ReviewbenchError):
     """The step is being stopped (Ctrl-C or SIGTERM); no new command may start."""
 
     exit_code = 130
+
+
+class SetupFailed(ReviewbenchError):
+    """The command building the test environment failed (its log is named)."""
+
+
+class ValidationStopped(ReviewbenchError):
+    """Validation stopped early: the first bases all failed with the same error line."""
 
 
 def _tree(root: type[ReviewbenchError]) -> list[type[ReviewbenchError]]:

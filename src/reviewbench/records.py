@@ -34,6 +34,7 @@ __all__ = [
     "Severity",
     "Stratum",
     "StratumName",
+    "TestEnvironment",
     "Validation",
     "ValidationStatus",
 ]
@@ -134,6 +135,9 @@ class ValidationStatus(StrEnum):
     FLAKY = "flaky"
     TIMEOUT = "timeout"
     ERROR = "error"
+    NOT_EXERCISED = "not_exercised"
+    """The tests passed, but no run imported the changed code from the tree: they say
+    nothing about it (out of primary scoring)."""
 
 
 class Case(_Record):
@@ -223,6 +227,29 @@ class Provenance(_Record):
     )
 
 
+class TestEnvironment(_Record):
+    """The Python environment a validation ran the tests in."""
+
+    __test__ = False  # not a pytest test class
+
+    interpreter: str = Field(description="Path of the interpreter that ran the tests.")
+    python_version: str = Field(description="Its version, e.g. '3.12.4'.")
+    packages: int = Field(description="How many distributions were installed in it.")
+    freeze_sha256: str = Field(
+        description="SHA-256 of its sorted 'name==version' lines (what pip freeze lists)."
+    )
+    setup: str | None = Field(
+        default=None,
+        description="The command that built it (validate --setup); null: the user's own "
+        "active environment.",
+    )
+    key: str | None = Field(
+        default=None,
+        description="Cache key of a built environment: SHA-256 of the setup command, the "
+        "base interpreter and the dependency files at the mined HEAD.",
+    )
+
+
 class Validation(_Record):
     """Result of the validity gate (filled by ``reviewbench validate``)."""
 
@@ -233,6 +260,14 @@ class Validation(_Record):
     duration_s: float | None = None
     selection: str | None = Field(
         default=None, description="Which test selection observed the result."
+    )
+    reason: str | None = Field(
+        default=None,
+        description="One line saying why the status is not observed/not_observed: the "
+        "deciding run's first error line, or the shadowing or missing import found.",
+    )
+    environment: TestEnvironment | None = Field(
+        default=None, description="The Python environment the tests ran in, when known."
     )
 
 
@@ -289,6 +324,9 @@ class CorpusMeta(_Record):
     config: dict[str, Any] = Field(description="The mining configuration, as given.")
     counts: CorpusCounts
     gold_sha256: str = Field(description="SHA-256 of gold.jsonl exactly as written.")
+    environment: TestEnvironment | None = Field(
+        default=None, description="The Python environment of the last validation run, when known."
+    )
 
 
 class RunState(StrEnum):

@@ -43,4 +43,5 @@ def test_local_and_ray_agree(ray_runtime, git_repo, tmp_path):
                 for g in read_corpus(path).gold}  # fmt: skip
 
     assert statuses(local) == statuses(remote)
-    assert sorted(s[0] for s in statuses(local).values()) == ["not_observed", "observed"]
+    # pkg/b.py is imported by no test: not_exercised, on Ray as locally.
+    assert sorted(s[0] for s in statuses(local).values()) == ["not_exercised", "observed"]

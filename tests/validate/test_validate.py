@@ -76,8 +76,12 @@ def test_observed_not_observed_and_failing_ids(project, tmp_path):
     summary = validate_corpus(corpus, _config())
     statuses = _statuses(corpus)
     assert statuses["Fix off-by-one in contains"] == "observed"
-    assert statuses["fix helper factor"] == "not_observed"
+    # pkg/unused.py: no test imports it, so passing tests say nothing about the change.
+    assert statuses["fix helper factor"] == "not_exercised"
+    # pkg/loop.py: imported by a test, which passes with the patch.
+    assert statuses["fix loop increment"] == "not_observed"
     gold = {g.provenance.subject: g for g in read_corpus(corpus).gold}
+    assert gold["fix helper factor"].validation.reason == "no test imported pkg/unused.py from the tree"
     observed = gold["Fix off-by-one in contains"].validation
     assert observed.failing_tests == ["tests.test_ranges::test_edge"]
     assert observed.selection == "fix_tests"
@@ -363,7 +367,7 @@ def test_show_reports_yield_per_stratum(project, tmp_path):
                           capture_output=True, text=True)  # fmt: skip
     report = json.loads(proc.stdout)
     assert report["yield"] == {"fix_reversal": {"observed": 1, "attempted": 3}}
-    assert report["by_validation"] == {"not_observed": 2, "observed": 1}
+    assert report["by_validation"] == {"not_exercised": 1, "not_observed": 1, "observed": 1}
     table = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)],
                            capture_output=True, text=True).stdout  # fmt: skip
     assert "1/3" in table

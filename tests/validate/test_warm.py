@@ -67,7 +67,7 @@ def _warm_then_cold(repo, tmp_path: Path, monkeypatch):
 def _run(tree: ScratchTree, command: TestCommand, selection: list[str], log: Path):
     junit = tree.home / "junit.xml"
     junit.unlink(missing_ok=True)
-    outcome, warm = tree.run_tests(command, command.shell(selection, junit), log)
+    outcome, warm = tree.run_tests(command, command.shell(selection, junit, tree.home / "probe.json"), log)
     return command.verdict(outcome, junit), warm
 
 

@@ -9,7 +9,9 @@ import click
 from rich.table import Table
 
 from ..store import read_corpus
+from ..validate.reasons import group_reasons
 from ._output import console, escape, print_json
+from ._validation import environment_json, print_environment, print_reasons
 
 __all__ = ["show_command"]
 
@@ -75,6 +77,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     from ..score.cutoff import case_dates, date_histogram
 
     by_month = date_histogram(case_dates(data))
+
+    reasons = group_reasons(g.validation for g in data.gold if g.validation)
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
@@ -88,6 +92,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
         "gold_sha256": data.meta.gold_sha256,
+        "environment": environment_json(data.meta.environment),
+        "reasons": {status: [{"line": line, "cases": n} for line, n in lines] for status, lines in reasons.items()},
     }
     if with_cases:
         report["case_rows"] = rows
@@ -115,6 +121,9 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         console.print(f"controls: {control_counts['mined']} ({control_counts['paired_with_fix_reversals']} at "
                       f"fix commits); {control_counts['valid']} of {control_counts['validated']} validated "
                       "keep the tests green")  # fmt: skip
+    print_reasons(reasons)
+    if any(g.validation for g in data.gold):
+        print_environment(data.meta.environment)
     if yields:
         table = Table(show_edge=False)
         table.add_column("stratum")

@@ -73,6 +73,9 @@ def _paired_lines(board) -> list[str]:  # type: ignore[no-untyped-def]
     "--test-cmd",
     help="pytest command running the tests [default: the one the tasks were mined with].",
 )
+@click.option("--setup", help="Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a "
+              "fresh venv, then this command inside it; 'auto': the project editable with its test extras "
+              "or requirements, and pytest; the tests then run with its interpreter (unless --test-cmd).")
 @click.option("--setup-cmd", help="Run once per scratch tree before tests (network allowed).")
 @click.option(
     "--timeout",
@@ -106,7 +109,7 @@ def _paired_lines(board) -> list[str]:  # type: ignore[no-untyped-def]
 @click.option(
     "--json", "as_json", is_flag=True, help='Print {"rows": [...], "conditions": {...}} as JSON.'
 )
-def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, setup_cmd, timeout, memory_mb,
+def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, setup, setup_cmd, timeout, memory_mb,
                         force: bool, csv_path, html_path, p2p: str, bootstrap: int, seed: int,
                         as_json: bool) -> None:  # fmt: skip
     """Grade every run of RUNDIR (a 'tasks run' directory) with the task's hidden tests.
@@ -126,7 +129,7 @@ def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, set
     from ..tasks.report import write_tasks_html
 
     overrides = {"jobs": jobs, "executor": executor, "ray_address": ray_address, "test_cmd": test_cmd,
-                 "setup_cmd": setup_cmd, "timeout": timeout, "memory_mb": memory_mb}  # fmt: skip
+                 "setup": setup, "setup_cmd": setup_cmd, "timeout": timeout, "memory_mb": memory_mb}  # fmt: skip
     with progress("grading") as update:
 
         def on_grade(grade, done: int, total: int) -> None:

@@ -21,6 +21,9 @@ __all__ = ["tasks_mine_command"]
               help="Task directory to create (must not exist or be empty).")
 @history_options
 @click.option("--test-cmd", help="pytest command running the tests (default: detected).")
+@click.option("--setup", help="Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a "
+              "fresh venv, then this command inside it; 'auto': the project editable with its test extras "
+              "or requirements, and pytest. See validate --help.")
 @click.option("--setup-cmd", help="Run once per scratch tree before tests (network allowed).")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per test run [default: 600].")
@@ -33,7 +36,7 @@ __all__ = ["tasks_mine_command"]
 @click.option("--force", is_flag=True, help="Replace OUT if it already holds a task set.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, limit, include, exclude,
-                       test_patterns, seed, test_cmd, setup_cmd, jobs, timeout, reruns, memory_mb,
+                       test_patterns, seed, test_cmd, setup, setup_cmd, jobs, timeout, reruns, memory_mb,
                        executor, ray_address, force: bool, as_json: bool) -> None:  # fmt: skip
     """Mine REPO's fix commits that changed both source and tests into fix tasks.
 
@@ -48,7 +51,7 @@ def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, lim
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
     config = MineConfig.build(repo=repo, **values)
     settings = resolve_test_settings(repo, {
-        "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout, "reruns": reruns,
+        "test_cmd": test_cmd, "setup": setup, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout, "reruns": reruns,
         "memory_mb": memory_mb, "executor": executor, "ray_address": ray_address,
     })  # fmt: skip
     with progress("testing tasks") as update:

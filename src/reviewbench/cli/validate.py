@@ -8,16 +8,22 @@ import click
 
 from ..records import Validation
 from ..validate import resolve_config, validate_corpus
-from ._output import console, count_table, print_json, progress
+from ._output import console, count_table, err_console, print_json, progress
+from ._validation import environment_json, print_environment, print_reasons
 
 __all__ = ["validate_command"]
 
 
 @click.command("validate")
 @click.argument("corpus", type=click.Path(path_type=Path))
-@click.option("--test-cmd", help="Shell command running the tests (default: pytest, when the "
-              "repository has pytest configuration or a tests/ folder).")
-@click.option("--setup-cmd", help="Run once per scratch tree before tests, e.g. 'pip install -e .' "
+@click.option("--test-cmd", help="Shell command running the tests (default: PYTHON -m pytest, when the "
+              "repository has pytest configuration or a tests/ folder; PYTHON is your active environment "
+              "($VIRTUAL_ENV, else python3 on PATH) or the --setup environment; a src layout gets "
+              "PYTHONPATH=src).")
+@click.option("--setup", help="Build one isolated test environment for the corpus (cached under "
+              "CORPUS/envs/): a fresh venv, then this command inside it, e.g. \"pip install -e '.[test]'\"; "
+              "'auto': the project editable with its test extras or requirements, and pytest.")
+@click.option("--setup-cmd", help="Run once per scratch tree before tests, e.g. to build extensions "
               "(network allowed).")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
@@ -31,9 +37,11 @@ __all__ = ["validate_command"]
 @click.option("--executor", type=click.Choice(["local", "ray"]), help="Where to run [default: local].")
 @click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
 @click.option("--force", is_flag=True, help="Re-validate cases that already have a status.")
+@click.option("--keep-going", is_flag=True, help="Validate every case even when the first ones (5 "
+              "cases, over up to 5 bases) all fail with the same error line.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, network, memory_mb,
-                     executor, ray_address, force: bool, as_json: bool) -> None:  # fmt: skip
+def validate_command(corpus: Path, test_cmd, setup, setup_cmd, jobs, timeout, reruns, network, memory_mb,
+                     executor, ray_address, force: bool, keep_going: bool, as_json: bool) -> None:  # fmt: skip
     """Prove each case of CORPUS with the repository's own tests.
 
     In scratch clones (never your checkout), the selected tests must pass on the case's
@@ -47,7 +55,7 @@ def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, n
     config = resolve_config(corpus, {
         "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout,
         "reruns": reruns, "network": network, "memory_mb": memory_mb, "executor": executor,
-        "ray_address": ray_address, "force": force or None,
+        "ray_address": ray_address, "force": force or None, "setup": setup, "keep_going": keep_going or None,
     })  # fmt: skip
     with progress("validating") as update:
 
@@ -58,8 +66,15 @@ def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, n
     total = sum(summary.by_status.values())
     if as_json:
         print_json({"corpus": str(corpus), "test_cmd": summary.test_cmd, "attempted": summary.attempted,
-                    "skipped": summary.skipped, "by_status": summary.by_status})  # fmt: skip
+                    "skipped": summary.skipped, "by_status": summary.by_status,
+                    "reasons": {k: [{"line": line, "cases": n} for line, n in v] for k, v in summary.reasons.items()},
+                    "environment": environment_json(summary.environment),
+                    "environment_built": summary.environment_built, "notes": list(summary.notes)})  # fmt: skip
         return
+    for note in summary.notes:
+        err_console.print(f"note: {note}", markup=False)
     console.print(f"Validated {summary.attempted} cases ({summary.skipped} already done) with: {summary.test_cmd}",
                   markup=False)  # fmt: skip
+    print_environment(summary.environment, summary.environment_built)
     console.print(count_table("status", "cases", summary.by_status, total))
+    print_reasons(summary.reasons)

@@ -20,6 +20,7 @@ from ..git.repo import open_repository
 from ..mine.naming import case_id
 from ..records import RepoInfo
 from ..validate.executors import run_jobs
+from ..validate.environment import build_environment, cache_home
 from ..validate.testcmd import TestCommand, detect_test_command
 from .check import TaskCheck, TaskJob, check_task
 from .mine import MinedTask, TaskMiner, problem_statement
@@ -72,7 +73,10 @@ def mine_tasks(
         raise UsageError(f"--out {out} would replace the repository being mined; choose another directory")
     if repo.shallow:
         warn(f"{repo.path} is a shallow clone: history is truncated, older fixes are missed")
-    command = TestCommand(settings.test_cmd or detect_test_command(repo.path))
+    python = None
+    if settings.setup:
+        python = build_environment(cache_home(), repo.path, repo.head, settings.setup).python
+    command = TestCommand(settings.test_cmd or detect_test_command(repo.path, python))
     require_pytest(command)
     miner = TaskMiner(config, repo)
     candidates = list(miner.tasks())

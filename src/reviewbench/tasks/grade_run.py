@@ -20,7 +20,8 @@ from ..git.repo import missing_commits, open_repository
 from ..store.corpus import dump_jsonl, read_jsonl
 from ..store.journal import append_line, read_journal, write_atomic
 from ..validate.executors import run_jobs
-from ..validate.testcmd import TestCommand
+from ..validate.environment import build_environment, cache_home
+from ..validate.testcmd import TestCommand, detect_test_command
 from .grade import GradeJob, grade_solution, patch_digest, pregrade, rejected
 from .records import GRADES_FILE, Grade, Task
 from .solutions import Solution
@@ -137,9 +138,13 @@ def grade_solutions(
             record(rejected(job, tasks[job.instance_id], missing[job.instance_id]))
         jobs = [j for j in jobs if j.instance_id not in missing]
         logs.mkdir(parents=True, exist_ok=True)
+        test_cmd = config.test_cmd
+        if config.setup and not test_cmd:
+            python = build_environment(cache_home(), repo, taskset.meta.repo.head, config.setup).python
+            test_cmd = detect_test_command(repo, python)
         by_command: dict[str, list[GradeJob]] = {}
         for job in jobs:
-            by_command.setdefault(config.test_cmd or tasks[job.instance_id].test_cmd, []).append(
+            by_command.setdefault(test_cmd or tasks[job.instance_id].test_cmd, []).append(
                 job
             )
 

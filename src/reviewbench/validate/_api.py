@@ -12,16 +12,18 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
 from ..git.repo import missing_commits, open_repository
-from ..records import Case, GoldRecord, Validation
+from ..records import Case, GoldRecord, TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
+from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of
 from .executors import run_jobs
+from .reasons import FAIL_FAST_CASES, FailFast, group_reasons
 from .testcmd import TestCommand, detect_test_command
 from .worker import CaseJob
 
@@ -40,6 +42,14 @@ class ValidateSummary:
     attempted: int
     skipped: int
     by_status: dict[str, int]
+    reasons: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    """Per status other than observed: the commonest reason lines and their counts."""
+    environment: TestEnvironment | None = None
+    """The Python environment the tests ran in, when known."""
+    environment_built: bool = False
+    """The environment was built (``--setup``) by this run, not reused."""
+    notes: tuple[str, ...] = ()
+    """Things the user should hear (e.g. uv was unavailable)."""
 
 
 def _patch(corpus_path: Path, case: Case) -> Path:
@@ -108,11 +118,27 @@ def validate_corpus(
     """
     corpus = read_corpus(corpus_path)
     repo = open_repository(Path(corpus.meta.repo.path))
-    command = TestCommand(config.test_cmd or detect_test_command(repo.path))
+    notes: list[str] = []
+    environment: TestEnvironment | None = None
+    built = False
+    python = None
+    if config.setup:
+        _check_bases(repo.path, {corpus.meta.repo.head})
+        env = build_environment(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head, config.setup)
+        python, environment, built = env.python, env.record, env.built
+        notes += [env.note] if env.note else []
+    command = TestCommand(config.test_cmd or detect_test_command(repo.path, python))
+    if environment is None or config.test_cmd:
+        interpreter = interpreter_of(command.command, repo.path)
+        environment = describe_interpreter(interpreter) if interpreter else None
     journal_path = corpus_path / JOURNAL_FILE
     if config.force:
         journal_path.unlink(missing_ok=True)
-    journal = dict(read_journal(journal_path, _journal_entry))
+    # A result from another environment (a resumed run, now with --setup) is not reused.
+    journal = {
+        case_id: v for case_id, v in read_journal(journal_path, _journal_entry)
+        if v.environment is None or environment is None or v.environment == environment
+    }  # fmt: skip
     gold = {g.case_id: g for g in corpus.gold}
     pending = [
         c for c in corpus.cases
@@ -132,17 +158,29 @@ def validate_corpus(
             log=(logs / f"{c.case_id}.log").resolve(),
             shared_base=bases[(c.base, overlays[c.case_id])] > 1,
             overlays=overlays[c.case_id],
+            paths=tuple(c.paths),
         )
         for c in pending
     ]
     # Cases without tests of their own need the whole suite: start those first, so that
     # long runs do not bunch up at the end while other workers sit idle.
     jobs.sort(key=lambda job: bool(job.test_paths))
+    # ... except one case of each of the first few bases, which go first of all: a wrong
+    # environment shows as the same failure on every base, and fail-fast (reasons.py)
+    # needs several bases to tell that from one broken commit.
+    scouts: dict[str, int] = {}
+    for index, job in enumerate(jobs):
+        if len(scouts) < FAIL_FAST_CASES:
+            scouts.setdefault(job.base, index)
+    first = set(scouts.values())
+    jobs = [jobs[i] for i in sorted(first)] + [job for i, job in enumerate(jobs) if i not in first]
     lock = threading.Lock()
     finished = 0
+    fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going)
 
     def record(job: CaseJob, validation: Validation) -> None:
         nonlocal finished
+        validation = validation.model_copy(update={"environment": environment})
         line = json.dumps(
             {"case_id": job.case_id, "validation": validation.model_dump(mode="json")}
         )
@@ -152,6 +190,7 @@ def validate_corpus(
             finished += 1
             if on_case:
                 on_case(job.case_id, validation, finished, len(jobs))
+            fail_fast.add(job.base, validation)
 
     if jobs:
         run_jobs(repo.path, command, config, jobs, record)
@@ -164,9 +203,10 @@ def validate_corpus(
     counts = corpus.meta.counts.model_copy(
         update={"by_validation": dict(sorted(by_status.items()))}
     )
-    meta = corpus.meta.model_copy(
-        update={"counts": counts, "gold_sha256": sha256_file(corpus_path / GOLD_FILE)}
-    )
+    meta = corpus.meta.model_copy(update={
+        "counts": counts, "gold_sha256": sha256_file(corpus_path / GOLD_FILE),
+        "environment": environment or corpus.meta.environment,
+    })  # fmt: skip
     write_atomic(corpus_path / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
     journal_path.unlink(missing_ok=True)
     return ValidateSummary(
@@ -175,4 +215,8 @@ def validate_corpus(
         attempted=len(jobs),
         skipped=len(corpus.cases) - len(jobs),
         by_status=dict(sorted(by_status.items())),
+        reasons=group_reasons(g.validation for g in merged if g.validation),
+        environment=environment,
+        environment_built=built,
+        notes=tuple(notes),
     )

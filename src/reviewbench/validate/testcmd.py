@@ -6,20 +6,26 @@ text: a test that prints "PASSED" and exits 1 has failed.
 
 from __future__ import annotations
 
-import importlib.util
+import os
+import re
 import shlex
 import shutil
-import sys
 import tomllib
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from ..errors import UsageError
+from .environment import default_python, src_layout
+from .probe import PLUGIN_DIR, PLUGIN_MODULE
 from .sandbox import RunOutcome
+from .warm import plain_command
 
 __all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command", "node_id", "read_junit"]
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 class VerdictKind(StrEnum):
@@ -40,6 +46,10 @@ class Verdict:
     """Ids of the test cases that passed (JUnit ``classname::name``; pytest only)."""
     cpu_s: float | None = None
     """CPU seconds of the run, when known (warm runs)."""
+    modules: dict[str, str] | None = field(default=None, compare=False)
+    """Module name → file, every module the run imported (probed pytest runs only)."""
+    error_line: str | None = None
+    """The line of the run's output that says why it failed (see ``probe.first_error_line``)."""
 
 
 def _has_pytest_config(root: Path) -> bool:
@@ -59,16 +69,20 @@ def _has_pytest_config(root: Path) -> bool:
     return False
 
 
-def detect_test_command(root: Path) -> str:
-    """``python -m pytest`` when the repository looks like a pytest project.
+def detect_test_command(root: Path, python: str | None = None) -> str:
+    """``PYTHON -m pytest`` when the repository looks like a pytest project, with ``src``
+    on ``PYTHONPATH`` for a src layout (the tree's code, not an installed copy).
+
+    Args:
+        python: the interpreter; default: the user's active environment (never
+            reviewbench's own, see ``environment.default_python``).
 
     Raises:
         UsageError: nothing to detect; the user must pass ``--test-cmd``.
     """
     if _has_pytest_config(root) or (root / "tests").is_dir() or (root / "test").is_dir():
-        if importlib.util.find_spec("pytest") is not None:
-            return f"{shlex.quote(sys.executable)} -m pytest"
-        return "python3 -m pytest"
+        prefix = "PYTHONPATH=src " if src_layout(root) else ""
+        return f"{prefix}{shlex.quote(python or default_python())} -m pytest"
     raise UsageError(
         f"cannot tell how to run the tests of {root}: pass --test-cmd "
         "(or set test_cmd under [validate] in reviewbench.toml)"
@@ -101,12 +115,36 @@ class TestCommand:
             any(Path(w).name in ("pytest", "py.test") for w in words[:4]) or "pytest" in words[1:4]
         )
 
-    def shell(self, selection: list[str], junit: Path) -> str:
-        """The command line for one run of ``selection`` (empty: the whole suite)."""
+    def prefixed(self, plugin_dir: Path) -> str | None:
+        """The command with ``plugin_dir`` added at the end of its ``PYTHONPATH`` (the
+        command's own ``PYTHONPATH=`` word, else the environment's), so that the probe
+        plugin can be loaded; None when a shell would interpret the command (its
+        ``PYTHONPATH`` cannot be known) or it is not pytest."""
+        if not self.is_pytest or not plain_command(self.command):
+            return None
+        words = shlex.split(self.command)
+        count = 0
+        while count < len(words) and _ASSIGNMENT.match(words[count]):
+            count += 1
+        env = dict(word.split("=", 1) for word in words[:count])
+        existing = env.pop("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        value = f"{existing}{os.pathsep}{plugin_dir}" if existing else str(plugin_dir)
+        assignments = [f"{name}={text}" for name, text in env.items()] + [f"PYTHONPATH={value}"]
+        return shlex.join([*assignments, *words[count:]])
+
+    def shell(self, selection: list[str], junit: Path, probe: Path | None = None) -> str:
+        """The command line for one run of ``selection`` (empty: the whole suite); with
+        ``probe``, the probe plugin (installed in ``probe.parent``, see ``probe.py``)
+        records the run's imports there, when the command allows it."""
         if not self.is_pytest:
             return self.command
-        extra = ["-p", "no:cacheprovider", f"--junitxml={junit}", *selection]
-        return self.command + " " + " ".join(shlex.quote(a) for a in extra)
+        command = self.command
+        extra = ["-p", "no:cacheprovider", f"--junitxml={junit}"]
+        prefixed = self.prefixed(probe.parent / PLUGIN_DIR) if probe is not None else None
+        if prefixed is not None and probe is not None:
+            command = prefixed
+            extra += ["-p", PLUGIN_MODULE, f"--reviewbench-probe={probe}"]
+        return command + " " + " ".join(shlex.quote(a) for a in [*extra, *selection])
 
     def verdict(self, outcome: RunOutcome, junit: Path) -> Verdict:
         """Grade one run from its exit code and JUnit report."""

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .sandbox import Cancelled, RunOutcome, Sandbox, cancelled
 
-__all__ = ["Launch", "WarmPytest", "parse_launch", "warm_enabled"]
+__all__ = ["Launch", "WarmPytest", "parse_launch", "plain_command", "warm_enabled"]
 
 SERVER = Path(__file__).with_name("_warm_server.py")
 #: Seconds the server may take to import pytest and its plugins.
@@ -65,7 +65,7 @@ class Launch:
     """pytest's own arguments."""
 
 
-def _plain(command: str) -> bool:
+def plain_command(command: str) -> bool:
     """True when no shell expansion, operator or redirection can occur outside single quotes."""
     quote = None
     for char in command:
@@ -96,7 +96,7 @@ def _shebang(script: str) -> str | None:
 
 def parse_launch(command: str, cwd: Path) -> Launch | None:
     """The launch of ``command`` when it can run warm, else None."""
-    if not _plain(command):
+    if not plain_command(command):
         return None
     try:
         words = shlex.split(command)

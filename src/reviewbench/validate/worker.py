@@ -8,6 +8,7 @@ a forced checkout, so one clone serves a worker for the whole run.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import threading
@@ -19,6 +20,7 @@ from ..config import Network, ValidateConfig
 from ..errors import GitError
 from ..git.repo import GIT, raise_if_interrupted
 from ..records import Validation, ValidationStatus
+from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .sandbox import RunOutcome, Sandbox
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
 from .warm import WarmPytest, parse_launch, warm_enabled
@@ -76,6 +78,9 @@ class CaseJob:
     def base_key(self) -> str:
         """What base results are cached under: the base commit, plus its overlays if any."""
         return self.base if not self.overlays else self.base + "+" + "+".join(str(p) for p in self.overlays)
+    paths: tuple[str, ...] = ()
+    """Files the patch changes: a case none of whose Python files any run imported from
+    the tree is ``not_exercised``."""
 
 
 class ScratchTree:
@@ -88,6 +93,7 @@ class ScratchTree:
         self.home = path.parent / f"{path.name}-home"
         # Tests may change their tree and its HOME/TMPDIR, nothing else of the host.
         self.sandbox = Sandbox(config.network, config.memory_mb, self.home, writable=(path,), env_allow=tuple(config.env))
+        self.plugin_dir = install_plugin(self.home)
         self._set_up = False
         self._warm: dict[str, WarmPytest | None] = {}
         self._git(
@@ -146,7 +152,7 @@ class ScratchTree:
         if not command.is_pytest or not warm_enabled():
             return None
         if command.command not in self._warm:
-            launch = parse_launch(command.command, self.path)
+            launch = parse_launch(command.prefixed(self.plugin_dir) or command.command, self.path)
             self._warm[command.command] = (
                 WarmPytest(self.sandbox, self.path, launch, self.home) if launch else None
             )
@@ -185,12 +191,20 @@ def run_selection(
 ) -> Verdict:
     """Run ``selection`` (paths or node ids; empty: the whole suite) in the tree as it is,
     sandboxed (warm when possible), and grade it from exit code and JUnit XML."""
-    junit = tree.home / "junit.xml"
+    junit, probe = tree.home / "junit.xml", tree.home / "probe.json"
     junit.unlink(missing_ok=True)
-    shell = command.shell(selection, junit)
+    probe.unlink(missing_ok=True)
+    shell = command.shell(selection, junit, probe)
     _note(log, f"{label}: {shell}")
+    start = log.stat().st_size
     outcome, warm = tree.run_tests(command, shell, log, bounds)
     verdict = command.verdict(outcome, junit)
+    error_line = None
+    if verdict.kind not in (VerdictKind.PASS, VerdictKind.NO_TESTS):
+        with log.open("rb") as handle:
+            handle.seek(start)
+            error_line = first_error_line(handle.read(1 << 20).decode("utf-8", "replace"), tree.path)
+    verdict = dataclasses.replace(verdict, modules=read_probe(probe), error_line=error_line)
     cpu = f", {verdict.cpu_s:.2f} CPU s" if verdict.cpu_s is not None else ""
     _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{cpu}{', warm' if warm else ''})"
                + (f", failing: {', '.join(sorted(verdict.failing))}" if verdict.failing else ""))  # fmt: skip
@@ -320,8 +334,22 @@ def _node_ids(failing: frozenset[str], root: Path) -> list[str] | None:
     return nodes  # type: ignore[return-value]
 
 
+class _Shadowed(Exception):
+    """A run imported the tree's package from elsewhere: nothing it said is about the tree."""
+
+    def __init__(self, verdict: Verdict, reason: str) -> None:
+        super().__init__(reason)
+        self.verdict = verdict
+        self.reason = reason
+
+
 def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Validation:
     """Prove one case: the selected tests fail, every time, with the patch and pass without it.
+
+    Every probed run (see ``probe.py``) must import the tree's own packages, or the case
+    is an ``error`` naming the copy that shadowed them; a case none of whose changed
+    Python files any run imported from the tree is ``not_exercised``, never
+    ``not_observed``.
 
     Cheapest first: the fix's own test files, stopping at the first observed failure;
     the whole suite only when they do not observe it. Within a selection the patched run
@@ -332,11 +360,14 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     log = job.log
     log.write_text(f"case {job.case_id} at {job.base}\n", encoding="utf-8")
     spent = 0.0
-    reruns = tree.config.reruns
+    probed = False
+    exercised: set[str] = set()
 
     def result(status: ValidationStatus, verdict: Verdict | None = None, selection: str | None = None,
-               failing: frozenset[str] = frozenset()) -> Validation:  # fmt: skip
-        _note(log, f"status: {status}")
+               failing: frozenset[str] = frozenset(), reason: str | None = None) -> Validation:  # fmt: skip
+        if reason is None and verdict is not None and status not in _NO_REASON:
+            reason = _reason(verdict)
+        _note(log, f"status: {status}" + (f" ({reason})" if reason else ""))
         return Validation(
             status=status,
             test_cmd=command.command,
@@ -344,17 +375,10 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             failing_tests=sorted(failing or (verdict.failing if verdict else ())),
             duration_s=round(spent, 3),
             selection=selection,
+            reason=reason,
         )
 
     bounds = Bounds()
-
-    def run(selection: list[str], label: str) -> Verdict:
-        nonlocal spent
-        verdict = run_selection(tree, command, selection, label, log, bounds)
-        spent += verdict.duration_s
-        if not selection and job.shared_base:
-            known.record_suite(job.base_key, command, verdict)  # a passing patched suite: as good a measure
-        return verdict
 
     def checkout() -> bool:
         """The base as validation sees it: the commit, then its overlays."""
@@ -375,6 +399,53 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         if adaptive:
             bounds = adaptive[0]
             _note(log, adaptive[1])
+
+    def run(selection: list[str], label: str) -> Verdict:
+        nonlocal spent, probed
+        verdict = run_selection(tree, command, selection, label, log, bounds)
+        spent += verdict.duration_s
+        if verdict.modules is not None:
+            probed = True
+            exercised.update(tree_files(verdict.modules, tree.path))
+            shadowed = shadowing(verdict.modules, tree.path)
+            if shadowed:
+                raise _Shadowed(verdict, shadowed)
+        if not selection and job.shared_base:
+            known.record_suite(job.base_key, command, verdict)  # a passing patched suite: as good a measure
+        return verdict
+
+    try:
+        validation = _decide(tree, command, job, known, fresh, run, result, checkout)
+    except _Shadowed as shadowed:
+        return result(ValidationStatus.ERROR, shadowed.verdict, reason=shadowed.reason)
+    sources = sorted(p for p in job.paths if p.endswith(".py"))
+    if validation.status is ValidationStatus.NOT_OBSERVED and probed and sources and not exercised & set(sources):
+        _note(log, f"not exercised: no run imported {', '.join(sources)} from the tree")
+        return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection,
+                      reason=f"no test imported {_few(sources)} from the tree")  # fmt: skip
+    return validation
+
+
+_NO_REASON = frozenset({ValidationStatus.OBSERVED, ValidationStatus.NOT_OBSERVED})
+
+
+def _reason(verdict: Verdict) -> str | None:
+    if verdict.kind is VerdictKind.TIMEOUT:
+        return "timed out"
+    return verdict.error_line
+
+
+def _few(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" (and {len(paths) - 3} more)" if len(paths) > 3 else "")
+
+
+def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseResults, fresh: bool,
+            run: Callable[[list[str], str], Verdict], result: Callable[..., Validation],
+            checkout: Callable[[], bool]) -> Validation:  # fmt: skip
+    """The selections of :func:`validate_case`, cheapest first; ``fresh``: the tree is
+    still exactly the base; ``checkout`` restores it (the commit, then its overlays)."""
+    log = job.log
+    reruns = tree.config.reruns
     selections: list[tuple[str, list[str]]] = []
     present = [p for p in job.test_paths if _present(tree.path, p)]
     if present and command.is_pytest:

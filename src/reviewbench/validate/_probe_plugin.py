@@ -1,0 +1,38 @@
+"""A pytest plugin reviewbench loads into test runs (``-p _reviewbench_probe``): which
+modules were imported, and from which file.
+
+Copied next to each scratch tree as ``_reviewbench_probe.py`` and put on the test
+interpreter's ``PYTHONPATH``; it never imports reviewbench (the interpreter may not have
+it) and changes nothing in the project. At the end of the session it writes one JSON
+object, ``{"modules": {name: real path of its file}}``, to the path given with
+``--reviewbench-probe``. See ``probe.py``.
+"""
+
+import json
+import os
+import sys
+
+
+def pytest_addoption(parser):
+    parser.addoption("--reviewbench-probe", default=None, help="(reviewbench) write imported modules here")
+
+
+def pytest_unconfigure(config):
+    target = config.getoption("--reviewbench-probe", None)
+    if not target:
+        return
+    modules = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path:
+            try:
+                modules[name] = os.path.realpath(path)
+            except (OSError, ValueError):
+                pass
+    partial = target + ".partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            json.dump({"modules": modules}, handle)
+        os.replace(partial, target)
+    except OSError:
+        pass  # no record: reviewbench then knows nothing about this run's imports

@@ -1,0 +1,344 @@
+"""The Python environment tests run in: the user's own, or one built per corpus.
+
+By default the tests run in the user's active environment (``$VIRTUAL_ENV``, else
+``python3`` on ``PATH``), never reviewbench's own interpreter: a pipx or venv install of
+reviewbench must not test the project against reviewbench's dependencies.
+
+``validate --setup CMD`` builds an isolated environment instead, once per corpus: a fresh
+virtual environment (``uv venv``; ``python -m venv`` when uv is unavailable), then CMD run
+inside it (``VIRTUAL_ENV`` set, its ``bin`` first on ``PATH``, network allowed) in a
+scratch copy of the repository at the mined HEAD. ``--setup auto`` installs the project
+editable with its test extras, dependency groups or test requirements files, and pytest.
+The environment lives under ``CORPUS/envs/KEY/``, KEY the hash of CMD, the base
+interpreter and the dependency files at that HEAD: a second run with the same inputs
+reuses it. ``environment.json`` there is written last and marks it complete.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Network
+from ..errors import SetupFailed, UsageError
+from ..git.repo import GIT
+from ..records import TestEnvironment
+from .sandbox import Sandbox
+from .warm import parse_launch
+
+__all__ = [
+    "AUTO",
+    "ENV_DIR",
+    "BuiltEnvironment",
+    "auto_setup_command",
+    "build_environment",
+    "cache_home",
+    "default_python",
+    "describe_interpreter",
+    "interpreter_of",
+    "src_layout",
+]
+
+AUTO = "auto"
+ENV_DIR = "envs"
+MARKER = "environment.json"
+#: Seconds the setup command may take (dependency installs can be slow).
+SETUP_TIMEOUT_S = 1800.0
+_TEST_NAMES = ("test", "tests", "testing", "dev")
+_REQUIREMENT_FILES = (
+    "requirements-test.txt", "requirements-tests.txt", "requirements_test.txt", "test-requirements.txt",
+    "test_requirements.txt", "requirements-dev.txt", "requirements_dev.txt", "dev-requirements.txt",
+    "requirements/test.txt", "requirements/tests.txt", "requirements/testing.txt", "requirements/dev.txt",
+    "tests/requirements.txt",
+)  # fmt: skip
+_LIST_PACKAGES = (
+    "import importlib.metadata as m, sys; "
+    "names = sorted({(d.metadata['Name'] or '?').lower() + '==' + (d.version or '?') for d in m.distributions()}); "
+    "print(sys.version.split()[0]); print(*names, sep='\\n')"
+)
+
+
+def default_python() -> str:
+    """The user's active environment: ``$VIRTUAL_ENV/bin/python``, else ``python3`` on PATH.
+
+    Raises:
+        UsageError: neither exists.
+    """
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        candidate = Path(venv) / "bin" / "python"
+        if candidate.is_file():
+            return str(candidate)
+    found = shutil.which("python3")
+    if found is None:
+        raise UsageError(
+            "no python3 on PATH and no active virtual environment: activate your project's "
+            "environment, or pass --setup auto (or --test-cmd)"
+        )
+    return _real_interpreter(os.path.abspath(found))
+
+
+def _real_interpreter(found: str) -> str:
+    """What ``found`` runs: a pyenv or asdf shim is a shell script, not an interpreter."""
+    try:
+        proc = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return found
+    real = proc.stdout.strip()
+    return real if proc.returncode == 0 and real and os.path.isabs(real) else found
+
+
+def src_layout(root: Path) -> bool:
+    """Whether the project keeps its package under ``src/`` (``src/PKG/__init__.py``)."""
+    src = root / "src"
+    return src.is_dir() and not src.is_symlink() and any(
+        (entry / "__init__.py").is_file() for entry in src.iterdir() if entry.is_dir() and not entry.is_symlink()
+    )
+
+
+def describe_interpreter(python: str, *, setup: str | None = None, key: str | None = None) -> TestEnvironment | None:
+    """Version and installed distributions of ``python``; None when it cannot be run."""
+    try:
+        proc = subprocess.run([python, "-I", "-c", _LIST_PACKAGES], capture_output=True, text=True,
+                              timeout=120, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    version, *packages = proc.stdout.splitlines()
+    return TestEnvironment(
+        interpreter=python,
+        python_version=version,
+        packages=len(packages),
+        freeze_sha256=hashlib.sha256("\n".join(packages).encode()).hexdigest(),
+        setup=setup,
+        key=key,
+    )
+
+
+def interpreter_of(command: str, cwd: Path) -> str | None:
+    """The interpreter a plain pytest command runs, when it can be told."""
+    launch = parse_launch(command, cwd)
+    return launch.python if launch else None
+
+
+def _uv() -> str | None:
+    """The uv binary installed with reviewbench (or on PATH); None when there is none."""
+    try:
+        import uv
+
+        return uv.find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def auto_setup_command(project: Path, uv: str | None) -> str:
+    """What ``--setup auto`` runs in ``project``: pytest, and the project editable with its
+    test extras, test dependency groups (uv only) and test requirements files."""
+    words: list[str] = []
+    extras: list[str] = []
+    groups: list[str] = []
+    pyproject = project / "pyproject.toml"
+    data: dict = {}
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+        except tomllib.TOMLDecodeError:
+            data = {}
+    optional = data.get("project", {}).get("optional-dependencies", {})
+    extras = [name for name in optional if isinstance(optional, dict) and name.lower() in _TEST_NAMES]
+    declared_groups = data.get("dependency-groups", {})
+    if uv and isinstance(declared_groups, dict):
+        groups = [name for name in declared_groups if name.lower() in _TEST_NAMES]
+    setup_cfg = project / "setup.cfg"
+    if not extras and setup_cfg.is_file():
+        import configparser
+
+        parser = configparser.ConfigParser()
+        try:
+            parser.read_string(setup_cfg.read_text(encoding="utf-8", errors="replace"))
+            if parser.has_section("options.extras_require"):
+                extras = [n for n in parser["options.extras_require"] if n.lower() in _TEST_NAMES]
+        except configparser.Error:
+            pass
+    if any((project / name).is_file() for name in ("pyproject.toml", "setup.py", "setup.cfg")):
+        words += ["-e", "." + (f"[{','.join(extras)}]" if extras else "")]
+    for name in _REQUIREMENT_FILES:
+        if (project / name).is_file() and not (project / name).is_symlink():
+            words += ["-r", name]
+    for group in groups:
+        words += ["--group", group]
+    words.append("pytest")
+    installer = [uv, "pip", "install"] if uv else ["python", "-m", "pip", "install", "--disable-pip-version-check"]
+    return shlex.join([*installer, *words])
+
+
+_DEPENDENCY_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile", "Pipfile.lock", "uv.lock",
+                     "poetry.lock", "pdm.lock")  # fmt: skip
+
+
+def _dependency_blobs(repo: Path, head: str) -> list[tuple[str, str]]:
+    """(path, blob id) of the dependency files at ``head``: their content, by hash."""
+    proc = subprocess.run([*GIT, "-C", str(repo), "ls-tree", "-r", "-z", head], capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise SetupFailed(f"cannot read the tree of {head[:12]} in {repo}")
+    found = []
+    for entry in proc.stdout.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.decode("utf-8", "surrogateescape").partition("\t")
+        name = path.rsplit("/", 1)[-1]
+        depth = path.count("/")
+        if (depth == 0 and (name in _DEPENDENCY_NAMES or ("requirements" in name and name.endswith(".txt")))) or (
+            path in _REQUIREMENT_FILES or (path.startswith("requirements/") and depth == 1 and name.endswith(".txt"))
+        ):  # fmt: skip
+            found.append((path, meta.split()[2]))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class BuiltEnvironment:
+    """A test environment of a corpus, built now or earlier."""
+
+    python: str
+    """Its interpreter."""
+    record: TestEnvironment
+    built: bool
+    """Built by this call (False: reused from the cache)."""
+    note: str | None = None
+    """Something the user should hear (e.g. uv was unavailable)."""
+
+
+def cache_home() -> Path:
+    """Where fix-task mining and grading keep built environments (a task set's folder is
+    replaced whole when written): ``$XDG_CACHE_HOME/reviewbench/envs``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "reviewbench" / ENV_DIR
+
+
+def build_environment(root: Path, repo: Path, head: str, setup: str,
+                      log: Callable[[str], None] | None = None) -> BuiltEnvironment:  # fmt: skip
+    """The environment for ``setup`` (a command, or ``auto``) under ``root`` (a corpus's
+    ``envs/``, or :func:`cache_home`), built if needed.
+
+    Raises:
+        SetupFailed: the environment could not be built; the message names its log.
+        UsageError: no base interpreter.
+    """
+    base = default_python()
+    uv = _uv()
+    note = None if uv else "uv is unavailable: building the test environment with venv + pip (slower)"
+    if note and log:
+        log(note)
+    auto = setup.strip() == AUTO
+    with _checkout(repo, head, auto) as project:
+        command = auto_setup_command(project, uv) if project is not None else setup
+        digest = hashlib.sha256()
+        for part in (command, base, *(f"{p}:{b}" for p, b in _dependency_blobs(repo, head))):
+            digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+        key = digest.hexdigest()
+        root = Path(os.path.abspath(root))
+        root.mkdir(parents=True, exist_ok=True)
+        folder = root / key[:16]
+        with (root / ".lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            marker = folder / MARKER
+            python = folder / "venv" / "bin" / "python"
+            if marker.is_file() and python.is_file():
+                try:
+                    record = TestEnvironment.model_validate_json(marker.read_text(encoding="utf-8"))
+                except ValueError:
+                    record = None
+                if record is not None and record.key == key:
+                    return BuiltEnvironment(str(python), record, built=False, note=note)
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            record = _build(folder, repo, head, base, uv, command, setup, key, log, pip=not auto)
+            marker.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            return BuiltEnvironment(str(python), record, built=True, note=note)
+
+
+class _checkout:
+    """A scratch clone of ``repo`` at ``head`` to read what ``--setup auto`` should install
+    (None when ``wanted`` is false); removed afterwards. The setup command runs in a copy of
+    its own, in the environment folder."""
+
+    def __init__(self, repo: Path, head: str, wanted: bool) -> None:
+        self.repo, self.head, self.wanted = repo, head, wanted
+        self.path: Path | None = None
+
+    def __enter__(self) -> Path | None:
+        import tempfile
+
+        if not self.wanted:
+            return None
+        self.path = Path(tempfile.mkdtemp(prefix="reviewbench-setup-")) / "project"
+        _git(self.path.parent, "clone", "--quiet", "--shared", "--no-checkout", str(self.repo), str(self.path))
+        _git(self.path, "checkout", "--quiet", "--force", "--detach", self.head)
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        if self.path is not None:
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+def _git(cwd: Path, *args: str) -> None:
+    proc = subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, check=False)
+    if proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SetupFailed(f"git {args[0]} failed preparing the setup copy: {detail[-1] if detail else proc.returncode}")
+
+
+def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, command: str, setup: str, key: str,
+           log: Callable[[str], None] | None, pip: bool = True) -> TestEnvironment:  # fmt: skip
+    """Build the environment in ``folder``: ``venv/``, and ``project/``, the copy of the
+    repository at ``head`` the setup command ran in (kept: an editable install points there)."""
+    setup_log = folder / "setup.log"
+    venv = folder / "venv"
+    project = folder / "project"
+    _git(folder, "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(project))
+    _git(project, "checkout", "--quiet", "--force", "--detach", head)
+    # No memory limit here: installing may build dependencies, which the per-test
+    # address-space limit was not sized for; this is the user's own command, run once.
+    box = Sandbox(Network.ALLOW, None, folder / "home")
+    steps = []
+    if uv:
+        steps.append(shlex.join([uv, "venv", "--quiet", "--python", base, str(venv)]))
+    if uv and pip:
+        # pip inside the environment, offline from the interpreter's own bundle, so that
+        # a setup command of the user's saying "pip install" installs here and nowhere else.
+        steps.append(shlex.join([str(venv / "bin" / "python"), "-m", "ensurepip", "--default-pip"]))
+    if not uv:
+        steps.append(shlex.join([base, "-m", "venv", str(venv)]))
+    activate = (f"export VIRTUAL_ENV={shlex.quote(str(venv))} UV_PYTHON_DOWNLOADS=never "
+                f"PATH={shlex.quote(str(venv / 'bin'))}:\"$PATH\"; unset PYTHONHOME; ")  # fmt: skip
+    steps.append(activate + command)
+    if log:
+        log(f"building the test environment in {folder}: {command}")
+    for step in steps:
+        with setup_log.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n=== {step}\n")
+        outcome = box.run(step, project, SETUP_TIMEOUT_S, setup_log)
+        if outcome.timed_out or outcome.exit_code != 0:
+            tail = [line for line in setup_log.read_text(errors="replace").splitlines() if line.strip()][-1:]
+            why = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"
+            raise SetupFailed(
+                f"the setup command failed ({why}{': ' + tail[0].strip() if tail else ''}); "
+                f"see {setup_log}" + ("" if uv else " (uv unavailable: venv + pip)")
+            )
+    record = describe_interpreter(str(venv / "bin" / "python"), setup=setup, key=key)
+    if record is None:
+        raise SetupFailed(f"the environment built in {venv} has no working interpreter; see {setup_log}")
+    (folder / "setup-command.txt").write_text(command + "\n", encoding="utf-8")
+    return record
+

@@ -1,0 +1,88 @@
+"""Why cases were not observed: grouping by first error line, and stopping early.
+
+A wrong environment fails every case the same way (a missing module, an installed copy
+shadowing the tree, old commits failing on new tools). Validation then stops after the
+first few cases instead of spending hours saying the same thing, and tells the user what
+to type; ``--keep-going`` validates everything anyway.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from ..errors import ValidationStopped
+from ..records import Validation, ValidationStatus
+
+__all__ = ["FAIL_FAST_CASES", "FailFast", "group_reasons", "remedy"]
+
+#: Stop when the first results, covering this many distinct bases (all of them, when the
+#: run has fewer) and this many cases, all fail with the same first error line (runs of
+#: this many cases or fewer always finish).
+FAIL_FAST_CASES = 5
+_FAILING = frozenset({ValidationStatus.ERROR, ValidationStatus.BASE_FAILING})
+NO_LINE = "(no error line)"
+
+
+def group_reasons(validations: Iterable[Validation], top: int = 3) -> dict[str, list[tuple[str, int]]]:
+    """Per status other than ``observed``, its most common reason lines with their counts."""
+    counts: dict[str, Counter[str]] = {}
+    for validation in validations:
+        if validation.status is ValidationStatus.OBSERVED:
+            continue
+        line = validation.reason or (
+            "the tests passed with the patch" if validation.status is ValidationStatus.NOT_OBSERVED else NO_LINE
+        )
+        counts.setdefault(validation.status.value, Counter())[line] += 1
+    return {status: c.most_common(top) for status, c in sorted(counts.items())}
+
+
+def remedy(line: str) -> str:
+    """What to type about a failure that every case shares."""
+    if "shadows the code under test" in line:
+        return ("the tests imported an installed copy instead of the tree: drop it from the test "
+                "environment, put the tree's folder first on PYTHONPATH in --test-cmd, or use --setup auto")  # fmt: skip
+    if "No module named" in line or "ModuleNotFoundError" in line or "ImportError" in line:
+        return ("the tests need a package the test environment lacks: pass --setup auto (or --setup "
+                "'pip install ...'), or activate the project's own environment")  # fmt: skip
+    return ("old commits may fail with today's tools: mine a recent range (mine --since), or pin the "
+            "project's tools with --setup 'pip install ...'")  # fmt: skip
+
+
+class FailFast:
+    """Watches results in the order they finish; :meth:`add` raises to stop the run."""
+
+    def __init__(self, bases: Iterable[str], cases: int, enabled: bool = True) -> None:
+        distinct = len(set(bases))
+        self.need_bases = min(FAIL_FAST_CASES, distinct)
+        self.need_cases = FAIL_FAST_CASES
+        self.armed = enabled and cases > FAIL_FAST_CASES  # stopping must spare some cases
+        self._bases: set[str] = set()
+        self._cases = 0
+        self._statuses: set[str] = set()
+        self._line: str | None = None
+
+    def add(self, base: str, validation: Validation) -> None:
+        """Count one result.
+
+        Raises:
+            ValidationStopped: the results so far all failed with the same line.
+        """
+        if not self.armed:
+            return
+        line = validation.reason
+        if validation.status not in _FAILING or not line or (self._line is not None and line != self._line):
+            self.armed = False  # one different result: the environment is not what fails
+            return
+        self._line = line
+        self._bases.add(base)
+        self._cases += 1
+        self._statuses.add(validation.status.value)
+        if len(self._bases) >= self.need_bases and self._cases >= self.need_cases:
+            self.armed = False
+            statuses = " or ".join(sorted(self._statuses))
+            raise ValidationStopped(
+                f"validation stopped: the first {self._cases} cases ({len(self._bases)} "
+                f"base{'s' if len(self._bases) != 1 else ''}) all ended {statuses} with: {line} — "
+                f"{remedy(line)}; --keep-going validates every case anyway"
+            )

@@ -104,10 +104,14 @@ def needs_helper(git_repo, tmp_path):
                                   f"tests/test_f{i}.py": f"import helperlib\nfrom pkg.f{i} import f\n\n"
                                                          f"def test_f():\n    assert f() == {i} * helperlib.ONE\n"})  # fmt: skip
     wheel = envs.wheel(tmp_path / "wheels", "helperlib", "1.0", {"helperlib/__init__.py": "ONE = 1\n"})
-    count = tmp_path / "setup-runs.txt"
+    # The setup runs sandboxed: it may write only its environment's own folder. Each run
+    # leaves a mark there; the count is over every environment built under tmp_path.
+    def count() -> int:
+        return sum(p.read_text().count("run") for p in tmp_path.rglob("setup-runs.txt"))
+
     outer = sysconfig.get_paths()["purelib"]
     see_pytest = f"import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'outer.pth').write_text({outer!r})"
-    setup = (f"echo run >> {shlex.quote(str(count))} && python -m pip install -q --no-index --no-deps "
+    setup = ('echo run >> "$VIRTUAL_ENV/../setup-runs.txt" && python -m pip install -q --no-index --no-deps '
              f"{shlex.quote(str(wheel))} && python -c {shlex.quote(see_pytest)}")  # fmt: skip
     return repo, setup, count
 
@@ -133,12 +137,12 @@ def test_setup_builds_one_environment_per_corpus_and_reuses_it(needs_helper, tmp
     mine_corpus(MineConfig(repo=repo.path), corpus)
     first = validate_corpus(corpus, _config(setup=setup))
     assert first.by_status == {"observed": 6}
-    assert first.environment_built and count.read_text().count("run") == 1
+    assert first.environment_built and count() == 1
     python = first.environment.interpreter
     assert python.startswith(str(corpus / "envs")) and first.test_cmd == f"{python} -m pytest"
     again = validate_corpus(corpus, _config(setup=setup, force=True))
     assert again.by_status == {"observed": 6}
-    assert not again.environment_built and count.read_text().count("run") == 1  # reused, not rebuilt
+    assert not again.environment_built and count() == 1  # reused, not rebuilt
     assert again.environment == first.environment
     assert {g.validation.environment for g in read_corpus(corpus).gold} == {first.environment}
     assert read_corpus(corpus).meta.environment == first.environment
@@ -147,7 +151,7 @@ def test_setup_builds_one_environment_per_corpus_and_reuses_it(needs_helper, tmp
     assert f"Test environment: {python} (Python " in shown and "built by --setup" in shown
     # Another command is another environment.
     validate_corpus(corpus, _config(setup=setup + " && true", force=True))
-    assert count.read_text().count("run") == 2
+    assert count() == 2
 
 
 def test_tasks_mine_and_grade_take_setup_too(needs_helper, tmp_path, monkeypatch):
@@ -158,7 +162,7 @@ def test_tasks_mine_and_grade_take_setup_too(needs_helper, tmp_path, monkeypatch
     summary = mine_tasks(MineConfig(repo=repo.path), tmp_path / "tasks", _config(setup=setup))
     assert summary.meta.counts.tasks == 6
     assert summary.meta.test_cmd.startswith(str(tmp_path / "cache" / "reviewbench" / "envs"))
-    assert count.read_text().count("run") == 1
+    assert count() == 1
 
 
 @pytest.mark.parametrize("warm", ["1", "0"])

@@ -310,7 +310,9 @@ def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, comma
     _git(project, "checkout", "--quiet", "--force", "--detach", head)
     # No memory limit here: installing may build dependencies, which the per-test
     # address-space limit was not sized for; this is the user's own command, run once.
-    box = Sandbox(Network.ALLOW, None, folder / "home")
+    # The sandbox keeps the host read-only: the environment's own folder is what it may write
+    # (the venv, the project copy, uv's cache).
+    box = Sandbox(Network.ALLOW, None, folder / "home", writable=(folder,))
     steps = []
     if uv:
         steps.append(shlex.join([uv, "venv", "--quiet", "--python", base, str(venv)]))
@@ -325,10 +327,11 @@ def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, comma
     steps.append(activate + command)
     if log:
         log(f"building the test environment in {folder}: {command}")
+    cache = f"export UV_CACHE_DIR={shlex.quote(str(folder / 'uv-cache'))}; "
     for step in steps:
         with setup_log.open("a", encoding="utf-8") as handle:
             handle.write(f"\n=== {step}\n")
-        outcome = box.run(step, project, SETUP_TIMEOUT_S, setup_log)
+        outcome = box.run(cache + step, project, SETUP_TIMEOUT_S, setup_log)
         if outcome.timed_out or outcome.exit_code != 0:
             tail = [line for line in setup_log.read_text(errors="replace").splitlines() if line.strip()][-1:]
             why = "timed out" if outcome.timed_out else f"exit {outcome.exit_code}"

@@ -5,6 +5,7 @@ a real loopback endpoint where a reply matters."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
 
 import pytest
 
@@ -83,3 +84,22 @@ def test_a_store_that_cannot_be_written_stops_the_experiment_without_blaming_the
     assert [r.state for r in recorded] == [RunState.COMPLETED_NO_FINDINGS]  # nothing blamed on the reviewer
     summary = run_experiment(experiment, out)
     assert summary.by_state == {"completed_no_findings": 6} and summary.already_done == 1
+
+
+def test_latency_is_the_answering_attempt_alone_not_retries_or_backoff(tmp_path, corpus):  # noqa: F811
+    with FakeLLMServer() as server:
+        # Each case's first request fails (500) and is retried after ~1 s of backoff; the
+        # answer itself comes after 0.2 s. Latency is that answer's time, not the whole run's.
+        server.script(Reply.server_error(500), Reply.server_error(500), Reply.server_error(500))
+        server.default = Reply.answer("app/a.py:2 high missing guard", delay=0.2)
+        conditions = _condition("A", _openai(server), concurrency=3, retries=2)
+        experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
+        run_experiment(experiment, tmp_path / "runs")
+    runs, _ = _runs(tmp_path / "runs")
+    assert [r.attempts for r in runs] == [2, 2, 2]
+    for run in runs:
+        started = datetime.fromisoformat(run.started_at)
+        ended = datetime.fromisoformat(run.ended_at)
+        whole = (ended - started).total_seconds()
+        assert 0.2 <= run.latency_s < whole  # the backoff (>= 0.5 s) is in the run, not its latency
+        assert whole - run.latency_s >= 0.4

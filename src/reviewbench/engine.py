@@ -219,12 +219,13 @@ class _Runner:
 
     async def _execute(self, planned: PlannedRun, condition: Condition) -> None:
         config = condition.config
-        started_wall, started = _now(), time.monotonic()
+        started_wall = _now()
         reply: CachedReply | None = None
         error: str | None = None
         attempts = 0
         cached = False
         key = ""
+        answer_s: float | None = None
         try:
             packet, digest = await self.job.packet(planned, condition)
             key = _cache_key(digest, planned.repetition)
@@ -234,7 +235,9 @@ class _Runner:
                 attempts += 1
                 await condition.limiter.wait()
                 try:
+                    asked = time.monotonic()  # latency: this attempt alone, not queueing or backoff
                     reply = await self.job.attempt(planned, condition, packet)
+                    answer_s = time.monotonic() - asked
                     self.requests += 1
                 except TimeoutError:
                     self.requests += 1  # sent, and no answer came in time
@@ -260,16 +263,16 @@ class _Runner:
             raise  # the harness's failure, not the reviewer's: stop the experiment
         except asyncio.CancelledError:
             self._record(planned, condition, Outcome(RunState.CANCELLED), None, "interrupted",
-                         started_wall, started, attempts, False, key)  # fmt: skip
+                         started_wall, attempts, False, key, None)  # fmt: skip
             raise
         except Exception as exc:  # noqa: BLE001 - a broken case must not sink the experiment
             outcome = Outcome(RunState.FAILED)
             error = f"{type(exc).__name__}: {exc}"
-        self._record(planned, condition, outcome, reply, error, started_wall, started, attempts, cached, key)
+        self._record(planned, condition, outcome, reply, error, started_wall, attempts, cached, key, answer_s)
 
     def _record(self, planned: PlannedRun, condition: Condition, outcome: Outcome, reply: CachedReply | None,
-                error: str | None, started_wall: str, started: float, attempts: int, cached: bool,
-                key: str) -> None:  # fmt: skip
+                error: str | None, started_wall: str, attempts: int, cached: bool,
+                key: str, answer_s: float | None) -> None:  # fmt: skip
         agent = condition.agent_config
         notes: list[str] = []
         tokens_in = _plausible(reply.tokens_in, notes, "input token") if reply else None
@@ -285,7 +288,9 @@ class _Runner:
             state=outcome.state,
             started_at=started_wall,
             ended_at=_now(),
-            latency_s=round(time.monotonic() - started, 4),
+            # The answering attempt's own time: rate-limit waits, failed attempts and backoff
+            # are the harness's, not the reviewer's; None when no request answered (cache, failure).
+            latency_s=round(answer_s, 4) if answer_s is not None else None,
             attempts=attempts,
             cached=cached,
             model_requested=getattr(agent, "model", None) or agent.kind,

@@ -1,6 +1,7 @@
 """Per-command cost of the sandbox, against a bare start and the network-only prefix of before.
 
     python benchmarks/sandbox_overhead.py [--runs 50]
+    python benchmarks/sandbox_overhead.py --smoke      # 3 runs each: checks that it runs
 
 Prints the median wall time of starting ``true`` (a) bare, (b) under the old network-only
 prefix ``unshare -n -p -f --kill-child`` (when it works here), (c) under the shared sandbox
@@ -34,7 +35,9 @@ def _median(argv: list[str], runs: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=50)
-    runs = parser.parse_args().runs
+    parser.add_argument("--smoke", action="store_true", help="3 runs each, seconds: checks that it runs")
+    args = parser.parse_args()
+    runs = 3 if args.smoke else args.runs
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         (root / "tree").mkdir()

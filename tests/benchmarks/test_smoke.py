@@ -52,7 +52,7 @@ def _skipped_or_figure(out: str, module: str, pattern: str) -> None:
 def test_every_benchmark_has_a_smoke_test():
     assert SCRIPTS == sorted(name.removeprefix("test_") for name in globals() if name.startswith("test_")
                              and name.removeprefix("test_") in SCRIPTS)  # fmt: skip
-    assert len(SCRIPTS) == 7
+    assert len(SCRIPTS) == 8
 
 
 def test_score_speed():
@@ -116,3 +116,10 @@ def test_grade_speed():
 def test_report_speed():
     out = _smoke("report_speed")
     _figures(out, r"^build_report, one run: 50 findings (\S+) s, 200 findings (\S+) s; ratio (\S+) \(linear")
+
+
+def test_sandbox_overhead():
+    out = _smoke("sandbox_overhead")
+    _figures(out, r"^bare\s+(\S+) ms  \((\S+)x bare")
+    # Each mechanism that works here prints both sandboxes against the bare start.
+    assert re.search(r"^test run sandbox, \w+\s+\S+ ms", out, re.MULTILINE), out

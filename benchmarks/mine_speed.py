@@ -7,8 +7,9 @@ process, on the same repository, with the same commit-message filter (the Python
 ``\\b(?:fix|fixes|fixed|bugfix|hotfix)\\b``):
 
 ``reviewbench``
-    ``mine_corpus(MineConfig(repo=REPO), <fresh temp dir>, force=True)``: the real
-    mining stage with its defaults (max 60 changed source lines), writing a corpus.
+    ``mine_corpus(MineConfig(repo=REPO, controls_ratio=0), <fresh temp dir>, force=True)``:
+    the real mining stage with its defaults (max 60 changed source lines) but no controls
+    (pydriller makes none: the history walk is what is compared), writing a corpus.
     It reads history in one ``git log``, diffs all matching commits through one
     ``git diff-tree --stdin`` and reads blobs through one ``git cat-file --batch``.
 ``pydriller``
@@ -267,7 +268,7 @@ class Reviewbench(Method):
         return Path(tempfile.mkdtemp(prefix="mine-speed-rb-", dir=self.tmp_root))
 
     def run(self, state: Path) -> RunResult:
-        summary = mine_corpus(MineConfig(repo=self.repo), state / "corpus", force=True)
+        summary = mine_corpus(MineConfig(repo=self.repo, controls_ratio=0), state / "corpus", force=True)
         counts = summary.meta.counts
         merges = counts.dropped.get("merge", 0)
         return RunResult(

@@ -108,7 +108,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rb-runner-bench-") as tmp:
         work = Path(tmp)
         _synthetic_repo(work / "repo", args.cases)
-        mine_corpus(MineConfig(repo=work / "repo"), work / "corpus")
+        mine_corpus(MineConfig(repo=work / "repo", controls_ratio=0), work / "corpus")  # fix reversals only
         experiment_path = work / "experiment.toml"
         experiment_path.write_text(
             f'corpus = "corpus"\nrepeats = {args.repeats}\nseed = 1\n[[condition]]\nname = "A"\n'

@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
                           check=True).stdout.strip()  # fmt: skip
     with Clock() as mining:
         summary = mine_corpus(
-            MineConfig(repo=clone, limit=args.limit, since=args.since), mined, force=True
+            MineConfig(repo=clone, limit=args.limit, since=args.since, controls_ratio=0), mined, force=True
         )
     cases = read_corpus(mined).cases
     n = len(cases)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,41 @@ def default_sigint() -> None:
     SIGINT restore the default first, so they test reviewbench and not how CI was started.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What an in-process ``reviewbench`` invocation printed, and its exit code."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+
+def _invoke(*args: str, input: str | None = None, env: dict[str, str | None] | None = None) -> CliResult:
+    from click.testing import CliRunner
+
+    from reviewbench.cli import main
+
+    previous = signal.getsignal(signal.SIGTERM)
+    runner = CliRunner()
+    with runner.isolation(input=input, env=env) as streams:
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = streams[0].getvalue(), streams[1].getvalue()
+    return CliResult(code, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace"))
+
+
+@pytest.fixture
+def cli():
+    """Run ``reviewbench ARGS`` in this process through the real ``main`` (errors to one line,
+    exit codes), with stdout and stderr captured. Use a subprocess instead where signals, a
+    separate interpreter or isolation are the point of the test."""
+    return _invoke

@@ -1,32 +1,99 @@
 """reviewbench: measure an AI code reviewer on your own repository's history.
 
-The public API; everything in underscore modules and subpackages not listed here may
-change without notice.
+The public API: one entry point per stage, and the records they exchange. Everything
+else (underscore modules, and names not listed here or in a stage package's ``__all__``)
+may change without notice::
+
+    mine_corpus ─▶ validate_corpus ─▶ register ─▶ run_experiment ─▶ score_run ─▶ build_report
+    mine_tasks ─▶ (tasks run) ─▶ grade_solutions
+
+Stage entry points are imported on first use, so ``import reviewbench`` stays cheap
+(the command line starts in a fraction of a second).
 """
 
-from . import _startup
+import os as _os
+import sys as _sys
 
-_startup.install()  # before the heavy imports below: Ctrl-C during them is one line
+
+def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
+    """Ctrl-C while the command line is still importing: one line and exit 130, the same as
+    :func:`reviewbench.cli.main` gives once it runs (imports take a few hundred ms)."""
+    if issubclass(kind, KeyboardInterrupt):
+        try:
+            _sys.stderr.write("reviewbench: error: interrupted\n")
+            _sys.stderr.flush()
+        finally:
+            _os._exit(130)
+    _sys.__excepthook__(kind, value, tb)  # type: ignore[arg-type]
+
+
+# First thing, with modules the interpreter has already loaded: only for the command
+# (``reviewbench``, or ``python -m reviewbench`` while it is being located), never for a
+# program that merely imports the library.
+if _sys.excepthook is _sys.__excepthook__ and (
+    _os.path.basename(_sys.argv[0] if _sys.argv else "").removesuffix(".exe") == "reviewbench"
+    or (_sys.argv[:1] == ["-m"])
+):
+    _sys.excepthook = _quiet_interrupt
+
+from importlib import import_module as _import_module  # noqa: E402
 
 from ._version import __version__  # noqa: E402
 from .config import MineConfig  # noqa: E402
 from .errors import ReviewbenchError  # noqa: E402
-from .mine import MineSummary, mine_corpus  # noqa: E402
-from .records import Case, CorpusMeta, Defect, GoldRecord, Location, Stratum  # noqa: E402
-from .store import Corpus, read_corpus  # noqa: E402
+from .records import Case, CorpusMeta, Defect, Finding, GoldRecord, Location, RunRow, RunState, Stratum  # noqa: E402
 
 __all__ = [
     "Case",
     "Corpus",
     "CorpusMeta",
     "Defect",
+    "Finding",
     "GoldRecord",
     "Location",
     "MineConfig",
     "MineSummary",
     "ReviewbenchError",
+    "RunRow",
+    "RunState",
     "Stratum",
     "__version__",
+    "build_report",
+    "grade_solutions",
+    "load_experiment",
     "mine_corpus",
+    "mine_tasks",
     "read_corpus",
+    "register",
+    "run_experiment",
+    "score_run",
+    "validate_corpus",
 ]
+
+_LAZY = {
+    "Corpus": "reviewbench.store",
+    "read_corpus": "reviewbench.store",
+    "MineSummary": "reviewbench.mine",
+    "mine_corpus": "reviewbench.mine",
+    "validate_corpus": "reviewbench.validate",
+    "load_experiment": "reviewbench.review",
+    "register": "reviewbench.registration",
+    "run_experiment": "reviewbench.review.runner",
+    "score_run": "reviewbench.score",
+    "build_report": "reviewbench.report",
+    "mine_tasks": "reviewbench.tasks",
+    "grade_solutions": "reviewbench.tasks.grade_run",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reviewbench' has no attribute {name!r}")
+    value = getattr(_import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

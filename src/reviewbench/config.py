@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_FIX_PATTERN",
     "DEFAULT_TEST_PATTERNS",
     "MineConfig",
+    "MutationOperator",
     "Network",
     "ValidateConfig",
     "load_repo_settings",
@@ -65,6 +66,26 @@ def _message(exc: ValidationError) -> str:
     return message.removeprefix("Value error, ")
 
 
+#: Controls per defect case when none is asked for (seed 001: "roughly a 2:1 ratio of mutated
+#: to clean files"; issue 13: controls are mandatory, fix reversals included).
+DEFAULT_CONTROLS_RATIO = 0.5
+
+
+class MutationOperator(StrEnum):
+    """The mutation operators (``mine/mutations/``, one module each; a test keeps the two in step)."""
+
+    BOUNDARY_FLIP = "boundary_flip"
+    BROADEN_EXCEPT = "broaden_except"
+    CLEANUP_REMOVAL = "cleanup_removal"
+    DROP_RETURN = "drop_return"
+    GUARD_DELETION = "guard_deletion"
+    NEGATE_CONDITION = "negate_condition"
+    OFF_BY_ONE = "off_by_one"
+    OPERATOR_SWAP = "operator_swap"
+    STATEMENT_SWAP = "statement_swap"
+    WRONG_ARGUMENT = "wrong_argument"
+
+
 class MineConfig(BaseModel):
     """How to turn a repository into cases: fix reversals from history, and mutations,
     controls and rename variants made at HEAD."""
@@ -93,8 +114,8 @@ class MineConfig(BaseModel):
     controls_ratio: float | None = Field(
         default=None,
         ge=0,
-        description="Control cases per defect case (0.5 = 2 defect : 1 control). None: 0.5 when "
-        "mutations are asked for, else 0, so plain fix-reversal mining is unchanged.",
+        description="Control cases per defect case (0.5 = 2 defect : 1 control). None: 0.5, for fix "
+        "reversals too (controls are mandatory); 0 opts out.",
     )
     operators: tuple[str, ...] = Field(default=(), description="Mutation operators to use; empty: all.")
     paths: tuple[str, ...] = Field(default=(), description="Globs of the files mutations may change.")
@@ -105,10 +126,8 @@ class MineConfig(BaseModel):
 
     @property
     def effective_controls_ratio(self) -> float:
-        """Controls per defect case actually used."""
-        if self.controls_ratio is not None:
-            return self.controls_ratio
-        return 0.5 if self.mutations else 0.0
+        """Controls per defect case actually used: 2 defect cases to 1 control unless told."""
+        return DEFAULT_CONTROLS_RATIO if self.controls_ratio is None else self.controls_ratio
 
     @property
     def synthetic(self) -> bool:
@@ -118,9 +137,7 @@ class MineConfig(BaseModel):
     @field_validator("operators")
     @classmethod
     def _known_operators(cls, names: tuple[str, ...]) -> tuple[str, ...]:
-        from .mine.mutations import registry  # the registry imports libcst: only when asked
-
-        known = registry()
+        known = [op.value for op in MutationOperator]
         unknown = [n for n in names if n not in known]
         if unknown:
             raise ValueError(f"unknown mutation operator {unknown[0]!r} (known: {', '.join(known)})")

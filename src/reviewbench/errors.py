@@ -3,7 +3,7 @@
 Every error the tool raises on purpose derives from :class:`ReviewbenchError`; the CLI
 turns each into one line on stderr and a non-zero exit, never a traceback::
 
-    ReviewbenchError
+    ReviewbenchError                     exit 1 unless noted
     ├── UsageError            bad option values or configuration (exit 2)
     ├── GitError              git failed or the repository is unusable
     │   ├── NotAGitRepository
@@ -12,23 +12,41 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── NoCases               commits matched, but none made a valid case
     ├── OutputExists          refusing to overwrite a non-empty output directory
     ├── RunDirectoryBusy      another process is running into the same run directory
-    ├── Interrupted           a child (git) was killed by SIGINT/SIGTERM: exit 130/143
-    └── CorpusError           a corpus on disk is missing or damaged
+    ├── CorpusError           a corpus, task set or run directory is missing or damaged
+    ├── IntegrityError        gold, tasks or a registration changed since they were frozen
+    ├── PrerequisiteError     the machine lacks what a step needs (a sandbox, a tool)
+    ├── StoreError            the run store cannot be read or written (locked, disk full)
+    ├── ReviewerError         no review (or solution) appeared; ``transient`` ones are retried
+    ├── PatchRejected         a solver's patch cannot be applied safely (outside the tree…)
+    └── Cancelled             the step is being stopped; no new command may start (exit 130)
+
+:data:`EXIT_CODES` maps each class to its exit code; a test checks that every class the
+package raises is in this tree.
+
+Outside the tree, :class:`Terminated` is a ``KeyboardInterrupt``: SIGTERM (exit 143), or a
+child such as git killed by it, unwinds every stage exactly as Ctrl-C does (exit 130).
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "Cancelled",
     "CorpusError",
+    "EXIT_CODES",
     "EmptyRepository",
     "GitError",
-    "Interrupted",
+    "IntegrityError",
     "NoCases",
     "NoMatchingCommits",
     "NotAGitRepository",
     "OutputExists",
+    "PatchRejected",
+    "PrerequisiteError",
     "ReviewbenchError",
+    "ReviewerError",
     "RunDirectoryBusy",
+    "StoreError",
+    "Terminated",
     "UsageError",
 ]
 
@@ -69,24 +87,62 @@ class OutputExists(ReviewbenchError):
     """The output directory exists and is not empty."""
 
 
-class Interrupted(ReviewbenchError):
-    """A child process died of Ctrl-C (SIGINT) or SIGTERM: the user stopped the tool.
-
-    The terminal sends Ctrl-C to every process of the foreground group, so git often dies
-    before Python raises ``KeyboardInterrupt``; that is an interruption, not a git failure.
-    """
-
-    def __init__(self, signum: int) -> None:
-        import signal
-
-        terminated = signum == signal.SIGTERM
-        super().__init__("terminated" if terminated else "interrupted")
-        self.exit_code = 143 if terminated else 130
-
-
 class RunDirectoryBusy(ReviewbenchError):
     """Another process holds the run directory's lock."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be: every stage already cleans up after that
+    (scratch trees removed, test processes killed, nothing half-recorded). Not a
+    :class:`ReviewbenchError`: like Ctrl-C it must pass every ``except ReviewbenchError``."""
+
+
 class CorpusError(ReviewbenchError):
     """A corpus directory is missing, incomplete or damaged."""
+
+
+class IntegrityError(ReviewbenchError):
+    """Frozen inputs changed: gold, a task set or a registration no longer match their hash."""
+
+
+class PrerequisiteError(ReviewbenchError):
+    """The machine lacks what the step needs: a sandbox, a tool, a service."""
+
+
+class StoreError(ReviewbenchError):
+    """The run store cannot be read or written (locked too long, disk full, damaged)."""
+
+
+class ReviewerError(ReviewbenchError):
+    """No review appeared. The message must never contain a secret.
+
+    ``transient`` asks the engine to retry (429, 5xx, connection errors), honouring
+    ``retry_after`` when the endpoint gave one. ``sent=False`` says the request never left
+    (no key, an unsendable header, the host refused the connection): it is not counted as
+    a request sent.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None,
+                 sent: bool = True) -> None:  # fmt: skip
+        super().__init__(message)
+        self.transient = transient
+        self.retry_after = retry_after
+        self.sent = sent
+
+
+class PatchRejected(ReviewbenchError):
+    """A patch that must not be applied: a path outside the tree, into ``.git``, unreadable."""
+
+
+class Cancelled(ReviewbenchError):
+    """The step is being stopped (Ctrl-C or SIGTERM); no new command may start."""
+
+    exit_code = 130
+
+
+def _tree(root: type[ReviewbenchError]) -> list[type[ReviewbenchError]]:
+    return [root, *(c for sub in root.__subclasses__() for c in _tree(sub))]
+
+
+EXIT_CODES: dict[type[ReviewbenchError], int] = {cls: cls.exit_code for cls in _tree(ReviewbenchError)}
+"""Every error class and the exit code the CLI gives it."""

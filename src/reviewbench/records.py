@@ -29,6 +29,7 @@ __all__ = [
     "Provenance",
     "RepoInfo",
     "ReviewPacket",
+    "RunRow",
     "RunState",
     "Severity",
     "Stratum",
@@ -245,6 +246,11 @@ class RunState(StrEnum):
     CANCELLED = "cancelled"
     INVALID = "invalid"
 
+    @property
+    def completed(self) -> bool:
+        """A review (or solution) appeared: findings, or an explicit clean answer."""
+        return self in (RunState.COMPLETED_FINDINGS, RunState.COMPLETED_NO_FINDINGS)
+
 
 class Finding(_Record):
     """One atomic claim parsed from a reviewer's output."""
@@ -268,3 +274,44 @@ class ReviewPacket(_Record):
     files: dict[str, str] = Field(
         default_factory=dict, description="Post-patch content of changed files (context files/tree)."
     )
+
+
+class RunRow(_Record):
+    """One run with its provenance (SPEC 7): a row of ``runs.sqlite`` and of ``export``."""
+
+    run_id: str = Field(description="Stable id of (item, condition, repetition).")
+    case_id: str = Field(description="The reviewed case's id, or the fix task's instance id.")
+    condition: str = Field(description="The condition's name.")
+    repetition: int = Field(description="0-based repetition of (item, condition).")
+    variant: str = Field(description="'original', or 'rename' for a rename variant.")
+    state: RunState = Field(description="The run's one terminal state.")
+    started_at: str | None = Field(default=None, description="UTC start, ISO 8601.")
+    ended_at: str | None = Field(default=None, description="UTC end, ISO 8601.")
+    latency_s: float | None = Field(default=None, description="Wall time of the run, seconds.")
+    attempts: int = Field(description="Requests sent for this run (0 when answered from the cache).")
+    cached: bool = Field(description="Answered from the response cache (no request sent).")
+    model_requested: str | None = Field(default=None, description="Model (or kind) asked for.")
+    model_returned: str | None = Field(default=None, description="Model the endpoint said answered.")
+    params: dict[str, Any] = Field(description="The adapter's settings (never a key).")
+    prompt_sha256: str = Field(description="Hash of the frozen prompt text.")
+    guidance_sha256: str | None = Field(default=None, description="Hash of the guidance text, if any.")
+    gold_sha256: str = Field(description="Hash of the labels the run is scored against.")
+    tool_version: str = Field(description="reviewbench version that ran it.")
+    tokens_in: int | None = Field(default=None, description="Input tokens the endpoint reported.")
+    tokens_out: int | None = Field(default=None, description="Output tokens the endpoint reported.")
+    raw_output: str | None = Field(default=None, description="The answer as received (untrusted).")
+    unparsed: list[str] = Field(default_factory=list, description="Output lines no finding came from.")
+    error: str | None = Field(default=None, description="Why no review appeared, or notes.")
+    cache_key: str = Field(description="Content address of the response in the cache.")
+    findings: list[Finding] = Field(default_factory=list, description="Parsed findings, in order.")
+    patch: str | None = Field(default=None, description="Fix-task runs: the solver's unified diff.")
+    try_no: int = Field(default=1, description="1, or the retry number after 'run --retry-failed'.")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The exported form: findings as objects; review runs carry no ``patch`` key."""
+        data = {name: getattr(self, name) for name in type(self).model_fields}
+        data["state"] = self.state.value
+        data["findings"] = [f.model_dump(mode="json") for f in self.findings]
+        if self.patch is None:
+            del data["patch"]  # review runs export exactly what they always did
+        return data

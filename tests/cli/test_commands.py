@@ -30,7 +30,7 @@ def test_version_and_help():
 def test_mine_json_summary_and_show(git_repo, tmp_path):
     repo, fix = _repo_with_fix(git_repo)
     out = tmp_path / "corpus"
-    proc = run("mine", str(repo.path), "--out", str(out), "--json")
+    proc = run("mine", str(repo.path), "--out", str(out), "--json", "--controls-ratio", "0")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["cases"] == 1

@@ -39,7 +39,8 @@ def rundir(tmp_path_factory) -> Path:
     from tests.hostile.conftest import run_cli
 
     result = run_cli("run", experiment, "--out", root / "runs")
-    assert result.code == 0, result.err
+    # B never reaches an endpoint (it exists for its model name): the run says so, exit 1.
+    assert result.code == 0 or "every run of condition B failed" in result.err, result.err
     return root / "runs"
 
 

@@ -67,7 +67,7 @@ def test_rounding_is_half_up():
     assert [controls_for(0.5, n) for n in (1, 2, 3, 5, 30)] == [1, 1, 2, 3, 15]
 
 
-def test_plain_fix_mining_makes_no_controls(project, tmp_path):
+def test_plain_fix_mining_makes_controls_unless_the_ratio_is_zero(project, tmp_path):
     from .conftest import SHAPES
 
     project.commit("Break clamp", {"pkg/shapes.py": SHAPES.replace("value > high", "value >= high")})
@@ -75,6 +75,9 @@ def test_plain_fix_mining_makes_no_controls(project, tmp_path):
     out = tmp_path / "corpus"
     mine_corpus(MineConfig(repo=project.path), out)
     meta = json.loads((out / "corpus.json").read_text())
+    assert meta["counts"]["by_stratum"] == {"fix_reversal": 1, "mutation": 0, "control": 1}
+    mine_corpus(MineConfig(repo=project.path, controls_ratio=0), tmp_path / "none")
+    meta = json.loads((tmp_path / "none" / "corpus.json").read_text())
     assert meta["counts"]["by_stratum"] == {"fix_reversal": 1}
 
 

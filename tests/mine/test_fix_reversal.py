@@ -98,6 +98,7 @@ def history(git_repo):
 
 
 def _mine(repo_path: Path, out: Path, **options) -> None:
+    options.setdefault("controls_ratio", 0)  # fix reversals only: controls have their own tests
     mine_corpus(MineConfig(repo=repo_path, **options), out)
 
 
@@ -190,7 +191,8 @@ def test_identifiers_removed_and_added_by_the_fix(history, tmp_path):
 def test_nothing_a_reviewer_sees_reveals_the_fix(history, tmp_path):
     repo, genuine = history
     out = tmp_path / "corpus"
-    _mine(repo.path, out)
+    _mine(repo.path, out, controls_ratio=None)  # the default: controls paired with the fixes
+    assert {g.stratum for g in read_corpus(out).gold} == {"fix_reversal", "control"}
     visible = (out / "cases.jsonl").read_text() + "".join(
         p.read_text() for p in (out / "patches").iterdir()
     )

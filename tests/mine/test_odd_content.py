@@ -23,7 +23,12 @@ _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
 def mine(repo_path: Path, out: Path, *args: str) -> dict:
-    """``reviewbench mine --json`` through the real command line; returns the summary."""
+    """``reviewbench mine --json`` through the real command line; returns the summary.
+
+    Fix reversals only unless ``args`` ask for controls: these tests are about them.
+    """
+    if "--controls-ratio" not in args:
+        args = (*args, "--controls-ratio", "0")
     proc = subprocess.run(
         [sys.executable, "-m", "reviewbench", "mine", str(repo_path), "--out", str(out), "--json",
          *args],
@@ -151,6 +156,16 @@ def test_odd_file_names(git_repo, tmp_path, name):
     [location] = gold.defects[0].locations
     assert location.path == name and location.symbol == "greet"
     assert_sound(repo, out, tmp_path)
+    # Its control, at the fix commit, on the same oddly named file, applies as well.
+    paired = tmp_path / "paired"
+    assert mine(repo.path, paired, "--controls-ratio", "1")["by_stratum"]["control"] == 1
+    corpus = read_corpus(paired)
+    [control] = [c for c, g in zip(corpus.cases, corpus.gold, strict=True) if g.stratum == "control"]
+    assert control.paths == [name] and control.base == case.base
+    work = tmp_path / "control-tree"
+    git(repo.path, "worktree", "add", "-q", "--detach", str(work), control.base)
+    git(work, "apply", str(paired / control.patch))
+    compile((work / name).read_text(), name, "exec")
 
 
 def test_odd_names_in_paths_of_test_files_stay_out_of_the_patch(git_repo, tmp_path):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewbench.config import MutationOperator
 from reviewbench.mine.mutations import ParsedModule, examples_of, registry
 from reviewbench.mine.textdiff import changed_size
 from reviewbench.records import Severity
@@ -32,6 +33,11 @@ def _unchanged():
 
 def test_registry_holds_every_required_operator():
     assert REQUIRED <= set(OPERATORS)
+
+
+def test_registry_and_the_configs_vocabulary_name_the_same_operators():
+    # MineConfig checks names against the enum without importing libcst.
+    assert set(OPERATORS) == {op.value for op in MutationOperator}
 
 
 @pytest.mark.parametrize("name", sorted(OPERATORS))

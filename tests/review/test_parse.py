@@ -256,6 +256,67 @@ def test_no_issues_and_findings_keeps_the_findings():
     assert located(review) == [("src/a.py", 3, HIGH, "actually, this breaks")]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CLEAN",  # seed 001's prompt: "If the code is correct, reply with exactly: CLEAN"
+        "clean",
+        "Clean.",
+        "**CLEAN**",
+        "`LGTM`",
+        "LGTM",
+        "lgtm!",
+        "LGTM \N{THUMBS UP SIGN}",
+        "- Lgtm.",
+        "> CLEAN",
+        '"CLEAN"',
+        "Looks good to me!",
+        "```\nCLEAN\n```",
+        "\n  CLEAN  \n\n",
+    ],
+)
+def test_explicit_clean_replies_are_silence(text):
+    assert parse_review(text) == ParsedReview(findings=(), no_issues=True, unparsed=())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The code is clean.",
+        "Clean up the file handle in read_file before returning",
+        "LGTM overall, but the loop in total() skips the last element",
+        "LGTM except for the boundary in clamp",
+        "CLEANUP",
+        "unclean",
+        "Verdict: CLEAN",
+        "Not LGTM",
+        "looks good to me, apart from the missing close()",
+    ],
+)
+def test_clean_words_inside_prose_are_not_silence(text):
+    review = parse_review(text)
+    assert not review.no_issues and review.findings == () and review.unparsed == (text,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "LGTM, but one thing:\nsrc/a.py:3 high off-by-one in the loop",
+        "Clean overall, except:\n- src/a.py:3 high off-by-one in the loop",
+        "src/a.py:3 high off-by-one in the loop -- otherwise LGTM",
+    ],
+)
+def test_a_clean_word_beside_a_finding_is_not_silence(text):
+    review = parse_review(text)
+    assert not review.no_issues
+    assert [(f.path, f.line, f.severity) for f in review.findings] == [("src/a.py", 3, HIGH)]
+
+
+def test_a_clean_line_and_a_finding_keeps_the_finding():
+    review = parse_review("CLEAN\nsrc/a.py:3 high actually, this breaks")
+    assert located(review) == [("src/a.py", 3, HIGH, "actually, this breaks")]  # findings decide
+
+
 def test_unparsed_lines_are_kept_in_order_and_blank_lines_dropped():
     text = "Great change!\n\n   \nsrc/a.py:1 low nit\nI also wonder about performance.\n---"
     review = parse_review(text)

@@ -25,7 +25,7 @@ from ..reviewers.servers import FakeLLMServer, Reply
 
 @pytest.fixture
 def corpus(git_repo, tmp_path) -> Path:
-    """A corpus of three fix reversals."""
+    """A corpus of three fix reversals (and no controls)."""
     repo = git_repo()
     repo.commit("init", {"app/a.py": "def a(x):\n    return x\n", "app/b.py": "def b(x):\n    return x\n",
                          "app/c.py": "def c(x):\n    return x\n"})  # fmt: skip
@@ -33,7 +33,7 @@ def corpus(git_repo, tmp_path) -> Path:
     repo.commit("fix b", {"app/b.py": "def b(x):\n    return x + 1\n"})
     repo.commit("fix c", {"app/c.py": "def c(x):\n    return abs(x)\n"})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path), out)
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)
     return out
 
 
@@ -143,17 +143,38 @@ def test_unreachable_endpoint_fails_its_runs_and_the_experiment_continues(tmp_pa
     assert errors and all(e for e in errors)
 
 
-def test_missing_key_variable_fails_runs_naming_the_variable(tmp_path, corpus, monkeypatch):
+def test_missing_key_variable_is_a_usage_error_before_any_run(tmp_path, corpus, monkeypatch):
+    # Regression: it was N `failed` runs, exit 0 and "N requests sent" although none were.
     monkeypatch.delenv("RB_TEST_NO_SUCH_KEY", raising=False)
     with FakeLLMServer() as server:
         conditions = _condition("A", _openai(server, "RB_TEST_NO_SUCH_KEY"), retries=0)
         experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
-        summary = run_experiment(experiment, tmp_path / "runs")
+        with pytest.raises(UsageError, match="condition A: environment variable RB_TEST_NO_SUCH_KEY is not set"):
+            run_experiment(experiment, tmp_path / "runs")
         assert server.count == 0
-    assert summary.by_state == {"failed": 3}
-    store = RunStore(tmp_path / "runs" / "runs.sqlite")
-    assert all("RB_TEST_NO_SUCH_KEY" in r.error for r in store.runs())
-    store.close()
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(("reviewer", "context", "message"), [
+    ('{ kind = "openai", base_url = "ftp://x/v1", model = "m", api_key_env = "" }', "diff", "http:// or https://"),
+    ('{ kind = "openai", base_url = "not a url", model = "m", api_key_env = "" }', "diff", "base_url"),
+    ('{ kind = "sarif", command = "ruff check --output-format sarif ." }', "diff", 'context = "tree"'),
+    ('{ kind = "anthropic", model = "m", api_key_env = "", headers = { "x-note" = "caf\u00e9" } }', "diff",
+     "printable ASCII"),
+])  # fmt: skip
+def test_config_mistakes_are_usage_errors_before_any_run(tmp_path, corpus, cli, reviewer, context, message):
+    conditions = _condition("A", reviewer, context=context)
+    path = _experiment(tmp_path, corpus, conditions, repeats=1)
+    result = cli("run", path, "--out", tmp_path / "runs")
+    assert result.code == 2 and message in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_requests_that_never_left_are_not_counted_as_sent(tmp_path, corpus):
+    dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
+    experiment = load_experiment(_experiment(tmp_path, corpus, _condition("dead", dead, retries=1), repeats=1))
+    summary = run_experiment(experiment, tmp_path / "runs")
+    assert summary.by_state == {"failed": 3} and summary.requests == 0
 
 
 def test_key_value_never_reaches_disk_or_output(tmp_path, corpus):
@@ -277,3 +298,16 @@ def test_ctrl_c_records_cancelled_runs_and_resume_redoes_them(tmp_path, corpus):
         resumed = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
         assert resumed.returncode == 0, resumed.stderr
     assert set(_states(out).values()) == {"completed_findings"}
+
+
+def test_cli_exits_non_zero_when_every_run_of_a_condition_failed(tmp_path, corpus, cli):
+    dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
+    conditions = _condition("dead", dead, retries=0) + _condition("silent", '{ kind = "silent" }')
+    path = _experiment(tmp_path, corpus, conditions, repeats=1)
+    result = cli("run", path, "--out", tmp_path / "runs", "--json")
+    assert result.code == 1
+    assert json.loads(result.stdout)["unanswered_conditions"].keys() == {"dead"}  # the summary is still printed
+    assert result.stderr.count("\n") == 1 and "every run of condition dead failed" in result.stderr
+    ok = cli("run", _experiment(tmp_path, corpus, _condition("silent", '{ kind = "silent" }'), repeats=1),
+             "--out", tmp_path / "runs2")  # fmt: skip
+    assert ok.code == 0, ok.stderr

@@ -22,7 +22,7 @@ def setup(git_repo, tmp_path):
     repo = git_repo()
     repo.commit("init", {"app/a.py": "def a(x):\n    return x\n"})
     repo.commit("fix a", {"app/a.py": "def a(x):\n    return x or 0\n"})
-    mine_corpus(MineConfig(repo=repo.path), tmp_path / "corpus")
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), tmp_path / "corpus")
     (tmp_path / "rules.md").write_text("Only report real bugs.\n")
     (tmp_path / "gates.toml").write_text(
         'min_defect_cases = 1\n[fallback]\nname = "none"\npermitted = []\nnot_permitted = ["gating"]\n'

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reviewbench.errors import CorpusError, GitError, UsageError
-from reviewbench.review.task_experiment import load_tasks_experiment
+from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.store.runs import RunStore
 from reviewbench.tasks.export import export_base
 from reviewbench.tasks.run import run_tasks
@@ -300,3 +300,16 @@ while not pathlib.Path({str(flag)!r}).exists():
     assert resumed.returncode == 0, resumed.stderr
     _, solutions = read_solutions(tmp_path / "runs")
     assert {s.state for s in solutions} == {"completed_findings"}
+
+
+def test_tasks_run_TASKS_EXPERIMENT_works_without_a_tasks_line_in_the_file(tmp_path, project, cli):
+    # Regression: "tasks: Field required" although TASKS was given on the command line.
+    noop = _script(tmp_path, "noop", "pass\n")
+    path = tmp_path / "no-tasks-line.toml"
+    path.write_text("repeats = 1\n" + condition("A", command(noop)))
+    result = cli("tasks", "run", project.tasks, path, "--out", tmp_path / "runs", "--json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["planned"] == 1, result
+    alone = cli("tasks", "run", path, "--out", tmp_path / "runs2")
+    assert alone.code == 2 and alone.stderr.count("\n") == 1
+    assert "no task directory" in alone.stderr and "TASKS" in alone.stderr

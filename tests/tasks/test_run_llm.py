@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from reviewbench.review.task_experiment import load_tasks_experiment
+from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.store.runs import RunStore
 from reviewbench.tasks.run import run_tasks
 from reviewbench.tasks.solutions import read_solutions
@@ -126,7 +126,9 @@ def test_unreachable_endpoint_fails_runs_without_a_traceback(tmp_path, project):
     path = experiment_file(tmp_path, project.tasks, condition("dead", dead, retries=0, context="none"), repeats=2)
     proc = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out",
                            str(tmp_path / "runs"), "--json"], capture_output=True, text=True)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    # Every run of the only condition failed: exit 1 with one line, the summary still printed.
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "every run of condition dead failed" in proc.stderr
     assert json.loads(proc.stdout)["by_state"] == {"failed": 2}
     assert "Traceback" not in proc.stderr
     store = RunStore(tmp_path / "runs" / "runs.sqlite")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbench.report.tasks import render_tasks_html, write_tasks_html
+from reviewbench.tasks.report import render_tasks_html, write_tasks_html
 from reviewbench.tasks.grade_metrics import score_grades
 
 from .test_grade_metrics import GRADES, G

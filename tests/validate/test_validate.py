@@ -67,7 +67,7 @@ def project(git_repo):
 
 
 def _mine(repo, out: Path) -> Path:
-    mine_corpus(MineConfig(repo=repo.path), out)
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)  # fix reversals only
     return out
 
 

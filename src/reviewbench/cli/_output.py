@@ -8,14 +8,23 @@ Both consoles print without markup: paths, titles, case ids and model text are u
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.markup import escape as _escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-__all__ = ["console", "count_table", "err_console", "escape", "print_json"]
+__all__ = ["StatusLine", "console", "count_table", "err_console", "escape", "print_json", "progress"]
+
+#: Seconds between status lines when stderr is not a terminal (CI logs, nohup).
+STATUS_EVERY_S = 30.0
 
 # Piped output is not wrapped at 80 columns: rows must stay greppable.
 console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 200)
@@ -42,3 +51,97 @@ def count_table(label: str, unit: str, counts: dict[str, int], total: int | None
     for key, n in counts.items():
         table.add_row(key, str(n), f"{n}/{total}")
     return table
+
+
+class StatusLine:
+    """Progress for logs: one plain line (done/total, rate, ETA) per tick, never a redraw."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.label = label
+        self.stream = stream
+        self.clock = clock
+        self.started = clock()
+        self.first_done: int | None = None
+        self.done = 0
+        self.total: int | None = None
+        self.description = ""
+        self.ticks = 0
+        self.lock = threading.Lock()
+
+    def update(self, done: int, total: int | None, description: str = "") -> None:
+        with self.lock:
+            if self.first_done is None:
+                self.first_done = max(0, done - 1)  # what was already done before this invocation
+            self.done, self.total, self.description = done, total, description
+
+    def line(self) -> str:
+        with self.lock:
+            done, total, description = self.done, self.total, self.description
+            fresh = done - (self.first_done or 0)
+        elapsed = max(self.clock() - self.started, 1e-9)
+        rate = fresh / elapsed
+        parts = [f"{self.label}: {done}/{total}" if total is not None else f"{self.label}: {done}"]
+        parts.append(f"{rate * 60:.1f}/min")
+        if total is not None and rate > 0:
+            parts.append(f"ETA {_duration((total - done) / rate)}")
+        elif total is not None and done < total:
+            parts.append("ETA unknown")
+        if description:
+            parts.append(description)
+        return ", ".join(parts)
+
+    def tick(self) -> None:
+        self.ticks += 1
+        stream = self.stream or sys.stderr
+        stream.write(self.line() + "\n")
+        stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+@contextmanager
+def progress(label: str) -> Iterator[Callable[[int, int | None, str], None]]:
+    """Progress of a long step: ``update(done, total, description)``.
+
+    On a terminal, a rich bar (descriptions are escaped: they carry case ids and model
+    text). Elsewhere, a status line on stderr at least every ``REVIEWBENCH_STATUS_EVERY``
+    seconds (default 30), so CI logs show the step is alive, and a closing one when any was
+    printed (a short step prints nothing: stderr stays for errors).
+    """
+    if err_console.is_terminal:
+        with Progress(
+            TextColumn(escape(label)), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+            TimeRemainingColumn(), console=err_console, transient=True,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("", total=None)
+            yield lambda done, total, description="": bar.update(
+                task, completed=done, total=total, description=escape(description)
+            )
+        return
+    try:
+        every = float(os.environ.get("REVIEWBENCH_STATUS_EVERY", STATUS_EVERY_S))
+    except ValueError:
+        every = STATUS_EVERY_S
+    status = StatusLine(label)
+    stop = threading.Event()
+
+    def ticker() -> None:
+        while not stop.wait(max(every, 0.01)):
+            status.tick()
+
+    thread = threading.Thread(target=ticker, name="reviewbench-status", daemon=True)
+    thread.start()
+    try:
+        yield status.update
+    finally:
+        stop.set()
+        thread.join()
+    if status.ticks:
+        status.tick()

@@ -37,7 +37,8 @@ def _summary_json(summary: MineSummary) -> dict:
         result["made_at_head"] = {"mutations": extra.mutations, "controls": extra.controls,
                                   "rename_variants": extra.variants,
                                   "variants_skipped": extra.variants_skipped,
-                                  "coverage_used": extra.coverage}  # fmt: skip
+                                  "coverage_used": extra.coverage,
+                                  "controls_paired_with_fixes": extra.paired_controls}  # fmt: skip
     return result
 
 
@@ -53,6 +54,9 @@ def _print_synthetic(summary: MineSummary) -> None:
     console.print(table)
     notes = [f"{extra.variants} rename variants"
              + (f" ({extra.variants_skipped} defect cases had none)" if extra.variants_skipped else "")]  # fmt: skip
+    if extra.controls:
+        notes.append(f"{extra.controls} controls ({extra.paired_controls} at fix commits, paired with "
+                     "fix reversals)")  # fmt: skip
     if extra.mutations:
         notes.append("mutation sites chosen " + ("with" if extra.coverage else "without") + " coverage")
     console.print("; ".join(notes))
@@ -149,8 +153,9 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
 @click.option("--paths", "mutate_paths", multiple=True, metavar="GLOB",
               help="Only mutate Python files matching GLOB (repeatable).")
 @click.option("--controls-ratio", type=click.FloatRange(min=0), metavar="R",
-              help="Clean control cases per defect case: 0.5 gives 2 defect : 1 control "
-                   "[default: 0.5 with --mutations, else 0].")
+              help="Clean control cases per defect case: 0.5 gives 2 defect : 1 control; the fix "
+                   "reversals' share is made at their fix commits, on their files. "
+                   "--controls-ratio 0 makes none [default: 0.5].")
 @click.option("--rename", is_flag=True,
               help="Add a rename variant of every defect case (locals consistently renamed).")
 @click.option("--coverage-cmd", metavar="CMD",
@@ -171,9 +176,10 @@ def mine_command(
     commit: it quietly reintroduces the bug while the fix's tests stay in place. Commits
     that make no valid case are counted by reason in corpus.json.
 
-    With --mutations, --controls-ratio or --rename, cases are also made at HEAD: small
-    mutations of real code, clean controls that only refactor, and rename variants of the
-    defect cases. Labels (gold) record where each defect lies in the patched tree.
+    Clean controls that only refactor are made too, one per two defect cases unless
+    --controls-ratio says otherwise: for fix reversals at their fix commits, on the same
+    files. With --mutations or --rename, cases are also made at HEAD: small mutations of
+    real code and rename variants of the defect cases. Labels (gold) record where each defect lies in the patched tree.
     """
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
     values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename,

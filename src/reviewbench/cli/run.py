@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..errors import OutputExists
+from ..errors import OutputExists, ReviewbenchError
 from ..report.csv import defuse
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunStore
-from ._output import console, count_table, err_console, print_json
+from ._output import console, count_table, print_json, progress
 
 __all__ = ["experiment_group", "export_command", "register_command", "run_command", "runs_command"]
 
@@ -29,24 +28,24 @@ def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]
               as_json: bool) -> None:  # fmt: skip
     """Run ``execute(on_update)`` under a progress bar of run states, then print its summary
     (review runs and fix-task runs share the runner, hence this output)."""
-    with Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}", markup=False),
-        TimeRemainingColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
-    ) as progress:  # fmt: skip
-        task = progress.add_task("", total=None)
+    with progress(label) as update:
 
         def on_update(counts: Counter, done: int, total: int) -> None:
-            states = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
-            progress.update(task, completed=done, total=total, description=states)
+            update(done, total, " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
 
         summary = execute(on_update)
     if as_json:
         print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
-                    "requests": summary.requests, "by_state": summary.by_state})  # fmt: skip
-        return
-    console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
-                  f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
-    console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
+                    "requests": summary.requests, "by_state": summary.by_state,
+                    "unanswered_conditions": summary.unanswered})  # fmt: skip
+    else:
+        console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
+                      f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
+        console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
+    if summary.unanswered:  # results are kept; the exit status tells scripts nothing was learnt
+        name, error = next(iter(sorted(summary.unanswered.items())))
+        more = f" (and {len(summary.unanswered) - 1} more conditions)" if len(summary.unanswered) > 1 else ""
+        raise ReviewbenchError(f"every run of condition {name} failed or timed out{more}; first error: {error}")
 
 
 @click.command("run")
@@ -138,7 +137,9 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
         try:
             out.write_text(buffer.getvalue(), encoding="utf-8")
         except OSError as exc:  # a failed write names no file: say which (a full disk, say)
-            raise OSError(exc.errno, exc.strerror, str(out)) from None
+            if exc.filename is None:
+                exc.filename = str(out)
+            raise
 
 
 @click.group("experiment")

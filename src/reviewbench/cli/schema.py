@@ -6,7 +6,7 @@ import click
 
 from ..records import Case, CorpusMeta, GoldRecord
 from ..review.experiment import ExperimentConfig
-from ..review.task_experiment import TasksExperimentConfig
+from ..tasks.experiment import TasksExperimentConfig
 from ..tasks.records import Grade, Task, TasksMeta
 from ._output import print_json
 

@@ -21,7 +21,11 @@ UNVALIDATED = "unvalidated"
 @click.option("--cases", "with_cases", is_flag=True, help="Also list one row per case.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
-    """Counts of a corpus by stratum, validation status and drop reason."""
+    """Counts of a corpus by stratum, validation status and drop reason.
+
+    Controls are counted apart: how many are paired with a fix reversal (made at its
+    commit) and how many of those validated keep the tests green (the valid ones).
+    """
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
     by_stratum = Counter(g.stratum.value for g in data.gold)
@@ -56,6 +60,17 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         if g.validation is not None:
             row["attempted"] += 1
             row["observed"] += g.validation.status.value == "observed"
+    # Controls: how many, how many paired with a fix reversal (same base commit), and how
+    # many of those validated keep the tests green (not_observed: the only valid control).
+    fix_bases = {c.base for c in data.cases if (g := gold.get(c.case_id)) and g.stratum.value == "fix_reversal"}
+    controls = [(c, gold[c.case_id]) for c in data.cases
+                if c.case_id in gold and gold[c.case_id].stratum.value == "control"]  # fmt: skip
+    control_counts = {
+        "mined": len(controls),
+        "paired_with_fix_reversals": sum(c.base in fix_bases for c, _ in controls),
+        "validated": sum(g.validation is not None for _, g in controls),
+        "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for _, g in controls),
+    }
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
@@ -64,6 +79,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "by_validation": dict(sorted(by_validation.items())),
         "yield": dict(sorted(yields.items())),
         "yield_by_operator": dict(sorted(by_operator.items())),
+        "controls": control_counts,
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
         "gold_sha256": data.meta.gold_sha256,
@@ -89,6 +105,10 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
             table.add_row(key, str(n), f"{n}/{total}")
         if counts:
             console.print(table)
+    if controls:
+        console.print(f"controls: {control_counts['mined']} ({control_counts['paired_with_fix_reversals']} at "
+                      f"fix commits); {control_counts['valid']} of {control_counts['validated']} validated "
+                      "keep the tests green")  # fmt: skip
     if yields:
         table = Table(show_edge=False)
         table.add_column("stratum")

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ._output import console, err_console, print_json
+from ._output import console, print_json, progress
 
 __all__ = ["tasks_grade_command"]
 
@@ -116,24 +115,18 @@ def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, set
     codes and JUnit XML only. Overreach = files changed outside the gold patch's files.
     Writes RUNDIR/grades.jsonl, grades.csv and report.html; resumes an interrupted run.
     """
-    from ..report.tasks import write_tasks_html
     from ..tasks.grade_metrics import score_grades
     from ..tasks.grade_output import grades_document, write_grades_csv
     from ..tasks.grade_run import grade_rundir
+    from ..tasks.report import write_tasks_html
 
     overrides = {"jobs": jobs, "executor": executor, "ray_address": ray_address, "test_cmd": test_cmd,
                  "setup_cmd": setup_cmd, "timeout": timeout, "memory_mb": memory_mb}  # fmt: skip
-    with Progress(
-        TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
-    ) as progress:  # fmt: skip
-        bar = progress.add_task("", total=None)
+    with progress("grading") as update:
 
         def on_grade(grade, done: int, total: int) -> None:
             verdict = "resolved" if grade.tests_pass else grade.status.value
-            progress.update(
-                bar, completed=done, total=total, description=escape(f"{grade.run_id}: {verdict}")
-            )
+            update(done, total, f"{grade.run_id}: {verdict}")
 
         summary = grade_rundir(rundir, overrides, force=force, on_grade=on_grade)
     board = score_grades(summary.grades, resamples=bootstrap, seed=seed)

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..config import MineConfig, resolve_test_settings
-from ._output import console, err_console, print_json
+from ._output import console, print_json, progress
 from .mine import history_options, history_values
 
 __all__ = ["tasks_mine_command"]
@@ -52,15 +51,11 @@ def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, lim
         "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout, "reruns": reruns,
         "memory_mb": memory_mb, "executor": executor, "ray_address": ray_address,
     })  # fmt: skip
-    with Progress(
-        TextColumn("testing tasks"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}", markup=False),
-        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
-    ) as progress:  # fmt: skip
-        bar = progress.add_task("", total=None)
+    with progress("testing tasks") as update:
 
         def on_task(instance_id: str, check, done: int, total: int) -> None:  # noqa: ANN001
             outcome = check.dropped or f"{len(check.fail_to_pass)} FAIL_TO_PASS"
-            progress.update(bar, completed=done, total=total, description=f"{instance_id}: {outcome}")
+            update(done, total, f"{instance_id}: {outcome}")
 
         summary = mine_tasks(config, out, settings, force=force, on_task=on_task,
                              warn=lambda m: click.echo(f"reviewbench: warning: {m}", err=True))  # fmt: skip

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import click
@@ -31,16 +30,13 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     completed_no_findings (no change), invalid (no diff in the answer), failed, timed_out,
     cancelled. Running again resumes; an answered run is never requested twice.
     """
-    from ..review.task_experiment import load_tasks_experiment
+    from ..tasks.experiment import load_tasks_experiment
     from ..tasks.run import run_tasks  # pulls in the solver adapters
 
     if len(paths) > 2:
         raise click.UsageError("expected [TASKS] EXPERIMENT: at most two paths")
     *tasks_dir, experiment = paths
-    loaded = load_tasks_experiment(experiment)
-    if tasks_dir:  # recorded in the run directory like any other experiment field
-        config = loaded.config.model_copy(update={"tasks": str(tasks_dir[0].resolve())})
-        loaded = dataclasses.replace(loaded, config=config)
+    loaded = load_tasks_experiment(experiment, tasks_dir[0] if tasks_dir else None)
     with run_lock(out):  # one writer per run directory
         show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed,
                                                          on_update=on_update), out, as_json)  # fmt: skip
@@ -51,7 +47,7 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def tasks_init_command(path: Path, force: bool) -> None:
     """Write a commented fix-task experiment template to PATH (default tasks-experiment.toml)."""
-    from ..review.task_experiment import TASKS_TEMPLATE
+    from ..tasks.experiment import TASKS_TEMPLATE
 
     if path.exists() and not force:
         raise OutputExists(f"{path} exists (use --force to overwrite it)")

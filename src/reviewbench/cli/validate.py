@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..records import Validation
 from ..validate import resolve_config, validate_corpus
-from ._output import console, count_table, err_console, print_json
+from ._output import console, count_table, print_json, progress
 
 __all__ = ["validate_command"]
 
@@ -48,14 +47,10 @@ def validate_command(corpus: Path, test_cmd, setup_cmd, jobs, timeout, reruns, n
         "reruns": reruns, "network": network, "memory_mb": memory_mb, "executor": executor,
         "ray_address": ray_address, "force": force or None,
     })  # fmt: skip
-    with Progress(
-        TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}", markup=False),
-        TimeElapsedColumn(), console=err_console, transient=True, disable=not err_console.is_terminal,
-    ) as progress:  # fmt: skip
-        task = progress.add_task("", total=None)
+    with progress("validating") as update:
 
         def on_case(case_id: str, validation: Validation, done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total, description=f"{case_id}: {validation.status}")
+            update(done, total, f"{case_id}: {validation.status}")
 
         summary = validate_corpus(corpus, config, on_case=on_case)
     total = sum(summary.by_status.values())

@@ -7,9 +7,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EmptyRepository, GitError, Interrupted, NotAGitRepository
+from ..errors import EmptyRepository, GitError, NotAGitRepository, Terminated
 
-__all__ = ["GIT", "Repository", "git_output", "open_repository", "raise_if_interrupted"]
+__all__ = ["GIT", "Repository", "git_output", "missing_commits", "open_repository", "raise_if_interrupted"]
 
 #: Every git call goes through these options: unicode paths unquoted, no colour, no pager,
 #: no user configuration that could change the output format (diff.noprefix and friends).
@@ -26,10 +26,16 @@ GIT = (
 
 
 def raise_if_interrupted(returncode: int | None) -> None:
-    """Raise :class:`Interrupted` when a child died of SIGINT or SIGTERM (Ctrl-C reaches
-    every process of the terminal's group: git often dies before Python notices)."""
-    if returncode in (-signal.SIGINT, -signal.SIGTERM):
-        raise Interrupted(-returncode)
+    """Unwind as Ctrl-C (or SIGTERM) would when a child died of that signal.
+
+    A terminal sends Ctrl-C to every process of the foreground group, so git often dies
+    before Python raises ``KeyboardInterrupt``: that is an interruption (exit 130, or 143
+    for SIGTERM), never a git failure.
+    """
+    if returncode == -signal.SIGINT:
+        raise KeyboardInterrupt
+    if returncode == -signal.SIGTERM:
+        raise Terminated
 
 
 def git_output(repo: Path, *args: str, check: bool = True) -> str:
@@ -87,3 +93,17 @@ def open_repository(path: Path) -> Repository:
     remote = git_output(path, "config", "--get", "remote.origin.url", check=False) or None
     top = git_output(path, "rev-parse", "--show-toplevel", check=False)
     return Repository(path=Path(top) if top else path.resolve(), head=head, shallow=shallow, remote=remote)
+
+
+def missing_commits(repo: Path, shas: list[str]) -> list[bool]:
+    """For each sha, whether ``repo`` lacks it as a commit (one ``cat-file`` for all)."""
+    try:
+        proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
+                              input="".join(f"{sha}^{{commit}}\n" for sha in shas).encode(),
+                              capture_output=True, check=False)  # fmt: skip
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH") from None
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != len(shas):
+        raise GitError(f"cannot read commits in {repo}: {proc.stderr.decode(errors='replace').strip()[:200]}")
+    return [line.endswith(b" missing") for line in lines]

@@ -3,8 +3,11 @@
 A reviewer that flags everything scores full recall; controls are what expose it. They
 are drawn from the files the defect cases touch (so a reviewer cannot tell them apart by
 file), spread round-robin over those files, and the refactor kind used least so far goes
-next. A control is kept only if the edited file compiles; a reformat must also leave
-Python's syntax tree identical. Validation then has to find the tests still passing.
+next. Controls paired with fix reversals are made at the fix commits, on the fixes' own
+files (:meth:`ControlMaker.paired`): a reviewer cannot tell them apart by base commit
+either, and validation runs them on the same tree as the defect. A control is kept only
+if the edited file compiles; a reformat must also leave Python's syntax tree identical.
+Validation then has to find the tests still passing.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class _FileEdits:
 
     path: str
     text: str
+    tree: HeadTree
     options: dict[str, list[tuple[float, _Option]]] = field(default_factory=dict)
     module: ParsedModule | None = None
     made: set[str] = field(default_factory=set)
@@ -61,14 +65,52 @@ class ControlMaker:
         self.head = head
         self.used: Counter[str] = Counter()
         self._rng = random.Random(f"{config.seed}:controls")
-        self._files: dict[str, _FileEdits | None] = {}
+        self._files: dict[tuple[str, str], _FileEdits | None] = {}
         self._keys: set[str] = set()
+        self._trees: dict[str, HeadTree] = {head.commit: head}
 
-    def _load(self, path: str) -> _FileEdits | None:
-        if path not in self._files:
-            text = self.head.text(path) if path in self.head.files else None
-            self._files[path] = _FileEdits(path, text) if text is not None and compiles(text, path) else None
-        return self._files[path]
+    def _load(self, path: str, tree: HeadTree | None = None) -> _FileEdits | None:
+        tree = tree or self.head
+        if (tree.commit, path) not in self._files:
+            text = tree.text(path) if path in tree.files else None
+            loaded = _FileEdits(path, text, tree) if text is not None and compiles(text, path) else None
+            self._files[tree.commit, path] = loaded
+        return self._files[tree.commit, path]
+
+    def _tree(self, commit: str) -> HeadTree:
+        if commit not in self._trees:
+            self._trees[commit] = HeadTree(self.head.repo, self.head.classifier, self.head.blobs, commit)
+        return self._trees[commit]
+
+    def paired(self, fixes: list[tuple[str, list[str]]], count: int) -> list[SyntheticCase]:
+        """Up to ``count`` controls at the fix commits, on each fix's own files.
+
+        Args:
+            fixes: (fix commit, the Python files its case changes) per fix reversal.
+                Fixes are visited round-robin in a seeded order, so that no fix gets a
+                second control before every fix that can have one has one.
+        """
+        chosen: list[SyntheticCase] = []
+        order = [(commit, sorted(set(paths))) for commit, paths in fixes if paths]
+        self._rng.shuffle(order)
+        active = order
+        while active and len(chosen) < count:
+            still = []
+            for commit, paths in active:
+                if len(chosen) >= count:
+                    break
+                tree = self._tree(commit)
+                candidates = list(paths)
+                self._rng.shuffle(candidates)
+                for path in candidates:
+                    edits = self._load(path, tree)
+                    made = self._take(edits) if edits else None
+                    if made is not None:
+                        chosen.append(made)
+                        still.append((commit, paths))
+                        break
+            active = still
+        return chosen
 
     def _options(self, edits: _FileEdits, kind: str) -> list[tuple[float, _Option]]:
         if kind not in edits.options:
@@ -125,8 +167,10 @@ class ControlMaker:
         return None
 
     def _build(self, edits: _FileEdits, option: _Option) -> SyntheticCase | None:
-        text, path = edits.text, edits.path
-        key = f"control:{path}:{option.line}:{option.kind}"
+        text, path, tree = edits.text, edits.path, edits.tree
+        # Controls at HEAD keep the keys (and so the ids) they always had.
+        where = path if tree is self.head else f"{tree.commit}:{path}"
+        key = f"control:{where}:{option.line}:{option.kind}"
         if option.site is None:
             renamed = rename_in_functions(text, [option.line], f"{self.config.seed}:{key}", limit=1)
             new = renamed.source if renamed else text
@@ -142,7 +186,7 @@ class ControlMaker:
         edits.made.add(new)
         suffix = 2
         while key in self._keys:
-            key = f"control:{path}:{option.line}:{option.kind}:{suffix}"
+            key = f"control:{where}:{option.line}:{option.kind}:{suffix}"
             suffix += 1
         self._keys.add(key)
         gold = GoldRecord(
@@ -151,7 +195,7 @@ class ControlMaker:
             expect_finding=False,
             defects=[],
             # No test_paths: a control is proven by the whole suite passing.
-            provenance=Provenance(date=self.head.date(path), operator=option.kind),
+            provenance=Provenance(date=tree.date(path), operator=option.kind),
         )
-        edit = FileEdit(path, text, new, self.head.files[path].mode, self.head.python_funcnames(path))
-        return make_case(self.config.seed, key, self.head.repo.head, [edit], gold)
+        edit = FileEdit(path, text, new, tree.files[path].mode, tree.python_funcnames(path))
+        return make_case(self.config.seed, key, tree.commit, [edit], gold)

@@ -8,6 +8,7 @@ line ranges the patch writes, numbered in the patched (buggy) tree.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
 from .symbols import SymbolIndex, identifiers
 
-__all__ = ["FixReversalMiner", "MinedCase"]
+__all__ = ["FixReversalMiner", "MinedCase", "describe_fix_reversal"]
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ class FixReversalMiner:
                     symbols=sorted(enclosing | fix_removed | fix_added),
                     removed_identifiers=sorted(fix_removed),
                     added_identifiers=sorted(fix_added),
-                    description=f"Undoes {entry.sha[:12]}: {entry.subject}",
+                    description=describe_fix_reversal(entry, sorted(enclosing)),
                 )
             ],
             provenance=Provenance(
@@ -236,6 +237,30 @@ class FixReversalMiner:
         )
         patch = b"".join(c.section.raw() for c in source)
         return MinedCase(case=case, gold=gold, patch=patch)
+
+
+#: A trailer line (``Signed-off-by: …``): not part of what the fix says.
+_TRAILER = re.compile(r"^[A-Za-z][\w-]*-by: |^(?:Change-Id|Cc|Fixes|Closes|Refs?): ", re.IGNORECASE)
+#: At most this much of the message's first paragraph goes into the description.
+_BODY_CHARS = 400
+
+
+def describe_fix_reversal(entry: LogEntry, functions: list[str]) -> str:
+    """Gold words for a fix reversal: the fix's subject, where, and its message's first paragraph.
+
+    The subject (and the body's first paragraph, trailers left out) is what its author
+    said the bug was: the words a matcher needs to recognise a reviewer's paraphrase. It
+    is kept in gold only; the case's title, id and patch never carry it.
+    """
+    where = " in " + ", ".join(f"`{f}`" for f in functions) if functions else ""
+    text = f'Undoes {entry.sha[:12]} "{entry.subject}"{where}: the defect that commit fixed is back'
+    body = entry.message.split("\n\n", 1)[1] if "\n\n" in entry.message else ""
+    paragraph = next((p for p in body.split("\n\n") if p.strip()), "")
+    words = " ".join(line.strip() for line in paragraph.splitlines() if line.strip() and not _TRAILER.match(line))
+    if words:
+        words = words if len(words) <= _BODY_CHARS else words[: _BODY_CHARS - 1].rsplit(" ", 1)[0] + "…"
+        text += f". {words}"
+    return text
 
 
 def _symbols(change: FileChange, contents: dict[str, bytes | None]) -> SymbolIndex | None:

@@ -1,6 +1,7 @@
 """The repository's files at HEAD: what mutations and controls may change, and their tests.
 
-Mutation and control cases apply to HEAD. Their files are listed once (``git ls-tree``)
+Mutation cases apply to HEAD, and so do controls paired with them; controls paired with a
+fix reversal apply to its fix commit, read through the same class (``commit=``). Their files are listed once (``git ls-tree``)
 and read through one ``git cat-file --batch``, the same reader fix reversals use.
 """
 
@@ -30,8 +31,11 @@ class HeadFile:
 class HeadTree:
     """Python sources and tests at HEAD, their contents, dates and diff settings."""
 
-    def __init__(self, repo: Repository, classifier: PathClassifier, blobs: BlobReader) -> None:
+    def __init__(self, repo: Repository, classifier: PathClassifier, blobs: BlobReader,
+                 commit: str | None = None) -> None:  # fmt: skip
         self.repo = repo
+        #: The commit whose tree this is: HEAD, or a fix commit its controls are paired with.
+        self.commit = commit or repo.head
         self.classifier = classifier
         self.blobs = blobs
         self._texts: dict[str, str | None] = {}
@@ -41,7 +45,7 @@ class HeadTree:
     @cached_property
     def files(self) -> dict[str, HeadFile]:
         """Regular files (not links or submodules) at HEAD, by path."""
-        listing = self.repo.run("ls-tree", "-r", "-z", "--full-tree", self.repo.head)
+        listing = self.repo.run("ls-tree", "-r", "-z", "--full-tree", self.commit)
         found: dict[str, HeadFile] = {}
         for entry in listing.split("\0"):
             if not entry:
@@ -89,7 +93,7 @@ class HeadTree:
     def date(self, path: str) -> str | None:
         """Author date of the last commit that touched ``path`` (the code's age, for cut-offs)."""
         if path not in self._dates:
-            out = self.repo.run("log", "-1", "--format=%aI", self.repo.head, "--", path, check=False)
+            out = self.repo.run("log", "-1", "--format=%aI", self.commit, "--", path, check=False)
             self._dates[path] = out or None
         return self._dates[path]
 

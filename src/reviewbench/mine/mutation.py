@@ -27,13 +27,25 @@ from .naming import case_id
 from .symbols import SymbolIndex, identifiers
 from .textdiff import changed_size, changed_span, split_lines
 
-__all__ = ["MutationMiner", "selected_operators"]
+__all__ = ["MutationMiner", "describe_mutation", "selected_operators"]
 
 #: Files that hold no library code worth mutating (unless --paths asks for them).
 _NOT_LIBRARY_NAMES = frozenset({"setup.py", "noxfile.py", "fabfile.py", "tasks.py", "conftest.py", "manage.py"})
 _NOT_LIBRARY_DIRS = frozenset({"bench", "benchmarks", "examples", "example", "scripts", "tools", "docs", "doc"})
 #: Larger files are skipped: parsing them costs more than their sites are worth.
 _MAX_BYTES = 1_000_000
+
+
+def describe_mutation(operator: type[Operator], note: str, symbol: str | None) -> str:
+    """Gold words for a mutant: the operator, what it changed, where, and what now goes wrong.
+
+    E.g. "a condition was inverted: inverted the condition `x > 0` in `parse_header`: the
+    branch now runs when it should not, …". Enough words for a matcher to recognise a
+    reviewer's paraphrase; gold only, never shown to a reviewer.
+    """
+    where = f" in `{symbol}`" if symbol else ""
+    text = f"{operator.summary}: {note}{where}"
+    return f"{text}: {operator.effect}" if operator.effect else text
 
 
 def selected_operators(names: tuple[str, ...]) -> list[type[Operator]]:
@@ -188,7 +200,7 @@ class MutationMiner:
                     locations=[Location(path=path, start_line=start, end_line=end, symbol=symbol)],
                     symbols=sorted(names),
                     hint_terms=list(operator.hint_terms),
-                    description=f"{operator.summary}: {site.note}",
+                    description=describe_mutation(operator, site.note, symbol),
                 )
             ],
             provenance=Provenance(

@@ -2,7 +2,9 @@
 
 Order matters: mutations first (their files decide where controls go), then a rename
 variant of every defect case, then controls, as many as ``controls_ratio`` times the
-defect cases (variants excluded: they repeat a defect, they do not add one).
+defect cases (variants excluded: they repeat a defect, they do not add one). The fix
+reversals' share of the controls is made at their fix commits, on their own files; the
+rest, and whatever the fix commits could not give, at HEAD.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class SyntheticSummary:
     variants: int = 0
     variants_skipped: int = 0
     coverage: bool = False
+    paired_controls: int = 0
+    """Controls made at fix commits, paired with fix reversals (the rest are at HEAD)."""
 
 
 def controls_for(ratio: float, defect_cases: int) -> int:
@@ -93,12 +97,19 @@ def synthesize(
                      "functions can be renamed safely, or their files were added, deleted or moved")  # fmt: skip
         wanted = controls_for(config.effective_controls_ratio, len(fixes) + len(mutations))
         controls: list[SyntheticCase] = []
+        paired: list[SyntheticCase] = []
         if wanted:
             say("controls")
+            maker = ControlMaker(config, head)
+            for_fixes = min(wanted, controls_for(config.effective_controls_ratio, len(fixes)))
+            if for_fixes:
+                pairs = [(fix.case.base, [p for p in fix.case.paths if language_of(p) == "python"]) for fix in fixes]
+                paired = maker.paired(pairs, for_fixes)
             paths = [e.path for m in mutations for e in m.edits]
             paths += [p for fix in fixes for p in fix.case.paths if language_of(p) == "python" and p in head.files]
-            controls = ControlMaker(config, head).cases(paths, wanted)
+            controls = paired + maker.cases(paths, wanted - len(paired))
             if len(controls) < wanted:
-                warn(f"only {len(controls)} of {wanted} controls could be made from the Python sources at HEAD")
+                warn(f"only {len(controls)} of {wanted} controls could be made from the Python sources at "
+                     "the fix commits and at HEAD")  # fmt: skip
             made.extend(c.mined for c in controls)
-    return made, SyntheticSummary(len(mutations), len(controls), variants, skipped, covered)
+    return made, SyntheticSummary(len(mutations), len(controls), variants, skipped, covered, len(paired))

@@ -21,8 +21,12 @@ and models answer in many near variants. Accepted, line by line:
   ``severity: warning``, ``Error:``) because "Error handling is missing" is a claim.
 
 ``NO_ISSUES`` (case-sensitive, punctuation, quotes or backticks around allowed) sets
-``no_issues``. It does not cancel findings: a text with both keeps its findings, and
-findings decide. A line that is neither blank nor understood goes to ``unparsed``, never
+``no_issues``, and so does an explicit clean reply on a line of its own, in any case:
+``CLEAN`` (seed 001's prompt), ``LGTM``, ``Looks good to me`` (with punctuation, markup
+or an emoji around). Those are ordinary words, so unlike ``NO_ISSUES`` they count only as
+a whole line: "The code is clean" or "LGTM except for the boundary" is prose, not
+silence. Neither cancels findings: a text with both keeps its findings, and findings
+decide. A line that is neither blank nor understood goes to ``unparsed``, never
 away. :func:`parse_review` never raises, whatever bytes a model emits.
 """
 
@@ -37,9 +41,11 @@ from typing import Any
 from ..records import Finding, Severity
 from ..reviewers._messages import clean_text
 
-__all__ = ["NO_ISSUES", "ParsedReview", "parse_review", "severity_from_word"]
+__all__ = ["CLEAN_REPLIES", "NO_ISSUES", "ParsedReview", "parse_review", "severity_from_word"]
 
 NO_ISSUES = "NO_ISSUES"
+CLEAN_REPLIES = ("CLEAN", "LGTM", "Looks good to me")
+"""Explicit clean replies read as silence beside NO_ISSUES, case-insensitively, as a whole line."""
 MAX_LINE = 4000
 """Longer lines are kept as unparsed without pattern matching."""
 MAX_LINE_NUMBER = 10**9
@@ -109,6 +115,10 @@ _TRAILING_SEV = re.compile(
 _SEP = re.compile(r"(?:\s+|[:,;|>]|[-–—=]+(?=\s|$))+")
 _FENCE = re.compile(r"(?P<mark>`{3,}|~{3,})(?P<info>[^`]*)$")
 _NO_ISSUES_LINE = re.compile(r"[\W_]*NO_ISSUES[\W_]*")
+_CLEAN_LINE = re.compile(
+    r"[\W_]*(?:" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in CLEAN_REPLIES) + r")[\W_]*",
+    re.IGNORECASE,
+)
 _NO_ISSUES_WORD = re.compile(r"(?<![A-Za-z0-9_])NO_ISSUES(?![A-Za-z0-9_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _PATHCHARS = re.compile(r"[\w.\-/+@~]+")
@@ -152,7 +162,8 @@ class ParsedReview:
 
     findings: tuple[Finding, ...]
     no_issues: bool
-    """The text contains the NO_ISSUES token (findings, if any, still count)."""
+    """The text contains the NO_ISSUES token or a clean-reply line such as ``CLEAN`` or
+    ``LGTM`` (findings, if any, still count)."""
     unparsed: tuple[str, ...]
     """Non-blank lines that said something the parser could not read, in order."""
 
@@ -345,7 +356,7 @@ class _Parser:
         text = _LINK.sub("]", text)
         if not text or _RULE.fullmatch(text) or (_TABLE_RULE.fullmatch(text) and "|" in text):
             return  # a horizontal or table rule is layout, like a fence
-        if _NO_ISSUES_LINE.fullmatch(text):
+        if _NO_ISSUES_LINE.fullmatch(text) or _CLEAN_LINE.fullmatch(text):
             self.no_issues = True
             return
         if text.startswith("{") and text.endswith("}") and self._json_block([text]):

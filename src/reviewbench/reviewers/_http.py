@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from ._messages import clean_text
+from ._transport import lean_transport
 from .base import ReviewerError
 
 __all__ = [
@@ -71,12 +72,10 @@ class ClientPool:
         if self._tls is None:
             # Loading the CA bundle costs ~30 ms: once per pool, not once per shard.
             self._tls = ssl.create_default_context()
+        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0)
         return httpx.AsyncClient(
-            verify=self._tls,
+            transport=lean_transport(verify=self._tls, limits=limits),
             timeout=httpx.Timeout(None, connect=60.0),
-            limits=httpx.Limits(
-                max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0
-            ),
             follow_redirects=False,
         )
 
@@ -121,16 +120,14 @@ def api_key(variable: str | None, kind: str) -> str | None:
     if value is None:
         raise ReviewerError(
             f"{kind} reviewer: environment variable {variable} is not set; export the API key "
-            f"in it, or set api_key_env to an empty string for an endpoint without keys"
-        )
+            f"in it, or set api_key_env to an empty string for an endpoint without keys", sent=False)
     value = value.strip()
     if not value:
-        raise ReviewerError(f"{kind} reviewer: environment variable {variable} is empty")
+        raise ReviewerError(f"{kind} reviewer: environment variable {variable} is empty", sent=False)
     if not value.isascii() or not value.isprintable():
         raise ReviewerError(
             f"{kind} reviewer: environment variable {variable} holds characters that cannot "
-            f"be sent in an HTTP header (non-ASCII or control characters)"
-        )
+            f"be sent in an HTTP header (non-ASCII or control characters)", sent=False)
     return value
 
 
@@ -143,8 +140,7 @@ def request_headers(kind: str, extra: dict[str, str], fixed: dict[str, str]) -> 
     except (UnicodeError, ValueError, TypeError) as exc:
         raise ReviewerError(
             f"{kind} reviewer: a configured header cannot be sent ({type(exc).__name__}); "
-            f"header names and values must be ASCII"
-        ) from None
+            f"header names and values must be ASCII", sent=False) from None
     return headers
 
 
@@ -226,7 +222,7 @@ async def post_json(
     try:
         content = _encode(body)
     except ValueError as exc:  # NaN/inf in a sampling parameter
-        raise ReviewerError(f"{kind} request cannot be encoded as JSON: {exc}") from None
+        raise ReviewerError(f"{kind} request cannot be encoded as JSON: {exc}", sent=False) from None
     send_headers = httpx.Headers(headers)
     send_headers["content-type"] = "application/json"
     try:
@@ -234,6 +230,13 @@ async def post_json(
     except httpx.TimeoutException as exc:
         raise ReviewerError(
             f"{kind} endpoint {where}: timed out ({type(exc).__name__})", transient=True
+        ) from None
+    except httpx.ConnectError as exc:  # refused, unreachable: nothing was sent
+        detail = redact(str(exc), secrets) or "no detail"
+        raise ReviewerError(
+            f"{kind} endpoint {where}: connection failed ({type(exc).__name__}: {detail})",
+            transient=True,
+            sent=False,
         ) from None
     except (
         httpx.NetworkError,
@@ -250,12 +253,14 @@ async def post_json(
     except httpx.HTTPError as exc:  # bad URL, unsupported scheme, unsendable request
         raise ReviewerError(
             f"{kind} endpoint {where}: request cannot be sent ({type(exc).__name__}); "
-            f"check base_url and headers"
+            f"check base_url and headers",
+            sent=False,
         ) from None
     except (UnicodeError, ValueError, TypeError) as exc:  # e.g. a non-ASCII header value
         raise ReviewerError(
             f"{kind} endpoint {where}: request cannot be sent ({type(exc).__name__}); "
-            f"check base_url and headers"
+            f"check base_url and headers",
+            sent=False,
         ) from None
 
     status = response.status_code

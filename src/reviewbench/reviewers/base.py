@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import ReviewerError
 from ..records import Finding, ReviewPacket
 
 __all__ = ["Reviewer", "ReviewerError", "ReviewReply", "make_reviewer", "register"]
@@ -28,15 +29,6 @@ class ReviewReply:
     tokens_out: int | None = None
     findings: tuple[Finding, ...] | None = None
     """Structured findings, for kinds that have them (SARIF, baselines); else parsed from text."""
-
-
-class ReviewerError(Exception):
-    """No review appeared. The message must never contain a secret."""
-
-    def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.transient = transient
-        self.retry_after = retry_after
 
 
 class Reviewer(Protocol):

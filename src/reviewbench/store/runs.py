@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CorpusError, UsageError
-from ..records import Finding, Severity
+from ..errors import CorpusError, StoreError, UsageError
+from ..records import Finding, RunRow, RunState, Severity
 
 __all__ = ["RUNS_DB", "CachedReply", "RunRow", "RunStore"]
 
@@ -47,7 +48,16 @@ CREATE TABLE IF NOT EXISTS runs (
     unparsed TEXT NOT NULL,
     error TEXT,
     cache_key TEXT NOT NULL,
-    patch TEXT
+    patch TEXT,
+    try_no INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE IF NOT EXISTS history (
+    run_id TEXT NOT NULL,
+    try_no INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    retired_at TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, try_no)
 );
 CREATE TABLE IF NOT EXISTS findings (
     run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -71,7 +81,13 @@ CREATE TABLE IF NOT EXISTS cache (
 """
 
 # Columns added after the first release: (table, column, type). Older stores gain them on open.
-_ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"))
+_ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
+                  ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"))
+_ADDED_DEFAULTS = {"try_no": "1"}
+_COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
+_INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+#: How long a writer waits for another process's lock before giving up (seconds).
+BUSY_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -87,47 +103,6 @@ class CachedReply:
     """Fix-task runs of solvers that edit a tree: the change they made (not in ``text``)."""
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """One run with its provenance (SPEC 7)."""
-
-    run_id: str
-    case_id: str
-    condition: str
-    repetition: int
-    variant: str
-    state: str
-    started_at: str | None
-    ended_at: str | None
-    latency_s: float | None
-    attempts: int
-    cached: bool
-    model_requested: str | None
-    model_returned: str | None
-    params: dict
-    prompt_sha256: str
-    guidance_sha256: str | None
-    gold_sha256: str
-    tool_version: str
-    tokens_in: int | None
-    tokens_out: int | None
-    raw_output: str | None
-    unparsed: list[str]
-    error: str | None
-    cache_key: str
-    findings: list[Finding] = field(default_factory=list)
-    patch: str | None = None
-    """Fix-task runs: the unified diff the solver produced ("" for no change); None for
-    review runs and for task runs with nothing to grade."""
-
-    def as_dict(self) -> dict:
-        data = asdict(self)
-        data["findings"] = [f.model_dump(mode="json") for f in self.findings]
-        if self.patch is None:
-            del data["patch"]  # review runs export exactly what they always did
-        return data
-
-
 def _open_read_only(path: Path) -> sqlite3.Connection:
     """A read-only connection to an existing store whose tables are all there."""
     from urllib.parse import quote
@@ -136,11 +111,11 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as exc:
-        raise CorpusError(f"{path} is not a readable run store: {exc}") from None
+        raise StoreError(f"{path} is not a readable run store: {exc}") from None
     missing = sorted({"meta", "runs", "findings", "cache"} - tables)
     if missing:
         db.close()
-        raise CorpusError(f"{path} is damaged: its table(s) {', '.join(missing)} are missing")
+        raise StoreError(f"{path} is damaged: its table(s) {', '.join(missing)} are missing")
     return db
 
 
@@ -155,7 +130,7 @@ class RunStore:
             self.db = _open_read_only(path)  # read commands never change a store, nor repair it
             return
         try:
-            self.db = sqlite3.connect(path, isolation_level=None)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
@@ -176,7 +151,7 @@ class RunStore:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
-            raise CorpusError(f"{self.path} is damaged and cannot be read: {exc}") from None
+            raise StoreError(f"{self.path} is damaged and cannot be read: {exc}") from None
         return row[0] if row else None
 
     def set_meta(self, values: dict[str, str]) -> None:
@@ -204,6 +179,48 @@ class RunStore:
         """Runs with a terminal state other than ``cancelled`` (those are redone)."""
         return {r[0] for r in self.db.execute("SELECT run_id FROM runs WHERE state != 'cancelled'")}
 
+    def state_counts(self) -> Counter[RunState]:
+        """How many runs the store holds in each state."""
+        return Counter({RunState(s): n for s, n in self.db.execute("SELECT state, COUNT(*) FROM runs GROUP BY state")})
+
+    def conditions_without_answers(self) -> dict[str, str]:
+        """Conditions whose every run failed or timed out, with one of their errors."""
+        rows = self.db.execute(
+            "SELECT condition, MIN(error) FROM runs GROUP BY condition "
+            "HAVING SUM(state IN ('failed', 'timed_out')) = COUNT(*)"
+        )
+        return {condition: error or "no detail" for condition, error in rows}
+
+    def retire(self, states: set[RunState]) -> dict[str, int]:
+        """Move the runs in ``states`` to the history, so they are run again; never delete them.
+
+        Returns:
+            run id -> the try number of the attempt retired (the next one is one more).
+        """
+        wanted = sorted(s.value for s in states)
+        marks = ", ".join("?" for _ in wanted)
+        retired: dict[str, int] = {}
+        with self._tx():
+            rows = [r for r in self.runs() if r.state.value in wanted]
+            for run in rows:
+                self.db.execute(
+                    "INSERT OR REPLACE INTO history (run_id, try_no, state, retired_at, record) VALUES (?, ?, ?, "
+                    "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?)",
+                    (run.run_id, run.try_no, run.state.value, json.dumps(run.as_dict(), sort_keys=True)),
+                )  # fmt: skip
+                retired[run.run_id] = run.try_no
+            self.db.execute(f"DELETE FROM runs WHERE state IN ({marks})", wanted)
+        return retired
+
+    def history(self) -> list[RunRow]:
+        """Earlier attempts retired by ``run --retry-failed``, oldest try first."""
+        out = []
+        for (record,) in self.db.execute("SELECT record FROM history ORDER BY run_id, try_no"):
+            data = json.loads(record)
+            data.setdefault("patch", None)
+            out.append(RunRow.model_validate(data))
+        return out
+
     def cached(self, key: str) -> CachedReply | None:
         row = self.db.execute(
             "SELECT text, model, tokens_in, tokens_out, findings, patch FROM cache WHERE key = ?", (key,)
@@ -216,42 +233,48 @@ class RunStore:
         return CachedReply(row[0], row[1], row[2], row[3], findings, row[5])
 
     def record(self, run: RunRow, reply: CachedReply | None) -> None:
-        """Write a finished run, its findings and (if any) its response, atomically."""
-        # A shallow copy: dataclasses.asdict deep-copies every finding, on the hot path.
-        values = {f.name: getattr(run, f.name) for f in fields(RunRow) if f.name != "findings"}
-        values["params"] = json.dumps(run.params, sort_keys=True)
-        values["unparsed"] = json.dumps(run.unparsed)
-        values["cached"] = int(run.cached)
-        columns = ", ".join(values)
-        marks = ", ".join("?" for _ in values)
-        with self._tx():
-            self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
-            self.db.execute(f"INSERT INTO runs ({columns}) VALUES ({marks})", tuple(values.values()))
-            self.db.executemany(
-                "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(run.run_id, i, f.path, f.line, f.severity.value if f.severity else None, f.claim, f.raw)
-                 for i, f in enumerate(run.findings)],
-            )  # fmt: skip
-            if reply is not None:
-                findings = (None if reply.findings is None
-                            else json.dumps([f.model_dump(mode="json") for f in reply.findings]))  # fmt: skip
-                self.db.execute(
-                    "INSERT OR IGNORE INTO cache (key, text, model, tokens_in, tokens_out, findings, patch) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (run.cache_key, reply.text, reply.model, reply.tokens_in, reply.tokens_out, findings,
-                     reply.patch),
-                )
+        """Write a finished run, its findings and (if any) its response, atomically.
+
+        Raises:
+            StoreError: the write failed (locked past the busy timeout, disk full, a value
+                SQLite cannot hold); nothing of the run is written.
+        """
+        values = [getattr(run, name) for name in _COLUMNS]
+        values[_STATE] = run.state.value if isinstance(run.state, RunState) else RunState(run.state).value
+        values[_PARAMS] = json.dumps(run.params, sort_keys=True)
+        values[_UNPARSED] = json.dumps(run.unparsed)
+        values[_CACHED] = int(run.cached)
+        try:
+            with self._tx():
+                self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
+                self.db.execute(_INSERT_RUN, values)
+                self.db.executemany(
+                    "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(run.run_id, i, f.path, f.line, f.severity.value if f.severity else None, f.claim, f.raw)
+                     for i, f in enumerate(run.findings)],
+                )  # fmt: skip
+                if reply is not None:
+                    findings = (None if reply.findings is None
+                                else json.dumps([f.model_dump(mode="json") for f in reply.findings]))  # fmt: skip
+                    self.db.execute(
+                        "INSERT OR IGNORE INTO cache (key, text, model, tokens_in, tokens_out, findings, patch) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (run.cache_key, reply.text, reply.model, reply.tokens_in, reply.tokens_out, findings,
+                         reply.patch),
+                    )
+        except (sqlite3.Error, OverflowError) as exc:
+            raise StoreError(f"cannot record run {run.run_id} in {self.path}: {_reason(exc)}") from None
 
     def runs(self) -> Iterator[RunRow]:
         """Every recorded run with its findings, in a stable order.
 
         Raises:
-            CorpusError: the store is damaged (a corrupt page, a value no run can hold).
+            StoreError: the store is damaged (a corrupt page, a value no run can hold).
         """
         try:
             yield from self._runs()
         except (sqlite3.DatabaseError, ValueError, TypeError, KeyError) as exc:
-            raise CorpusError(f"{self.path} is damaged and cannot be read: {type(exc).__name__}: {exc}") from None
+            raise StoreError(f"{self.path} is damaged and cannot be read: {type(exc).__name__}: {exc}") from None
 
     def _runs(self) -> Iterator[RunRow]:
         findings: dict[str, list[Finding]] = {}
@@ -264,17 +287,35 @@ class RunStore:
                 Finding.model_construct(path=path, line=line, severity=Severity(severity) if severity else None,
                                         claim=claim, raw=raw)
             )  # fmt: skip
-        cursor = self.db.execute("SELECT * FROM runs ORDER BY case_id, condition, variant, repetition")
-        names = [d[0] for d in cursor.description]
+        # A store opened read-only is never migrated: columns added since it was written
+        # read as their default.
+        present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        wanted = ", ".join(c if c in present else f"{_ADDED_DEFAULTS.get(c, 'NULL')} AS {c}" for c in _COLUMNS)
+        cursor = self.db.execute(f"SELECT {wanted} FROM runs ORDER BY case_id, condition, variant, repetition")
         for row in cursor:
-            data = dict(zip(names, row, strict=True))
+            data = dict(zip(_COLUMNS, row, strict=True))
+            data["state"] = RunState(data["state"])
             data["params"] = json.loads(data["params"])
             data["unparsed"] = json.loads(data["unparsed"])
             data["cached"] = bool(data["cached"])
-            yield RunRow(**data, findings=findings.get(data["run_id"], []))
+            yield RunRow.model_construct(**data, findings=findings.get(data["run_id"], []))
 
     def _tx(self) -> _Transaction:
         return _Transaction(self.db)
+
+
+_STATE, _PARAMS, _UNPARSED, _CACHED = (_COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached"))
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    if "database or disk is full" in text or "disk I/O" in text:
+        return f"no space left on device ({text})"
+    if "locked" in text:
+        return f"the store stayed locked by another process for {BUSY_TIMEOUT_S:g}s ({text})"
+    if isinstance(exc, OverflowError):
+        return f"a value too large to store ({text})"
+    return text
 
 
 class _Transaction:

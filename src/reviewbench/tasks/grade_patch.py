@@ -13,16 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import PatchRejected
+
 __all__ = ["FileChange", "ParsedPatch", "PatchRejected", "parse_patch"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _SYMLINK_MODE = "120000"
 _NULL = "/dev/null"
-
-
-class PatchRejected(ValueError):
-    """The patch does not parse or is unsafe to apply; the message says why."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ the grades already in ``grades.jsonl`` whose patch is unchanged (``force`` grade
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
-from ..git.repo import GIT, open_repository
+from ..git.repo import missing_commits, open_repository
 from ..store.corpus import dump_jsonl, read_jsonl
 from ..store.journal import append_line, read_journal, write_atomic
 from ..validate.executors import run_jobs
@@ -61,14 +60,12 @@ def read_grades(rundir: Path) -> list[Grade]:
 
 def _missing_bases(repo: Path, tasks: list[Task]) -> dict[str, str]:
     """Why each task whose base commit the repository lacks cannot be graded, by instance id."""
-    proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
-                          input="".join(f"{t.base_commit}^{{commit}}\n" for t in tasks).encode(),
-                          capture_output=True, check=False)  # fmt: skip
+    gone = missing_commits(repo, [t.base_commit for t in tasks]) if tasks else []
     return {
         task.instance_id: f"base commit {task.base_commit} is not in {repo} (the repository was moved or "
                           "rewritten since mining); re-mine the tasks"
-        for task, line in zip(tasks, proc.stdout.splitlines(), strict=False)
-        if line.endswith(b" missing")
+        for task, missing in zip(tasks, gone, strict=True)
+        if missing
     }  # fmt: skip
 
 

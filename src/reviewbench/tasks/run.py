@@ -1,6 +1,6 @@
 """``tasks run``: every solver condition of a fix-task experiment on its task set.
 
-The review engine runs it (``review/runner.py``, job ``review/solve.py``), so plans,
+The run engine runs it (``reviewbench.engine``, job ``tasks/solve.py``), so plans,
 limits, retries, states, cache, resume and the run store are those of review runs. The run
 directory's meta records the task directory (``tasks_path``) and the task set's hash;
 a changed task set or experiment is refused, as a changed corpus is for reviews.
@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .._version import __version__
+from ..engine import RunSummary, execute_plan, open_run_store
+from ..review.runner import check_conditions
 from ..errors import CorpusError, UsageError
-from ..review.runner import RunSummary, execute_plan, open_run_store
-from ..review.task_experiment import TasksExperiment
+from .experiment import TasksExperiment
 from .store import read_tasks
 
 __all__ = ["KIND", "run_tasks"]
@@ -33,8 +34,9 @@ def run_tasks(experiment: TasksExperiment, out: Path, *, retry_failed: bool = Fa
         CorpusError: the task directory is missing or damaged, or its repository is gone.
         UsageError: ``out`` holds runs of another experiment or of a changed task set.
     """
-    from ..review.solve import TaskJob, plan_task_runs  # pulls in the solver adapters
+    from .solve import TaskJob, plan_task_runs  # pulls in the solver adapters
 
+    check_conditions(experiment.path, [(c.name, c.solver, None) for c in experiment.config.condition])
     path = experiment.tasks_path
     if not path.is_dir():
         raise CorpusError(f"task directory {path} does not exist (named by 'tasks' in {experiment.path}); "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import CorpusError, OutputExists, UsageError
+from ..errors import CorpusError, IntegrityError, OutputExists, UsageError
 from ..store.corpus import dump_jsonl, read_jsonl, sha256_file, sync_filesystem
 from .records import TASKS_FILE, TASKS_META, Task, TasksMeta
 
@@ -95,5 +95,5 @@ def read_tasks(path: Path) -> TaskSet:
         raise CorpusError(f"{meta_path}: not a valid {TASKS_META} ({exc.errors()[0]['msg']})") from None
     tasks = read_jsonl(path / TASKS_FILE, Task)
     if sha256_file(path / TASKS_FILE) != meta.tasks_sha256:
-        raise CorpusError(f"{path / TASKS_FILE} changed since it was mined (its SHA-256 differs from {TASKS_META})")
+        raise IntegrityError(f"{path / TASKS_FILE} changed since it was mined (its SHA-256 differs from {TASKS_META})")
     return TaskSet(path=path, meta=meta, tasks=tasks)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
-from ..git.repo import GIT, open_repository
+from ..git.repo import missing_commits, open_repository
 from ..records import Case, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
@@ -61,15 +60,11 @@ def resolve_config(corpus: Path, overrides: dict) -> ValidateConfig:
 
 
 def _check_bases(repo: Path, bases: set[str]) -> None:
-    proc = subprocess.run([*GIT, "-C", str(repo), "cat-file", "--batch-check"],
-                          input="".join(f"{b}^{{commit}}\n" for b in sorted(bases)).encode(),
-                          capture_output=True, check=False)  # fmt: skip
-    missing = [
-        line.split()[0].decode() for line in proc.stdout.splitlines() if line.endswith(b" missing")
-    ]
+    ordered = sorted(bases)
+    missing = [sha for sha, gone in zip(ordered, missing_commits(repo, ordered), strict=True) if gone]
     if missing:
         raise CorpusError(
-            f"{repo} lacks commit {missing[0].split('^')[0]} (and {len(missing) - 1} more) named by the "
+            f"{repo} lacks commit {missing[0]} (and {len(missing) - 1} more) named by the "
             "corpus: the repository was moved or rewritten since mining; re-mine it"
         )
 

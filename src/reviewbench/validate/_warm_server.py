@@ -436,7 +436,10 @@ def main():
         code = os.waitstatus_to_exitcode(status)
         cpu = usage.ru_utime + usage.ru_stime
         limit = request.get("cpu_limit_s")
-        limited = bool(limit) and code in (-signal.SIGXCPU, -signal.SIGKILL) and cpu >= int(limit) - 0.05
+        # Only the kernel sends SIGXCPU, at the limit by its own accounting (which rusage can
+        # trail by a tick: 0.95 s reported at a 1 s limit); a SIGKILL is the limit's only when
+        # the CPU was spent (the hard limit a second later), not a timeout's or the OOM killer's.
+        limited = bool(limit) and (code == -signal.SIGXCPU or (code == -signal.SIGKILL and cpu >= int(limit) - 0.05))
         if cache_file and os.path.exists(cache_file):
             try:
                 with open(cache_file, "rb") as handle:

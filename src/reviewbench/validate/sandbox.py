@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..config import Network
-from ..errors import UsageError
+from ..errors import Cancelled, PrerequisiteError
 
 __all__ = ["Cancelled", "RunOutcome", "Sandbox", "cancelled", "isolation_prefix", "kill_all", "reset_cancel"]
 
@@ -73,19 +73,15 @@ def isolation_prefix(network: Network) -> tuple[str, ...]:
     """The command prefix that isolates a test run under ``network``.
 
     Raises:
-        UsageError: network is denied but no namespace tool works here.
+        PrerequisiteError: network is denied but no namespace tool works here.
     """
     prefix = _working_prefix(network)
     if prefix is None:
-        raise UsageError(
+        raise PrerequisiteError(
             "cannot deny network to tests: neither 'unshare -n' nor bubblewrap works here "
             "(install bubblewrap, or pass --network allow to run tests with network)"
         )
     return prefix
-
-
-class Cancelled(Exception):
-    """The run is being stopped; no new command may start."""
 
 
 # Process groups of commands still running, so that Ctrl-C can kill them all.

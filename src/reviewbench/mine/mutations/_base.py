@@ -155,6 +155,9 @@ class Operator(cst.BatchableCSTVisitor):
     severity: ClassVar[Severity]
     hint_terms: ClassVar[tuple[str, ...]]
     summary: ClassVar[str]
+    #: What the mutated code now does wrong, for the gold description (a matcher compares a
+    #: reviewer's claim with it): lower case, no final stop.
+    effect: ClassVar[str] = ""
     #: Whether sites outside functions count (only refactors for controls set this).
     module_level: ClassVar[bool] = False
 

@@ -24,6 +24,7 @@ class BoundaryFlip(Operator):
     severity = Severity.HIGH
     hint_terms = ("off-by-one", "boundary", "comparison", "inclusive")
     summary = "a comparison boundary was flipped"
+    effect = "the value at the boundary now falls on the wrong side of the comparison, an off-by-one at the edge"
 
     def visit_ComparisonTarget(self, node: cst.ComparisonTarget) -> None:
         op = node.operator

@@ -18,6 +18,7 @@ class BroadenExcept(Operator):
     severity = Severity.MED
     hint_terms = ("broad except", "exception", "swallowed error", "catch-all")
     summary = "an except clause was broadened to Exception"
+    effect = "errors the handler was never meant to catch are now caught and swallowed, hiding real failures"
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         kind = node.type

@@ -41,6 +41,7 @@ class CleanupRemoval(Operator):
     severity = Severity.MED
     hint_terms = ("leak", "cleanup", "close", "resource", "finally")
     summary = "a cleanup call was removed"
+    effect = "the resource is no longer closed or released on this path, so it leaks"
 
     def __init__(self) -> None:
         super().__init__()

@@ -16,6 +16,7 @@ class DropReturn(Operator):
     severity = Severity.HIGH
     hint_terms = ("missing return", "return value", "returns None")
     summary = "a return value was dropped"
+    effect = "the function no longer returns that value, so its callers get None instead"
 
     def visit_Return(self, node: cst.Return) -> None:
         value = node.value

@@ -31,6 +31,7 @@ class GuardDeletion(Operator):
     severity = Severity.HIGH
     hint_terms = ("guard", "missing check", "early return", "validation")
     summary = "an early-exit guard clause was deleted"
+    effect = "the early exit is gone, so the input it rejected now falls through into code that does not expect it"
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         # A guard is early: code must follow it in the same block.

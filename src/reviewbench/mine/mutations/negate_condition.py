@@ -50,6 +50,7 @@ class NegateCondition(Operator):
     severity = Severity.HIGH
     hint_terms = ("inverted condition", "negated", "condition", "logic")
     summary = "a condition was inverted"
+    effect = "the branch now runs when it should not, and is skipped when it should run"
 
     def _propose(self, node: cst.If | cst.While) -> None:
         code = cst.Module([]).code_for_node(node.test)

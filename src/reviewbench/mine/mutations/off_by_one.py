@@ -22,6 +22,7 @@ class OffByOne(Operator):
     severity = Severity.MED
     hint_terms = ("off-by-one", "boundary", "index", "fencepost")
     summary = "an integer constant is off by one"
+    effect = "a count, index or limit computed from this constant is now wrong by one"
 
     def _both(self, node: cst.BaseExpression, *, magnitude: bool = False) -> None:
         """Propose ``n + 1`` and ``n - 1`` (only ``+1`` for a negative constant's magnitude or 0)."""

@@ -47,6 +47,7 @@ class OperatorSwap(Operator):
     severity = Severity.HIGH
     hint_terms = ("wrong operator", "operator", "sign", "logic")
     summary = "an operator was replaced by its counterpart"
+    effect = "the expression now computes a different result with the wrong operator"
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         swap = _BINARY.get(type(node.operator))

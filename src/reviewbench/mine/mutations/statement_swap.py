@@ -82,6 +82,7 @@ class StatementSwap(Operator):
     severity = Severity.HIGH
     hint_terms = ("order", "ordering", "before", "stale value", "uninitialized")
     summary = "two dependent statements were swapped"
+    effect = "the value is now read before it is assigned, so the code uses a stale or missing value"
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         body = node.body

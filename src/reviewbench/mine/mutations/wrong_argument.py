@@ -38,6 +38,7 @@ class WrongArgument(Operator):
     severity = Severity.HIGH
     hint_terms = ("argument", "wrong value", "swapped arguments", "parameter order")
     summary = "a call received a wrong argument"
+    effect = "the call now receives the wrong value for a parameter, so it does something other than intended"
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -16,9 +16,9 @@ from pathlib import Path
 from markupsafe import Markup
 
 from .._version import __version__
-from ..tasks.grade_metrics import ConditionBoard, Rate, Scoreboard
-from ..tasks.records import Grade, GradeStatus
-from .html import _environment
+from ..report.html import _environment
+from .grade_metrics import ConditionBoard, Rate, Scoreboard
+from .records import Grade, GradeStatus
 
 __all__ = ["render_tasks_html", "tasks_view", "write_tasks_html"]
 

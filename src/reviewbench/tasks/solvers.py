@@ -17,12 +17,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._messages import clean_text
-from ._proc import command_env, exit_label, run_shell, stderr_tail
-from .anthropic import AnthropicReviewer
-from .base import ReviewerError, ReviewReply
-from .configs import AnthropicConfig, CommandConfig, OpenAIConfig
-from .openai import OpenAIReviewer
+from ..errors import ReviewerError
+from ..reviewers._messages import clean_text
+from ..reviewers._proc import command_env, exit_label, run_shell, stderr_tail
+from ..reviewers.anthropic import AnthropicReviewer
+from ..reviewers.base import ReviewReply
+from ..reviewers.configs import AnthropicConfig, CommandConfig, OpenAIConfig
+from ..reviewers.openai import OpenAIReviewer
 
 __all__ = ["CommandSolver", "SolverConfig", "TaskPacket", "make_solver", "task_user_text"]
 

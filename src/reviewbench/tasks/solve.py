@@ -1,4 +1,4 @@
-"""Fix-task runs (SPEC 11): solvers on the tasks of a task set, through the review engine.
+"""Fix-task runs (SPEC 11): solvers on the tasks of a task set, through the run engine (``reviewbench.engine``).
 
 The job builds each (task, condition) packet once — problem statement, frozen task prompt,
 guidance, and the context files (``tasks/context.py``) for chat solvers — and reads answers:
@@ -18,17 +18,17 @@ import hashlib
 import json
 from pathlib import Path
 
+from ..engine import Condition, Outcome, PlannedRun, run_id
 from ..records import RunState
-from ..reviewers.solvers import TaskPacket, make_solver
+from ..review.prompt import load_prompt, load_text
 from ..store.runs import CachedReply
-from ..tasks.context import context_files
-from ..tasks.export import export_base
-from ..tasks.extract import extract_diff
-from ..tasks.records import Task
-from ..tasks.store import TaskSet
-from .prompt import load_prompt, load_text
-from .runner import Condition, Outcome, PlannedRun, _run_id
-from .task_experiment import TaskConditionConfig, TasksExperiment
+from .context import context_files
+from .experiment import TaskConditionConfig, TasksExperiment
+from .export import export_base
+from .extract import extract_diff
+from .records import Task
+from .solvers import TaskPacket, make_solver
+from .store import TaskSet
 
 __all__ = ["TaskJob", "plan_task_runs"]
 
@@ -40,7 +40,7 @@ def plan_task_runs(experiment: TasksExperiment, tasks: TaskSet) -> list[PlannedR
     import random
 
     runs = [
-        PlannedRun(run_id=_run_id(task.instance_id, condition.name, repetition), item_id=task.instance_id,
+        PlannedRun(run_id=run_id(task.instance_id, condition.name, repetition), item_id=task.instance_id,
                    case=task, condition=condition, repetition=repetition, variant=VARIANT)  # fmt: skip
         for task in tasks.tasks
         for condition in experiment.config.condition

@@ -16,8 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import UsageError
-from ..reviewers.solvers import SolverConfig
-from .experiment import LoadedFile, read_config, unique_names
+from ..review.experiment import LoadedFile, read_config, unique_names
+from .solvers import SolverConfig
 
 __all__ = ["TASKS_TEMPLATE", "TaskConditionConfig", "TasksExperiment", "TasksExperimentConfig",
            "load_tasks_experiment"]  # fmt: skip
@@ -54,7 +54,8 @@ class TasksExperimentConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    tasks: str = Field(description="Task directory (tasks.jsonl), relative to the experiment file.")
+    tasks: str | None = Field(default=None, description="Task directory (tasks.jsonl), relative to the "
+                              "experiment file; 'tasks run TASKS EXPERIMENT' overrides it.")
     repeats: int = Field(default=3, ge=1, le=100)
     seed: int = Field(default=0, description="Seeds the interleaved run order.")
     condition: list[TaskConditionConfig] = Field(min_length=1)
@@ -85,14 +86,24 @@ def _not_a_review_experiment(path: Path):
     return check
 
 
-def load_tasks_experiment(path: Path) -> TasksExperiment:
+def load_tasks_experiment(path: Path, tasks: Path | None = None) -> TasksExperiment:
     """Read and check a fix-task experiment file.
+
+    Args:
+        path: the TOML file.
+        tasks: the task directory given on the command line; the file's ``tasks`` is then
+            only the default. Recorded resolved, like any other experiment field.
 
     Raises:
         UsageError: missing file, TOML syntax error (with line and column), a review
             experiment, or a field with a bad value (named, e.g. ``condition[0].solver.model``).
     """
     config = read_config(path, TasksExperimentConfig, SOLVER_KINDS, _not_a_review_experiment(path))
+    if tasks is not None:
+        config = config.model_copy(update={"tasks": str(tasks.resolve())})
+    elif config.tasks is None:
+        raise UsageError(f"{path}: no task directory: give it first ('tasks run TASKS EXPERIMENT') "
+                         'or in the file (tasks = "DIR")')  # fmt: skip
     return TasksExperiment(config=config, path=path.resolve())
 
 

@@ -1,0 +1,373 @@
+"""The run engine: every planned run of a job, exactly once, with full provenance (SPEC 7).
+
+Review runs (``review/runner.py``) and fix-task runs (``tasks/solve.py``) are both a
+:class:`Job` driven by :func:`execute_plan`: the engine owns concurrency and rate limits per
+condition, retries with backoff, the response cache, terminal states and recording; a job
+says only what a run asks and how its answer is read. Each run ends in exactly one
+terminal state and is written, with its findings and the response that produced them, in
+one transaction.
+
+Failures are told apart by whose they are. A reviewer that gives no answer ends its run
+``failed`` or ``timed_out``; the harness's own failures — the run store cannot be written,
+the disk is full — are never recorded as the reviewer's: the experiment stops (siblings
+cancelled first, clients closed last), nothing half-written is left, and those runs are
+redone on resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from ._version import __version__
+from .errors import ReviewerError, StoreError, UsageError
+from .records import Finding, RunRow, RunState
+from .store.runs import RUNS_DB, CachedReply, RunStore
+
+__all__ = [
+    "Condition",
+    "Job",
+    "Outcome",
+    "PlannedRun",
+    "RunSummary",
+    "execute_plan",
+    "open_run_store",
+    "run_id",
+]
+
+BACKOFF_BASE_S = 1.0
+BACKOFF_CAP_S = 60.0
+#: Token counts past this are not a real reply's: recorded as unknown, with a note.
+MAX_PLAUSIBLE_TOKENS = 10**12
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of the plan: an item (case or task) x condition x repetition."""
+
+    run_id: str
+    item_id: str
+    """The reviewed case's id, or the task's instance id (the ``case_id`` column)."""
+    case: Any
+    """The :class:`~reviewbench.records.Case` (review runs) or task being run."""
+    condition: Any
+    """The condition's config: a review or a fix-task condition."""
+    repetition: int
+    variant: str
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What an invocation did, and the states of every run the store holds."""
+
+    out: Path
+    planned: int
+    already_done: int
+    by_state: dict[str, int]
+    requests: int
+    """Requests actually sent to reviewers in this invocation (cache hits send none)."""
+    unanswered: dict[str, str] = field(default_factory=dict)
+    """Conditions whose every run failed or timed out, with one of their errors."""
+
+
+def run_id(item_id: str, condition: str, repetition: int) -> str:
+    """The stable id of a run: the same plan gives the same ids, so resume finds them."""
+    return hashlib.sha256(f"{item_id}\0{condition}\0{repetition}".encode()).hexdigest()[:16]
+
+
+class _RateLimiter:
+    """Spaces request starts at least 60/rate seconds apart (None: no limit)."""
+
+    def __init__(self, per_minute: float | None) -> None:
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self.next_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+@dataclass
+class Condition:
+    """One condition as the engine runs it: its config, prompt and adapter, and its limits."""
+
+    config: Any
+    """A review condition's or a fix-task condition's config."""
+    agent_config: Any
+    """The adapter's config (reviewer or solver): recorded as the run's ``params``."""
+    prompt: Any
+    """The frozen prompt (``review.prompt.Prompt``): its ``sha256`` is recorded."""
+    guidance: str | None
+    guidance_sha256: str | None
+    agent: Any
+    """The adapter that answers (a reviewer or a solver); closed with ``aclose()``."""
+    semaphore: asyncio.Semaphore = field(init=False)
+    limiter: _RateLimiter = field(init=False)
+    params: dict = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.semaphore = asyncio.Semaphore(self.config.concurrency)
+        self.limiter = _RateLimiter(self.config.rate_per_minute)
+        self.params = self.agent_config.model_dump(mode="json")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a reply ends its run."""
+
+    state: RunState
+    findings: list[Finding] = field(default_factory=list)
+    unparsed: list[str] = field(default_factory=list)
+    patch: str | None = None
+
+
+class Job(Protocol):
+    """One kind of run: how conditions are set up, what is asked, how answers are read."""
+
+    gold_sha256: str
+    """Recorded on every run: the hash of the labels the runs will be scored against."""
+
+    def condition(self, config: Any) -> Condition:
+        """Load the prompt and build the adapter of one condition (inside the event loop)."""
+        ...
+
+    async def packet(self, planned: PlannedRun, condition: Condition) -> tuple[object, str]:
+        """The request of (item, condition) and its digest (the cache key but the repetition)."""
+        ...
+
+    async def attempt(self, planned: PlannedRun, condition: Condition, packet: object) -> CachedReply:
+        """Ask once, bounded by the condition's ``timeout_s``.
+
+        Raises:
+            ReviewerError: no answer appeared (``transient`` ones are retried).
+            TimeoutError: none within ``timeout_s``.
+        """
+        ...
+
+    def outcome(self, planned: PlannedRun, reply: CachedReply) -> Outcome:
+        """The terminal state (and findings or patch) of an answer."""
+        ...
+
+    def close(self) -> None:
+        """Release what the job built (exported trees)."""
+        ...
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _cache_key(digest: str, repetition: int) -> str:
+    """Content address of one response; the repetition keeps repeats independent requests."""
+    return hashlib.sha256(f"{digest}\0{repetition}".encode()).hexdigest()
+
+
+def _plausible(tokens: int | None, notes: list[str], what: str) -> int | None:
+    """A token count, or None with a note when no real reply could have that many."""
+    if tokens is None or 0 <= tokens <= MAX_PLAUSIBLE_TOKENS:
+        return tokens
+    notes.append(f"implausible {what} count {tokens} recorded as unknown")
+    return None
+
+
+class _Runner:
+    """The engine: every planned run of a job, under each condition's limits, recorded once."""
+
+    def __init__(self, job: Job, configs: Sequence[Any], store: RunStore,
+                 on_update: Callable[[Counter, int, int], None] | None) -> None:  # fmt: skip
+        self.job = job
+        self.configs = configs
+        self.store = store
+        self.on_update = on_update
+        self.counts: Counter[str] = Counter()
+        self.requests = 0
+        self.finished = 0
+        self.total = 0
+        self.conditions: dict[str, Condition] = {}
+        self.tries: dict[str, int] = {}
+
+    def prepare(self) -> None:
+        for config in self.configs:
+            self.conditions[config.name] = self.job.condition(config)
+
+    async def close(self) -> None:
+        try:
+            for condition in self.conditions.values():
+                await condition.agent.aclose()
+        finally:
+            self.job.close()
+
+    async def one(self, planned: PlannedRun) -> None:
+        condition = self.conditions[planned.condition.name]
+        async with condition.semaphore:
+            await self._execute(planned, condition)
+
+    async def _execute(self, planned: PlannedRun, condition: Condition) -> None:
+        config = condition.config
+        started_wall, started = _now(), time.monotonic()
+        reply: CachedReply | None = None
+        error: str | None = None
+        attempts = 0
+        cached = False
+        key = ""
+        try:
+            packet, digest = await self.job.packet(planned, condition)
+            key = _cache_key(digest, planned.repetition)
+            reply = self.store.cached(key)
+            cached = reply is not None
+            while reply is None:
+                attempts += 1
+                await condition.limiter.wait()
+                try:
+                    reply = await self.job.attempt(planned, condition, packet)
+                    self.requests += 1
+                except TimeoutError:
+                    self.requests += 1  # sent, and no answer came in time
+                    raise
+                except ReviewerError as exc:
+                    self.requests += exc.sent
+                    if exc.transient and attempts <= config.retries:
+                        delay = exc.retry_after
+                        if delay is None:
+                            delay = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempts - 1))
+                            delay *= 0.5 + random.random()  # jitter: retries must not stampede
+                        await asyncio.sleep(min(delay, BACKOFF_CAP_S))
+                        continue
+                    raise
+            outcome = self.job.outcome(planned, reply)
+        except TimeoutError:
+            outcome = Outcome(RunState.TIMED_OUT)
+            error = f"no answer within {config.timeout_s:g}s"
+        except ReviewerError as exc:
+            outcome = Outcome(RunState.FAILED)
+            error = str(exc)
+        except StoreError:
+            raise  # the harness's failure, not the reviewer's: stop the experiment
+        except asyncio.CancelledError:
+            self._record(planned, condition, Outcome(RunState.CANCELLED), None, "interrupted",
+                         started_wall, started, attempts, False, key)  # fmt: skip
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken case must not sink the experiment
+            outcome = Outcome(RunState.FAILED)
+            error = f"{type(exc).__name__}: {exc}"
+        self._record(planned, condition, outcome, reply, error, started_wall, started, attempts, cached, key)
+
+    def _record(self, planned: PlannedRun, condition: Condition, outcome: Outcome, reply: CachedReply | None,
+                error: str | None, started_wall: str, started: float, attempts: int, cached: bool,
+                key: str) -> None:  # fmt: skip
+        agent = condition.agent_config
+        notes: list[str] = []
+        tokens_in = _plausible(reply.tokens_in, notes, "input token") if reply else None
+        tokens_out = _plausible(reply.tokens_out, notes, "output token") if reply else None
+        if notes:
+            error = "; ".join([error, *notes] if error else notes)
+        row = RunRow.model_construct(
+            run_id=planned.run_id,
+            case_id=planned.item_id,
+            condition=condition.config.name,
+            repetition=planned.repetition,
+            variant=planned.variant,
+            state=outcome.state,
+            started_at=started_wall,
+            ended_at=_now(),
+            latency_s=round(time.monotonic() - started, 4),
+            attempts=attempts,
+            cached=cached,
+            model_requested=getattr(agent, "model", None) or agent.kind,
+            model_returned=reply.model if reply else None,
+            params=condition.params,
+            prompt_sha256=condition.prompt.sha256,
+            guidance_sha256=condition.guidance_sha256,
+            gold_sha256=self.job.gold_sha256,
+            tool_version=__version__,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            raw_output=reply.text if reply else None,
+            unparsed=outcome.unparsed,
+            error=error,
+            cache_key=key,
+            findings=outcome.findings,
+            patch=outcome.patch,
+            try_no=self.tries.get(planned.run_id, 1),
+        )
+        # Only answers are cached; failures are retried by a later invocation's choice.
+        fresh = reply if reply is not None and not cached and not notes else None
+        self.store.record(row, fresh)
+        self.counts[outcome.state.value] += 1
+        self.finished += 1
+        if self.on_update:
+            self.on_update(self.counts, self.finished, self.total)
+
+
+def open_run_store(out: Path) -> RunStore:
+    """The run store of run directory ``out``, created if needed.
+
+    Raises:
+        UsageError: ``out`` exists and is not a directory.
+        StoreError: the store cannot be opened or created.
+    """
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create run directory {out}: {exc.strerror or exc}") from None
+    return RunStore(out / RUNS_DB, create=True)
+
+
+def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store: RunStore, out: Path, *,
+                 retry_failed: bool = False,
+                 on_update: Callable[[Counter, int, int], None] | None = None) -> RunSummary:  # fmt: skip
+    """Run every run of ``plan`` not yet recorded in ``store``; the summary counts the whole store.
+
+    With ``retry_failed``, runs that ended ``failed`` or ``timed_out`` are run again; their
+    earlier attempts stay in the store's history (``RunStore.history``), and the new run
+    carries the next try number.
+
+    Raises:
+        StoreError: the run store could not be written (runs recorded so far are kept).
+    """
+    tries = store.retire({RunState.FAILED, RunState.TIMED_OUT}) if retry_failed else {}
+    done = store.done_ids()
+    todo = [r for r in plan if r.run_id not in done]
+    runner = _Runner(job, configs, store, on_update)
+    runner.total = len(todo)
+    runner.tries = {rid: n + 1 for rid, n in tries.items()}
+    asyncio.run(_drive(runner, todo))
+    by_state = store.state_counts()
+    return RunSummary(out=out, planned=len(plan), already_done=len(plan) - len(todo),
+                      by_state={s.value: n for s, n in sorted(by_state.items())}, requests=runner.requests,
+                      unanswered=store.conditions_without_answers())  # fmt: skip
+
+
+async def _drive(runner: _Runner, todo: list[PlannedRun]) -> None:
+    """Run ``todo``; on the first harness failure, cancel the rest before closing clients."""
+    try:
+        runner.prepare()
+        tasks = [asyncio.ensure_future(runner.one(r)) for r in todo]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            # Siblings record themselves `cancelled` (redone on resume) while the store works;
+            # a broken store makes those records fail too, which changes nothing.
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+    finally:
+        await runner.close()

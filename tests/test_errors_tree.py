@@ -1,0 +1,100 @@
+"""Every error raised to the user is in the ReviewbenchError tree and has one exit code."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import inspect
+from pathlib import Path
+
+import reviewbench
+from reviewbench import errors
+from reviewbench.errors import EXIT_CODES, ReviewbenchError
+
+ROOT = Path(reviewbench.__file__).parent
+
+#: Built-in exceptions allowed outside pydantic validators: a caller's bug (wrong arguments
+#: to a pure function), or a Python protocol. The CLI reports them as "internal error".
+PROGRAMMING_ERRORS = {
+    ("__init__.py", "__getattr__"),
+    ("tasks/grade_metrics.py", "pass_at_k"),
+    ("tasks/grade_metrics.py", "pass_hat_k"),
+    ("tasks/context.py", "context_files"),
+    ("review/experiment.py", "unique_names"),  # called from a field validator
+    ("mine/mutations/_base.py", "register"),
+    ("records.py", "_relative_path"),  # pydantic AfterValidator: ValueError is its protocol
+    ("records.py", "_patch_path"),  # likewise
+    ("git/repo.py", "raise_if_interrupted"),  # git died of Ctrl-C: unwind as Ctrl-C does
+}
+
+
+def _raises():
+    """(file, enclosing function, its decorators, raised name) for every ``raise X``."""
+    for path in ROOT.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        enclosing: dict[int, ast.AST] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Raise):
+                        enclosing[id(sub)] = node  # the innermost wins: walked outermost first
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                name = exc.id if isinstance(exc, ast.Name) else getattr(exc, "attr", None)
+                function = enclosing.get(id(node))
+                decorators = [ast.unparse(d) for d in getattr(function, "decorator_list", [])]
+                yield path, getattr(function, "name", None), decorators, name
+
+
+def _module(path: Path):
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return importlib.import_module(".".join(parts))
+
+
+def test_every_raised_class_is_in_the_tree_or_a_documented_programming_error():
+    strays = []
+    for path, function, decorators, name in _raises():
+        if name is None or name in {"exc", "error"}:  # re-raising a caught exception
+            continue
+        rel = str(path.relative_to(ROOT))
+        if hasattr(builtins, name):
+            validator = any("validator" in d for d in decorators)
+            if not validator and (rel, function) not in PROGRAMMING_ERRORS:
+                strays.append(f"{rel}:{function} raises {name}")
+            continue
+        cls = getattr(_module(path), name, None)
+        if not inspect.isclass(cls):
+            continue  # a name in an example string of source code
+        if issubclass(cls, BaseException) and not issubclass(cls, ReviewbenchError):
+            private = name.startswith("_") or issubclass(cls, KeyboardInterrupt)
+            if not private:
+                strays.append(f"{rel}:{function} raises {name}, outside the ReviewbenchError tree")
+    assert strays == []
+
+
+def test_every_class_maps_to_one_exit_code_and_is_drawn_in_the_docstring():
+    classes = [c for c in vars(errors).values() if inspect.isclass(c) and issubclass(c, ReviewbenchError)]
+    assert set(classes) == set(EXIT_CODES)
+    for cls in classes:
+        assert EXIT_CODES[cls] in {1, 2, 130}, cls
+        assert cls.__name__ in errors.__doc__, cls
+    assert EXIT_CODES[errors.UsageError] == 2 and EXIT_CODES[errors.Cancelled] == 130
+    assert EXIT_CODES[errors.CorpusError] == 1
+
+
+def test_cli_turns_each_class_into_one_line_and_its_exit_code(monkeypatch, cli):
+    from reviewbench.cli import cli as group
+
+    for cls, code in EXIT_CODES.items():
+        @group.command(f"raise-{cls.__name__.lower()}")
+        def boom(cls=cls) -> None:
+            raise cls("something\nwent wrong") if cls is not errors.ReviewerError else cls("went wrong")
+
+        result = cli(f"raise-{cls.__name__.lower()}")
+        group.commands.pop(f"raise-{cls.__name__.lower()}")
+        assert result.code == code, cls
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("reviewbench: error: "), cls

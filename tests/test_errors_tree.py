@@ -32,6 +32,7 @@ PROGRAMMING_ERRORS = {
     ("store/corpus.py", "add"),  # a writer handed a file outside patches/ by its caller: a bug
     # The engine's protocol: a TimeoutError from an attempt is the run's `timed_out`.
     ("reviewers/forge.py", "_await_review"),
+    ("git/repo.py", "raise_if_interrupted"),  # git died of Ctrl-C: unwind as Ctrl-C does
 }
 
 

@@ -11,26 +11,37 @@ Stage entry points are imported on first use, so ``import reviewbench`` stays ch
 (the command line starts in a fraction of a second).
 """
 
-from . import _startup
+import os as _os
+import sys as _sys
 
-_startup.install()  # before any heavy import: a Ctrl-C during start-up is one line
+
+def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
+    """Ctrl-C while the command line is still importing: one line and exit 130, the same as
+    :func:`reviewbench.cli.main` gives once it runs (imports take a few hundred ms)."""
+    if issubclass(kind, KeyboardInterrupt):
+        try:
+            _sys.stderr.write("reviewbench: error: interrupted\n")
+            _sys.stderr.flush()
+        finally:
+            _os._exit(130)
+    _sys.__excepthook__(kind, value, tb)  # type: ignore[arg-type]
+
+
+# First thing, with modules the interpreter has already loaded: only for the command
+# (``reviewbench``, or ``python -m reviewbench`` while it is being located), never for a
+# program that merely imports the library.
+if _sys.excepthook is _sys.__excepthook__ and (
+    _os.path.basename(_sys.argv[0] if _sys.argv else "").removesuffix(".exe") == "reviewbench"
+    or (_sys.argv[:1] == ["-m"])
+):
+    _sys.excepthook = _quiet_interrupt
 
 from importlib import import_module as _import_module  # noqa: E402
 
 from ._version import __version__  # noqa: E402
 from .config import MineConfig  # noqa: E402
 from .errors import ReviewbenchError  # noqa: E402
-from .records import (  # noqa: E402
-    Case,
-    CorpusMeta,
-    Defect,
-    Finding,
-    GoldRecord,
-    Location,
-    RunRow,
-    RunState,
-    Stratum,
-)
+from .records import Case, CorpusMeta, Defect, Finding, GoldRecord, Location, RunRow, RunState, Stratum  # noqa: E402
 
 __all__ = [
     "Case",

@@ -12,7 +12,6 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── NoCases               commits matched, but none made a valid case
     ├── OutputExists          refusing to overwrite a non-empty output directory
     ├── RunDirectoryBusy      another process is running into the same run directory
-    ├── Interrupted           a child (git) was killed by SIGINT/SIGTERM (exit 130 or 143)
     ├── CorpusError           a corpus, task set or run directory is missing or damaged
     ├── IntegrityError        gold, tasks or a registration changed since they were frozen
     ├── PrerequisiteError     the machine lacks what a step needs (a sandbox, a tool)
@@ -23,8 +22,11 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── PatchRejected         a solver's patch cannot be applied safely (outside the tree…)
     └── Cancelled             the step is being stopped; no new command may start (exit 130)
 
-:data:`EXIT_CODES` maps each class to its exit code (``Interrupted`` carries its own, by
-signal); a test checks that every class the package raises is in this tree.
+:data:`EXIT_CODES` maps each class to its exit code; a test checks that every class the
+package raises is in this tree.
+
+Outside the tree, :class:`Terminated` is a ``KeyboardInterrupt``: SIGTERM (exit 143), or a
+child such as git killed by it, unwinds every stage exactly as Ctrl-C does (exit 130).
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ __all__ = [
     "EmptyRepository",
     "GitError",
     "IntegrityError",
-    "Interrupted",
     "NoCases",
     "NoMatchingCommits",
     "NotAGitRepository",
@@ -48,6 +49,7 @@ __all__ = [
     "RunDirectoryBusy",
     "StoreError",
     "SetupFailed",
+    "Terminated",
     "UsageError",
     "ValidationStopped",
 ]
@@ -89,25 +91,14 @@ class OutputExists(ReviewbenchError):
     """The output directory exists and is not empty."""
 
 
-class Interrupted(ReviewbenchError):
-    """A child process died of Ctrl-C (SIGINT) or SIGTERM: the user stopped the tool.
-
-    The terminal sends Ctrl-C to every process of the foreground group, so git often dies
-    before Python raises ``KeyboardInterrupt``; that is an interruption, not a git failure.
-    """
-
-    exit_code = 130  # 143 for SIGTERM, set per instance
-
-    def __init__(self, signum: int) -> None:
-        import signal
-
-        terminated = signum == signal.SIGTERM
-        super().__init__("terminated" if terminated else "interrupted")
-        self.exit_code = 143 if terminated else 130
-
-
 class RunDirectoryBusy(ReviewbenchError):
     """Another process holds the run directory's lock."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be: every stage already cleans up after that
+    (scratch trees removed, test processes killed, nothing half-recorded). Not a
+    :class:`ReviewbenchError`: like Ctrl-C it must pass every ``except ReviewbenchError``."""
 
 
 class CorpusError(ReviewbenchError):

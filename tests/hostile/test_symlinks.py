@@ -124,4 +124,6 @@ def test_lfs_pointer_changes_are_dropped_as_lfs_pointer(git_repo, tmp_path):
     repo.commit("fix f", {"app.py": "def f(x):\n    return x or 0\n"})
     summary = mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), tmp_path / "corpus")
     assert summary.meta.counts.dropped["lfs_pointer"] == 1
-    assert [c.paths for c in read_corpus(tmp_path / "corpus").cases] == [["app.py"]]
+    corpus = read_corpus(tmp_path / "corpus")
+    fixes = {g.case_id for g in corpus.gold if g.stratum == "fix_reversal"}
+    assert [c.paths for c in corpus.cases if c.case_id in fixes] == [["app.py"]]

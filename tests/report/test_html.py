@@ -85,7 +85,7 @@ def test_an_empty_run_store_still_renders(tmp_path):
     from .conftest import write_corpus, write_runs
 
     rundir = write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"))
-    store = RunStore(rundir / "runs.sqlite")
+    store = RunStore(rundir / "runs.sqlite", create=True)  # writable: read-only is the default
     store.db.execute("DELETE FROM runs")
     store.close()
     html = render_html(build_report(rundir, ReportOptions(bootstrap=200)))

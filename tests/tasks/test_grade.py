@@ -80,6 +80,19 @@ new file mode 100644
 +    out.flush()
 +    os._exit(0)
 """
+# Exit 0 from inside the code under test, before any test ran: no conftest involved.
+EXIT_ZERO = """\
+diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,3 +1,6 @@
++import os
++
++os._exit(0)
+ def clamp(v, lo, hi):
+     return max(lo, v)
+ 
+"""
 OTHER_EDIT = """\
 diff --git a/other.py b/other.py
 --- a/other.py
@@ -140,6 +153,7 @@ def graded(project, tmp_path_factory):
         _solution("failed", None, state="failed"),
         _solution("overreach", gold + OTHER_EDIT),
         _solution("fake-passed", FAKE_PASSED),
+        _solution("exit-zero", EXIT_ZERO),
         _solution("garbage", GARBAGE),
         _solution("stale", STALE),
         _solution("outside", OUTSIDE),
@@ -193,12 +207,15 @@ def test_an_unrelated_edit_is_overreach(graded):
 
 def test_printed_passed_lines_and_exit_zero_do_not_pass(graded):
     rundir, grades, _ = graded
-    g = grades["fake-passed"]
-    assert g.applies_clean and not g.tests_pass and not g.partial
-    assert g.exit_code == 0  # the fake made pytest exit 0 ...
-    assert (g.f2p_passed, g.p2p_passed) == (0, 0)  # ... but JUnit XML records no passed test
+    g = grades["fake-passed"]  # a conftest.py is test machinery: removed before the tests run
+    assert g.applies_clean and not g.tests_pass and not g.partial and g.touched_test_infra
     log = (rundir / GRADE_LOG_DIR / "A-fake-passed-0.log").read_text()
-    assert "tests/test_calc.py::test_clamp PASSED" in log  # it did print the lie
+    assert "restored from the base: conftest.py" in log
+    assert "tests/test_calc.py::test_clamp PASSED" not in log  # the lie never ran
+    g = grades["exit-zero"]
+    assert g.applies_clean and not g.tests_pass and not g.partial and not g.touched_test_infra
+    assert g.exit_code == 0  # the code under test made pytest exit 0 ...
+    assert (g.f2p_passed, g.p2p_passed) == (0, 0)  # ... but JUnit XML records no passed test
 
 
 def test_garbage_is_rejected_unapplied(graded):
@@ -234,7 +251,7 @@ def test_grades_file_validates_and_the_journal_is_gone(graded):
     rundir, _, summary = graded
     assert not (rundir / GRADES_JOURNAL).exists()
     lines = (rundir / GRADES_FILE).read_text().splitlines()
-    assert len(lines) == 9 and read_grades(rundir) == summary.grades
+    assert len(lines) == 10 and read_grades(rundir) == summary.grades
     assert [json.loads(line)["run_id"] for line in lines] == sorted(
         json.loads(line)["run_id"] for line in lines
     )

@@ -17,7 +17,7 @@ import threading
 import click
 
 from .._version import __version__
-from ..errors import ReviewbenchError
+from ..errors import ReviewbenchError, Terminated
 from ._errors import os_error_line
 from .case import case_group
 from .demo import demo_command
@@ -83,11 +83,6 @@ def _fail(message: str, code: int) -> None:
     message = re.sub(r"\s*\n\s*", " ", message.strip())
     click.echo(f"reviewbench: error: {message}", err=True)
     sys.exit(code)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where Ctrl-C would be: every stage already cleans up after that
-    (scratch trees removed, test processes killed, nothing half-recorded)."""
 
 
 def _on_sigterm(signum: int, frame: object) -> None:

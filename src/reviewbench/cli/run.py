@@ -142,7 +142,9 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
         try:
             out.write_text(buffer.getvalue(), encoding="utf-8")
         except OSError as exc:  # a failed write names no file: say which (a full disk, say)
-            raise OSError(exc.errno, exc.strerror, str(out)) from None
+            if exc.filename is None:
+                exc.filename = str(out)
+            raise
 
 
 @click.group("experiment")

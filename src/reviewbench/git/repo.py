@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EmptyRepository, GitError, Interrupted, NotAGitRepository
+from ..errors import EmptyRepository, GitError, NotAGitRepository, Terminated
 
 __all__ = ["GIT", "Repository", "git_output", "missing_commits", "open_repository", "raise_if_interrupted"]
 
@@ -26,10 +26,16 @@ GIT = (
 
 
 def raise_if_interrupted(returncode: int | None) -> None:
-    """Raise :class:`Interrupted` when a child died of SIGINT or SIGTERM (Ctrl-C reaches
-    every process of the terminal's group: git often dies before Python notices)."""
-    if returncode in (-signal.SIGINT, -signal.SIGTERM):
-        raise Interrupted(-returncode)
+    """Unwind as Ctrl-C (or SIGTERM) would when a child died of that signal.
+
+    A terminal sends Ctrl-C to every process of the foreground group, so git often dies
+    before Python raises ``KeyboardInterrupt``: that is an interruption (exit 130, or 143
+    for SIGTERM), never a git failure.
+    """
+    if returncode == -signal.SIGINT:
+        raise KeyboardInterrupt
+    if returncode == -signal.SIGTERM:
+        raise Terminated
 
 
 def git_output(repo: Path, *args: str, check: bool = True) -> str:

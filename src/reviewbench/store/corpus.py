@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import CorpusError, OutputExists, UsageError
+from ..errors import CorpusError, IntegrityError, OutputExists, UsageError
 from ..records import Case, CorpusMeta, GoldRecord
 from .scratch import make_scratch
 
@@ -63,7 +63,9 @@ def _write(path: Path, data: bytes) -> None:
     try:
         path.write_bytes(data)
     except OSError as exc:  # a failed write names no file: say which (a full disk, say)
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
 
 
 def sync_filesystem(path: Path) -> None:
@@ -239,8 +241,8 @@ def read_corpus(path: Path) -> Corpus:
     hand-edited gold file would otherwise change recall with no trace.
 
     Raises:
-        CorpusError: a file is missing, a line does not match its schema, or gold.jsonl
-            changed since corpus.json was written.
+        CorpusError: a file is missing or a line does not match its schema.
+        IntegrityError: gold.jsonl changed since corpus.json was written.
     """
     if not path.is_dir():
         raise CorpusError(f"{path} is not a corpus directory")
@@ -254,6 +256,6 @@ def read_corpus(path: Path) -> Corpus:
     cases = read_jsonl(path / CASES_FILE, Case)
     gold = read_jsonl(path / GOLD_FILE, GoldRecord)
     if sha256_file(path / GOLD_FILE) != meta.gold_sha256:
-        raise CorpusError(f"{path / GOLD_FILE} changed since {META_FILE} was written (its SHA-256 "
+        raise IntegrityError(f"{path / GOLD_FILE} changed since {META_FILE} was written (its SHA-256 "
                           f"differs from gold_sha256); mine the corpus again or restore the file")  # fmt: skip
     return Corpus(path=path, meta=meta, cases=cases, gold=gold)

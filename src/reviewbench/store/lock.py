@@ -25,9 +25,13 @@ LOCK_FILE = ".lock"
 def run_lock(rundir: Path) -> Iterator[None]:
     """Hold the run directory's lock (creating the directory) for the ``with`` block.
 
+    A directory made here that holds nothing but the lock afterwards (the run was refused
+    before it began: a configuration mistake) is removed again.
+
     Raises:
         RunDirectoryBusy: another process holds it.
     """
+    created = not rundir.exists()
     rundir.mkdir(parents=True, exist_ok=True)
     path = rundir / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -42,4 +46,7 @@ def run_lock(rundir: Path) -> Iterator[None]:
         os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
         yield
     finally:
+        if created and [p.name for p in rundir.iterdir()] == [LOCK_FILE]:
+            path.unlink()  # still locked: no other process can have started in between
+            rundir.rmdir()
         os.close(fd)

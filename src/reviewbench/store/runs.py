@@ -83,6 +83,7 @@ CREATE TABLE IF NOT EXISTS cache (
 # Columns added after the first release: (table, column, type). Older stores gain them on open.
 _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
                   ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"))
+_ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
 #: How long a writer waits for another process's lock before giving up (seconds).
@@ -110,11 +111,11 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as exc:
-        raise CorpusError(f"{path} is not a readable run store: {exc}") from None
+        raise StoreError(f"{path} is not a readable run store: {exc}") from None
     missing = sorted({"meta", "runs", "findings", "cache"} - tables)
     if missing:
         db.close()
-        raise CorpusError(f"{path} is damaged: its table(s) {', '.join(missing)} are missing")
+        raise StoreError(f"{path} is damaged: its table(s) {', '.join(missing)} are missing")
     return db
 
 
@@ -150,7 +151,7 @@ class RunStore:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
-            raise CorpusError(f"{self.path} is damaged and cannot be read: {exc}") from None
+            raise StoreError(f"{self.path} is damaged and cannot be read: {exc}") from None
         return row[0] if row else None
 
     def set_meta(self, values: dict[str, str]) -> None:
@@ -295,12 +296,12 @@ class RunStore:
         """Every recorded run with its findings, in a stable order.
 
         Raises:
-            CorpusError: the store is damaged (a corrupt page, a value no run can hold).
+            StoreError: the store is damaged (a corrupt page, a value no run can hold).
         """
         try:
             yield from self._runs()
         except (sqlite3.DatabaseError, ValueError, TypeError, KeyError) as exc:
-            raise CorpusError(f"{self.path} is damaged and cannot be read: {type(exc).__name__}: {exc}") from None
+            raise StoreError(f"{self.path} is damaged and cannot be read: {type(exc).__name__}: {exc}") from None
 
     def _runs(self) -> Iterator[RunRow]:
         findings: dict[str, list[Finding]] = {}
@@ -313,14 +314,13 @@ class RunStore:
                 Finding.model_construct(path=path, line=line, severity=Severity(severity) if severity else None,
                                         claim=claim, raw=raw)
             )  # fmt: skip
-        # A store written by an older version (opened read-only, never upgraded) lacks the
-        # columns added since: they read as their defaults.
+        # A store opened read-only is never migrated: columns added since it was written
+        # read as their default.
         present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
-        columns = [c for c in _COLUMNS if c in present]
-        defaults = {"patch": None, "try_no": 1}
-        cursor = self.db.execute(f"SELECT {', '.join(columns)} FROM runs ORDER BY case_id, condition, variant, repetition")
+        wanted = ", ".join(c if c in present else f"{_ADDED_DEFAULTS.get(c, 'NULL')} AS {c}" for c in _COLUMNS)
+        cursor = self.db.execute(f"SELECT {wanted} FROM runs ORDER BY case_id, condition, variant, repetition")
         for row in cursor:
-            data = {**defaults, **dict(zip(columns, row, strict=True))}
+            data = dict(zip(_COLUMNS, row, strict=True))
             data["state"] = RunState(data["state"])
             data["params"] = json.loads(data["params"])
             data["unparsed"] = json.loads(data["unparsed"])

@@ -89,7 +89,7 @@ def test_fix_controls_keep_the_tests_green_and_fixes_are_observed(fixes, tmp_pat
     out = _mine(repo, tmp_path / "corpus")
     validate_corpus(out, validate_config())
     corpus = read_corpus(out)
-    statuses = {(g.stratum.value, g.validation.status.value) for g in corpus.gold}
+    statuses = {(g.stratum, g.validation.status.value) for g in corpus.gold}
     assert statuses == {("fix_reversal", "observed"), ("control", "not_observed")}
 
 
@@ -100,7 +100,7 @@ def test_fix_reversals_and_mutations_share_the_two_to_one_ratio(fixes, tmp_path)
     head = repo.git("rev-parse", "HEAD")
     by_stratum = json.loads((out / "corpus.json").read_text())["counts"]["by_stratum"]
     assert by_stratum == {"fix_reversal": 4, "mutation": 4, "control": 4}
-    strata = {g.case_id: g.stratum.value for g in corpus.gold}
+    strata = {g.case_id: g.stratum for g in corpus.gold}
     bases = sorted(c.base for c in corpus.cases if strata[c.case_id] == "control")
     # Half for the fix reversals, at their commits; half for the mutations, at HEAD.
     assert len([b for b in bases if b in commits]) == 2 and bases.count(head) == 2

@@ -82,11 +82,6 @@ class _Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class _CommandJudge(_Config):
-    kind: str = Field(pattern="^command$")
-    command: str = Field(description="Shell command line; the request JSON on stdin, one label object on stdout.")
-
-
 class CalibrationRule(_Config):
     """When judge labels may count as evidence (registered with the judge)."""
 
@@ -134,7 +129,9 @@ def load_judge(path: Path) -> Judge:
         file = JudgeFile.model_validate(data)
         kind = file.judge.get("kind")
         if kind == "command":
-            config: object = _CommandJudge.model_validate(file.judge)
+            from ..reviewers.configs import CommandConfig  # the reviewer's own table: env, sandbox…
+
+            config: object = CommandConfig.model_validate(file.judge)
         elif kind in ("openai", "anthropic"):
             from ..reviewers.configs import AnthropicConfig, OpenAIConfig
 
@@ -192,17 +189,17 @@ class _Asker:
     async def ask(self, request: dict) -> str:
         payload = json.dumps(request, ensure_ascii=False)
         if self.client is None:
-            from ..reviewers._proc import command_env, exit_label, run_shell, stderr_tail
+            from ..reviewers._proc import agent_box, exit_label, failure_hint, stderr_tail
 
             command = self.judge.config.command  # type: ignore[attr-defined]
+            box = agent_box(self.judge.config, f"judge command {command!r}")  # sandboxed like a reviewer
             try:
-                result = await run_shell(command, stdin=payload.encode("utf-8", "replace"), cwd=None,
-                                         env=command_env(None))  # fmt: skip
+                result = await box.run(command, stdin=payload.encode("utf-8", "replace"), tree=None)
             except OSError as exc:
                 raise JudgeError(f"judge command {command!r} could not start: {exc.strerror or exc}") from None
             if result.returncode != 0:
-                raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}; "
-                                 f"stderr: {stderr_tail(result.stderr)}")  # fmt: skip
+                raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}"
+                                 f"{failure_hint(result.returncode, box)}; stderr: {stderr_tail(result.stderr)}")  # fmt: skip
             return result.stdout.decode("utf-8", "replace")
         from ..reviewers import ReviewerError
 

@@ -10,7 +10,7 @@ import re
 
 from ..records import ReviewPacket
 
-__all__ = ["GUIDANCE_HEADING", "clean_text", "system_text", "user_text"]
+__all__ = ["GUIDANCE_HEADING", "clean_text", "fenced", "system_text", "user_text", "with_guidance"]
 
 GUIDANCE_HEADING = "## Project guidance"
 _BACKTICKS = re.compile(r"`{3,}")
@@ -32,7 +32,8 @@ def clean_text(text: str) -> str:
         return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _fenced(body: str, info: str = "") -> str:
+def fenced(body: str, info: str = "") -> str:
+    """``body`` in a Markdown code fence that nothing inside it can close."""
     # A fence longer than any backtick run inside, so a diff of Markdown cannot close it.
     longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -41,21 +42,26 @@ def _fenced(body: str, info: str = "") -> str:
     return f"{fence}{info}\n{body}{fence}"
 
 
-def system_text(packet: ReviewPacket) -> str:
+def with_guidance(prompt: str, guidance: str | None) -> str:
     """The frozen prompt, plus the condition's guidance under a heading when there is any."""
-    guidance = (packet.guidance or "").strip()
+    guidance = (guidance or "").strip()
     if not guidance:
-        return packet.prompt
-    return f"{packet.prompt.rstrip()}\n\n{GUIDANCE_HEADING}\n\n{guidance}\n"
+        return prompt
+    return f"{prompt.rstrip()}\n\n{GUIDANCE_HEADING}\n\n{guidance}\n"
+
+
+def system_text(packet: ReviewPacket) -> str:
+    """The review's system text: the prompt and the guidance (reviewers and solvers alike)."""
+    return with_guidance(packet.prompt, packet.guidance)
 
 
 def user_text(packet: ReviewPacket) -> str:
     """Title, changed paths, the diff, and post-patch file contents when the packet has them."""
     parts = [f"Title: {packet.title}", "", "Changed paths:"]
     parts += [f"- {path}" for path in packet.paths] or ["(none)"]
-    parts += ["", "Diff:", _fenced(packet.diff, "diff")]
+    parts += ["", "Diff:", fenced(packet.diff, "diff")]
     if packet.files:
         parts += ["", "Post-patch contents of the changed files:"]
         for path, content in packet.files.items():
-            parts += ["", f"### {path}", _fenced(content)]
+            parts += ["", f"### {path}", fenced(content)]
     return "\n".join(parts) + "\n"

@@ -12,14 +12,13 @@ sight; its process group is killed when it exits or is cancelled.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ReviewerError
-from ..reviewers._messages import clean_text
+from ..reviewers._messages import clean_text, fenced, with_guidance
 from ..reviewers._proc import agent_box, exit_label, failure_hint, stderr_tail
 from ..reviewers.anthropic import AnthropicReviewer
 from ..reviewers.base import ReviewReply
@@ -31,7 +30,6 @@ __all__ = ["CommandSolver", "SolverConfig", "TaskPacket", "make_solver", "task_u
 SolverConfig = Annotated[OpenAIConfig | AnthropicConfig | CommandConfig, Field(discriminator="kind")]
 """The adapter kinds that can solve fix tasks."""
 
-_BACKTICKS = re.compile(r"`{3,}")
 
 
 class TaskPacket(BaseModel):
@@ -47,19 +45,8 @@ class TaskPacket(BaseModel):
                                   description="Base-tree contents of the files the context chose.")  # fmt: skip
 
 
-def _fenced(body: str) -> str:
-    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    if body and not body.endswith("\n"):
-        body += "\n"
-    return f"{fence}\n{body}{fence}"
-
-
 def task_system_text(packet: TaskPacket) -> str:
-    guidance = (packet.guidance or "").strip()
-    if not guidance:
-        return packet.prompt
-    return f"{packet.prompt.rstrip()}\n\n## Project guidance\n\n{guidance}\n"
+    return with_guidance(packet.prompt, packet.guidance)
 
 
 def task_user_text(packet: TaskPacket) -> str:
@@ -68,7 +55,7 @@ def task_user_text(packet: TaskPacket) -> str:
     if packet.files:
         parts += ["Files of the repository (as they are now):"]
         for path, content in packet.files.items():
-            parts += ["", f"### {path}", _fenced(content)]
+            parts += ["", f"### {path}", fenced(content)]
     else:
         parts += ["(No file contents are given; infer the paths from the problem statement.)"]
     return "\n".join(parts) + "\n"

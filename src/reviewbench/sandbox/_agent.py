@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import shutil
 import tempfile
 import threading
@@ -88,7 +89,11 @@ class AgentBox:
         self.env_names = env
         self.network = network
         self.sandbox = sandbox
-        self.expose = self._absolute(expose, "expose")
+        # The Python reviewbench runs with (its venv and the interpreter it is built on) is
+        # kept visible, read-only: analysers and judges run from it (``python -m ruff``), and
+        # it holds no secret. A venv inside a hidden folder (a clone in /tmp) stays usable.
+        own = tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)))
+        self.expose = (*self._absolute(expose, "expose"), *own)
         self.hide = self._absolute(hide, "hide")
         if sandbox and mechanism(network) is None:
             raise PrerequisiteError(

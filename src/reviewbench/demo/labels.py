@@ -155,7 +155,9 @@ def label_demo(rundir: Path, folder: Path) -> LabelDemo:
     command = " ".join(shlex.quote(part) for part in (sys.executable, "-I", "-S", str(script.resolve())))
     (folder / "judge.toml").write_text(
         "# The demo's deterministic command judge (the raters' rule); calibrated like any judge.\n"
-        f"name = \"demo-judge\"\naudit_seed = 7\njudge = {{ kind = \"command\", command = {json.dumps(command)} }}\n",
+        # Sandboxed like any judge: its own script's folder is all it needs to see.
+        f"name = \"demo-judge\"\naudit_seed = 7\njudge = {{ kind = \"command\", command = {json.dumps(command)}, "
+        f"expose = {json.dumps([str(script.resolve().parent)])} }}\n",
         encoding="utf-8",
     )  # fmt: skip
     judge = load_judge(folder / "judge.toml")

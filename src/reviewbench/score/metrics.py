@@ -91,13 +91,16 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     severity_ok: list[bool | None] = [None] * len(defects)
     credited = fps = dups = unsettled = 0
     for v in verdicts:
+        if v.defect_id is not None and v.defect_id in index:
+            # Located is where a comment lands, whoever judges it: the upper bound a label
+            # never moves (a labelled false positive stays located, and is never identified).
+            located[index[v.defect_id]] = True
         if v.false_positive:
             fps += 1
             continue
         if v.defect_id is None or v.defect_id not in index:
             continue
         i = index[v.defect_id]
-        located[i] = True
         identified[i] = identified[i] or v.identified
         if v.duplicate_of is None:
             credited += 1

@@ -94,6 +94,7 @@ def label_packet_with_keys(page, first_keys: list[str]) -> None:
 def test_a_rater_labels_every_packet_with_the_keyboard_only(rundir, serve, page):
     base = serve(AppOptions(rundir))
     page.goto(base + "/")
+    page.wait_for_selector("#name:focus")  # autofocus lands after load; keys typed before it are lost
     page.keyboard.type("ann")
     page.keyboard.press("Enter")
     pages = 0

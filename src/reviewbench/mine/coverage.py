@@ -20,6 +20,8 @@ from pathlib import Path, PurePosixPath
 from ..config import Network, ValidateConfig
 from ..errors import ReviewbenchError
 from ..git.repo import Repository
+from ..git.scratch import ScratchClone
+from ..sandbox import Sandbox
 from ..store.scratch import make_scratch
 
 __all__ = ["CoverageMap", "TestLocator", "load_coverage"]
@@ -212,20 +214,19 @@ def load_coverage(
 
 def _run(repo: Repository, command: str, known: set[str], tests: list[str],
          warn: Callable[[str], None]) -> CoverageMap | None:  # fmt: skip
-    from ..validate.worker import ScratchTree
-
     root = make_scratch("reviewbench-coverage-")
     try:
-        config = ValidateConfig(network=Network.DENY, timeout=COVERAGE_TIMEOUT, jobs=1)
-        tree = ScratchTree(repo.path, root / "tree", config)
+        tree = ScratchClone(repo.path, root / "tree")
         tree.checkout(repo.head)
+        # Sandboxed like validation's test runs: no network, only the scratch folder writable.
+        sandbox = Sandbox(Network.DENY, ValidateConfig().memory_mb, root / "home", writable=(root,))
         data_file = root / "coverage.data"
         rcfile = root / "coveragerc"
         rcfile.write_text(_RC + f"data_file = {data_file}\n", encoding="utf-8")
         log = root / "coverage.log"
         shell = f"COVERAGE_RCFILE={_quote(rcfile)} COVERAGE_FILE={_quote(data_file)}; " \
                 f"export COVERAGE_RCFILE COVERAGE_FILE; {command}"  # fmt: skip
-        outcome = tree.sandbox.run(shell, tree.path, COVERAGE_TIMEOUT, log)
+        outcome = sandbox.run(shell, tree.path, COVERAGE_TIMEOUT, log)
         if outcome.timed_out:
             warn(f"coverage command timed out after {COVERAGE_TIMEOUT:.0f}s; choosing sites without coverage")
             return None

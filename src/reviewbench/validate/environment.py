@@ -31,7 +31,7 @@ from ..config import Network
 from ..errors import SetupFailed, UsageError
 from ..git.repo import GIT
 from ..records import TestEnvironment
-from .sandbox import Sandbox
+from ..sandbox import Sandbox
 from .warm import parse_launch
 
 __all__ = [

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import UsageError
 from .environment import default_python, src_layout
 from .probe import PLUGIN_DIR, PLUGIN_MODULE
-from .sandbox import RunOutcome
+from ..sandbox import RunOutcome
 from .warm import plain_command
 
 __all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command", "node_id", "read_junit"]

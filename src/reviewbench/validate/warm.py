@@ -29,7 +29,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sandbox import Cancelled, RunOutcome, Sandbox, cancelled
+from ..sandbox import Cancelled, RunOutcome, Sandbox, cancelled
 
 __all__ = ["Launch", "WarmPytest", "parse_launch", "plain_command", "warm_enabled"]
 

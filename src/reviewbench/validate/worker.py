@@ -1,27 +1,23 @@
 """Validating one case in a reusable scratch tree.
 
-A scratch tree is a ``git clone --shared --no-checkout`` of the user's repository in a
-temporary directory: it borrows the object store read-only, never touches the user's
-checkout or its ``.git`` (no worktree entries to prune), and is reused case after case by
-a forced checkout, so one clone serves a worker for the whole run.
+A scratch tree is a scratch clone (``git/scratch.py``) of the user's repository, reused
+case after case by a forced checkout, so one clone serves a worker for the whole run.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Network, ValidateConfig
-from ..errors import GitError
-from ..git.repo import GIT, raise_if_interrupted
+from ..git.scratch import ScratchClone
 from ..records import Validation, ValidationStatus
+from ..sandbox import RunOutcome, Sandbox
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
-from .sandbox import RunOutcome, Sandbox
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
 from .warm import WarmPytest, parse_launch, warm_enabled
 
@@ -83,12 +79,11 @@ class CaseJob:
     the tree is ``not_exercised``."""
 
 
-class ScratchTree:
-    """One private clone of the repository, checked out at a case's base on demand."""
+class ScratchTree(ScratchClone):
+    """One private clone of the repository for a worker, checked out at a case's base on
+    demand, with the sandbox its tests run in."""
 
     def __init__(self, repo: Path, path: Path, config: ValidateConfig) -> None:
-        self.repo = repo
-        self.path = path
         self.config = config
         self.home = path.parent / f"{path.name}-home"
         # Tests may change their tree and its HOME/TMPDIR, nothing else of the host.
@@ -96,26 +91,7 @@ class ScratchTree:
         self.plugin_dir = install_plugin(self.home)
         self._set_up = False
         self._warm: dict[str, WarmPytest | None] = {}
-        self._git(
-            "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(path), cwd=path.parent
-        )
-
-    def _git(
-        self, *args: str, cwd: Path | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[bytes]:
-        proc = subprocess.run([*GIT, *args], cwd=cwd or self.path, capture_output=True)
-        if check and proc.returncode != 0:
-            raise_if_interrupted(proc.returncode)
-            detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(
-                f"git {args[0]} failed in scratch tree: {detail[-1] if detail else proc.returncode}"
-            )
-        return proc
-
-    def checkout(self, base: str) -> None:
-        """Reset the tree to ``base`` exactly (untracked files removed, ignored kept)."""
-        self._git("checkout", "--quiet", "--force", "--detach", base)
-        self._git("clean", "-ffdq")
+        super().__init__(repo, path)
 
     def applies(self, patch: Path) -> bool:
         return self._git("apply", "--check", str(patch), check=False).returncode == 0

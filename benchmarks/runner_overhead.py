@@ -94,7 +94,11 @@ class _Server:
     def stop(self) -> int:
         """Stop it and return how many requests it served."""
         self.proc.send_signal(signal.SIGINT)
-        out, _ = self.proc.communicate(timeout=30)
+        try:
+            out, _ = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise SystemExit("the loopback server did not stop within 60 s of SIGINT") from None
         match = re.search(r"served (\d+) requests", out)
         if not match:
             raise SystemExit(f"the server did not report its count: {out!r}")

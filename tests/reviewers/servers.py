@@ -453,20 +453,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--text", default=FROZEN_TEXT, help="the answer's text")
     args = parser.parse_args(argv)
+    # Ctrl-C or kill PID stops it cleanly. The signals are blocked before the server's thread
+    # starts (it inherits the mask) and taken synchronously here: no handler can fire at an
+    # awkward moment of the main thread, whenever the signal arrives.
+    stop_signals = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     server = FakeLLMServer(default=Reply.answer(args.text, delay=args.latency), port=args.port)
     server.start()
     print(
         f"openai base_url: {server.openai_base_url}\nanthropic base_url: {server.anthropic_base_url}",
         flush=True,
     )
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill PID: stop cleanly too
     try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
+        signal.sigwait(stop_signals)
     finally:
         server.stop()
-        print(f"served {server.count} requests, at most {server.max_in_flight} at once")
+        print(f"served {server.count} requests, at most {server.max_in_flight} at once", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 
 from ..errors import PatchRejected
+from ..git.quote import read_quoted
 
 __all__ = ["FileChange", "ParsedPatch", "PatchRejected", "parse_patch"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _SYMLINK_MODE = "120000"
 _NULL = "/dev/null"
 
@@ -48,27 +48,10 @@ class ParsedPatch:
 
 
 def _unquote(text: str) -> tuple[str, str]:
-    """A C-style quoted git path at the start of ``text``: (path, rest of the text)."""
-    out = bytearray()
-    i = 1
-    while i < len(text):
-        char = text[i]
-        if char == '"':
-            return out.decode("utf-8", "surrogateescape"), text[i + 1 :]
-        if char == "\\":
-            nxt = text[i + 1 : i + 2]
-            if nxt in _ESCAPES:
-                out.append(_ESCAPES[nxt])
-                i += 2
-                continue
-            if re.match(r"[0-3][0-7]{2}", text[i + 1 : i + 4]):
-                out.append(int(text[i + 1 : i + 4], 8))
-                i += 4
-                continue
-            raise PatchRejected(f"bad escape in quoted path {text!r}")
-        out.extend(char.encode("utf-8", "surrogateescape"))
-        i += 1
-    raise PatchRejected(f"unterminated quoted path {text!r}")
+    try:
+        return read_quoted(text)
+    except ValueError as exc:
+        raise PatchRejected(str(exc)) from None
 
 
 def _header_path(value: str) -> str:

@@ -276,7 +276,8 @@ def test_a_gate_between_the_bounds_needs_labels(rundir, tmp_path):
     assert decision["labels_needed"] == 1  # d1 r1's a.py:9, located but not identified
     gates.write_text(_gates(0.8))  # above the located bound: fails outright
     decision = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
-    assert decision["status"] == "granted" and decision["tier"] == "none"
+    assert decision["status"] == "not_earned" and decision["tier"] == "none"
+    assert decision["reason"] == "no tier's gates pass"
 
 
 def test_too_few_controls_is_insufficient_evidence(rundir, tmp_path):

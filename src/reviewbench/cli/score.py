@@ -66,8 +66,8 @@ def _print_condition(name: str, data: dict) -> None:
     console.print(table)
     decision = data["decision"]
     reason = f" ({decision['reason']})" if decision.get("reason") else ""
-    status = decision["status"]
-    if status == "needs_labels":
+    status = decision["status"].replace("_", " ")
+    if decision["status"] == "needs_labels":
         status += f": {decision['labels_needed']} located findings await a label"
     console.print(f"  decision: {decision['authority']} [{status}]{reason}", markup=False)
     if decision["permitted"]:

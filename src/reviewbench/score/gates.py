@@ -176,7 +176,8 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
            labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None) -> dict:  # fmt: skip
     """The decision for one condition's metrics (the JSON contract's ``decision``).
 
-    ``status``: ``granted`` (a tier, or the fallback, by the gates), ``vetoed``,
+    ``status``: ``granted`` (a tier's gates pass), ``not_earned`` (none do: the fallback),
+    ``vetoed``,
     ``insufficient`` (too few cases or controls, or too wide an interval) or
     ``needs_labels`` (a bounded gate straddles its threshold; ``labels_needed`` findings,
     located but not identified on automatic evidence, would settle it).
@@ -244,7 +245,7 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
             reason = "; ".join([*skipped, f"{tier.name}: the located and identified bounds straddle a threshold"])
             return verdict(gates.fallback, "needs_labels", reason, labels_needed)
         return verdict(tier, "granted", "; ".join(skipped) or None)
-    return verdict(gates.fallback, "granted", "; ".join(skipped) or None)
+    return verdict(gates.fallback, "not_earned", "; ".join(skipped) or "no tier's gates pass")
 
 
 def evaluate_compare(gate: Compare, diff: float | None, lo: float | None, hi: float | None) -> dict:

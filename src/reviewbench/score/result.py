@@ -47,7 +47,9 @@ class _Result(BaseModel):
 
 class DecisionStatus(StrEnum):
     GRANTED = "granted"
-    """The gates decided a tier (possibly the fallback, "none")."""
+    """A tier's gates all pass (and its evidence level is met)."""
+    NOT_EARNED = "not_earned"
+    """Measured, but no tier's gates pass: the fallback ("none") applies."""
     INSUFFICIENT = "insufficient"
     """Too few valid cases or controls, or a gated interval too wide: no verdict."""
     NEEDS_LABELS = "needs_labels"
@@ -104,7 +106,7 @@ class GateCheck(_Result):
 class DecisionResult(_Result):
     authority: str = Field(description="What the condition may be used for.")
     tier: str = Field(description="The tier, veto or fallback decided.")
-    status: DecisionStatus = Field(description="granted, insufficient, needs_labels or vetoed.")
+    status: DecisionStatus = Field(description="granted, not_earned, insufficient, needs_labels or vetoed.")
     labels_needed: int = Field(description="Findings whose label would settle a needs_labels decision.")
     evidence: Evidence = Field(description="Evidence level the decision rests on.")
     permitted: list[str] = Field(description="Uses permitted.")

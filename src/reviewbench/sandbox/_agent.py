@@ -77,8 +77,11 @@ class AgentBox:
     """How one condition's command runs: its variables, network, sandbox and exposed paths."""
 
     def __init__(self, *, label: str, env: tuple[str, ...] = (), network: bool = True, sandbox: bool = True,
-                 expose: tuple[str, ...] = (), hide: tuple[str, ...] = ()) -> None:  # fmt: skip
-        """Raises:
+                 expose: tuple[str, ...] = (), hide: tuple[str, ...] = (),
+                 max_output: int | None = None) -> None:  # fmt: skip
+        """``max_output`` bounds the stdout read of each run (see :func:`run_shell`).
+
+        Raises:
             UsageError: a listed variable is not set, an exposed or hidden path is not absolute, or
                 the sandbox was asked for and nothing here can build one.
         """
@@ -89,6 +92,7 @@ class AgentBox:
         self.env_names = env
         self.network = network
         self.sandbox = sandbox
+        self.max_output = max_output
         # The Python reviewbench runs with (its venv and the interpreter it is built on) is
         # kept visible, read-only: analysers and judges run from it (``python -m ruff``), and
         # it holds no secret. A venv inside a hidden folder (a clone in /tmp) stays usable.
@@ -139,6 +143,6 @@ class AgentBox:
                 if argv_prefix is None:  # probed in __init__; only a changed machine gets here
                     raise PrerequisiteError(f"{self.label}: the sandbox stopped working")
             return await run_shell(command, stdin=stdin, cwd=tree if tree is not None else home, env=env,
-                                   prefix=argv_prefix)  # fmt: skip
+                                   prefix=argv_prefix, max_stdout=self.max_output)  # fmt: skip
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -190,7 +190,13 @@ class _Asker:
         payload = json.dumps(request, ensure_ascii=False)
         if self.client is None:
             from ..errors import OutputTooLarge
-            from ..reviewers._proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
+            from ..reviewers._proc import (
+                agent_box,
+                capped_stdout,
+                exit_label,
+                failure_hint,
+                stderr_tail,
+            )
 
             command = self.judge.config.command  # type: ignore[attr-defined]
             box = agent_box(self.judge.config, f"judge command {command!r}")  # sandboxed like a reviewer

@@ -22,13 +22,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import PrerequisiteError, UsageError
+from ..store.scratch import make_scratch, remove_tree
 from ._env import minimal_env
 from ._layout import Layout, mechanism, prefix
 from ._shell import ShellResult, run_shell
@@ -124,7 +124,7 @@ class AgentBox:
         Raises:
             OSError: the command could not start.
         """
-        scratch = Path(tempfile.mkdtemp(prefix="reviewbench-agent-"))
+        scratch = make_scratch("reviewbench-agent-")  # names its pid: a kill -9's is swept by the next
         try:
             home, tmp = scratch / "home", scratch / "tmp"
             home.mkdir()
@@ -145,4 +145,4 @@ class AgentBox:
             return await run_shell(command, stdin=stdin, cwd=tree if tree is not None else home, env=env,
                                    prefix=argv_prefix, max_stdout=self.max_output)  # fmt: skip
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)  # also what the command made read-only

@@ -21,6 +21,7 @@ import contextlib
 import os
 import signal
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def _kill_group(pid: int) -> None:
 class _Capped:
     """The first ``limit`` bytes of a stream; past them, ``overflow`` and ``on_overflow()``."""
 
-    def __init__(self, limit: int | None, on_overflow) -> None:  # noqa: ANN001
+    def __init__(self, limit: int | None, on_overflow: Callable[[], None]) -> None:
         self.limit = limit
         self.on_overflow = on_overflow
         self.chunks: list[bytes] = []

@@ -148,3 +148,16 @@ def test_an_internal_error_is_one_short_line(git_repo, tmp_path, cli_inproc, mon
     lines = result.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("reviewbench: error: internal error: KeyError")
     assert "REVIEWBENCH_DEBUG" in lines[0] and len(lines[0]) < 600
+
+
+def test_an_import_that_fails_under_ctrl_c_is_one_line():
+    # Ctrl-C while a compiled module initialises: Python raises "ImportError: initialization
+    # failed" over the KeyboardInterrupt, and the start-up hook printed that traceback
+    # (test_ctrl_c_during_start_up_is_one_line caught it once in a full-suite run).
+    program = (
+        "import sys\nsys.argv = ['reviewbench']\nimport reviewbench\n"
+        "try:\n    raise KeyboardInterrupt\nfinally:\n    raise ImportError('initialization failed')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.strip() == "reviewbench: error: interrupted"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._version import __version__
-from .errors import ReviewerError, StoreError, UsageError
+from .errors import OutputTooLarge, ReviewerError, StoreError, UsageError
 from .records import Finding, RunRow, RunState
 from .store.runs import RUNS_DB, CachedReply, RunStore
 
@@ -256,6 +256,15 @@ class _Runner:
         except TimeoutError as exc:
             outcome = Outcome(RunState.TIMED_OUT)
             error = str(exc) or f"no answer within {config.timeout_s:g}s"  # a forge names its PR
+        except OutputTooLarge as exc:
+            # An answer, but not a review: invalid, its first bytes stored once (as the raw
+            # output only: never cached, never split into unparsed lines).
+            outcome = Outcome(RunState.INVALID)
+            error = str(exc)
+            reply = CachedReply(exc.head, None, None, None, None)
+            self._record(planned, condition, outcome, reply, error, started_wall, attempts, False, key, None,
+                         cacheable=False)  # not an answer a resume could replay  # fmt: skip
+            return
         except ReviewerError as exc:
             outcome = Outcome(RunState.FAILED)
             error = str(exc)
@@ -272,7 +281,7 @@ class _Runner:
 
     def _record(self, planned: PlannedRun, condition: Condition, outcome: Outcome, reply: CachedReply | None,
                 error: str | None, started_wall: str, attempts: int, cached: bool,
-                key: str, answer_s: float | None) -> None:  # fmt: skip
+                key: str, answer_s: float | None, *, cacheable: bool = True) -> None:  # fmt: skip
         agent = condition.agent_config
         notes: list[str] = []
         tokens_in = _plausible(reply.tokens_in, notes, "input token") if reply else None
@@ -311,7 +320,7 @@ class _Runner:
             try_no=self.tries.get(planned.run_id, 1),
         )
         # Only answers are cached; failures are retried by a later invocation's choice.
-        fresh = reply if reply is not None and not cached and not notes else None
+        fresh = reply if reply is not None and cacheable and not cached and not notes else None
         self.store.record(row, fresh)
         self.counts[outcome.state.value] += 1
         self.finished += 1

@@ -19,6 +19,7 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── ValidationStopped     the first bases all failed the same way (fail fast)
     ├── StoreError            the run store cannot be read or written (locked, disk full)
     ├── ReviewerError         no review (or solution) appeared; ``transient`` ones are retried
+    │   └── OutputTooLarge    a command printed more than its max_output_bytes (run ``invalid``)
     ├── PatchRejected         a solver's patch cannot be applied safely (outside the tree…)
     └── Cancelled             the step is being stopped; no new command may start (exit 130)
 
@@ -42,6 +43,7 @@ __all__ = [
     "NoMatchingCommits",
     "NotAGitRepository",
     "OutputExists",
+    "OutputTooLarge",
     "PatchRejected",
     "PrerequisiteError",
     "ReviewbenchError",
@@ -132,6 +134,19 @@ class ReviewerError(ReviewbenchError):
         self.transient = transient
         self.retry_after = retry_after
         self.sent = sent
+
+
+class OutputTooLarge(ReviewerError):
+    """A command (reviewer, solver, analyser, judge) printed more than its ``max_output_bytes``.
+
+    Not the reviewer's silence but no review either: the run is ``invalid``, with this
+    message as its note and ``head`` (the first ``max_output_bytes``, decoded) as its raw
+    output. The command was killed at the cap.
+    """
+
+    def __init__(self, message: str, *, head: str) -> None:
+        super().__init__(message)
+        self.head = head
 
 
 class PatchRejected(ReviewbenchError):

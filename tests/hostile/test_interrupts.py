@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from reviewbench.errors import Terminated
+
 from ..conftest import default_sigint
 
 
@@ -110,3 +112,52 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path):
             assert result.stderr.strip() == "reviewbench: error: interrupted", result.stderr
         seen.add(result.returncode)
     assert 130 in seen, seen
+
+
+@pytest.mark.parametrize("interrupt,code,word", [(KeyboardInterrupt, 130, "interrupted"),
+                                                 (Terminated, 143, "terminated")])  # fmt: skip
+def test_a_library_that_fails_while_an_interrupt_unwinds_is_still_an_interruption(
+    git_repo, tmp_path, cli_inproc, monkeypatch, interrupt, code, word
+):
+    # Ctrl-C inside libcst's position provider (mine's mutation sites): its clean-up raised
+    # KeyError over the KeyboardInterrupt, and mine ended "internal error: KeyError: ..."
+    # with 65 kB of syntax tree, exit 1. Reproduced by hand on pallets/itsdangerous.
+    def interrupted(*args, **kwargs):
+        try:
+            raise interrupt
+        finally:
+            {}["IndentedBlock(...)"]  # what the library's clean-up does
+
+    monkeypatch.setattr("reviewbench.cli.mine.mine_corpus", interrupted)
+    repo = git_repo()
+    repo.commit("init", {"a.py": "x = 1\n"})
+    result = cli_inproc("mine", repo.path, "--out", tmp_path / "corpus")
+    assert result.code == code
+    assert result.err.strip().splitlines() == [f"reviewbench: error: {word}"]
+
+
+def test_an_internal_error_is_one_short_line(git_repo, tmp_path, cli_inproc, monkeypatch):
+    def bug(*args, **kwargs):
+        raise KeyError("node(\n" + "    whitespace='',\n" * 5000 + ")")
+
+    monkeypatch.setattr("reviewbench.cli.mine.mine_corpus", bug)
+    repo = git_repo()
+    repo.commit("init", {"a.py": "x = 1\n"})
+    result = cli_inproc("mine", repo.path, "--out", tmp_path / "corpus")
+    assert result.code == 1
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("reviewbench: error: internal error: KeyError")
+    assert "REVIEWBENCH_DEBUG" in lines[0] and len(lines[0]) < 600
+
+
+def test_an_import_that_fails_under_ctrl_c_is_one_line():
+    # Ctrl-C while a compiled module initialises: Python raises "ImportError: initialization
+    # failed" over the KeyboardInterrupt, and the start-up hook printed that traceback
+    # (test_ctrl_c_during_start_up_is_one_line caught it once in a full-suite run).
+    program = (
+        "import sys\nsys.argv = ['reviewbench']\nimport reviewbench\n"
+        "try:\n    raise KeyboardInterrupt\nfinally:\n    raise ImportError('initialization failed')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.strip() == "reviewbench: error: interrupted"

@@ -46,3 +46,28 @@ def test_mine_sweeps_the_stage_of_a_killed_mine(git_repo, tmp_path, cli_inproc):
     result = cli_inproc("mine", repo.path, "--out", tmp_path / "corpus")
     assert result.code == 0, result.err
     assert not stale.exists() and live.exists()
+
+
+def test_a_command_reviewer_sweeps_agent_scratch_of_killed_runs(tmp_path, monkeypatch):
+    # kill -9 during a command review left its scratch HOME/TMPDIR (reviewbench-agent-*) in
+    # /tmp for good: it named no owner. (The forge's push areas: test_forge.py's kill -9 test.)
+    import asyncio
+
+    from reviewbench.records import ReviewPacket
+    from reviewbench.reviewers import make_reviewer
+    from reviewbench.reviewers.configs import CommandConfig
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    stale = scratch / "reviewbench-agent-999999999-stale"  # no such pid
+    (stale / "home").mkdir(parents=True)
+    live = scratch / f"reviewbench-agent-{os.getpid()}-live"  # this process: kept
+    live.mkdir()
+    packet = ReviewPacket(case_id="c1", title="t", diff="", paths=["a.py"], prompt="Review.")
+    seen = asyncio.run(make_reviewer(CommandConfig(kind="command", command="echo NO_ISSUES; pwd",
+                                                   sandbox=False)).review(packet, None))  # fmt: skip
+    assert seen.text.startswith("NO_ISSUES")
+    assert f"reviewbench-agent-{os.getpid()}-" in seen.text  # its own scratch names its owner
+    assert sorted(p.name for p in scratch.iterdir()) == [live.name]

@@ -270,7 +270,11 @@ def test_a_whole_experiment_opens_each_pull_request_once_and_closes_it(tmp_path,
         store.close()
 
 
-def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corpus, bare):
+def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corpus, bare, monkeypatch):
+    scratch = tmp_path / "tmp"  # the killed run's push areas land here, and must not stay
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
     with ForgeServer(bare, token=TOKEN, bot=never) as server:
         experiment = _experiment(tmp_path, corpus, server, bare, timeout_s=300)
         out = tmp_path / "runs"
@@ -293,6 +297,7 @@ def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corp
         assert all(server.pulls[n]["state"] == "closed" for n in stale)  # the stale ones, closed
         assert len(server.pulls) == 2 + 3  # each run opened once after the resume
         assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("reviewbench-forge-")] == []
 
 
 @pytest.mark.parametrize(("extra", "message"), [

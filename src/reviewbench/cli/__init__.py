@@ -85,6 +85,30 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+INTERNAL_ERROR_CHARS = 300
+"""How much of an unexpected exception's text the one line keeps (a repr can be huge)."""
+
+
+def _interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) an exception was raised while unwinding, if any: a library
+    whose clean-up fails under an interrupt (libcst's position provider raises KeyError)
+    must not turn it into an internal error."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _interrupted(interrupt: KeyboardInterrupt) -> None:
+    if isinstance(interrupt, Terminated):
+        _fail("terminated", 143)
+    _fail("interrupted", 130)
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated
 
@@ -117,10 +141,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.close()
         sys.exit(1)
     except OSError as exc:  # a path the user gave: missing folder, a directory, a full disk
+        if (interrupt := _interruption(exc)) is not None:
+            _interrupted(interrupt)
         if os.environ.get("REVIEWBENCH_DEBUG"):
             raise
         _fail(os_error_line(exc), 1)
     except Exception as exc:  # a bug: still one line, unless debugging
+        if (interrupt := _interruption(exc)) is not None:
+            _interrupted(interrupt)
         if os.environ.get("REVIEWBENCH_DEBUG"):
             raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (set REVIEWBENCH_DEBUG=1 for details)", 1)
+        text = re.sub(r"\s+", " ", str(exc)).strip()
+        if len(text) > INTERNAL_ERROR_CHARS:
+            text = text[:INTERNAL_ERROR_CHARS] + "…"
+        _fail(f"internal error: {type(exc).__name__}: {text} (set REVIEWBENCH_DEBUG=1 for details)", 1)

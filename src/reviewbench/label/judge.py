@@ -189,7 +189,14 @@ class _Asker:
     async def ask(self, request: dict) -> str:
         payload = json.dumps(request, ensure_ascii=False)
         if self.client is None:
-            from ..reviewers._proc import agent_box, exit_label, failure_hint, stderr_tail
+            from ..errors import OutputTooLarge
+            from ..reviewers._proc import (
+                agent_box,
+                capped_stdout,
+                exit_label,
+                failure_hint,
+                stderr_tail,
+            )
 
             command = self.judge.config.command  # type: ignore[attr-defined]
             box = agent_box(self.judge.config, f"judge command {command!r}")  # sandboxed like a reviewer
@@ -197,6 +204,10 @@ class _Asker:
                 result = await box.run(command, stdin=payload.encode("utf-8", "replace"), tree=None)
             except OSError as exc:
                 raise JudgeError(f"judge command {command!r} could not start: {exc.strerror or exc}") from None
+            try:
+                capped_stdout(result, box)
+            except OutputTooLarge as exc:
+                raise JudgeError(str(exc)) from None
             if result.returncode != 0:
                 raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}"
                                  f"{failure_hint(result.returncode, box)}; stderr: {stderr_tail(result.stderr)}")  # fmt: skip

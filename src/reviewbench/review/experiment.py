@@ -222,8 +222,9 @@ rate_per_minute = 60   # request starts per minute (omit for no limit)
 timeout_s = 120        # per attempt
 retries = 4            # retries on 429, 5xx and connection errors, with backoff
 
-# Any executable: the packet arrives as JSON on stdin, the review is its stdout. It runs
-# sandboxed: no corpus, gold or home in sight; only the variables listed in env.
+# Any executable: the packet arrives as JSON on stdin, the review is its stdout (read up to
+# max_output_bytes, default 1 MiB: past it the command is killed and the run is invalid). It
+# runs sandboxed: no corpus, gold or home in sight; only the variables listed in env.
 # [[condition]]
 # name = "agent"
 # reviewer = { kind = "command", command = "./my-review-script --strict", env = ["OPENAI_API_KEY"] }

@@ -1,4 +1,4 @@
-"""What the command kinds share: the packet as JSON, and the sandbox they run in.
+"""What the command kinds share: the packet as JSON, the sandbox they run in, the output cap.
 
 Running the command (process groups, the sandbox, reading output with a deadline) lives in
 the shared ``reviewbench.sandbox`` package, with validation's test runs.
@@ -6,10 +6,11 @@ the shared ``reviewbench.sandbox`` package, with validation's test runs.
 
 from __future__ import annotations
 
+from ..errors import OutputTooLarge
 from ..records import ReviewPacket
 from ..sandbox import AgentBox, ShellResult, exit_label, stderr_tail
 
-__all__ = ["ShellResult", "agent_box", "exit_label", "failure_hint", "packet_json", "stderr_tail"]
+__all__ = ["ShellResult", "agent_box", "capped_stdout", "exit_label", "failure_hint", "packet_json", "stderr_tail"]
 
 
 def failure_hint(returncode: int, box: AgentBox) -> str:
@@ -21,7 +22,8 @@ def failure_hint(returncode: int, box: AgentBox) -> str:
 
 
 def agent_box(config: object, label: str) -> AgentBox:
-    """The sandbox of a command config (``env``, ``network``, ``sandbox``, ``expose``, ``hide``)."""
+    """The sandbox of a command config (``env``, ``network``, ``sandbox``, ``expose``, ``hide``,
+    ``max_output_bytes``)."""
     return AgentBox(
         label=label,
         env=tuple(config.env),  # type: ignore[attr-defined]
@@ -29,7 +31,22 @@ def agent_box(config: object, label: str) -> AgentBox:
         sandbox=config.sandbox,  # type: ignore[attr-defined]
         expose=tuple(config.expose),  # type: ignore[attr-defined]
         hide=tuple(config.hide),  # type: ignore[attr-defined]
+        max_output=config.max_output_bytes,  # type: ignore[attr-defined]
     )
+
+
+def capped_stdout(result: ShellResult, box: AgentBox, where: str = "") -> None:
+    """Refuse output cut at the box's cap, before the exit code is looked at (the cut killed it).
+
+    Raises:
+        OutputTooLarge: stdout went past ``max_output_bytes``; ``head`` holds what was kept.
+    """
+    if result.stdout_overflow:
+        raise OutputTooLarge(
+            f"{box.label} printed more than {box.max_output} bytes on stdout{where} (its max_output_bytes): "
+            "killed there; the first bytes are kept as the raw output",
+            head=result.stdout.decode("utf-8", "replace"),
+        )
 
 
 def packet_json(packet: ReviewPacket) -> dict[str, object]:

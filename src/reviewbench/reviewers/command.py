@@ -6,7 +6,8 @@ The command line runs through the shell with the packet as one JSON object on st
 
 and ``REVIEWBENCH_TREE`` naming the exported post-patch tree when the condition asks for
 one (the command then also runs inside it, read-only). Whatever it prints on stdout is the
-review text, parsed like a model's. A non-zero exit means no review appeared. It runs in
+review text, parsed like a model's, read up to ``max_output_bytes`` (past it the command is
+killed and the run is ``invalid``). A non-zero exit means no review appeared. It runs in
 the shared sandbox (``reviewbench.sandbox.AgentBox``): no corpus, gold, run directory or
 home in sight, only the variables the config lists; it and everything it starts are
 killed when it exits or the runner cancels the review.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from ..records import ReviewPacket
 from ._messages import clean_text
-from ._proc import agent_box, exit_label, failure_hint, packet_json, stderr_tail
+from ._proc import agent_box, capped_stdout, exit_label, failure_hint, packet_json, stderr_tail
 from .base import ReviewerError, ReviewReply, register
 from .configs import CommandConfig
 
@@ -42,6 +43,7 @@ class CommandReviewer:
             raise ReviewerError(
                 f"command reviewer {self.config.command!r} could not start: {exc.strerror or exc}"
             ) from None
+        capped_stdout(result, self.box, f" on case {packet.case_id}")
         if result.returncode != 0:
             raise ReviewerError(
                 f"command reviewer {self.config.command!r} {exit_label(result.returncode)}"

@@ -67,6 +67,9 @@ class _Sandboxed(_Config):
                               description="Absolute paths shown read-only inside the sandbox (e.g. the agent's install).")  # fmt: skip
     hide: list[str] = Field(default_factory=list,
                             description="Absolute paths hidden besides the defaults (other checkouts, other corpora).")  # fmt: skip
+    max_output_bytes: int = Field(default=1 << 20, ge=1, le=1 << 30,
+                                  description="Stdout read at most (default 1 MiB); one byte more and the command "
+                                              "is killed, its run invalid.")  # fmt: skip
 
 
 class CommandConfig(_Sandboxed):
@@ -81,6 +84,9 @@ class SarifConfig(_Sandboxed):
 
     kind: Literal["sarif"]
     command: str = Field(description="e.g. 'ruff check --output-format sarif .'")
+    max_output_bytes: int = Field(default=16 << 20, ge=1, le=1 << 30,
+                                  description="Stdout read at most (default 16 MiB: SARIF carries rule metadata); "
+                                              "one byte more and the analyser is killed, its run invalid.")  # fmt: skip
 
 
 class _ForgeConfig(_Config):

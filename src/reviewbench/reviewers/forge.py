@@ -34,8 +34,6 @@ import json
 import os
 import re
 import secrets as _secrets
-import shutil
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +43,7 @@ import httpx
 
 from ..errors import UsageError
 from ..records import Finding, ReviewPacket
+from ..store.scratch import make_scratch, remove_tree
 from ._forge_git import build_commits, delete_branches, push_branches
 from ._http import body_excerpt, parse_retry_after, redact
 from ._messages import clean_text
@@ -245,7 +244,7 @@ class ForgeReviewer:
             self._swept = True
         branch = f"review-{experiment[:8]}-{run[:12]}"
         base_branch, head_branch = f"{branch}-base", f"{branch}-head"
-        work = Path(tempfile.mkdtemp(prefix="reviewbench-forge-"))
+        work = make_scratch("reviewbench-forge-")  # names its pid: a kill -9's is swept by the next
         pull: dict[str, Any] | None = None
         pushed = False
         try:
@@ -262,7 +261,7 @@ class ForgeReviewer:
         finally:
             with contextlib.suppress(BaseException):
                 await asyncio.shield(self._clean_up(pull, pushed, base_branch, head_branch))
-            shutil.rmtree(work, ignore_errors=True)
+            remove_tree(work)
 
     async def _clean_up(self, pull: dict[str, Any] | None, pushed: bool, base: str, head: str) -> None:
         if self.config.keep_open:

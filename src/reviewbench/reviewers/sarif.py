@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..records import Finding, ReviewPacket, Severity
 from ._diff import added_lines
-from ._proc import agent_box, exit_label, failure_hint, stderr_tail
+from ._proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 from .base import ReviewerError, ReviewReply, register
 from .configs import SarifConfig
 
@@ -54,6 +54,7 @@ class SarifReviewer:
             raise ReviewerError(
                 f"sarif reviewer {self.config.command!r} could not start in {tree}: {exc.strerror or exc}"
             ) from None
+        capped_stdout(result, self.box, f" on case {packet.case_id}")
         sarif = _load_sarif(result.stdout)
         if sarif is None:
             raise ReviewerError(

@@ -22,13 +22,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import PrerequisiteError, UsageError
+from ..store.scratch import make_scratch, remove_tree
 from ._env import minimal_env
 from ._layout import Layout, mechanism, prefix
 from ._shell import ShellResult, run_shell
@@ -77,8 +77,11 @@ class AgentBox:
     """How one condition's command runs: its variables, network, sandbox and exposed paths."""
 
     def __init__(self, *, label: str, env: tuple[str, ...] = (), network: bool = True, sandbox: bool = True,
-                 expose: tuple[str, ...] = (), hide: tuple[str, ...] = ()) -> None:  # fmt: skip
-        """Raises:
+                 expose: tuple[str, ...] = (), hide: tuple[str, ...] = (),
+                 max_output: int | None = None) -> None:  # fmt: skip
+        """``max_output`` bounds the stdout read of each run (see :func:`run_shell`).
+
+        Raises:
             UsageError: a listed variable is not set, an exposed or hidden path is not absolute, or
                 the sandbox was asked for and nothing here can build one.
         """
@@ -89,6 +92,7 @@ class AgentBox:
         self.env_names = env
         self.network = network
         self.sandbox = sandbox
+        self.max_output = max_output
         # The Python reviewbench runs with (its venv and the interpreter it is built on) is
         # kept visible, read-only: analysers and judges run from it (``python -m ruff``), and
         # it holds no secret. A venv inside a hidden folder (a clone in /tmp) stays usable.
@@ -120,7 +124,7 @@ class AgentBox:
         Raises:
             OSError: the command could not start.
         """
-        scratch = Path(tempfile.mkdtemp(prefix="reviewbench-agent-"))
+        scratch = make_scratch("reviewbench-agent-")  # names its pid: a kill -9's is swept by the next
         try:
             home, tmp = scratch / "home", scratch / "tmp"
             home.mkdir()
@@ -139,6 +143,6 @@ class AgentBox:
                 if argv_prefix is None:  # probed in __init__; only a changed machine gets here
                     raise PrerequisiteError(f"{self.label}: the sandbox stopped working")
             return await run_shell(command, stdin=stdin, cwd=tree if tree is not None else home, env=env,
-                                   prefix=argv_prefix)  # fmt: skip
+                                   prefix=argv_prefix, max_stdout=self.max_output)  # fmt: skip
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)  # also what the command made read-only

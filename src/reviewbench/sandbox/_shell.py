@@ -8,6 +8,10 @@ timeout, Ctrl-C) the whole group is killed and reaped before the cancellation pr
 After the command exits, its group is killed and its output read until end of file, but
 for at most :data:`DRAIN_S` seconds: a child that escaped the group (unsandboxed) and kept
 the pipe open cannot turn a printed review into a timeout.
+
+Output is bounded while it streams: stdout up to ``max_stdout`` bytes (past it the group is
+killed at once and the result says ``stdout_overflow``), stderr to its last
+:data:`STDERR_KEEP` bytes. A command printing gigabytes costs neither memory nor disk.
 """
 
 from __future__ import annotations
@@ -16,12 +20,16 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DRAIN_S", "ShellResult", "exit_label", "run_shell", "stderr_tail"]
+__all__ = ["DRAIN_S", "STDERR_KEEP", "ShellResult", "exit_label", "run_shell", "stderr_tail"]
 
 STDERR_TAIL_CHARS = 500
+STDERR_KEEP = 64 * 1024
+"""Bytes of stderr kept (its end): enough for any error tail, bounded whatever is printed."""
 DRAIN_S = 2.0
 """How long output is still read after the command exited."""
 
@@ -31,6 +39,9 @@ class ShellResult:
     returncode: int
     stdout: bytes
     stderr: bytes
+    stdout_overflow: bool = False
+    """stdout went past ``max_stdout``: ``stdout`` holds its first ``max_stdout`` bytes and
+    the command was killed there (``returncode`` is then the kill's)."""
 
 
 def _kill_group(pid: int) -> None:
@@ -40,12 +51,41 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-async def _read_all(stream: asyncio.StreamReader | None, chunks: list[bytes]) -> None:
-    """Read ``stream`` to its end into ``chunks`` (kept when the read is cut short)."""
+class _Capped:
+    """The first ``limit`` bytes of a stream; past them, ``overflow`` and ``on_overflow()``."""
+
+    def __init__(self, limit: int | None, on_overflow: Callable[[], None]) -> None:
+        self.limit = limit
+        self.on_overflow = on_overflow
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.overflow = False
+
+    async def read(self, stream: asyncio.StreamReader | None) -> None:
+        """Read ``stream`` to its end, or to the limit (then stop reading: the rest is not kept)."""
+        if stream is None:
+            return
+        while chunk := await stream.read(1 << 16):
+            if self.limit is not None and self.size + len(chunk) > self.limit:
+                self.chunks.append(chunk[: self.limit - self.size])
+                self.size = self.limit
+                self.overflow = True
+                self.on_overflow()
+                return
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+
+
+async def _read_tail(stream: asyncio.StreamReader | None, tail: deque[bytes]) -> None:
+    """Read ``stream`` to its end, keeping about its last :data:`STDERR_KEEP` bytes."""
     if stream is None:
         return
+    kept = 0
     while chunk := await stream.read(1 << 16):
-        chunks.append(chunk)
+        tail.append(chunk)
+        kept += len(chunk)
+        while kept - len(tail[0]) >= STDERR_KEEP:
+            kept -= len(tail.popleft())
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes | None) -> None:
@@ -96,8 +136,12 @@ async def run_shell(
     cwd: Path | None,
     env: dict[str, str],
     prefix: list[str] | None = None,
+    max_stdout: int | None = None,
 ) -> ShellResult:
     """Run ``command`` through ``/bin/sh`` (after ``prefix``, the sandbox's), feeding ``stdin``.
+
+    ``max_stdout`` bounds what is read of stdout: one byte more and the command's group is
+    killed, the result marked ``stdout_overflow``.
 
     Raises:
         OSError: the command could not start (e.g. ``cwd`` does not exist).
@@ -111,9 +155,10 @@ async def run_shell(
         env=env,
         start_new_session=True,
     )  # fmt: skip
-    out: tuple[list[bytes], list[bytes]] = ([], [])
-    readers = [asyncio.ensure_future(_read_all(proc.stdout, out[0])),
-               asyncio.ensure_future(_read_all(proc.stderr, out[1]))]  # fmt: skip
+    out = _Capped(max_stdout, lambda: _kill_group(proc.pid))
+    err: deque[bytes] = deque()
+    readers = [asyncio.ensure_future(out.read(proc.stdout)),
+               asyncio.ensure_future(_read_tail(proc.stderr, err))]  # fmt: skip
     try:
         await _feed(proc, stdin)
         await _exited(proc)
@@ -136,7 +181,7 @@ async def run_shell(
         raise
     _close_transport(proc)
     returncode = await asyncio.wait_for(proc.wait(), 30)  # reaped; the pipes are closed now
-    return ShellResult(returncode, b"".join(out[0]), b"".join(out[1]))
+    return ShellResult(returncode, b"".join(out.chunks), b"".join(err)[-STDERR_KEEP:], out.overflow)
 
 
 def stderr_tail(stderr: bytes) -> str:

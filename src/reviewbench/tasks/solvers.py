@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ReviewerError
 from ..reviewers._messages import clean_text, fenced, with_guidance
-from ..reviewers._proc import agent_box, exit_label, failure_hint, stderr_tail
+from ..reviewers._proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 from ..reviewers.anthropic import AnthropicReviewer
 from ..reviewers.base import ReviewReply
 from ..reviewers.configs import AnthropicConfig, CommandConfig, OpenAIConfig
@@ -97,6 +97,7 @@ class CommandSolver:
             raise ReviewerError(
                 f"command solver {self.config.command!r} could not start: {exc.strerror or exc}"
             ) from None
+        capped_stdout(result, self.box, f" on task {packet.instance_id}")
         if result.returncode != 0:
             raise ReviewerError(
                 f"command solver {self.config.command!r} {exit_label(result.returncode)}"

@@ -310,7 +310,8 @@ def test_the_server_ends_a_run_when_its_client_is_gone(git_repo, tmp_path):
 
     repo = git_repo()
     repo.commit(
-        "init", {"tests/test_hang.py": "import time\n\ndef test_hang():\n    time.sleep(300)\n"}
+        "init", {"tests/test_hang.py": "import pathlib, time\n\ndef test_hang():\n"
+                                       "    pathlib.Path('started').write_text('1')\n    time.sleep(300)\n"}
     )
     tree = _tree(repo, tmp_path, timeout=300)
     launch = parse_launch(PYTEST, tree.path)
@@ -324,10 +325,8 @@ def test_the_server_ends_a_run_when_its_client_is_gone(git_repo, tmp_path):
     runner.start()
     try:
         deadline = time.monotonic() + 60
-        while (
-            "test_hang.py" not in (log.read_text() if log.exists() else "")
-            and time.monotonic() < deadline
-        ):
+        while not (tree.path / "started").exists():  # the hung test is running
+            assert time.monotonic() < deadline, "the test never started"
             time.sleep(0.1)
         proc = warm._proc
         assert proc is not None and proc.stdin is not None

@@ -23,6 +23,7 @@ from ..store.runs import RUNS_DB, RunRow, RunStore
 from .bounds import open_pairs, reachable
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
+from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
     ConditionTally,
@@ -384,6 +385,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "end_to_end": {"metrics": views["end_to_end"][0], "breakdown": views["end_to_end"][1]},
             "states": dict(sorted(completed.states.items())),
             "evidence": evidence.value,
+            "metric_evidence": metric_evidence(gated.evidence_counts),
             "decision": decision,
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),

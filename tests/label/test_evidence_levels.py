@@ -102,7 +102,7 @@ def test_report_tiles_and_scoreboard_show_who_judged_them(rundir, tmp_path):
     assert "LOCATED, not identified (labelled so)" in tiles[("case-2", "d-3", ALPHA)][2]
     assert tiles[("case-1", "d-1", BETA)][:2] == ("located", "automatic")
     assert "a label would settle it" in tiles[("case-1", "d-1", BETA)][2]
-    assert "judged by automatic matching (no label yet)" in tiles[("case-1", "d-1", BETA)][2]
+    assert "judged by automatic matching" in tiles[("case-1", "d-1", BETA)][2]
     assert tiles[("case-2", "d-2", BETA)][:2] == ("located", "human")
     assert tiles[("case-2", "d-3", BETA)][:2] == ("missed", "automatic")
 

@@ -90,7 +90,7 @@ def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
         for c in conditions:
             observed = "n/a" if c["observed"] is None else f"{c['observed']:.3f}"
             if c.get("upper") is not None:
-                observed += f" identified, {c['upper']:.3f} located"
+                observed += f" identified, at most {c['upper']:.3f} (located, or what labels can still reach)"
             outcome = "needs labels" if c["passed"] is None else "pass" if c["passed"] else "fail"
             if c.get("diff"):
                 outcome = c["status"]

@@ -29,7 +29,7 @@ METRIC_HELP = {spec.name: spec.meaning for spec in METRICS}
 
 #: Who a tile's or a figure's evidence level says judged it.
 JUDGED_BY = {"human": "people (final human labels)", "judge": "a calibrated judge",
-             "automatic": "automatic matching (no label yet)"}  # fmt: skip
+             "automatic": "automatic matching"}  # fmt: skip
 
 _CLIP = 300
 _SHOWN_FINDINGS = 3

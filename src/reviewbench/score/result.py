@@ -95,7 +95,8 @@ class GateCheck(_Result):
     threshold: float = Field(description="The gate's value.")
     observed: Number | None = Field(description="The metric's value (the identified bound when bounded).")
     passed: bool | None = Field(description="Null: the bounds straddle the threshold (needs labels).")
-    upper: Number | None = Field(default=None, description="The located upper bound, for bounded metrics.")
+    upper: Number | None = Field(default=None, description="Bounded metrics: the upper bound, the located value "
+                                 "or, when lower, what labels can still reach (score/bounds.py).")
     status: str | None = Field(default=None, description="Comparative: pass, fail or inconclusive.")
     diff: list[str] | None = Field(default=None, description="Comparative: [a, b], the difference a - b.")
     lo: float | None = Field(default=None, description="Comparative: low end of the paired interval.")

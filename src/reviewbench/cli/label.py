@@ -100,7 +100,9 @@ def serve_command(rundir: Path, port: int, rater: str | None, adjudicate: bool) 
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0), help="Claims to list.")
 @click.option("--gates", type=click.Path(path_type=Path, dir_okay=False),
               help="Gates file (default: the registered one, else the built-in table).")
-def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None) -> None:
+@click.option("--include-unvalidated/--validated-only", default=None,
+              help="Which cases count, as for 'score' (default: as registered, else validated only).")
+def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, include_unvalidated: bool | None) -> None:
     """Claims still waiting for people, most useful first, and how many remain per gate.
 
     Scores the run with the labels already in, then, for every condition and gate check,
@@ -115,7 +117,7 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None) -
 
     with LabelStore(rundir) as store:
         items, _ = label_queue(store)
-        settled = settlement(score_with_labels(rundir, gates), store, items)
+        settled = settlement(score_with_labels(rundir, gates, include_unvalidated), store, items)
         items, counts = label_queue(store, priority=decisive_comments(settled))
         by_condition = remaining_by_condition(store, items)
     remaining = {"claims": len(items), "labels_needed": sum(i.labels_needed for i in items),

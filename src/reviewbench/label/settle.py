@@ -83,9 +83,11 @@ class GateSettlement:
                 "labels_needed": self.labels_needed, "checks": [c.as_dict() for c in self.checks]}  # fmt: skip
 
 
-def score_with_labels(rundir: Path, gates: Path | None = None) -> ScoreResult:
-    """Score ``rundir`` as ``score`` does, its labels overriding automatic verdicts."""
-    return score_run(rundir, ScoreOptions(gates=gates, overrides=score_overrides(rundir)))
+def score_with_labels(rundir: Path, gates: Path | None = None, include_unvalidated: bool | None = None) -> ScoreResult:
+    """Score ``rundir`` as ``score`` does (registered rules, or these), its labels overriding
+    automatic verdicts."""
+    return score_run(rundir, ScoreOptions(gates=gates, include_unvalidated=include_unvalidated,
+                                          overrides=score_overrides(rundir)))  # fmt: skip
 
 
 def settlement(result: ScoreResult, store: LabelStore, items: list[QueueItem]) -> list[GateSettlement]:

@@ -105,11 +105,12 @@ def serve_command(rundir: Path, port: int, rater: str | None, adjudicate: bool) 
 def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, include_unvalidated: bool | None) -> None:
     """Claims still waiting for people, most useful first, and how many remain per gate.
 
-    Scores the run with the labels already in, then, for every condition and gate check,
-    says whether it is settled (passes or fails whatever the unlabelled claims turn out to
-    be) or how many claims, and rater labels, can still change it. Claims that can change
-    a gate come first; then disputed claims (for an adjudicator), single-rated ones (for a
-    second rater), unlabelled ones.
+    Scores the run with the labels already in (as 'score' does, rewriting
+    RUNDIR/verdicts.jsonl), then, for every condition and gate (tier or veto), says
+    whether it is settled (passes or fails whatever the unlabelled claims turn out to be),
+    moot (a veto holds, too few cases), or how many claims, and rater labels, can still
+    change it. Claims that can change a gate come first; then disputed claims (for an
+    adjudicator), single-rated ones (for a second rater), unlabelled ones.
     """
     from ..label.queue import label_queue, remaining_by_condition
     from ..label.settle import decisive_comments, score_with_labels, settlement

@@ -56,3 +56,27 @@ def test_the_report_command_includes_the_section(rundir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     html = out.read_text()
     assert 'id="labels"' in html and "No two raters have labelled the same claims yet." in html
+
+
+def test_labelled_precision_with_the_unclear_sensitivity_and_its_flag(rundir, tmp_path):
+    # Both raters label as planned (test_store.plan): condalphasecret has 3 gold-linked true
+    # findings, 1 valid incidental, 2 false positives; condbetasecret's long comment is a true
+    # finding of d-1 (its other parts duplicates) and "maybe a problem here" is unclear.
+    keys = keys_by_text(rundir)
+    for rater in ("ann", "bob"):
+        import_labels(rundir, write(tmp_path / f"{rater}.jsonl", plan(keys)), rater=rater)
+    gates = tmp_path / "gates.toml"
+    gates.write_text('[[tier]]\nname = "t"\nwhen = [{ metric = "precision", op = ">=", value = 0.7 }]\n'
+                     '[fallback]\nname = "none"\n')  # fmt: skip
+    view = labels_view(rundir, resamples=50, gates=str(gates))
+    first, second = (next(c for c in view.conditions if c.name == name) for name in CONDITIONS)
+    p = first.precision
+    assert (p.gold.numerator, p.gold.denominator, p.expanded.numerator, p.unclear) == (3, 6, 4, 0)
+    assert first.unclear_flips == ()  # 4/6 either way: fails at 0.7 whatever unclear claims are
+    q = second.precision
+    assert (q.gold.value, q.unclear, q.unclear_as_false.value, q.unclear_as_true.value) == (1.0, 1, 0.5, 1.0)
+    assert second.unclear_flips == (0.7,)  # 0.5 fails, 1.0 passes: the unclear claim decides
+    fragment = str(render_labels_section(view))
+    assert 'id="labelled-precision"' in fragment
+    assert fragment.count("<strong>changes</strong>") == 1 and "precision &ge; 0.7 passes only if" in fragment
+    assert labels_view(rundir, resamples=50).conditions[1].unclear_flips == ()  # no gates given: no flag

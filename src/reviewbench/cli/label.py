@@ -98,37 +98,65 @@ def serve_command(rundir: Path, port: int, rater: str | None, adjudicate: bool) 
 @_RUNDIR
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=0), help="Claims to list.")
-def queue_command(rundir: Path, as_json: bool, limit: int) -> None:
-    """Claims still waiting for people, most useful first, and how many remain.
+@click.option("--gates", type=click.Path(path_type=Path, dir_okay=False),
+              help="Gates file (default: the registered one, else the built-in table).")
+@click.option("--include-unvalidated/--validated-only", default=None,
+              help="Which cases count, as for 'score' (default: as registered, else validated only).")
+def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, include_unvalidated: bool | None) -> None:
+    """Claims still waiting for people, most useful first, and how many remain per gate.
 
-    Disputed claims wait for an adjudicator, single-rated ones for a second rater.
-    Claims on defect cases come first (until scoring names the claims between the
-    identification bounds).
+    Scores the run with the labels already in (as 'score' does, rewriting
+    RUNDIR/verdicts.jsonl), then, for every condition and gate (tier or veto), says
+    whether it is settled (passes or fails whatever the unlabelled claims turn out to be),
+    moot (a veto holds, too few cases), or how many claims, and rater labels, can still
+    change it. Claims that can change a gate come first; then disputed claims (for an
+    adjudicator), single-rated ones (for a second rater), unlabelled ones.
     """
     from ..label.queue import label_queue, remaining_by_condition
+    from ..label.settle import decisive_comments, score_with_labels, settlement
     from ..label.store import LabelStore
 
     with LabelStore(rundir) as store:
-        items, counts = label_queue(store)
+        items, _ = label_queue(store)
+        settled = settlement(score_with_labels(rundir, gates, include_unvalidated), store, items)
+        items, counts = label_queue(store, priority=decisive_comments(settled))
         by_condition = remaining_by_condition(store, items)
     remaining = {"claims": len(items), "labels_needed": sum(i.labels_needed for i in items),
                  "decisive": sum(i.decisive for i in items)}  # fmt: skip
     if as_json:
         print_json({"remaining": remaining, "by_status": dict(sorted(counts.items())), "by_condition": by_condition,
+                    "gates": [s.as_dict() for s in settled],
                     "queue": [i.as_dict() for i in items[:limit] if limit]})  # fmt: skip
         return
     console.print(f"{remaining['claims']} claims wait for {remaining['labels_needed']} labels "
-                  f"({remaining['decisive']} on defect cases); by status: "
+                  f"({remaining['decisive']} can change a gate); by status: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), markup=False)  # fmt: skip
     for name, left in by_condition.items():
         console.print(f"  {name}: {left['claims']} claims, {left['labels_needed']} labels before its figures "
                       "rest on people alone", markup=False)  # fmt: skip
+    if settled:
+        console.print("gates:", markup=False)
+    for s in settled:
+        if s.moot:
+            state = f"moot ({s.moot})"
+        elif s.settled:
+            state = f"settled ({s.outcome})"
+        else:
+            state = f"needs labels: {s.claims} claims ({s.labels_needed} rater labels) can still change it"
+        console.print(f"  {s.condition} {s.kind} {s.gate}: {state}", markup=False)
+        for c in s.checks:
+            bounds = "n/a" if c.lower is None else f"{c.lower:.3f}"
+            if c.upper is not None and c.upper != c.lower:
+                bounds = f"[{bounds}, {c.upper:.3f}]"
+            where = f"{c.outcome}" if c.outcome else f"open, {len(c.comments)} comments"
+            console.print(f"      {c.metric} {c.op} {c.threshold:g} at {bounds}: {where}", markup=False)
     table = Table(show_edge=False, box=None)
-    for column in ("packet", "comment", "part", "status", "needs"):
+    for column in ("packet", "comment", "part", "status", "needs", "decisive"):
         table.add_column(column)
     for item in items[:limit]:
-        table.add_row(item.packet_id, item.comment_id, str(item.part), item.status.value, str(item.labels_needed))
-    if items:
+        table.add_row(item.packet_id, item.comment_id, str(item.part), item.status.value, str(item.labels_needed),
+                      "yes" if item.decisive else "")  # fmt: skip
+    if items and limit:
         console.print(table)
 
 

@@ -34,6 +34,13 @@ def _fmt(m: dict) -> tuple[str, str, str]:
     return value, fraction, interval
 
 
+def _evidence(data: dict, metric: str) -> str:
+    from ..score.levels import describe
+
+    evidence = (data.get("metric_evidence") or {}).get(metric)
+    return describe(evidence) if evidence else ""
+
+
 def _print_condition(name: str, data: dict) -> None:
     metrics = data["metrics"]
     states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
@@ -41,7 +48,8 @@ def _print_condition(name: str, data: dict) -> None:
                   f"evidence {data['evidence']})", markup=False, style="bold")  # fmt: skip
     for label, metric, meaning in SUMMARY:
         value, fraction, interval = _fmt(metrics[metric])
-        console.print(f"  {label:<15} {fraction:>9}  {value:>6} {interval:<17} {meaning}", markup=False)
+        console.print(f"  {label:<15} {fraction:>9}  {value:>6} {interval:<17} {meaning}; evidence: "
+                      f"{_evidence(data, metric)}", markup=False)  # fmt: skip
     e2e = data["end_to_end"]["metrics"]
     parts = []
     for metric in END_TO_END:
@@ -53,11 +61,11 @@ def _print_condition(name: str, data: dict) -> None:
         console.print(f"  MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
                       f"{', '.join(drift['returned'])}", markup=False)  # fmt: skip
     table = Table(show_edge=False, box=None, padding=(0, 1))
-    for column in ("metric", "num/den", "value", "95% interval"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
+    for column in ("metric", "num/den", "value", "95% interval", "evidence"):
+        table.add_column(column, justify="left" if column in ("metric", "evidence") else "right")
     for metric in TABLE:
         value, fraction, interval = _fmt(metrics[metric])
-        table.add_row(metric, fraction, value, interval)
+        table.add_row(metric, fraction, value, interval, _evidence(data, metric))
     latency = metrics["latency_s"]
     if latency["value"] is not None:
         table.add_row("latency_s (median)", f"n={latency['den']}", f"{latency['value']:.3f}",

@@ -123,5 +123,6 @@ def _write_report(rundir: Path, target: Path, score: ScoreResult) -> Path:
     from ..report import build_report, write_html
 
     data = build_report(rundir, scored=score)
-    write_html(data, target, labels_section(rundir, [c.name for c in data.conditions]))
+    write_html(data, target, labels_section(rundir, [c.name for c in data.conditions],
+                                            gates=str(data.analysis.get("gates", "built-in"))))  # fmt: skip
     return target

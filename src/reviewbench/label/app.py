@@ -14,6 +14,7 @@ never answers), are validated as :class:`LabelRow` and appended to ``labels.sqli
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from dataclasses import dataclass
 from importlib import resources
@@ -28,11 +29,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..errors import UsageError
+from ..errors import ReviewbenchError, UsageError
 from .packets import PacketSet
 from .queue import label_queue
 from .records import ACTIONABILITY_FIELDS, LabelPacket, LabelRow
 from .resolve import ClaimStatus, _adjudications, claim_status
+from .settle import gate_priority
 from .store import LabelStore, Role, check_name
 
 __all__ = ["AppOptions", "build_app", "serve"]
@@ -63,6 +65,17 @@ def _static(name: str) -> bytes:
     return resources.files("reviewbench.label").joinpath("static", name).read_bytes()
 
 
+def _priority(rundir: Path, store: LabelStore) -> set[str] | None:
+    """Comments that can change a registered gate; None (defect cases first) when the run
+    cannot be scored yet (the app still serves its packets)."""
+    try:
+        return gate_priority(rundir, store)
+    except ReviewbenchError as exc:
+        print(f"reviewbench: note: packets with claims on defect cases first; gates not read ({exc})",
+              file=sys.stderr)  # fmt: skip
+        return None
+
+
 class _State:
     """Packets built once; the store opened per request (SQLite connections stay in their thread)."""
 
@@ -72,7 +85,7 @@ class _State:
         with LabelStore(options.rundir) as store:
             self.packet_set: PacketSet = store.packets()
             self.secret = store.secret()
-            queue, _ = label_queue(store)
+            queue, _ = label_queue(store, priority=_priority(options.rundir, store))
         self.packets = {p.packet_id: p for p in self.packet_set.packets}
         decisive = {item.packet_id for item in queue if item.decisive}
         self.decisive = decisive

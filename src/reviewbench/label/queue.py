@@ -2,9 +2,11 @@
 
 A claim needs people until its label is final: disputed claims wait for an adjudicator,
 claims with one rater wait for a second, unlabelled claims for two. Claims whose label can
-change a registered decision come first: scoring names them (the comments between the
-identification bounds of issue 13) through ``priority``; without it, claims on defect cases
-come before claims on controls. Ties keep a per-queue random order.
+change a registered decision come first: ``label/settle.py`` names them (the comments
+between the identification bounds of an unsettled gate) through ``priority``; then
+disputed, single-rated and unlabelled claims, claims on defect cases before claims on
+controls. Without ``priority``, claims on defect cases count as decisive. Ties keep a
+per-queue random order.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def label_queue(store: LabelStore, priority: Collection[str] | None = None,
         decisive = ref.source_id in priority if priority is not None else ref.case_id in defect_cases
         needed = 1 if status is ClaimStatus.DISPUTED else max(raters_needed - have, 0)
         tie = hashlib.sha256(secret + f"queue\0{key[0]}\0{key[1]}".encode()).hexdigest()
-        items.append(((not decisive, _WAITING[status], tie),
+        items.append(((not decisive, _WAITING[status], ref.case_id not in defect_cases, tie),
                       QueueItem(key[0], key[1], ref.packet_id, status, decisive, needed)))  # fmt: skip
     items.sort(key=lambda item: item[0])
     return [item for _, item in items], counts

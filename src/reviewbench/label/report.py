@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from ..store.runs import RUNS_DB, RunStore
 from .evidence import judge_verdicts
+from .figures import LabelledPrecision, decision_changes, labelled_precision
 from .records import ACTIONABILITY_FIELDS, LabelClass
 from .resolve import PairAgreement, agreement, verdicts_from
 from .stats import ActionabilityRate, actionability_rate
@@ -41,6 +42,11 @@ class ConditionLabels:
     triage_q1: float | None
     triage_q3: float | None
     runs_timed: int
+    precision: LabelledPrecision | None = None
+    """Seed 003's precision over the labelled comments (unclear and duplicates beside it)."""
+    unclear_flips: tuple[float, ...] = ()
+    """Thresholds of registered ``precision >=`` gates that unclear comments decide: the gate
+    passes with every unclear comment counted true and fails with every one counted false."""
 
     @property
     def automatic(self) -> int:
@@ -71,8 +77,25 @@ def _quartiles(values: list[float]) -> tuple[float | None, float | None, float |
     return statistics.median(values), q1, q3
 
 
-def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000) -> LabelsView | None:
-    """The labels section's data, or None when ``rundir`` has no labels."""
+def _precision_thresholds(gates: str | None) -> tuple[float, ...]:
+    """Thresholds of the ``precision >= t`` / ``> t`` checks of a gates file ("built-in" or a path)."""
+    if gates is None:
+        return ()
+    from ..score.gates import load_gates
+
+    table, _, _ = load_gates(None if gates == "built-in" else Path(gates))
+    return tuple(sorted({c.value for t in (*table.veto, *table.tier) for c in t.when
+                         if c.metric == "precision" and c.op in (">", ">=") and c.diff is None}))  # fmt: skip
+
+
+def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000,
+                gates: str | None = None) -> LabelsView | None:  # fmt: skip
+    """The labels section's data, or None when ``rundir`` has no labels.
+
+    ``gates``: the gates the score used ("built-in" or a path; the report's
+    ``analysis["gates"]``), to flag a precision gate the unclear comments decide.
+    """
+    thresholds = _precision_thresholds(gates)
     if not (rundir / LABELS_DB).is_file():
         return None
     store_runs = RunStore(rundir / RUNS_DB)
@@ -113,9 +136,13 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
         true = [v.fields for v in hv if v.label_class is LabelClass.TRUE_FINDING and v.fields is not None]
         run_minutes = sorted(m for (cond, _), m in minutes.items() if cond == name)
         median, q1, q3 = _quartiles(run_minutes)
+        precision = labelled_precision(hv + jv)
+        flips = tuple(t for t in thresholds
+                      if decision_changes(precision.unclear_as_false, precision.unclear_as_true, t))  # fmt: skip
         views.append(ConditionLabels(name=name, comments=comments_of.get(name, 0), human=len(hv), judge=len(jv),
                                      by_class=by_class, actionability=actionability_rate(true), triage_median=median,
-                                     triage_q1=q1, triage_q3=q3, runs_timed=len(run_minutes)))  # fmt: skip
+                                     triage_q1=q1, triage_q3=q3, runs_timed=len(run_minutes), precision=precision,
+                                     unclear_flips=flips))  # fmt: skip
     return LabelsView(pairs=report.pairs, adjudicated=report.adjudicated,
                       adjudication_minutes=round(report.adjudication_s / 60, 2), disputed=report.disputed,
                       conditions=views, triage_by_case=dict(sorted(by_case.items())),
@@ -164,7 +191,8 @@ def render_labels_section(view: LabelsView | None) -> Markup:
     return Markup(env.get_template("report_section.html").render(view=view, dots=_dot_plot(view)))
 
 
-def labels_section(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000) -> Markup:
+def labels_section(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000,
+                   gates: str | None = None) -> Markup:  # fmt: skip
     """The report's labels section for ``rundir`` ("" without labels): what the report
     command and the demo pass to ``write_html(..., sections=...)``."""
-    return render_labels_section(labels_view(rundir, conditions, resamples=resamples))
+    return render_labels_section(labels_view(rundir, conditions, resamples=resamples, gates=gates))

@@ -19,9 +19,10 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
+from ..score.levels import describe
 from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
-from ..score.verdicts import FindingVerdict
+from ..score.verdicts import Evidence, FindingVerdict
 from ..store.corpus import read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from ._model import (
@@ -63,7 +64,7 @@ def classify_findings(verdicts: Sequence[FindingVerdict]) -> list[tuple[Verdict,
     return out
 
 
-def _metric(name: str, m) -> Metric:  # type: ignore[no-untyped-def]
+def _metric(name: str, m, evidence=None) -> Metric:  # type: ignore[no-untyped-def]
     note = ""
     if name == "fp_per_clean_case" and "distribution" in m:
         d = m["distribution"]
@@ -75,8 +76,12 @@ def _metric(name: str, m) -> Metric:  # type: ignore[no-untyped-def]
         note = f"median over {m['den']} completed runs; interval column is the IQR; min {m['min']}, max {m['max']}"
     elif name == "tokens" and m.get("value") is not None:
         note = f"in {m['in']}, out {m['out']}, per case {m['per_case']}"
-    return Metric(name=name, value=m.get("value"), num=m.get("num"), den=m.get("den"),
-                  lo=m.get("lo"), hi=m.get("hi"), note=note)  # fmt: skip
+    if evidence is None:  # summaries (latency, tokens): measured, not judged
+        return Metric(name=name, value=m.get("value"), num=m.get("num"), den=m.get("den"),
+                      lo=m.get("lo"), hi=m.get("hi"), note=note)  # fmt: skip
+    return Metric(name=name, value=m.get("value"), num=m.get("num"), den=m.get("den"), lo=m.get("lo"),
+                  hi=m.get("hi"), note=note, level=evidence.level.value,
+                  evidence=describe(evidence.model_dump(mode="json")))  # fmt: skip
 
 
 def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
@@ -85,7 +90,7 @@ def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
         for c in conditions:
             observed = "n/a" if c["observed"] is None else f"{c['observed']:.3f}"
             if c.get("upper") is not None:
-                observed += f" identified, {c['upper']:.3f} located"
+                observed += f" identified, at most {c['upper']:.3f} (located, or what labels can still reach)"
             outcome = "needs labels" if c["passed"] is None else "pass" if c["passed"] else "fail"
             if c.get("diff"):
                 outcome = c["status"]
@@ -154,15 +159,23 @@ class _Matched:
         self.found = [False] * len(defects)
         self.located = [False] * len(defects)
         self.matched: dict[int, Finding] = {}
-        for finding, (verdict, defect_id), record in zip(run.findings, self.verdicts, verdicts, strict=True):
-            i = index.get(defect_id) if defect_id is not None else None
+        self.judged: dict[int, Evidence] = {}
+        """Per defect: who judged its outcome (the identifying comment's, else the lowest there)."""
+        for finding, (verdict, _), record in zip(run.findings, self.verdicts, verdicts, strict=True):
+            # Where the comment lands, whoever judged it: one people call a false positive
+            # stays located (as located_recall counts it), never found.
+            i = index.get(record.defect_id) if record.defect_id is not None else None
             if i is None:
                 continue
             self.located[i] = True
+            if not self.found[i]:
+                seen = self.judged.get(i)
+                self.judged[i] = record.evidence if seen is None or record.evidence.rank < seen.rank else seen
             if record.identified and not self.found[i]:  # a duplicate may identify it (after a label)
                 self.found[i] = True
                 self.matched[i] = finding
-            elif verdict is Verdict.LOCATED:
+                self.judged[i] = record.evidence
+            elif verdict in (Verdict.LOCATED, Verdict.FALSE_POSITIVE):
                 self.matched.setdefault(i, finding)
 
     def count(self, verdict: Verdict) -> int:
@@ -179,7 +192,8 @@ def _tile(m: _Matched | None, condition: str, rep: int, index: int) -> Tile:
                     run_id=run.run_id, finding=None, error=run.error)  # fmt: skip
     outcome = Outcome.FOUND if m.found[index] else Outcome.LOCATED if m.located[index] else Outcome.MISSED
     return Tile(condition=condition, repetition=rep, outcome=outcome, state=run.state, run_id=run.run_id,
-                finding=m.matched.get(index), findings=tuple(run.findings))  # fmt: skip
+                finding=m.matched.get(index), findings=tuple(run.findings),
+                evidence=m.judged.get(index, Evidence.AUTOMATIC).value)  # fmt: skip
 
 
 def _rep_outcome(m: _Matched | None, case: CaseInfo) -> str:
@@ -294,8 +308,10 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     conditions = []
     for name in names:
         scored = result.conditions[name]
-        metrics = {m: _metric(m, scored.metrics[m]) for m in (*RATE_METRICS, "latency_s", "tokens")}
-        end_to_end = {m: _metric(m, scored.end_to_end.metrics[m]) for m in RATE_METRICS}
+        levels = scored.metric_evidence or {}
+        metrics = {m: _metric(m, scored.metrics[m], levels.get(m)) for m in RATE_METRICS}
+        metrics.update({m: _metric(m, scored.metrics[m]) for m in ("latency_s", "tokens")})
+        end_to_end = {m: _metric(m, scored.end_to_end.metrics[m], levels.get(m)) for m in RATE_METRICS}
         latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
                           and r.latency_s is not None and r.state.completed)  # fmt: skip
         drift = scored.model_drift

@@ -99,6 +99,10 @@ class Metric:
     hi: float | None
     note: str = ""
     """Extra facts shown beside it (the 0/1/2/3+ distribution, run states, IQR)."""
+    level: str = "automatic"
+    """The evidence it rests on: human, judge or automatic (``score/levels.py``)."""
+    evidence: str = ""
+    """That evidence in words, with how far labelling has come ("automatic (people 3 of 5)")."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,10 @@ class Tile:
     findings: tuple[Finding, ...] = ()
     """All of the run's findings, to show what it said instead (MISSED)."""
     error: str | None = None
+    evidence: str | None = None
+    """Who judged the outcome: human, judge or automatic (None: no review to judge).
+    Found: the identifying comment's label; located: the lowest among the comments there;
+    missed: automatic matching (no comment sits at the defect)."""
 
 
 @dataclass(frozen=True)

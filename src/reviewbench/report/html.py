@@ -17,14 +17,19 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..score.levels import EVIDENCE_WORDS
 from ..score.registry import METRICS
 from ._data import build_report
 from ._model import DefectRow, Metric, Outcome, ReportData, Summary, Tile
 
-__all__ = ["METRIC_HELP", "render_html", "script_json", "write_html"]
+__all__ = ["JUDGED_BY", "METRIC_HELP", "render_html", "script_json", "write_html"]
 
 #: One line per metric, shown beside it (definitions: docs/SCORING.md).
 METRIC_HELP = {spec.name: spec.meaning for spec in METRICS}
+
+#: Who a tile's or a figure's evidence level says judged it.
+JUDGED_BY = {"human": "people (final human labels)", "judge": "a calibrated judge",
+             "automatic": "automatic matching"}  # fmt: skip
 
 _CLIP = 300
 _SHOWN_FINDINGS = 3
@@ -62,7 +67,8 @@ def tile_tip(row: DefectRow, tile: Tile) -> str:
     if tile.outcome is Outcome.FOUND and tile.finding is not None:
         lines.append("FOUND (identified) by: " + _finding(tile.finding))
     elif tile.outcome is Outcome.LOCATED and tile.finding is not None:
-        lines.append("LOCATED, not identified (a label would settle it): " + _finding(tile.finding))
+        why = "a label would settle it" if tile.evidence in (None, "automatic") else "labelled so"
+        lines.append(f"LOCATED, not identified ({why}): " + _finding(tile.finding))
     elif tile.outcome is Outcome.MISSED:
         if tile.findings:
             lines.append(f"MISSED; the run's {len(tile.findings)} finding(s):")
@@ -75,6 +81,8 @@ def tile_tip(row: DefectRow, tile: Tile) -> str:
         lines.append(f"INCOMPLETE: no review ({tile.state})" + (f": {_clip(tile.error, 200)}" if tile.error else ""))
     else:
         lines.append("NOT RUN: no run of this repetition is recorded")
+    if tile.evidence is not None:
+        lines.append("judged by " + JUDGED_BY.get(tile.evidence, tile.evidence))
     return "\n".join(lines)
 
 
@@ -103,7 +111,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(fmt=_fmt, fraction=_fraction, interval=_interval, clip=_clip)
-    env.globals.update(tip=tile_tip, help=METRIC_HELP, summary_short=_SUMMARY_SHORT, finding=_finding)
+    env.globals.update(tip=tile_tip, help=METRIC_HELP, summary_short=_SUMMARY_SHORT, finding=_finding,
+                       judged_by=JUDGED_BY, words=EVIDENCE_WORDS)  # fmt: skip
     return env
 
 

@@ -20,8 +20,10 @@ from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
+from .bounds import open_pairs, reachable
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
+from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
     ConditionTally,
@@ -359,6 +361,10 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     comparative = dict(zip(in_tiers, evaluated[len(gates.compare):], strict=True))
 
     valid_controls = sum(1 for c in cases.values() if c.control)
+    gated_names = sorted({c.metric for t in (*gates.veto, *gates.tier) for c in t.when if c.diff is None})
+    still_open = defaultdict(list)
+    for pair in open_pairs((v for run in runs for v in verdicts[run.run_id]), cases):
+        still_open[pair.condition].append(pair)
     conditions: dict[str, dict] = {}
     for name in names:
         views = {analysis: (metrics_of(name, analysis), _breakdown(tallies[(name, analysis)]))
@@ -369,15 +375,18 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         evidence = min(levels, key=lambda e: e.rank)
         valid_defect_cases = len({k[0] for k in completed.found})
         metrics, breakdown = views[gates.analysis]
+        decision = decide(gates, metrics, valid_defect_cases, breakdown=breakdown, valid_controls=valid_controls,
+                          evidence=evidence, labels_needed=sum(len(p.comments) for p in still_open[name]),
+                          comparative=comparative, attainable=reachable(gated_names, still_open[name], metrics,
+                                                                        breakdown))  # fmt: skip
         conditions[name] = {
             "metrics": views["completed"][0],
             "breakdown": views["completed"][1],
             "end_to_end": {"metrics": views["end_to_end"][0], "breakdown": views["end_to_end"][1]},
             "states": dict(sorted(completed.states.items())),
             "evidence": evidence.value,
-            "decision": decide(gates, metrics, valid_defect_cases, breakdown=breakdown,
-                               valid_controls=valid_controls, evidence=evidence,
-                               labels_needed=gated.unsettled, comparative=comparative),  # fmt: skip
+            "metric_evidence": metric_evidence(gated.evidence_counts),
+            "decision": decision,
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }

@@ -141,8 +141,12 @@ def _lookup(metrics: dict[str, dict], breakdown: dict, name: str) -> dict:
 
 
 def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
-           comparative: Mapping[Condition, dict]) -> dict:  # fmt: skip
+           comparative: Mapping[Condition, dict], attainable: Mapping[str, float | None] | None = None) -> dict:  # fmt: skip
     """Three-valued: ``passed`` True/False, or None when only labels can settle it.
+
+    ``attainable``: per bounded metric name, the highest value the comments still on
+    automatic evidence could give it (``score/bounds.py``); it replaces the located bound
+    when lower (labels already in can keep a located comment from ever identifying).
 
     A comparative condition passes only when its paired interval clears the threshold
     (``status`` pass); ``inconclusive`` (the interval straddles it) does not pass.
@@ -161,6 +165,9 @@ def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
         return out
     suffix = condition.metric.partition("@")[1:]
     upper = _lookup(metrics, breakdown, upper_name + "".join(suffix)).get("value")
+    reachable = (attainable or {}).get(condition.metric)
+    if upper is not None and reachable is not None:
+        upper = min(upper, reachable)
     out["upper"] = upper
     lower_passes = test(observed, condition.value)
     upper_passes = upper is not None and test(upper, condition.value)
@@ -173,7 +180,8 @@ def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
 
 def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, breakdown: dict | None = None,
            valid_controls: int | None = None, evidence: Evidence = Evidence.AUTOMATIC,
-           labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None) -> dict:  # fmt: skip
+           labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None,
+           attainable: Mapping[str, float | None] | None = None) -> dict:  # fmt: skip
     """The decision for one condition's metrics (the JSON contract's ``decision``).
 
     ``status``: ``granted`` (a tier's gates pass), ``not_earned`` (none do: the fallback),
@@ -185,7 +193,7 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
     breakdown = breakdown or {}
     comparative = comparative or {}
     used = {c.metric for t in (*gates.veto, *gates.tier) for c in t.when if c.diff is None}
-    checks = {t.name: [_check(c, metrics, breakdown, comparative) for c in t.when]
+    checks = {t.name: [_check(c, metrics, breakdown, comparative, attainable) for c in t.when]
               for t in (*gates.veto, *gates.tier)}  # fmt: skip
     all_permitted = [p for t in (*gates.tier, gates.fallback) for p in t.permitted]
 

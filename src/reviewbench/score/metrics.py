@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..records import Defect
 from ..store.runs import RunRow
+from .levels import case_kind
 from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
@@ -137,6 +138,8 @@ class ConditionTally:
     """(case id, defect index, repetition) → identified, for scored runs of original cases."""
     unsettled: int = 0
     evidence: set[str] = field(default_factory=set)
+    evidence_counts: dict[str, Counter[str]] = field(default_factory=dict)
+    """Per kind of case (defect, control, variant): evidence levels of the scored comments."""
     models_requested: set[str] = field(default_factory=set)
     models_returned: set[str] = field(default_factory=set)
 
@@ -184,6 +187,7 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
         if not m.completed and not end_to_end:
             continue
         tally.evidence.update(m.evidence)
+        tally.evidence_counts.setdefault(case_kind(case.control, case.variant), Counter()).update(m.evidence)
         tally.unsettled += m.unsettled
         by_rep[(run.case_id, run.repetition)] = m
         if m.completed:  # a missing review neither lowers flag coverage nor counts as silence

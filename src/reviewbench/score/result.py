@@ -21,6 +21,7 @@ __all__ = [
     "DecisionResult",
     "DecisionStatus",
     "GateCheck",
+    "MetricEvidence",
     "MetricValue",
     "PairedComparison",
     "ScoreResult",
@@ -96,7 +97,8 @@ class GateCheck(_Result):
     threshold: float = Field(description="The gate's value.")
     observed: Number | None = Field(description="The metric's value (the identified bound when bounded).")
     passed: bool | None = Field(description="Null: the bounds straddle the threshold (needs labels).")
-    upper: Number | None = Field(default=None, description="The located upper bound, for bounded metrics.")
+    upper: Number | None = Field(default=None, description="Bounded metrics: the upper bound, the located value "
+                                 "or, when lower, what labels can still reach (score/bounds.py).")
     status: str | None = Field(default=None, description="Comparative: pass, fail or inconclusive.")
     diff: list[str] | None = Field(default=None, description="Comparative: [a, b], the difference a - b.")
     lo: float | None = Field(default=None, description="Comparative: low end of the paired interval.")
@@ -115,6 +117,16 @@ class DecisionResult(_Result):
     reason: str | None = Field(description="Why, when not a plain grant.")
 
 
+class MetricEvidence(_Result):
+    """The evidence one figure rests on (``score/levels.py``)."""
+
+    level: Evidence = Field(description="Lowest evidence among the comments the figure counts.")
+    judged: bool = Field(description="False when no label can change the figure (automatic matching only).")
+    human: int = Field(description="Comments it counts with a final human label.")
+    judge: int = Field(description="Comments it counts labelled by a calibrated judge.")
+    automatic: int = Field(description="Comments it counts on automatic matching only.")
+
+
 class ModelDrift(_Result):
     requested: list[str] = Field(description="Model ids requested.")
     returned: list[str] = Field(description="Distinct model ids the completed runs reported.")
@@ -126,6 +138,8 @@ class ConditionScore(_Result):
     end_to_end: AnalysisScore = Field(description="Failed, invalid, timed-out, cancelled runs count against.")
     states: dict[str, int] = Field(description="Runs by terminal state.")
     evidence: Evidence = Field(description="Lowest evidence level among the condition's verdicts.")
+    metric_evidence: dict[str, MetricEvidence] | None = Field(
+        default=None, description="Per rate metric, the evidence it rests on (gated analysis).")
     decision: DecisionResult = Field(description="The authority earned, from the gated analysis.")
     valid_defect_cases: int = Field(description="Analysed defect cases with a completed run.")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from reviewbench import MineConfig, mine_corpus
+from reviewbench.config.reviewers import CommandConfig, SarifConfig
 from reviewbench.errors import OutputTooLarge, ReviewerError
 from reviewbench.label.judge import JudgeError, _Asker, load_judge
 from reviewbench.records import ReviewPacket
 from reviewbench.reviewers import make_reviewer
-from reviewbench.reviewers.configs import CommandConfig, SarifConfig
 from reviewbench.sandbox import run_shell
 from reviewbench.sandbox._shell import STDERR_KEEP
 from reviewbench.tasks.solvers import CommandSolver, TaskPacket

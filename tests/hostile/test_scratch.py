@@ -53,9 +53,9 @@ def test_a_command_reviewer_sweeps_agent_scratch_of_killed_runs(tmp_path, monkey
     # /tmp for good: it named no owner. (The forge's push areas: test_forge.py's kill -9 test.)
     import asyncio
 
+    from reviewbench.config.reviewers import CommandConfig
     from reviewbench.records import ReviewPacket
     from reviewbench.reviewers import make_reviewer
-    from reviewbench.reviewers.configs import CommandConfig
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()

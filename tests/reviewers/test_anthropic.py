@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
+from reviewbench.config.reviewers import AnthropicConfig
 from reviewbench.reviewers import ReviewerError, make_reviewer
 from reviewbench.reviewers._messages import GUIDANCE_HEADING
 from reviewbench.reviewers.anthropic import AnthropicReviewer
-from reviewbench.reviewers.configs import AnthropicConfig
 
 from .servers import FROZEN_TEXT, Reply
 

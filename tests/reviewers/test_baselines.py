@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from reviewbench.config.reviewers import FlagAllConfig, SilentConfig
 from reviewbench.records import Severity
 from reviewbench.reviewers import make_reviewer
 from reviewbench.reviewers.baselines import FlagAllReviewer, SilentReviewer
-from reviewbench.reviewers.configs import FlagAllConfig, SilentConfig
 
 DIFF = """\
 diff --git a/src/a.py b/src/a.py

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from reviewbench.config.reviewers import CommandConfig
 from reviewbench.reviewers import ReviewerError, make_reviewer
 from reviewbench.reviewers.command import CommandReviewer
-from reviewbench.reviewers.configs import CommandConfig
 
 
 def script(tmp_path: Path, body: str, name: str = "reviewer.py") -> str:

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from reviewbench import MineConfig, mine_corpus
+from reviewbench.config.reviewers import GiteaConfig, GithubConfig
 from reviewbench.errors import UsageError
 from reviewbench.records import ReviewPacket
 from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import run_experiment
 from reviewbench.reviewers import make_reviewer
-from reviewbench.reviewers.configs import GiteaConfig, GithubConfig
 from reviewbench.reviewers.forge import summary_findings, time_to_first_review
 from reviewbench.store.runs import RunStore
 

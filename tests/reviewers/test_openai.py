@@ -10,10 +10,10 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
+from reviewbench.config.reviewers import OpenAIConfig
 from reviewbench.reviewers import ReviewerError, make_reviewer
 from reviewbench.reviewers._http import ClientPool, parse_retry_after
 from reviewbench.reviewers._messages import GUIDANCE_HEADING
-from reviewbench.reviewers.configs import OpenAIConfig
 from reviewbench.reviewers.openai import OpenAIReviewer
 
 from .servers import FROZEN_TEXT, Reply

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import difflib
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
+from reviewbench.config.reviewers import SarifConfig
 from reviewbench.records import Finding, Severity
 from reviewbench.reviewers import ReviewerError, make_reviewer
 from reviewbench.reviewers._diff import added_lines
-from reviewbench.reviewers.configs import SarifConfig
 from reviewbench.reviewers.sarif import SarifReviewer, sarif_findings
 
 RUFF = f"{shlex.quote(sys.executable)} -m ruff check --isolated --output-format sarif --no-cache --select F,E9 ."

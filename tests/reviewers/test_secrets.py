@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
+from reviewbench.config.reviewers import AnthropicConfig, OpenAIConfig
 from reviewbench.reviewers import ReviewerError, make_reviewer
-from reviewbench.reviewers.configs import AnthropicConfig, OpenAIConfig
 
 from .servers import Reply
 

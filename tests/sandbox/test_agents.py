@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from reviewbench.tasks.solvers import CommandSolver, TaskPacket
 
+from reviewbench.config.reviewers import CommandConfig
 from reviewbench.errors import PrerequisiteError, UsageError
 from reviewbench.reviewers import make_reviewer
-from reviewbench.reviewers.configs import CommandConfig
 from reviewbench.sandbox import protect
 from reviewbench.sandbox._layout import _mechanism
+from reviewbench.tasks.solvers import CommandSolver, TaskPacket
 
 PYTHON_HOME = os.path.realpath(sys.base_prefix)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..config import ExperimentConfig
 from ..label.records import LabelPacket, LabelRow
 from ..records import Case, CorpusMeta, GoldRecord
-from ..review.experiment import ExperimentConfig
 from ..tasks.experiment import TasksExperimentConfig
 from ..tasks.records import Grade, Task, TasksMeta
 from ._output import print_json

@@ -129,11 +129,11 @@ def load_judge(path: Path) -> Judge:
         file = JudgeFile.model_validate(data)
         kind = file.judge.get("kind")
         if kind == "command":
-            from ..reviewers.configs import CommandConfig  # the reviewer's own table: env, sandbox…
+            from ..config.reviewers import CommandConfig  # the reviewer's own table: env, sandbox…
 
             config: object = CommandConfig.model_validate(file.judge)
         elif kind in ("openai", "anthropic"):
-            from ..reviewers.configs import AnthropicConfig, OpenAIConfig
+            from ..config.reviewers import AnthropicConfig, OpenAIConfig
 
             config = (OpenAIConfig if kind == "openai" else AnthropicConfig).model_validate(file.judge)
         else:

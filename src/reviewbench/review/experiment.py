@@ -1,104 +1,16 @@
-"""The experiment file (SPEC 7): which corpus, which conditions, how many repetitions.
-
-An experiment is TOML; its JSON Schema (``reviewbench schema experiment``) is generated
-from :class:`ExperimentConfig`. Errors name the line (TOML syntax) or the field (values).
-"""
+"""Loading an experiment file (SPEC 7): its configuration (``config/experiment.py``), where
+it lives, and a hash of the prompt and guidance texts it points at."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from ..errors import UsageError
-from ..reviewers import ReviewerConfig
+from ..config.experiment import ConditionConfig, ExperimentConfig, LoadedFile, read_config
 
 __all__ = ["TEMPLATE", "ConditionConfig", "Experiment", "ExperimentConfig", "load_experiment", "read_config"]
-
-
-class ConditionConfig(BaseModel):
-    """One fixed way of reviewing: reviewer + prompt + guidance + context."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Short label, e.g. 'A'.")
-    reviewer: ReviewerConfig
-    prompt: str = Field(default="default", description="Built-in prompt id, or a file path.")
-    guidance: str | None = Field(default=None, description="File whose text is given to the reviewer.")
-    context: Literal["diff", "files", "tree"] = Field(
-        default="diff", description="diff only; + post-patch files; + exported post-patch tree."
-    )
-    concurrency: int = Field(default=4, ge=1, le=1024, description="Runs in flight at once.")
-    rate_per_minute: float | None = Field(default=None, gt=0, description="Request starts per minute.")
-    timeout_s: float = Field(default=120.0, gt=0, description="Per attempt.")
-    retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
-
-    @model_validator(mode="after")
-    def _forge_needs_a_tree(self) -> ConditionConfig:
-        """A forge reviewer pushes the exported tree and waits for its bot within the attempt."""
-        reviewer = self.reviewer
-        if reviewer.kind in ("github", "gitea"):
-            if self.context != "tree":
-                raise ValueError(f'a {reviewer.kind} reviewer pushes the case\'s tree: set context = "tree"')
-            if self.timeout_s <= reviewer.timeout_s:  # type: ignore[union-attr]
-                raise ValueError(f"timeout_s ({self.timeout_s:g}) must exceed the reviewer's own timeout_s "
-                                 f"({reviewer.timeout_s:g}), or the attempt is cut before the bot is given up on")  # type: ignore[union-attr]  # fmt: skip
-        return self
-
-
-class ExperimentConfig(BaseModel):
-    """Contents of an experiment TOML file."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    corpus: str = Field(description="Corpus directory, relative to the experiment file.")
-    repeats: int = Field(default=3, ge=1, le=100)
-    seed: int = Field(default=0, description="Seeds the interleaved run order.")
-    rename: bool = Field(default=True, description="Also review rename variants in the corpus.")
-    cutoff: str | None = Field(
-        default=None,
-        pattern=r"^\d{4}-\d{2}-\d{2}$",
-        description="Contamination cut-off (YYYY-MM-DD): scores split cases before and after it. "
-        "Registered with the experiment file.",
-    )
-    condition: list[ConditionConfig] = Field(min_length=1)
-
-    @field_validator("condition")
-    @classmethod
-    def _unique_names(cls, conditions: list) -> list:
-        return unique_names(conditions)
-
-
-def unique_names(conditions: list[Any]) -> list[Any]:
-    """Refuse two conditions of one name: runs, scores and caches are keyed on it."""
-    names = [c.name for c in conditions]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(f"condition names must be unique; repeated: {', '.join(duplicates)}")
-    return conditions
-
-
-@dataclass(frozen=True)
-class LoadedFile:
-    """A loaded experiment file: its config, where it lives, and a hash of what it says."""
-
-    config: BaseModel
-    path: Path
-
-    @property
-    def base(self) -> Path:
-        return self.path.parent
-
-    @property
-    def sha256(self) -> str:
-        canonical = json.dumps(self.config.model_dump(mode="json"), sort_keys=True)
-        return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -128,59 +40,6 @@ class Experiment(LoadedFile):
             parts.append({"condition": condition.name, "prompt": load_prompt(condition.prompt, self.base).sha256,
                           "guidance": None if guidance is None else hashlib.sha256(guidance.encode()).hexdigest()})  # fmt: skip
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-
-def _field(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "github", "gitea"):
-            continue  # the union's branch name adds nothing for the user
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[[dict], None] | None = None) -> Any:
-    """Read a TOML file into ``model``; every error is one :class:`UsageError` line.
-
-    Args:
-        path: the TOML file.
-        model: the pydantic model of its contents.
-        kinds: the adapter kinds it accepts, for the message about an unknown one.
-        check: called with the parsed TOML before validation, to refuse a file of another
-            sort with a better message than a missing field.
-
-    Raises:
-        UsageError: missing file, TOML syntax error (with line and column), or a field
-            with a bad value (named, e.g. ``condition[0].reviewer.model``).
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"experiment file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"experiment file {path} cannot be read: {exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: invalid TOML: {exc}") from None
-    if check is not None:
-        check(data)
-    try:
-        # Strict: TOML has real types, so repeats = "3" or concurrency = 2.5 is a mistake to
-        # name, not a value to coerce.
-        return model.model_validate(data, strict=True)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = _field(first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "union_tag_invalid":
-            tag = first.get("input", {}).get("kind") if isinstance(first.get("input"), dict) else None
-            message = f"unknown {where.rsplit('.', 1)[-1] or 'reviewer'} kind {tag!r} (known: {kinds})"
-            where = where or "reviewer.kind"
-        raise UsageError(f"{path}: {where}: {message}" if where else f"{path}: {message}") from None
 
 
 def load_experiment(path: Path) -> Experiment:

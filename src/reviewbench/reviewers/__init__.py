@@ -3,7 +3,7 @@
 Only ``review/`` imports this package.
 """
 
+from ..config.reviewers import ReviewerConfig
 from .base import Reviewer, ReviewerError, ReviewReply, make_reviewer, register
-from .configs import ReviewerConfig
 
-__all__ = ["Reviewer", "ReviewerConfig", "ReviewerError", "ReviewReply", "make_reviewer", "register"]
+__all__ = ["ReviewReply", "Reviewer", "ReviewerConfig", "ReviewerError", "make_reviewer", "register"]

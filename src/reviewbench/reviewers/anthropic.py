@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..config.reviewers import AnthropicConfig
 from ..records import ReviewPacket
 from ._http import (
     ClientPool,
@@ -22,7 +23,6 @@ from ._http import (
 )
 from ._messages import system_text, user_text
 from .base import ReviewReply, register
-from .configs import AnthropicConfig
 
 __all__ = ["AnthropicReviewer"]
 

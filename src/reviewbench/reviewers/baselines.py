@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..config.reviewers import FlagAllConfig, SilentConfig
 from ..records import Finding, ReviewPacket, Severity
 from .base import ReviewReply, register
-from .configs import FlagAllConfig, SilentConfig
 
 __all__ = ["FlagAllReviewer", "SilentReviewer"]
 

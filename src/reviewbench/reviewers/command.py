@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..config.reviewers import CommandConfig
 from ..records import ReviewPacket
 from ._messages import clean_text
 from ._proc import agent_box, capped_stdout, exit_label, failure_hint, packet_json, stderr_tail
 from .base import ReviewerError, ReviewReply, register
-from .configs import CommandConfig
 
 __all__ = ["CommandReviewer"]
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import httpx
 
+from ..config.reviewers import GiteaConfig, GithubConfig
 from ..errors import UsageError
 from ..records import Finding, ReviewPacket
 from ..store.scratch import make_scratch, remove_tree
@@ -48,7 +49,6 @@ from ._forge_git import build_commits, delete_branches, push_branches
 from ._http import body_excerpt, parse_retry_after, redact
 from ._messages import clean_text
 from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
-from .configs import GiteaConfig, GithubConfig
 
 __all__ = ["ForgeReviewer", "summary_findings", "time_to_first_review"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..config.reviewers import OpenAIConfig
 from ..records import ReviewPacket
 from ._http import (
     ClientPool,
@@ -24,7 +25,6 @@ from ._http import (
 )
 from ._messages import system_text, user_text
 from .base import ReviewReply, register
-from .configs import OpenAIConfig
 
 __all__ = ["OpenAIReviewer"]
 

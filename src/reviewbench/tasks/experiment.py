@@ -1,7 +1,7 @@
 """The fix-task experiment file: the review experiment's format, with solvers and a task set.
 
 Same TOML, same fields for repetitions, seed and a condition's limits (concurrency, rate,
-timeout, retries) as a review experiment (``review/experiment.py``); a condition names a
+timeout, retries) as a review experiment (``config/experiment.py``); a condition names a
 ``solver`` (openai, anthropic or command) and, for chat solvers, which files of the base
 tree the prompt shows (``context``). ``reviewbench schema tasks-experiment`` prints its
 JSON Schema.
@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..config.experiment import LoadedFile, read_config, unique_names
 from ..errors import UsageError
-from ..review.experiment import LoadedFile, read_config, unique_names
 from .solvers import SolverConfig
 
 __all__ = ["TASKS_TEMPLATE", "TaskConditionConfig", "TasksExperiment", "TasksExperimentConfig",

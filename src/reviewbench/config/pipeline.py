@@ -1,4 +1,4 @@
-"""Typed, frozen configurations for the pipeline stages."""
+"""Typed, frozen configurations of mining and validation, and `reviewbench.toml`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = [
     "DEFAULT_FIX_PATTERN",
@@ -21,6 +21,7 @@ __all__ = [
     "Network",
     "ValidateConfig",
     "load_repo_settings",
+    "resolve_test_settings",
 ]
 
 #: Conventional fix words, whole words only: "prefix" or "fixture" must not match.

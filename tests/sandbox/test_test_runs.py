@@ -104,3 +104,42 @@ def test_a_setup_command_gets_network_but_the_same_scrubbing(tmp_path, secrets):
     assert outcome.exit_code != 0  # touch refused the host path
     assert "SECRET-VALUE" not in text
     assert not Path("/setup-planted.txt").exists() and (tmp_path / "home" / "ok").exists()
+
+
+FLOOD_TEST = """\
+import sys
+
+def test_floods():
+    chunk = "x" * (1 << 16) + "\\n"
+    for _ in range(200):  # 13 MB to the log
+        sys.stdout.write(chunk)
+    sys.stdout.flush()
+    with open("big.bin", "wb") as handle:  # and 13 MB to a file of its tree
+        handle.write(b"y" * (200 << 16))
+"""
+
+
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_a_test_that_floods_the_disk_stops_at_the_file_size_limit(git_repo, tmp_path, monkeypatch, warm):
+    """Issue 19: test output is not capped by the reviewers' cap; a file-size limit bounds
+    the case log and any file a test writes, warm or cold."""
+    monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", warm)
+    repo = git_repo()
+    repo.commit("init", {"tests/test_flood.py": FLOOD_TEST})
+    (tmp_path / "scratch").mkdir()
+    config = ValidateConfig(jobs=1, timeout=60, max_file_mb=2)
+    tree = ScratchTree(repo.path, tmp_path / "scratch" / "tree", config)
+    log = tmp_path / "case.log"
+    try:
+        tree.checkout(repo.git("rev-parse", "HEAD"))
+        command = TestCommand(PYTEST + " -s")
+        junit = tree.home / "junit.xml"
+        outcome, _ = tree.run_tests(command, command.shell([], junit), log)
+        verdict = command.verdict(outcome, junit)
+        assert verdict.kind is not VerdictKind.PASS, outcome
+        assert log.stat().st_size <= (2 << 20) + (64 << 10)  # the limit, plus our own notes
+        big = tree.path / "big.bin"
+        assert not big.exists() or big.stat().st_size <= 2 << 20
+        assert "file-size limit (2 MiB;" in log.read_text(errors="replace")
+    finally:
+        tree.close()

@@ -34,6 +34,8 @@ __all__ = ["validate_command"]
               help="A failure counts only if it reproduces on every one of N runs [default: 2].")
 @click.option("--network", type=click.Choice(["deny", "allow"]), help="Network for tests [default: deny].")
 @click.option("--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096].")
+@click.option("--max-file-mb", type=click.IntRange(min=1), help="Largest file a test run may write, its "
+              "case log included [default: 1024]; past it the run is stopped.")
 @click.option("--executor", type=click.Choice(["local", "ray"]), help="Where to run [default: local].")
 @click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
 @click.option("--force", is_flag=True, help="Re-validate cases that already have a status.")
@@ -41,20 +43,20 @@ __all__ = ["validate_command"]
               "cases, over up to 5 bases) all fail with the same error line.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def validate_command(corpus: Path, test_cmd, setup, setup_cmd, jobs, timeout, reruns, network, memory_mb,
-                     executor, ray_address, force: bool, keep_going: bool, as_json: bool) -> None:  # fmt: skip
+                     max_file_mb, executor, ray_address, force: bool, keep_going: bool, as_json: bool) -> None:  # fmt: skip
     """Prove each case of CORPUS with the repository's own tests.
 
     In scratch clones (never your checkout), the selected tests must pass on the case's
     base and fail, on every rerun, once the patch is applied: the fix's own tests first,
     the whole suite only if they do not observe the bug. Tests run without network, with
-    time and memory limits, on a read-only view of the host (only their scratch tree,
+    time, memory and file-size limits, on a read-only view of the host (only their scratch tree,
     HOME and TMPDIR writable) and without secret-looking variables (*_KEY, *_TOKEN, ...;
     [validate] env lists exceptions). Results go to gold.jsonl; logs to CORPUS/logs/.
     Settings may also come from [validate] in the repository's reviewbench.toml.
     """
     config = resolve_config(corpus, {
         "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout,
-        "reruns": reruns, "network": network, "memory_mb": memory_mb, "executor": executor,
+        "reruns": reruns, "network": network, "memory_mb": memory_mb, "max_file_mb": max_file_mb, "executor": executor,
         "ray_address": ray_address, "force": force or None, "setup": setup, "keep_going": keep_going or None,
     })  # fmt: skip
     with progress("validating") as update:

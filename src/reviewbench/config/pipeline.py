@@ -207,6 +207,8 @@ class ValidateConfig(BaseModel):
     env: tuple[str, ...] = Field(default=(), description="Variables passed to tests although they look "
                                  "secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*); all others of that kind are dropped.")  # fmt: skip
     memory_mb: int | None = Field(default=4096, ge=64, description="Address-space limit per run.")
+    max_file_mb: int | None = Field(default=1024, ge=1, description="Largest file a test run may write, "
+                                    "its case log included (MiB): past it the run is stopped (SIGXFSZ).")  # fmt: skip
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     force: bool = Field(default=False, description="Re-validate cases already validated.")

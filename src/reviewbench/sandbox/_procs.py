@@ -99,15 +99,18 @@ class Sandbox:
     """Runs commands under one isolation policy."""
 
     def __init__(self, network: Network, memory_mb: int | None, home: Path,
-                 writable: tuple[Path, ...] = (), env_allow: tuple[str, ...] = ()) -> None:  # fmt: skip
+                 writable: tuple[Path, ...] = (), env_allow: tuple[str, ...] = (),
+                 file_mb: int | None = None) -> None:  # fmt: skip
         """Args:
             writable: paths tests may change besides ``home`` (the scratch tree); the rest
                 of the host is read-only.
             env_allow: variables passed through although they look secret.
+            file_mb: largest file the command may write (its log included), or None.
         """
         isolation_prefix(network)
         self.network = network
         self.memory_bytes = memory_mb * 1024 * 1024 if memory_mb else None
+        self.file_bytes = file_mb * 1024 * 1024 if file_mb else None
         self.home = home
         self.writable = writable
         self.env_allow = env_allow
@@ -133,6 +136,8 @@ class Sandbox:
     def _limits(self) -> None:  # runs in the child before exec
         if self.memory_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
+        if self.file_bytes:  # a test printing gigabytes must not fill the disk
+            resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     def env(self) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,7 +88,8 @@ class ScratchTree(ScratchClone):
         self.config = config
         self.home = path.parent / f"{path.name}-home"
         # Tests may change their tree and its HOME/TMPDIR, nothing else of the host.
-        self.sandbox = Sandbox(config.network, config.memory_mb, self.home, writable=(path,), env_allow=tuple(config.env))
+        self.sandbox = Sandbox(config.network, config.memory_mb, self.home, writable=(path,),
+                               env_allow=tuple(config.env), file_mb=config.max_file_mb)  # fmt: skip
         self.plugin_dir = install_plugin(self.home)
         self._set_up = False
         self._warm: dict[str, WarmPytest | None] = {}
@@ -120,9 +122,19 @@ class ScratchTree(ScratchClone):
             if launch is not None and launch.python == warm.launch.python and launch.env == warm.launch.env:
                 outcome = warm.run(list(launch.args), timeout, log, bounds.cpu_s)
                 if outcome is not None:
-                    return outcome, True
+                    return self._file_limit_note(outcome, log), True
                 _note(log, f"warm pytest unavailable ({warm.broken}); running cold")
-        return self.sandbox.run(shell, self.path, timeout, log), False
+        return self._file_limit_note(self.sandbox.run(shell, self.path, timeout, log), log), False
+
+    def _file_limit_note(self, outcome: RunOutcome, log: Path) -> RunOutcome:
+        """Say in the log when a run hit the file-size limit: killed by SIGXFSZ (directly, or
+        as a shell's 128 + signal), or its log reached the limit (Python ignores SIGXFSZ, so
+        its writes fail with "File too large" instead)."""
+        limit = self.config.max_file_mb
+        full = log.is_file() and log.stat().st_size >= limit * 1024 * 1024 if limit else False
+        if limit and (full or outcome.exit_code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ)):
+            _note(log, f"the run wrote past the file-size limit ({limit} MiB; max_file_mb) and was stopped")
+        return outcome
 
     def _warm_server(self, command: TestCommand) -> WarmPytest | None:
         if not command.is_pytest or not warm_enabled():

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from reviewbench.errors import UsageError
 from reviewbench.review.experiment import TEMPLATE, ExperimentConfig, load_experiment
+
+from ..conftest import run_cli
 
 
 def _write(tmp_path, text: str):
@@ -70,20 +70,17 @@ def test_experiment_hash_changes_with_content(tmp_path):
 
 def test_cli_init_and_schema(tmp_path):
     target = tmp_path / "e.toml"
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "experiment", "init", str(target)],
-                          capture_output=True, text=True)  # fmt: skip
+    proc = run_cli("experiment", "init", str(target))
     assert proc.returncode == 0 and target.read_text() == TEMPLATE
-    again = subprocess.run([sys.executable, "-m", "reviewbench", "experiment", "init", str(target)],
-                           capture_output=True, text=True)  # fmt: skip
+    again = run_cli("experiment", "init", str(target))
     assert again.returncode == 1 and "exists" in again.stderr
-    schema = json.loads(subprocess.run([sys.executable, "-m", "reviewbench", "schema", "experiment"],
-                                       capture_output=True, text=True).stdout)  # fmt: skip
+    schema = json.loads(run_cli("schema", "experiment").stdout)
     assert schema == {**ExperimentConfig.model_json_schema(by_alias=True),
                       "$schema": "https://json-schema.org/draft/2020-12/schema"}  # fmt: skip
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True)
+    return run_cli(*args)
 
 
 def _one_error_line(proc, code, needle):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,8 @@ from reviewbench.records import (
 from reviewbench.score import ScoreOptions, score_run
 from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
+
+from ..conftest import run_cli
 
 
 def _defect(cid, n, path, start, end, severity=None, symbols=()):
@@ -289,8 +289,7 @@ def test_too_few_controls_is_insufficient_evidence(rundir, tmp_path):
 
 
 def test_cli_json_contract_and_scoreboard(rundir):
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--json",
-                           "--bootstrap", "200"], capture_output=True, text=True)  # fmt: skip
+    proc = run_cli("score", str(rundir), "--json", "--bootstrap", "200")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) >= {"conditions", "comparisons", "corpus", "registration"}
@@ -312,15 +311,14 @@ def test_cli_json_contract_and_scoreboard(rundir):
     from jsonschema import Draft202012Validator
 
     def schema(name):
-        out = subprocess.run([sys.executable, "-m", "reviewbench", "schema", name], capture_output=True, text=True)
+        out = run_cli("schema", name)
         return Draft202012Validator(json.loads(out.stdout))
 
     schema("score").validate(data)
     verdicts = schema("verdicts")
     for line in (rundir / "verdicts.jsonl").read_text().splitlines():
         verdicts.validate(json.loads(line))
-    board = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "200"],
-                           capture_output=True, text=True).stdout  # fmt: skip
+    board = run_cli("score", str(rundir), "--bootstrap", "200").stdout  # fmt: skip
     for line in ("detection", "severity match", "false alarms", "rename-stable"):
         assert line in board
     assert "2/4" in board and "3/4" in board and "2/5" in board and "NOT permitted" in board
@@ -335,5 +333,5 @@ def test_changed_gold_is_refused(rundir, corpus):
     meta = json.loads((corpus / "corpus.json").read_text())
     meta["gold_sha256"] = hashlib.sha256(gold.read_bytes()).hexdigest()
     (corpus / "corpus.json").write_text(json.dumps(meta))
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir)], capture_output=True, text=True)
+    proc = run_cli("score", str(rundir))
     assert proc.returncode == 2 and "changed since these runs" in proc.stderr

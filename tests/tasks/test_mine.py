@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,8 @@ from reviewbench.config import MineConfig, ValidateConfig
 from reviewbench.errors import NoCases, NoMatchingCommits, OutputExists, UsageError
 from reviewbench.tasks import mine_tasks, read_tasks
 from reviewbench.tasks.mine import problem_statement
+
+from ..conftest import run_cli
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:randomly"
 
@@ -155,7 +156,7 @@ def test_problem_statement_strips_ids_and_links(message, expected):
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, cwd=cwd)
+    return run_cli(*args, cwd=cwd)
 
 
 def test_cli_mine_json_and_errors(history, tmp_path):

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from reviewbench.errors import CorpusError, GitError, UsageError
-from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.store.runs import RunStore
+from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.tasks.export import export_base
 from reviewbench.tasks.run import run_tasks
 from reviewbench.tasks.solutions import read_solutions
 
+from ..conftest import run_cli
 from .test_run_support import FIX_CALC, command, condition, experiment_file, git_in, make_project
 
 
@@ -214,16 +215,14 @@ def test_malformed_experiment_is_one_line_and_exit_2(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(UsageError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_tasks_experiment(path)
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out",
-                           str(tmp_path / "runs")], capture_output=True, text=True)  # fmt: skip
+    proc = run_cli("tasks", "run", str(path), "--out", str(tmp_path / "runs"))
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 
 def test_missing_task_dir_at_the_cli_is_one_line(tmp_path):
     path = experiment_file(tmp_path, tmp_path / "nowhere", condition("A", '{ kind = "command", command = "true" }'))
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out",
-                           str(tmp_path / "runs")], capture_output=True, text=True)  # fmt: skip
+    proc = run_cli("tasks", "run", str(path), "--out", str(tmp_path / "runs"))
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
     assert "does not exist" in proc.stderr
 
@@ -234,14 +233,13 @@ def test_init_writes_a_template_that_loads_and_matches_the_schema(tmp_path):
     import jsonschema
 
     path = tmp_path / "t.toml"
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "init", str(path)], capture_output=True, text=True)
+    proc = run_cli("tasks", "init", str(path))
     assert proc.returncode == 0, proc.stderr
     experiment = load_tasks_experiment(path)
     assert experiment.config.condition[0].solver.kind == "openai" and experiment.config.condition[0].context == "bm25"
-    schema = json.loads(subprocess.run([sys.executable, "-m", "reviewbench", "schema", "tasks-experiment"],
-                                       capture_output=True, text=True, check=True).stdout)  # fmt: skip
+    schema = json.loads(run_cli("schema", "tasks-experiment").stdout)
     jsonschema.validate(tomllib.loads(path.read_text()), schema)
-    again = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "init", str(path)], capture_output=True, text=True)
+    again = run_cli("tasks", "init", str(path))
     assert again.returncode == 1 and "exists" in again.stderr
 
 

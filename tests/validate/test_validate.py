@@ -20,7 +20,7 @@ from reviewbench.errors import CorpusError, UsageError
 from reviewbench.store.corpus import sha256_file
 from reviewbench.validate import validate_corpus
 
-from ..conftest import default_sigint
+from ..conftest import default_sigint, run_cli
 
 RANGE_OK = "def contains(size, index):\n    return 0 <= index < size\n"
 RANGE_BUG = "def contains(size, index):\n    return 0 <= index <= size\n"
@@ -363,13 +363,11 @@ def test_non_pytest_command_graded_by_exit_code(git_repo, tmp_path):
 def test_show_reports_yield_per_stratum(project, tmp_path):
     corpus = _mine(project, tmp_path / "corpus")
     validate_corpus(corpus, _config(timeout=5))
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus), "--json"],
-                          capture_output=True, text=True)  # fmt: skip
+    proc = run_cli("show", str(corpus), "--json")
     report = json.loads(proc.stdout)
     assert report["yield"] == {"fix_reversal": {"observed": 1, "attempted": 3}}
     assert report["by_validation"] == {"not_exercised": 1, "not_observed": 1, "observed": 1}
-    table = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)],
-                           capture_output=True, text=True).stdout  # fmt: skip
+    table = run_cli("show", str(corpus)).stdout  # fmt: skip
     assert "1/3" in table
 
 

@@ -126,8 +126,8 @@ def function_locals(scope: object, func: cst.FunctionDef,
         for assignment in assignments:
             node = assignment.node if isinstance(assignment, Assignment) else None
             if (isinstance(node, cst.Param) and params is not None and name not in ("self", "cls")
-                    and len(assignments) == 1 and (name in star or params(func.name.value, name))):  # fmt: skip
-                node = node.name  # a parameter no caller names
+                    and (name in star or params(func.name.value, name))):  # fmt: skip
+                node = node.name  # a parameter no caller names (reassigned or not: the compiler checks)
             if not isinstance(node, cst.Name):
                 ok = False  # a parameter, import, def or class binds it
                 break
@@ -301,7 +301,8 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
 
 def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: int | None = None,
                         mapping: dict[str, str] | None = None,
-                        params: Callable[[str, str], bool] | None = None) -> Renamed | None:  # fmt: skip
+                        params: Callable[[str, str], bool] | None = None,
+                        taken: Iterable[str] = ()) -> Renamed | None:  # fmt: skip
     """Rename the locals of the innermost functions containing ``lines``.
 
     An enclosing function stands in when the innermost one has no local to rename.
@@ -313,6 +314,8 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
             of choosing: the other side of an edit gets the same rename.
         params: ``(function name, parameter name) -> bool``: whether that parameter may be
             renamed (no caller passes it by keyword); None: no parameter is.
+        taken: names a new name must not be besides those of ``source`` (the other side
+            of an edit: a name fresh on one side only makes git align the diff differently).
 
     Returns:
         None when nothing could be renamed (no such function, or no safe local).
@@ -320,7 +323,7 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
     functions = function_spans(source)
     text = split_lines(source)
     rng = random.Random(f"rename:{key}")
-    taken = set(_IDENTIFIER.findall(source))
+    taken = set(_IDENTIFIER.findall(source)) | set(taken)
     forced = mapping
     mapping = {}
     done: list[tuple[int, int]] = []

@@ -1,0 +1,150 @@
+"""Rename variants reach functions without locals and module-level code (issue 15, item 5),
+and ``mine`` says why a defect case got none."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from reviewbench import MineConfig, mine_corpus, read_corpus
+from reviewbench.mine.edits import FileEdit
+from reviewbench.mine.identifiers import Owners, rename_identifier
+from reviewbench.mine.rename import rename_in_functions
+from reviewbench.mine.variants import _renamed_both
+from reviewbench.validate import validate_corpus
+
+from .conftest import apply_in_clone, validate_config
+
+NOBODY = Owners(frozenset(), frozenset(), frozenset())
+
+
+def _changed(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
+
+
+CALC = "def is_small(value):\n    return value < 10\n\n\ndef describe(number):\n    return 'small' if is_small(number) else 'big'\n"
+TEST_CALC = '''\
+from pkg.calc import describe, is_small
+
+
+def test_is_small():
+    assert is_small(value=3)
+    assert not is_small(value=10)
+    assert describe(3) == "small"
+'''
+
+
+def test_a_function_without_locals_is_renamed_with_its_callers(git_repo, tmp_path):
+    repo = git_repo("calls")
+    # `value` is passed by keyword, so the parameter keeps its name: only the function's own
+    # name, with every caller in the repository (tests included), can change.
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, paths=("pkg/calc.py",),
+                           operators=("boundary_flip",), rename=True, controls_ratio=0), out,
+                warn=lambda _m: None)  # fmt: skip
+    corpus = read_corpus(out)
+    (variant,) = [g for g in corpus.gold if g.variant_of]
+    cases = {c.case_id: c for c in corpus.cases}
+    vcase, ocase = cases[variant.case_id], cases[variant.variant_of]
+    patch, base_patch = (out / vcase.patch).read_text(), (out / vcase.base_patch).read_text()
+    assert _changed(patch) == _changed((out / ocase.patch).read_text()) == 2
+    new = re.search(r"^\+def (\w+)\(value\):", base_patch, re.M).group(1)
+    assert new != "is_small" and "is_small" not in patch
+    assert "b/tests/test_calc.py" in base_patch and f"import describe, {new}" in base_patch  # callers follow
+    assert vcase.paths == ocase.paths == ["pkg/calc.py"]  # the reviewer sees the defect's file only
+    tree = apply_in_clone(repo.path, vcase.base, out / vcase.patch, tmp_path / "v", base_patch=out / vcase.base_patch)
+    assert not re.search(r"\bis_small\b", (tree / "pkg/calc.py").read_text() + (tree / "tests/test_calc.py").read_text())
+    (location,) = variant.defects[0].locations
+    assert location.symbol == new
+    validate_corpus(out, validate_config())
+    statuses = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
+    assert statuses[variant.case_id] == statuses[variant.variant_of] == "observed"
+
+
+def test_a_module_level_defect_renames_the_private_name_it_binds(git_repo, tmp_path):
+    repo = git_repo("module")
+    good = "_LIMIT = 10\n\n\ndef is_small(value):\n    return value < _LIMIT\n"
+    test = "from pkg.calc import is_small\n\n\ndef test_limit():\n    assert not is_small(value=50)\n"
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/calc.py": good.replace("10", "100"), "tests/test_calc.py": test})
+    repo.commit("Fix the limit", {"pkg/calc.py": good})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, rename=True, controls_ratio=0), out, warn=lambda _m: None)
+    corpus = read_corpus(out)
+    (variant,) = [g for g in corpus.gold if g.variant_of]
+    vcase = next(c for c in corpus.cases if c.case_id == variant.case_id)
+    patch = (out / vcase.patch).read_text()
+    assert _changed(patch) == 2 and "_LIMIT" not in patch
+    assert re.search(r"^-_LIMIT = 10$", patch, re.M) is None and re.search(r"^\+_\w+ = 100$", patch, re.M)
+    validate_corpus(out, validate_config())
+    statuses = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
+    assert statuses[variant.case_id] == statuses[variant.variant_of] == "observed"
+
+
+def test_mine_counts_why_defect_cases_got_no_variant(git_repo, tmp_path, cli):
+    repo = git_repo("reasons")
+    # `less`: no local, parameters passed by keyword, and its name is in the README: no safe name.
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def less(a, b):\n    return a < b\n",
+                         "pkg/use.py": "from pkg.m import less\n\nX = less(a=1, b=2)\n",
+                         "pkg/version.py": "__version__ = '1.0'\n", "README.md": "Call `less`.\n"})  # fmt: skip
+    repo.commit("Fix the version", {"pkg/version.py": "__version__ = '1.1'\n"})  # module level, a dunder
+    out = tmp_path / "corpus"
+    mined = cli("mine", repo.path, "--out", out, "--mutations", "1", "--paths", "pkg/m.py", "--rename", "--controls-ratio",
+                "0", "--json")
+    assert mined.code == 0, mined.stderr
+    made = json.loads(mined.stdout)["made_at_head"]
+    assert made["rename_variants"] == 0 and made["variants_skipped"] == 2
+    assert made["variants_skipped_by"] == {"module_level": 1, "no_safe_name": 1}
+    human = cli("mine", repo.path, "--out", tmp_path / "again", "--mutations", "1", "--paths", "pkg/m.py", "--rename",
+                "--controls-ratio", "0")
+    assert human.code == 0, human.stderr
+    rows = {" ".join(p for p in line.split() if p != "│") for line in human.stdout.splitlines()}
+    assert "none: no_safe_name 1 1/2" in rows and "none: module_level 1 1/2" in rows, human.stdout
+    assert "variant 0 0/2" in rows, human.stdout
+
+
+def test_a_reassigned_parameter_is_renamed_with_its_assignments():
+    source = "def prep(key):\n    if isinstance(key, str):\n        key = key.encode()\n    return key\n"
+    renamed = rename_in_functions(source, [3], "k", params=lambda _f, _p: True)
+    assert renamed is not None and "key" in renamed.mapping
+    assert "key" not in renamed.source
+    before, after = {}, {}
+    exec(source, before)  # noqa: S102 - our own snippet
+    exec(renamed.source, after)  # noqa: S102
+    assert before["prep"]("a") == after["prep"]("a") == b"a"
+    # A parameter some caller names stays, with its reassignment.
+    assert rename_in_functions(source, [3], "k", params=lambda _f, _p: False) is None
+
+
+def test_an_identifier_is_renamed_only_where_every_use_is_ours():
+    lib = "def sign(x):\n    return x\n\n\nclass Key:\n    def sign(self, x):\n        return sign(x)\n"
+    ours = {"lib.py": lib, "use.py": "from lib import sign, Key\n\n\ndef f(k: Key):\n    return Key().sign(1) + sign(2)\n"}
+    owners = Owners(frozenset({"lib", "use"}), frozenset({"Key"}), frozenset())
+    renamed = rename_identifier(ours, "sign", "seal", owners)
+    assert renamed is not None and "sign" not in "".join(renamed.values())
+    # `k.sign(...)`: k may be another library's object, whose `sign` we must not rename.
+    foreign = {**ours, "other.py": "def g(k):\n    return k.sign(1)\n"}
+    assert rename_identifier(foreign, "sign", "seal", owners) is None
+    # ...unless the name is private by convention.
+    private = {p: t.replace("sign", "_sign") for p, t in foreign.items()}
+    assert rename_identifier(private, "_sign", "_seal", owners) is not None
+    # A string naming it (getattr, __all__) refuses it; so does a keyword argument of a public name.
+    assert rename_identifier({**ours, "x.py": "__all__ = ['sign']\n"}, "sign", "seal", owners) is None
+    assert rename_identifier({**ours, "x.py": "import json\njson.dumps(1, sign=2)\n"}, "sign", "seal", owners) is None
+    # The compiler has the last word: a new name that is a local somewhere changes the program.
+    clash = {"lib.py": "def helper():\n    return 1\n\n\ndef g():\n    fresh = 2\n    return helper() + fresh\n"}
+    assert rename_identifier(clash, "helper", "fresh", NOBODY) is None
+    assert rename_identifier(clash, "helper", "assist", NOBODY) is not None
+
+
+def test_new_names_are_fresh_on_both_sides_of_the_change():
+    """Regression (pyjwt): a name chosen on the patched side was a local of a function that
+    only the base side has; git then aligned the diff differently and the variant's defect
+    grew, so the case got no variant."""
+    new = "def f(jwk):\n    result = jwk + 1\n    return result\n"
+    old = "def g():\n    outcome = 1\n    return outcome\n\n\n" + new.replace("+ 1", "- 1")
+    edit = FileEdit("m.py", old, new)
+    both = _renamed_both(edit, [2], "k")
+    assert both is not None
+    _old, _new, mapping = both
+    assert not set(mapping.values()) & set(re.findall(r"\w+", old))

@@ -10,7 +10,8 @@ from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.mine.edits import FileEdit
 from reviewbench.mine.identifiers import Owners, rename_identifier
 from reviewbench.mine.rename import rename_in_functions
-from reviewbench.mine.variants import _renamed_both
+from reviewbench.mine.textdiff import file_diff
+from reviewbench.mine.variants import NoVariant, _renamed_both
 from reviewbench.validate import validate_corpus
 
 from .conftest import apply_in_clone, validate_config
@@ -145,6 +146,20 @@ def test_new_names_are_fresh_on_both_sides_of_the_change():
     old = "def g():\n    outcome = 1\n    return outcome\n\n\n" + new.replace("+ 1", "- 1")
     edit = FileEdit("m.py", old, new)
     both = _renamed_both(edit, [2], "k")
-    assert both is not None
+    assert not isinstance(both, NoVariant)
     _old, _new, mapping = both
     assert not set(mapping.values()) & set(re.findall(r"\w+", old))
+
+
+def test_a_local_of_two_touched_functions_gets_one_new_name():
+    """Regression (pyjwt `sign`/`verify`): both functions have `msg`; the second chose
+    another name than the first, the file's mapping kept the first's, so the base side was
+    renamed differently from the patched side and the defect's diff grew."""
+    new = ("def sign(msg, key):\n    signer = key + 1\n    return signer + msg\n\n\n"
+           "def verify(msg, key, sig):\n    checker = key + 2\n    return checker + msg == sig\n")  # fmt: skip
+    old = new.replace("key + 1", "key + 3").replace("key + 2", "key + 4")
+    for seed in range(20):
+        both = _renamed_both(FileEdit("m.py", old, new), [2, 7], f"k{seed}", params=lambda _f, _p: True)
+        assert not isinstance(both, NoVariant), (seed, both)
+        renamed_old, renamed_new, _mapping = both
+        assert _changed(file_diff("m.py", renamed_old, renamed_new).decode()) == 4

@@ -249,6 +249,7 @@ def function_spans(source: str) -> list[tuple[int, int]]:
 def _rename_function(lines: list[str], first: int, last: int, taken: set[str], rng: random.Random,
                      limit: int | None, forced: dict[str, str] | None = None,
                      params: Callable[[str, str], bool] | None = None,
+                     prefer: dict[str, str] | None = None,
                      ) -> tuple[list[str], dict[str, str]] | None:  # fmt: skip
     """Rename the locals of the function on ``lines[first-1:last]``; its new lines and the mapping.
 
@@ -282,6 +283,10 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
             return None  # a new name is already spelled in this version of the function
     else:
         mapping = choose_names(names, taken, rng)
+        spelled = names_in(func)
+        # A name another touched function already renamed gets the same new name here: the
+        # other side of the edit is renamed from one mapping for the whole file.
+        mapping.update({n: prefer[n] for n in names if prefer and n in prefer and prefer[n] not in spelled})
 
     def renamed(chosen: dict[str, str]) -> str | None:
         targets = {id(node): new for name, new in chosen.items() for node in local[name]}
@@ -332,7 +337,8 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
         for first, last in around:
             if any(a <= first and last <= b or first <= a and b <= last for a, b in done):
                 break  # this function, or one around or inside it, is renamed already
-            renamed = _rename_function(text, first, last, taken | set(mapping.values()), rng, limit, forced, params)
+            renamed = _rename_function(text, first, last, taken | set(mapping.values()), rng, limit, forced, params,
+                                       mapping)  # fmt: skip
             if renamed is None:
                 continue
             new_lines, names = renamed

@@ -163,9 +163,9 @@ def test_fix_reversal_variant_keeps_the_reintroduced_bug(project, tmp_path):
 def test_no_variant_without_a_local_to_rename(git_repo, tmp_path):
     repo = git_repo("nolocals")
     # Its parameters are passed by keyword somewhere, so they cannot be renamed either, nor
-    # can its own name, which the docs mention.
+    # can its own name, which the package exports by name.
     repo.commit("init", {"pkg/m.py": "def less(a, b):\n    return a < b\n", "pkg/use.py": "X = less(a=1, b=2)\n",
-                         "docs/api.md": "`less(a, b)`\n"})  # fmt: skip
+                         "pkg/__init__.py": "__all__ = ['less']\n"})  # fmt: skip
     out = tmp_path / "corpus"
     warnings: list[str] = []
     mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, rename=True, controls_ratio=0), out,

@@ -4,11 +4,12 @@ and ``mine`` says why a defect case got none."""
 from __future__ import annotations
 
 import json
+import random
 import re
 
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.mine.edits import FileEdit
-from reviewbench.mine.identifiers import Owners, rename_identifier
+from reviewbench.mine.identifiers import Owners, rename_identifier, touched_names
 from reviewbench.mine.rename import rename_in_functions
 from reviewbench.mine.textdiff import file_diff
 from reviewbench.mine.variants import NoVariant, _renamed_both
@@ -39,7 +40,9 @@ def test_a_function_without_locals_is_renamed_with_its_callers(git_repo, tmp_pat
     repo = git_repo("calls")
     # `value` is passed by keyword, so the parameter keeps its name: only the function's own
     # name, with every caller in the repository (tests included), can change.
-    repo.commit("init", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    # A mention in prose no test runs (a changelog) is left as it is and does not stop it.
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC,
+                         "CHANGES.rst": "Added ``is_small``.\n"})  # fmt: skip
     out = tmp_path / "corpus"
     mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, paths=("pkg/calc.py",),
                            operators=("boundary_flip",), rename=True, controls_ratio=0), out,
@@ -84,10 +87,10 @@ def test_a_module_level_defect_renames_the_private_name_it_binds(git_repo, tmp_p
 
 def test_mine_counts_why_defect_cases_got_no_variant(git_repo, tmp_path, cli):
     repo = git_repo("reasons")
-    # `less`: no local, parameters passed by keyword, and its name is in the README: no safe name.
-    repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def less(a, b):\n    return a < b\n",
+    # `less`: no local, parameters passed by keyword, and exported by name: no safe name.
+    repo.commit("init", {"pkg/__init__.py": "__all__ = ['less']\n", "pkg/m.py": "def less(a, b):\n    return a < b\n",
                          "pkg/use.py": "from pkg.m import less\n\nX = less(a=1, b=2)\n",
-                         "pkg/version.py": "__version__ = '1.0'\n", "README.md": "Call `less`.\n"})  # fmt: skip
+                         "pkg/version.py": "__version__ = '1.0'\n"})  # fmt: skip
     repo.commit("Fix the version", {"pkg/version.py": "__version__ = '1.1'\n"})  # module level, a dunder
     out = tmp_path / "corpus"
     mined = cli("mine", repo.path, "--out", out, "--mutations", "1", "--paths", "pkg/m.py", "--rename", "--controls-ratio",
@@ -95,12 +98,12 @@ def test_mine_counts_why_defect_cases_got_no_variant(git_repo, tmp_path, cli):
     assert mined.code == 0, mined.stderr
     made = json.loads(mined.stdout)["made_at_head"]
     assert made["rename_variants"] == 0 and made["variants_skipped"] == 2
-    assert made["variants_skipped_by"] == {"module_level": 1, "no_safe_name": 1}
+    assert made["variants_skipped_by"] == {"outside_functions": 1, "no_safe_name": 1}
     human = cli("mine", repo.path, "--out", tmp_path / "again", "--mutations", "1", "--paths", "pkg/m.py", "--rename",
                 "--controls-ratio", "0")
     assert human.code == 0, human.stderr
     rows = {" ".join(p for p in line.split() if p != "│") for line in human.stdout.splitlines()}
-    assert "none: no_safe_name 1 1/2" in rows and "none: module_level 1 1/2" in rows, human.stdout
+    assert "none: no_safe_name 1 1/2" in rows and "none: outside_functions 1 1/2" in rows, human.stdout
     assert "variant 0 0/2" in rows, human.stdout
 
 
@@ -163,3 +166,34 @@ def test_a_local_of_two_touched_functions_gets_one_new_name():
         assert not isinstance(both, NoVariant), (seed, both)
         renamed_old, renamed_new, _mapping = both
         assert _changed(file_diff("m.py", renamed_old, renamed_new).decode()) == 4
+
+
+def test_prose_counts_as_code_when_the_tests_run_its_doctests(git_repo):
+    from reviewbench.git.repo import open_repository
+    from reviewbench.git.stream import BlobReader
+    from reviewbench.mine.head import HeadTree
+    from reviewbench.mine.identifiers import RepositoryNames
+    from reviewbench.mine.paths import PathClassifier
+
+    sides = {"pkg/calc.py": (CALC, CALC.replace("< 10", "<= 10"))}
+    results = []
+    for settings in ("[tool.pytest.ini_options]\naddopts = '-q'\n",
+                     "[tool.pytest.ini_options]\naddopts = '--doctest-glob=*.rst'\n"):  # fmt: skip
+        repo = git_repo()
+        repo.commit("init", {"pkg/calc.py": CALC, "README.rst": ">>> is_small(3)\nTrue\n", "pyproject.toml": settings})
+        opened = open_repository(repo.path)
+        with BlobReader(opened.path) as blobs:
+            names = RepositoryNames(HeadTree(opened, PathClassifier(("tests/*",), (), ()), blobs))
+            results.append(names.rename("is_small", sides, random.Random(0)))
+    plain, doctested = results
+    assert plain is not None and doctested is None
+    new, edited, others = plain
+    assert others == {} and new in edited["pkg/calc.py"][0] and "is_small" not in edited["pkg/calc.py"][1]
+
+
+def test_a_class_attribute_a_defect_touches_is_renamed_when_private():
+    source = "class Box:\n    _LIMIT = 10\n\n    def small(self, v):\n        return v < self._LIMIT\n"
+    names, outside = touched_names(source, [2])
+    assert names == ["_LIMIT", "Box"] and outside
+    renamed = rename_identifier({"m.py": source}, "_LIMIT", "_CAP", NOBODY)
+    assert renamed is not None and "self._CAP" in renamed["m.py"] and "_CAP = 10" in renamed["m.py"]

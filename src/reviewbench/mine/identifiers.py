@@ -6,8 +6,10 @@ module level (``_PATTERN = re.compile(...)``) can still be shown under another n
 name itself, and every use of it, is renamed. That is only safe when nothing outside the
 code we rewrite can refer to it, so the rule is conservative:
 
-- the word appears, at the case's base commit, in Python files only (a mention in docs, a
-  config file or a string, e.g. ``__all__`` or ``getattr(obj, "name")``, refuses it);
+- the word appears, at the case's base commit, in Python files only, or in prose no test
+  runs (``.rst``/``.md``/``.txt`` docs and changelogs, left as they are, unless the test
+  settings run doctests on text files); a mention in a config file or in a string (e.g.
+  ``__all__`` or ``getattr(obj, "name")``) refuses it;
 - in those files every occurrence is a name token (or a comment, rewritten too): a
   definition, a plain use, ``from <the repository's own module> import name``, or an
   attribute of ``self``, ``cls``, ``super()`` or one of the repository's own modules and
@@ -185,8 +187,9 @@ def rename_identifier(texts: dict[str, str], old: str, new: str, owners: Owners)
 
 def touched_names(source: str, lines: list[int]) -> tuple[list[str], bool]:
     """Names a defect on ``lines`` touches that could be renamed with all their uses: the
-    innermost function (or class) holding each line, else the module-level names the
-    line binds or reads. Also says whether every line lies outside any function."""
+    innermost function holding each line; in a class body, the class attributes the line
+    binds, then the class; at module level, the module-level names the line binds or
+    reads. Also says whether every line lies outside any function."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
@@ -208,7 +211,13 @@ def touched_names(source: str, lines: list[int]) -> tuple[list[str], bool]:
             module_level = False
             found.append(max(functions, key=_first).name)
         elif around:
-            found.append(max(around, key=_first).name)
+            owner = max(around, key=_first)
+            for statement in owner.body:  # type: ignore[union-attr]
+                if statement.lineno <= line <= (statement.end_lineno or statement.lineno) and isinstance(
+                        statement, (ast.Assign, ast.AnnAssign)):  # fmt: skip
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                    found.extend(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            found.append(owner.name)
         else:
             for statement in tree.body:
                 if statement.lineno <= line <= (statement.end_lineno or statement.lineno):
@@ -221,6 +230,10 @@ def _first(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
 
 
+_PROSE = frozenset({".rst", ".md", ".txt", ".adoc"})
+_TEST_SETTINGS = ("pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "noxfile.py", "Makefile")
+
+
 class RepositoryNames:
     """The repository at one commit, asked which files spell a word and what they hold."""
 
@@ -230,6 +243,7 @@ class RepositoryNames:
     def __init__(self, tree: HeadTree) -> None:
         self.tree = tree
         self._owners: Owners | None = None
+        self._doctests: bool | None = None
 
     def files_with(self, word: str) -> list[str]:
         """Tracked files at the commit that spell ``word`` as a whole word."""
@@ -237,6 +251,18 @@ class RepositoryNames:
                                  check=False)  # fmt: skip
         prefix = f"{self.tree.commit}:"
         return [p[len(prefix) :] for p in out.split("\0") if p.startswith(prefix)]
+
+    def prose(self, path: str) -> bool:
+        """Whether ``path`` is prose no test runs (docs, a changelog): a mention there is
+        left as it is; the repository's test settings enabling doctests on text files
+        make every such file count as code."""
+        if PurePosixPath(path).suffix.lower() not in _PROSE:
+            return False
+        if self._doctests is None:
+            out = self.tree.repo.run("grep", "-l", "-I", "-E", "doctest-glob|doctest_glob|doctest-rst",
+                                     self.tree.commit, "--", *_TEST_SETTINGS, check=False)  # fmt: skip
+            self._doctests = bool(out.strip())
+        return not self._doctests
 
     def spelled(self, word: str) -> bool:
         return bool(self.files_with(word))
@@ -265,7 +291,7 @@ class RepositoryNames:
         """
         if not renamable_name(name):
             return None
-        files = self.files_with(name)
+        files = [p for p in self.files_with(name) if not self.prose(p)]
         others = [p for p in files if p not in sides]
         if len(files) > self.MAX_FILES or any(not p.endswith(".py") for p in others):
             return None

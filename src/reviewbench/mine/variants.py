@@ -47,8 +47,10 @@ class NoVariant(StrEnum):
     """A file was added, deleted, moved, changed mode or is not UTF-8 text."""
     NOT_PYTHON = "not_python"
     """No gold line lies in a Python file."""
-    MODULE_LEVEL = "module_level"
-    """Every gold line is outside any function, and no name it binds or reads can be renamed safely."""
+    OUTSIDE_FUNCTIONS = "outside_functions"
+    """Every gold line is outside any function (module level or a class body: imports,
+    ``__version__``, a class docstring), and no name it binds or reads, nor the class, can
+    be renamed safely."""
     NO_SAFE_NAME = "no_safe_name"
     """The touched functions have no local, parameter or own name that can be renamed safely."""
     SIDES_DIFFER = "sides_differ"
@@ -158,7 +160,7 @@ def _renamed_both(edit: FileEdit, lines: list[int], key: str,
     if renamed_new is None:
         spans = function_spans(edit.new)
         inside = any(a <= line <= b for line in lines for a, b in spans)
-        return NoVariant.NO_SAFE_NAME if inside else NoVariant.MODULE_LEVEL
+        return NoVariant.NO_SAFE_NAME if inside else NoVariant.OUTSIDE_FUNCTIONS
     old_lines = _old_lines(edit.new, edit.old, lines)
     renamed_old = rename_in_functions(edit.old, old_lines, key, mapping=renamed_new.mapping, params=params)
     if renamed_old is None:

@@ -79,7 +79,7 @@ def test_a_module_level_defect_renames_the_private_name_it_binds(git_repo, tmp_p
     vcase = next(c for c in corpus.cases if c.case_id == variant.case_id)
     patch = (out / vcase.patch).read_text()
     assert _changed(patch) == 2 and "_LIMIT" not in patch
-    assert re.search(r"^-_LIMIT = 10$", patch, re.M) is None and re.search(r"^\+_\w+ = 100$", patch, re.M)
+    assert re.search(r"^-_LIMIT = 10$", patch, re.M) is None and re.search(r"^\+_[A-Z_]+ = 100$", patch, re.M)
     validate_corpus(out, validate_config())
     statuses = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
     assert statuses[variant.case_id] == statuses[variant.variant_of] == "observed"
@@ -193,7 +193,33 @@ def test_prose_counts_as_code_when_the_tests_run_its_doctests(git_repo):
 
 def test_a_class_attribute_a_defect_touches_is_renamed_when_private():
     source = "class Box:\n    _LIMIT = 10\n\n    def small(self, v):\n        return v < self._LIMIT\n"
-    names, outside = touched_names(source, [2])
-    assert names == ["_LIMIT", "Box"] and outside
+    names, fallback, outside = touched_names(source, [2])
+    assert names == ["_LIMIT", "Box"] and fallback == [] and outside
+    # In a method: the method first, its classes only as a fallback.
+    assert touched_names(source, [5]) == (["small"], ["Box"], False)
     renamed = rename_identifier({"m.py": source}, "_LIMIT", "_CAP", NOBODY)
     assert renamed is not None and "self._CAP" in renamed["m.py"] and "_CAP = 10" in renamed["m.py"]
+
+
+def test_a_method_whose_name_cannot_change_gets_its_class_renamed(git_repo, tmp_path):
+    cache = "class Cache:\n    def get(self):\n        return self.size > 3\n"  # `get`: maybe another library's
+    use = "from pkg.cache import Cache\n\n\ndef full(c):\n    return c.get()\n"
+    test = "from pkg.cache import Cache\n\n\ndef test_get():\n    c = Cache()\n    c.size = 4\n    assert c.get()\n"
+    test += "    c.size = 3\n    assert not c.get()\n"
+    repo = git_repo("cls")
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/cache.py": cache, "pkg/use.py": use, "tests/test_cache.py": test})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, paths=("pkg/cache.py",), rename=True,
+                           controls_ratio=0), out, warn=lambda _m: None)  # fmt: skip
+    corpus = read_corpus(out)
+    (variant,) = [g for g in corpus.gold if g.variant_of]
+    vcase = next(c for c in corpus.cases if c.case_id == variant.case_id)
+    base_patch = (out / vcase.base_patch).read_text()
+    new = re.search(r"^\+class (\w+):", base_patch, re.M).group(1)
+    assert f"+from pkg.cache import {new}" in base_patch and "-    def get(self)" not in base_patch
+    assert new[0].isupper()  # a class keeps the look of a class name
+    (location,) = variant.defects[0].locations
+    assert location.symbol == f"{new}.get"
+    validate_corpus(out, validate_config())
+    statuses = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
+    assert statuses[variant.case_id] == statuses[variant.variant_of] == "observed"

@@ -185,15 +185,17 @@ def rename_identifier(texts: dict[str, str], old: str, new: str, owners: Owners)
     return done
 
 
-def touched_names(source: str, lines: list[int]) -> tuple[list[str], bool]:
+def touched_names(source: str, lines: list[int]) -> tuple[list[str], list[str], bool]:
     """Names a defect on ``lines`` touches that could be renamed with all their uses: the
     innermost function holding each line; in a class body, the class attributes the line
     binds, then the class; at module level, the module-level names the line binds or
-    reads. Also says whether every line lies outside any function."""
+    reads. Then the fallbacks: the classes around a touched method, innermost first (a
+    method whose name cannot change may still sit in a class whose name can). Also says
+    whether every line lies outside any function."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
-        return [], False
+        return [], [], False
     bound: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -203,6 +205,7 @@ def touched_names(source: str, lines: list[int]) -> tuple[list[str], bool]:
             bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
     scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     found: list[str] = []
+    fallback: list[str] = []
     module_level = True
     for line in sorted(set(lines)):
         around = [n for n in scopes if _first(n) <= line <= (n.end_lineno or n.lineno)]
@@ -210,6 +213,8 @@ def touched_names(source: str, lines: list[int]) -> tuple[list[str], bool]:
         if functions:
             module_level = False
             found.append(max(functions, key=_first).name)
+            classes = [n for n in around if isinstance(n, ast.ClassDef)]
+            fallback.extend(n.name for n in sorted(classes, key=_first, reverse=True))
         elif around:
             owner = max(around, key=_first)
             for statement in owner.body:  # type: ignore[union-attr]
@@ -223,11 +228,22 @@ def touched_names(source: str, lines: list[int]) -> tuple[list[str], bool]:
                 if statement.lineno <= line <= (statement.end_lineno or statement.lineno):
                     found.extend(n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in bound
                                  and n.lineno <= line <= (n.end_lineno or n.lineno))  # fmt: skip
-    return list(dict.fromkeys(found)), module_level
+    return list(dict.fromkeys(found)), [n for n in dict.fromkeys(fallback) if n not in found], module_level
 
 
 def _first(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _styled(candidate: str, like: str) -> str:
+    """``candidate`` written the way ``like`` is: leading underscore, CONSTANT or CamelCase."""
+    lead = "_" if like.startswith("_") else ""
+    body, bare = candidate.strip("_"), like.lstrip("_")
+    if bare.isupper():
+        body = body.upper()
+    elif bare[:1].isupper():
+        body = "".join(part[:1].upper() + part[1:] for part in body.split("_"))
+    return lead + body
 
 
 _PROSE = frozenset({".rst", ".md", ".txt", ".adoc"})
@@ -301,9 +317,7 @@ class RepositoryNames:
         words = {w for pair in sides.values() for text in pair for w in _IDENTIFIER.findall(text)}
         new = None
         for _ in range(4):
-            candidate = choose_names([name], words, rng)[name]
-            if candidate.startswith("_") != name.startswith("_"):
-                candidate = ("_" + candidate) if name.startswith("_") else candidate.lstrip("_")
+            candidate = _styled(choose_names([name], words, rng)[name], name)
             if renamable_name(candidate) and candidate not in words and not self.spelled(candidate):
                 new = candidate
                 break

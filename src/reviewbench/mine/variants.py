@@ -187,7 +187,7 @@ def _gold_lines(original: GoldRecord, path: str) -> list[int]:
 
 
 def _rename_touched_names(edits: list[FileEdit], sides: dict[str, tuple[str, str]], original: GoldRecord,
-                          names: RepositoryNames, key: str,
+                          names: RepositoryNames, key: str, *, locals_renamed: bool = False,
                           ) -> tuple[dict[str, str], dict[str, tuple[str, str]]] | None:  # fmt: skip
     """Rename the names the defect touches (its functions, or module-level names) with all
     their uses, on top of ``sides`` (``path → (base, patched)``, updated in place).
@@ -197,13 +197,18 @@ def _rename_touched_names(edits: list[FileEdit], sides: dict[str, tuple[str, str
         touched name could be renamed with the defect's diff keeping its size.
     """
     wanted: list[str] = []
+    fallbacks: list[str] = []
     for edit in edits:
-        found, _module_level = touched_names(edit.new, _gold_lines(original, edit.path))
+        found, fallback, _outside = touched_names(edit.new, _gold_lines(original, edit.path))
         wanted.extend(found)
+        fallbacks.extend(fallback)
     rng = random.Random(f"identifiers:{key}")
     renamed: dict[str, str] = {}
     others: dict[str, tuple[str, str]] = {}
-    for name in list(dict.fromkeys(wanted))[:3]:
+    primary = list(dict.fromkeys(wanted))[:3]
+    for name in primary + [n for n in dict.fromkeys(fallbacks) if n not in primary][:2]:
+        if name not in primary and (renamed or locals_renamed):
+            break  # a class is renamed only when nothing nearer could be
         done = names.rename(name, sides, rng, current={p: after for p, (_b, after) in others.items()})
         if done is None:
             continue
@@ -248,7 +253,7 @@ def rename_variant(seed: int, original: GoldRecord, base: str, edits: tuple[File
     identifiers: dict[str, str] = {}
     if names is not None and python:
         current = {e.path: sides.get(e.path, (e.old, e.new)) for e in python}
-        touched = _rename_touched_names(python, current, original, names, f"{seed}:{key}")
+        touched = _rename_touched_names(python, current, original, names, f"{seed}:{key}", locals_renamed=bool(sides))
         if touched is not None:
             identifiers, others = touched
             sides.update(current)

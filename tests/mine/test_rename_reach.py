@@ -223,3 +223,19 @@ def test_a_method_whose_name_cannot_change_gets_its_class_renamed(git_repo, tmp_
     validate_corpus(out, validate_config())
     statuses = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
     assert statuses[variant.case_id] == statuses[variant.variant_of] == "observed"
+
+
+def test_the_base_side_renames_the_same_function_when_the_defect_deletes_its_neighbour():
+    """Regression (pyjwt `from_jwk`): the defect deletes the method above the touched one;
+    the gold line's nearest surviving neighbour on the base side lay in the deleted method,
+    so the base side renamed that method's locals instead and the defect's diff grew."""
+    touched = "    @staticmethod\n    def load(jwk):\n        obj = dict(jwk)\n        return obj\n"
+    deleted = "    @staticmethod\n    def dump(key_obj):\n        obj = {'k': key_obj}\n        return obj\n\n"
+    head = "class Algo:\n    def verify(self):\n        return False\n\n"
+    old, new = head + deleted + touched, head + touched
+    # Line 5, the touched method's decorator, lines up with the deleted method's decorator.
+    both = _renamed_both(FileEdit("m.py", old, new), [5], "k", params=lambda _f, _p: True)
+    assert not isinstance(both, NoVariant), both
+    renamed_old, renamed_new, mapping = both
+    assert "obj" in mapping and "def dump(key_obj):" in renamed_old  # the deleted method keeps its names
+    assert _changed(file_diff("m.py", renamed_old, renamed_new).decode()) == 5

@@ -29,7 +29,8 @@ from libcst.metadata.scope_provider import Assignment, FunctionScope
 
 from .textdiff import split_lines
 
-__all__ = ["Renamed", "choose_names", "function_locals", "function_spans", "names_in", "rename_in_functions", "rename_nodes"]
+__all__ = ["Renamed", "choose_names", "function_locals", "function_spans", "names_in", "qualified_spans",
+           "rename_in_functions", "rename_nodes"]
 
 _INTROSPECTING = frozenset({"locals", "vars", "eval", "exec"})
 
@@ -244,6 +245,29 @@ def function_spans(source: str) -> list[tuple[int, int]]:
         for n in ast.walk(tree)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
+
+
+def qualified_spans(source: str) -> list[tuple[int, int, str]]:
+    """(first, last, qualified name) of every function, as :func:`function_spans`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[tuple[int, int, str]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    found.append((first, child.end_lineno or child.lineno, name))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return found
 
 
 def _rename_function(lines: list[str], first: int, last: int, taken: set[str], rng: random.Random,

@@ -33,7 +33,7 @@ from .head import HeadTree
 from .identifiers import RepositoryNames, touched_names
 from .naming import case_id
 from .paths import language_of
-from .rename import _IDENTIFIER, function_spans, rename_in_functions
+from .rename import _IDENTIFIER, function_spans, qualified_spans, rename_in_functions
 from .textdiff import file_diff, line_map
 
 __all__ = ["NoVariant", "fix_reversal_edits", "rename_variant"]
@@ -86,11 +86,22 @@ def _changed_lines(diff: bytes) -> int:
 
 
 def _old_lines(new: str, old: str, lines: list[int]) -> list[int]:
-    """``lines`` of ``new`` placed in ``old``: where they survived, else their nearest
-    surviving neighbour (a line the edit added has no place of its own)."""
+    """``lines`` of ``new`` placed in ``old``: in the function of the same qualified name
+    (its first line) when the line lies in one, else where the line survived, else its
+    nearest surviving neighbour (a line the edit added has no place of its own). A
+    neighbour can sit in another function — a method the defect deleted next to it — which
+    would rename the wrong function on the base side."""
     where = line_map(new, old)
+    new_spans, old_spans = qualified_spans(new), qualified_spans(old)
     placed = []
     for line in lines:
+        around = [s for s in new_spans if s[0] <= line <= s[1]]
+        if around:
+            name = min(around, key=lambda s: s[1] - s[0])[2]
+            same = [s for s in old_spans if s[2] == name]
+            if len(same) == 1:
+                placed.append(same[0][0])
+                continue
         for step in range(60):
             hit = where.get(line - step) or where.get(line + step)
             if hit:

@@ -239,3 +239,21 @@ def test_the_base_side_renames_the_same_function_when_the_defect_deletes_its_nei
     renamed_old, renamed_new, mapping = both
     assert "obj" in mapping and "def dump(key_obj):" in renamed_old  # the deleted method keeps its names
     assert _changed(file_diff("m.py", renamed_old, renamed_new).decode()) == 5
+
+
+def test_a_gold_line_past_the_end_of_the_file_keeps_its_place(git_repo, tmp_path):
+    """Regression (pyjwt): a fix reversal that deletes a file's last lines has a gold line
+    just past the end; the line map by content had no place for it, so no variant."""
+    buggy = "def total(values):\n    acc = 0\n    for v in values:\n        acc += v\n    return acc\n"
+    fixed = buggy.replace("acc += v", "acc += v or 0") + "\n\ndef mean(values):\n    n = len(values)\n    return total(values) / n\n"
+    repo = git_repo("eof")
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": buggy})
+    repo.commit("Fix totals with missing values", {"pkg/m.py": fixed})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, rename=True, controls_ratio=0), out, warn=lambda _m: None)
+    corpus = read_corpus(out)
+    (original,) = [g for g in corpus.gold if not g.variant_of]
+    assert max(loc.end_line for loc in original.defects[0].locations) == len(buggy.splitlines()) + 1
+    (variant,) = [g for g in corpus.gold if g.variant_of]
+    assert sorted((loc.start_line, loc.end_line) for loc in variant.defects[0].locations) == sorted(
+        (loc.start_line, loc.end_line) for loc in original.defects[0].locations)  # fmt: skip

@@ -34,7 +34,7 @@ from .identifiers import RepositoryNames, touched_names
 from .naming import case_id
 from .paths import language_of
 from .rename import _IDENTIFIER, function_spans, qualified_spans, rename_in_functions
-from .textdiff import file_diff, line_map
+from .textdiff import file_diff, line_map, split_lines
 
 __all__ = ["NoVariant", "fix_reversal_edits", "rename_variant"]
 
@@ -75,6 +75,16 @@ def _moved(location: Location, lines: dict[int, int]) -> Location | None:
     if start is None or end is None:
         return None
     return location.model_copy(update={"start_line": start, "end_line": end})
+
+
+def _rename_map(text: str, renamed: str) -> dict[int, int]:
+    """Where each line of ``text`` is in ``renamed``. A rename rewrites lines in place and
+    never adds or removes one, so that is line for line; a line map by content could
+    leave a renamed line without a place when many neighbours changed."""
+    count = len(split_lines(text))
+    if count == len(split_lines(renamed)):
+        return {n: n for n in range(1, count + 2)}  # count + 1: a deletion at the very end
+    return line_map(text, renamed)
 
 
 def _renamed(values: list[str], names: dict[str, str]) -> list[str]:
@@ -271,7 +281,7 @@ def rename_variant(seed: int, original: GoldRecord, base: str, edits: tuple[File
             mapping.update(identifiers)
     if not sides:
         return _furthest(reasons)
-    maps = {path: line_map(e.new, sides[path][1]) for e in edits if (path := e.path) in sides}
+    maps = {e.path: _rename_map(e.new, sides[e.path][1]) for e in edits if e.path in sides}
     cid = case_id(seed, key)
     defects: list[Defect] = []
     for number, defect in enumerate(original.defects, start=1):

@@ -257,3 +257,21 @@ def test_a_gold_line_past_the_end_of_the_file_keeps_its_place(git_repo, tmp_path
     (variant,) = [g for g in corpus.gold if g.variant_of]
     assert sorted((loc.start_line, loc.end_line) for loc in variant.defects[0].locations) == sorted(
         (loc.start_line, loc.end_line) for loc in original.defects[0].locations)  # fmt: skip
+
+
+def test_stubs_are_renamed_with_their_module_and_a_stub_only_defect_is_counted_apart(git_repo, tmp_path):
+    repo = git_repo("stubs")
+    calc = "def is_small(value):\n    return value < 10\n"
+    repo.commit("init", {"pkg/__init__.py": "__all__ = ['size']\n", "pkg/calc.py": calc,
+                         "pkg/calc.pyi": "def is_small(value: int) -> bool: ...\n",
+                         "pkg/types.pyi": "def size() -> int: ...\n",
+                         "tests/test_calc.py": "from pkg.calc import is_small\n\n\ndef test_it():\n    assert is_small(value=3)\n"})  # fmt: skip
+    repo.commit("Fix the size type", {"pkg/types.pyi": "def size() -> float: ...\n"})
+    out = tmp_path / "corpus"
+    summary = mine_corpus(MineConfig(repo=repo.path, mutations=1, paths=("pkg/calc.py",), rename=True, controls_ratio=0),
+                          out, warn=lambda _m: None)  # fmt: skip
+    assert summary.synthetic.variants_skipped_by == {"stubs_only": 1}
+    corpus = read_corpus(out)
+    (variant,) = [g for g in corpus.gold if g.variant_of]
+    base_patch = (out / next(c for c in corpus.cases if c.case_id == variant.case_id).base_patch).read_text()
+    assert "b/pkg/calc.pyi" in base_patch and "-def is_small(value: int) -> bool: ..." in base_patch

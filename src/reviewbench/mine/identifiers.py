@@ -6,7 +6,7 @@ module level (``_PATTERN = re.compile(...)``) can still be shown under another n
 name itself, and every use of it, is renamed. That is only safe when nothing outside the
 code we rewrite can refer to it, so the rule is conservative:
 
-- the word appears, at the case's base commit, in Python files only, or in prose no test
+- the word appears, at the case's base commit, in Python files (and stubs) only, or in prose no test
   runs (``.rst``/``.md``/``.txt`` docs and changelogs, left as they are, unless the test
   settings run doctests on text files); a mention in a config file or in a string (e.g.
   ``__all__`` or ``getattr(obj, "name")``) refuses it;
@@ -309,7 +309,7 @@ class RepositoryNames:
             return None
         files = [p for p in self.files_with(name) if not self.prose(p)]
         others = [p for p in files if p not in sides]
-        if len(files) > self.MAX_FILES or any(not p.endswith(".py") for p in others):
+        if len(files) > self.MAX_FILES or any(not p.endswith((".py", ".pyi")) for p in others):
             return None
         texts = {**self.tree.texts(others), **{p: t for p, t in (current or {}).items() if p in others}}
         if any(texts.get(p) is None for p in others):

@@ -47,6 +47,8 @@ class NoVariant(StrEnum):
     """A file was added, deleted, moved, changed mode or is not UTF-8 text."""
     NOT_PYTHON = "not_python"
     """No gold line lies in a Python file."""
+    STUBS_ONLY = "stubs_only"
+    """Every gold line is in a type stub (``.pyi``): declarations, no code around them to rename."""
     OUTSIDE_FUNCTIONS = "outside_functions"
     """Every gold line is outside any function (module level or a class body: imports,
     ``__version__``, a class docstring), and no name it binds or reads, nor the class, can
@@ -280,6 +282,8 @@ def rename_variant(seed: int, original: GoldRecord, base: str, edits: tuple[File
             sides.update(current)
             mapping.update(identifiers)
     if not sides:
+        if python and all(e.path.endswith(".pyi") for e in python):
+            return NoVariant.STUBS_ONLY
         return _furthest(reasons)
     maps = {e.path: _rename_map(e.new, sides[e.path][1]) for e in edits if e.path in sides}
     cid = case_id(seed, key)

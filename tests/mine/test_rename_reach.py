@@ -275,3 +275,24 @@ def test_stubs_are_renamed_with_their_module_and_a_stub_only_defect_is_counted_a
     (variant,) = [g for g in corpus.gold if g.variant_of]
     base_patch = (out / next(c for c in corpus.cases if c.case_id == variant.case_id).base_patch).read_text()
     assert "b/pkg/calc.pyi" in base_patch and "-def is_small(value: int) -> bool: ..." in base_patch
+
+
+def test_a_set_constant_does_not_make_the_rename_depend_on_the_hash_seed():
+    """Regression (pyjwt `algorithms.py`, `x in {"RS256", ...}`): the compiler's frozenset
+    constants iterate in an order that differs between two compilations under some hash
+    seeds; compared element by element, the rename was refused in some runs only."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from reviewbench.mine.identifiers import Owners, rename_identifier\n"
+        "src = 'def helper(x):\\n    return x\\n\\n\\ndef g(a):\\n    return helper(a) in {%s}\\n'\n"
+        "src = src % ', '.join(repr(f'RS{n}') for n in range(40))\n"
+        "none = Owners(frozenset(), frozenset(), frozenset())\n"
+        "print(rename_identifier({'m.py': src}, 'helper', 'assist', none) is not None)\n"
+    )
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "True", (seed, out.stderr)

@@ -190,7 +190,9 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
                    "reversals' share is made at their fix commits, on their files. "
                    "--controls-ratio 0 makes none [default: 0.5].")
 @click.option("--rename", is_flag=True,
-              help="Add a rename variant of every defect case (locals consistently renamed).")
+              help="Add a rename variant of every defect case: its locals, parameters and the names it "
+                   "touches (with every use in the repository, when provably safe) consistently renamed; "
+                   "the cases that get none are counted by reason.")
 @click.option("--noisy", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",
               help="Make N noisy cases (a mutation buried among refactors of other files; gold marks only "
                    "the defect) and as many noisy clean diffs of refactors only.")

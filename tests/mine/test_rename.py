@@ -120,7 +120,9 @@ def test_mutation_variants_keep_the_defect_and_follow_the_rename(project, tmp_pa
         span_one = text_one.splitlines()[loc_one.start_line - 1 : loc_one.end_line]
         span_two = text_two.splitlines()[loc_two.start_line - 1 : loc_two.end_line]
         assert len(span_one) == len(span_two)
-        assert loc_two.symbol == loc_one.symbol
+        # The symbol follows a renamed function name (issue 15: names with their callers).
+        assert f"def {loc_two.symbol.split('.')[-1]}(" in text_two
+        assert (loc_two.symbol == loc_one.symbol) == (f"def {loc_one.symbol.split('.')[-1]}(" in text_two)
         assert _words(" ".join(variant.defects[0].symbols)) - _words(text_two) == set()
     validate_corpus(out, validate_config())
     validated = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
@@ -147,11 +149,12 @@ def test_fix_reversal_variant_keeps_the_reintroduced_bug(project, tmp_path):
                              base_patch=out / case.base_patch) / "pkg/shapes.py"  # fmt: skip
     text = patched.read_text()
     assert "    acc = 0" not in text  # `acc` was renamed in `total`, the function the fix touched
+    renamed_total = re.search(r"^def (\w+)\(\w+\):", text, re.M).group(1)  # and `total` itself, with its callers
     original_case = next(c for c in corpus.cases if c.case_id == original.case_id)
     assert _changed(out / case.patch) == _changed(out / original_case.patch)
     assert "acc" not in (out / case.patch).read_text().replace("accumul", "")  # no rename noise in the diff
     (location,) = variant.defects[0].locations
-    assert location.symbol == "total"
+    assert location.symbol in ("total", renamed_total) and f"def {location.symbol}(" in text
     validate_corpus(out, validate_config())
     statuses = {g.case_id: g.validation.status.value for g in read_corpus(out).gold}
     assert statuses == {original.case_id: "observed", variant.case_id: "observed"}
@@ -159,14 +162,16 @@ def test_fix_reversal_variant_keeps_the_reintroduced_bug(project, tmp_path):
 
 def test_no_variant_without_a_local_to_rename(git_repo, tmp_path):
     repo = git_repo("nolocals")
-    # Its parameters are passed by keyword somewhere, so they cannot be renamed either.
-    repo.commit("init", {"pkg/m.py": "def less(a, b):\n    return a < b\n", "pkg/use.py": "X = less(a=1, b=2)\n"})
+    # Its parameters are passed by keyword somewhere, so they cannot be renamed either, nor
+    # can its own name, which the package exports by name.
+    repo.commit("init", {"pkg/m.py": "def less(a, b):\n    return a < b\n", "pkg/use.py": "X = less(a=1, b=2)\n",
+                         "pkg/__init__.py": "__all__ = ['less']\n"})  # fmt: skip
     out = tmp_path / "corpus"
     warnings: list[str] = []
     mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
                 warn=warnings.append)  # fmt: skip
     assert len(read_corpus(out).gold) == 1
-    assert any("got no rename variant" in w for w in warnings)
+    assert any("got no rename variant (no_safe_name 1)" in w for w in warnings)
 
 
 def test_a_use_before_the_assignment_is_renamed_with_it_or_the_name_is_left_alone():

@@ -129,3 +129,29 @@ def test_show_prints_the_source_date_histogram(rundir):
     text = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)], capture_output=True, text=True,
                           check=False, timeout=120).stdout  # fmt: skip
     assert "source month" in text and "2025-06" in text
+
+
+def test_gates_name_a_metric_per_stratum_and_the_natural_holdout_too(rundir, tmp_path):
+    """Issue 15 item 2: `metric@stratum` gates. By hand: fix_reversal 1/2 = 0.5 (d1 of d1,
+    d2), mutation 1/1, natural 1/2 (n1 of n1, n2); the headline stays 2/3. The natural
+    stratum is never pooled, but a gate may still name it: it was inserted into the
+    breakdown only after the decision had been taken, so such a gate always failed."""
+    gates = tmp_path / "gates.toml"
+    body = ('min_defect_cases = 1\nmin_controls = 1\n[[tier]]\nname = "strata"\npermitted = ["use"]\nwhen = [\n'
+            '  { metric = "defect_recall@fix_reversal", op = ">=", value = 0.5 },\n'
+            '  { metric = "defect_recall@mutation", op = ">=", value = 1.0 },\n'
+            '  { metric = "defect_recall@natural", op = ">=", value = THRESHOLD },\n]\n'
+            '[fallback]\nname = "none"\n')  # fmt: skip
+    decisions = {}
+    for analysis in ("completed", "end_to_end"):
+        for threshold in ("0.5", "0.6"):
+            gates.write_text(f'analysis = "{analysis}"\n' + body.replace("THRESHOLD", threshold))
+            result = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates)).as_json()
+            decision = result["conditions"]["A"]["decision"]
+            observed = {g["metric"]: g["observed"] for g in decision["gates"]["strata"]}
+            assert observed == {"defect_recall@fix_reversal": 0.5, "defect_recall@mutation": 1.0,
+                                "defect_recall@natural": 0.5}  # fmt: skip
+            assert result["conditions"]["A"]["metrics"]["defect_recall"]["value"] == pytest.approx(2 / 3)
+            decisions[(analysis, threshold)] = decision["tier"]
+    assert decisions == {("completed", "0.5"): "strata", ("completed", "0.6"): "none",
+                         ("end_to_end", "0.5"): "strata", ("end_to_end", "0.6"): "none"}

@@ -39,6 +39,7 @@ def _summary_json(summary: MineSummary) -> dict:
         result["made_at_head"] = {"mutations": extra.mutations, "controls": extra.controls,
                                   "rename_variants": extra.variants, "noisy": extra.noisy,
                                   "variants_skipped": extra.variants_skipped,
+                                  "variants_skipped_by": extra.variants_skipped_by,
                                   "coverage_used": extra.coverage,
                                   "controls_paired_with_fixes": extra.paired_controls}  # fmt: skip
     return result
@@ -54,6 +55,8 @@ def _print_synthetic(summary: MineSummary) -> None:
     for stratum, n in counts.by_stratum.items():
         table.add_row(stratum, str(n))
     console.print(table)
+    if summary.meta.config.get("rename"):
+        _print_variants(extra)
     notes = [f"{extra.variants} rename variants"
              + (f" ({extra.variants_skipped} defect cases had none)" if extra.variants_skipped else "")]  # fmt: skip
     if extra.controls:
@@ -62,6 +65,21 @@ def _print_synthetic(summary: MineSummary) -> None:
     if extra.mutations:
         notes.append("mutation sites chosen " + ("with" if extra.coverage else "without") + " coverage")
     console.print("; ".join(notes))
+
+
+def _print_variants(extra) -> None:  # noqa: ANN001 - a SyntheticSummary
+    """Defect cases by rename-variant outcome: a variant, or the reason it has none."""
+    cases = extra.variants + extra.variants_skipped
+    table = Table(title="Defect cases by rename-variant outcome", show_edge=False)
+    table.add_column("outcome")
+    table.add_column("cases", justify="right")
+    table.add_column("share", justify="right")
+    table.add_row("variant", str(extra.variants), f"{extra.variants}/{cases}")
+    for reason, n in sorted(extra.variants_skipped_by.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(f"none: {escape(reason)}", str(n), f"{n}/{cases}")
+    table.add_section()
+    table.add_row("defect cases", str(cases), "")
+    console.print(table)
 
 
 def _print_natural(summary: MineSummary) -> None:
@@ -172,7 +190,9 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
                    "reversals' share is made at their fix commits, on their files. "
                    "--controls-ratio 0 makes none [default: 0.5].")
 @click.option("--rename", is_flag=True,
-              help="Add a rename variant of every defect case (locals consistently renamed).")
+              help="Add a rename variant of every defect case: its locals, parameters and the names it "
+                   "touches (with every use in the repository, when provably safe) consistently renamed; "
+                   "the cases that get none are counted by reason.")
 @click.option("--noisy", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",
               help="Make N noisy cases (a mutation buried among refactors of other files; gold marks only "
                    "the defect) and as many noisy clean diffs of refactors only.")

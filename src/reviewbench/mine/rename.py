@@ -29,7 +29,8 @@ from libcst.metadata.scope_provider import Assignment, FunctionScope
 
 from .textdiff import split_lines
 
-__all__ = ["Renamed", "choose_names", "function_locals", "function_spans", "names_in", "rename_in_functions", "rename_nodes"]
+__all__ = ["Renamed", "choose_names", "function_locals", "function_spans", "names_in", "qualified_spans",
+           "rename_in_functions", "rename_nodes"]
 
 _INTROSPECTING = frozenset({"locals", "vars", "eval", "exec"})
 
@@ -126,8 +127,8 @@ def function_locals(scope: object, func: cst.FunctionDef,
         for assignment in assignments:
             node = assignment.node if isinstance(assignment, Assignment) else None
             if (isinstance(node, cst.Param) and params is not None and name not in ("self", "cls")
-                    and len(assignments) == 1 and (name in star or params(func.name.value, name))):  # fmt: skip
-                node = node.name  # a parameter no caller names
+                    and (name in star or params(func.name.value, name))):  # fmt: skip
+                node = node.name  # a parameter no caller names (reassigned or not: the compiler checks)
             if not isinstance(node, cst.Name):
                 ok = False  # a parameter, import, def or class binds it
                 break
@@ -246,9 +247,33 @@ def function_spans(source: str) -> list[tuple[int, int]]:
     ]
 
 
+def qualified_spans(source: str) -> list[tuple[int, int, str]]:
+    """(first, last, qualified name) of every function, as :func:`function_spans`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[tuple[int, int, str]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    found.append((first, child.end_lineno or child.lineno, name))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return found
+
+
 def _rename_function(lines: list[str], first: int, last: int, taken: set[str], rng: random.Random,
                      limit: int | None, forced: dict[str, str] | None = None,
                      params: Callable[[str, str], bool] | None = None,
+                     prefer: dict[str, str] | None = None,
                      ) -> tuple[list[str], dict[str, str]] | None:  # fmt: skip
     """Rename the locals of the function on ``lines[first-1:last]``; its new lines and the mapping.
 
@@ -282,6 +307,10 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
             return None  # a new name is already spelled in this version of the function
     else:
         mapping = choose_names(names, taken, rng)
+        spelled = names_in(func)
+        # A name another touched function already renamed gets the same new name here: the
+        # other side of the edit is renamed from one mapping for the whole file.
+        mapping.update({n: prefer[n] for n in names if prefer and n in prefer and prefer[n] not in spelled})
 
     def renamed(chosen: dict[str, str]) -> str | None:
         targets = {id(node): new for name, new in chosen.items() for node in local[name]}
@@ -301,7 +330,8 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
 
 def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: int | None = None,
                         mapping: dict[str, str] | None = None,
-                        params: Callable[[str, str], bool] | None = None) -> Renamed | None:  # fmt: skip
+                        params: Callable[[str, str], bool] | None = None,
+                        taken: Iterable[str] = ()) -> Renamed | None:  # fmt: skip
     """Rename the locals of the innermost functions containing ``lines``.
 
     An enclosing function stands in when the innermost one has no local to rename.
@@ -313,6 +343,8 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
             of choosing: the other side of an edit gets the same rename.
         params: ``(function name, parameter name) -> bool``: whether that parameter may be
             renamed (no caller passes it by keyword); None: no parameter is.
+        taken: names a new name must not be besides those of ``source`` (the other side
+            of an edit: a name fresh on one side only makes git align the diff differently).
 
     Returns:
         None when nothing could be renamed (no such function, or no safe local).
@@ -320,7 +352,7 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
     functions = function_spans(source)
     text = split_lines(source)
     rng = random.Random(f"rename:{key}")
-    taken = set(_IDENTIFIER.findall(source))
+    taken = set(_IDENTIFIER.findall(source)) | set(taken)
     forced = mapping
     mapping = {}
     done: list[tuple[int, int]] = []
@@ -329,7 +361,8 @@ def rename_in_functions(source: str, lines: Iterable[int], key: str, *, limit: i
         for first, last in around:
             if any(a <= first and last <= b or first <= a and b <= last for a, b in done):
                 break  # this function, or one around or inside it, is renamed already
-            renamed = _rename_function(text, first, last, taken | set(mapping.values()), rng, limit, forced, params)
+            renamed = _rename_function(text, first, last, taken | set(mapping.values()), rng, limit, forced, params,
+                                       mapping)  # fmt: skip
             if renamed is None:
                 continue
             new_lines, names = renamed

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import MineConfig
 from ..git.repo import Repository
@@ -38,6 +38,8 @@ class SyntheticSummary:
     paired_controls: int = 0
     """Controls made at fix commits, paired with fix reversals (the rest are at HEAD)."""
     noisy: int = 0
+    variants_skipped_by: dict[str, int] = field(default_factory=dict)
+    """Defect cases that got no rename variant, by reason (``variants.NoVariant``)."""
 
 
 def controls_for(ratio: float, defect_cases: int) -> int:
@@ -57,7 +59,8 @@ def synthesize(
     # libcst is imported here, not with the package: every other command starts faster.
     from .controls import ControlMaker
     from .mutation import MutationMiner
-    from .variants import fix_reversal_edits, keyword_names, rename_variant
+    from .identifiers import RepositoryNames
+    from .variants import NoVariant, fix_reversal_edits, keyword_names, rename_variant
 
     say = progress or (lambda _text: None)
     classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
@@ -86,23 +89,29 @@ def synthesize(
                      f"sources at HEAD{where} have no more usable sites")  # fmt: skip
             made.extend(m.mined for m in mutations)
         variants = skipped = 0
+        skipped_by: dict[str, int] = {}
         if config.rename:
             say("rename variants")
             originals: list[tuple[MinedCase, tuple | None]] = [
                 (fix, fix_reversal_edits(fix, repo, head)) for fix in fixes
             ] + [(m.mined, m.edits) for m in mutations]
             keywords = keyword_names(head)
+            trees: dict[str, RepositoryNames] = {}
             for mined, edits in originals:
-                variant = rename_variant(config.seed, mined.gold, mined.case.base, edits, keywords) if edits else None
-                if variant is None:
-                    skipped += 1
+                base = mined.case.base
+                if base not in trees:
+                    trees[base] = RepositoryNames(head if base == head.commit else HeadTree(repo, classifier, blobs, base))
+                variant = (rename_variant(config.seed, mined.gold, base, edits, keywords, trees[base])
+                           if edits else NoVariant.FILES)  # fmt: skip
+                if isinstance(variant, NoVariant):
+                    skipped_by[variant.value] = skipped_by.get(variant.value, 0) + 1
                     continue
                 made.append(variant.mined)
                 variants += 1
+            skipped = sum(skipped_by.values())
             if skipped:
-                warn(f"{skipped} defect case(s) got no rename variant: no local variable or parameter in their "
-                     "functions can be renamed the same way on both sides of the change, or their files were "
-                     "added, deleted or moved")  # fmt: skip
+                reasons = ", ".join(f"{k} {v}" for k, v in sorted(skipped_by.items()))
+                warn(f"{skipped} defect case(s) got no rename variant ({reasons}); see docs/MUTATIONS.md")
         wanted = controls_for(config.effective_controls_ratio, len(fixes) + len(mutations))
         noise_wanted = 2 * NOISE_PER_CASE * len(for_noise)
         controls: list[SyntheticCase] = []
@@ -131,4 +140,5 @@ def synthesize(
         if config.noisy and sum(n.mined.gold.expect_finding for n in noisy) < config.noisy:
             warn(f"only {sum(n.mined.gold.expect_finding for n in noisy)} of {config.noisy} noisy defect cases could "
                  "be made: too few mutation sites or refactors in other files at HEAD")  # fmt: skip
-    return made, SyntheticSummary(len(mutations), len(controls), variants, skipped, covered, len(paired), len(noisy))
+    return made, SyntheticSummary(len(mutations), len(controls), variants, skipped, covered, len(paired), len(noisy),
+                                  skipped_by)

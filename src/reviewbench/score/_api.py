@@ -375,6 +375,16 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         evidence = min(levels, key=lambda e: e.rank)
         valid_defect_cases = len({k[0] for k in completed.found})
         metrics, breakdown = views[gates.analysis]
+        # Never pooled into the headline: beside it, and in each analysis's stratum breakdown,
+        # before the decision reads it, so that a gate on `metric@natural` works.
+        held = {analysis: holdout_scores(by_condition[name], holdout, outcomes, inputs.bootstrap, inputs.seed,
+                                         end_to_end=analysis == "end_to_end")
+                for analysis in _ANALYSES} if holdout else {}  # fmt: skip
+        for analysis, parts in held.items():
+            for stratum, part in parts.items():
+                views[analysis][1].setdefault("stratum", {})[stratum] = {
+                    m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
+                }
         decision = decide(gates, metrics, valid_defect_cases, breakdown=breakdown, valid_controls=valid_controls,
                           evidence=evidence, labels_needed=sum(len(p.comments) for p in still_open[name]),
                           comparative=comparative, attainable=reachable(gated_names, still_open[name], metrics,
@@ -390,13 +400,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
-        if holdout:  # never pooled into the headline: beside it, and in the stratum breakdown
-            conditions[name]["holdout"] = holdout_scores(by_condition[name], holdout, outcomes,
-                                                         inputs.bootstrap, inputs.seed)  # fmt: skip
-            for stratum, part in conditions[name]["holdout"].items():
-                conditions[name]["breakdown"]["stratum"][stratum] = {
-                    m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
-                }
+        if holdout:
+            conditions[name]["holdout"] = held["completed"]
         if cutoff:
             conditions[name]["cutoff"] = cutoff_scores(completed, cases, dates, cutoff, inputs.bootstrap, inputs.seed)
 

@@ -27,11 +27,12 @@ def split_holdout(cases: Mapping[str, CaseInfo]) -> tuple[dict[str, CaseInfo], d
 
 
 def holdout_scores(runs: Sequence[RunRow], holdout: Mapping[str, CaseInfo], outcomes: Mapping[str, RunOutcome],
-                   resamples: int, seed: int) -> dict:  # fmt: skip
-    """``{stratum: {"cases", "metrics"}}`` of one condition's runs on the holdout cases."""
+                   resamples: int, seed: int, end_to_end: bool = False) -> dict:  # fmt: skip
+    """``{stratum: {"cases", "metrics"}}`` of one condition's runs on the holdout cases
+    (``end_to_end``: counted as the end-to-end analysis counts, failed runs included)."""
     if not holdout:
         return {}
-    tally = tally_condition(runs, dict(holdout), dict(outcomes))
+    tally = tally_condition(runs, dict(holdout), dict(outcomes), end_to_end)
     groups: dict[str, set[str]] = {}
     for case in holdout.values():
         groups.setdefault(case.stratum, set()).add(case.cluster)

@@ -261,13 +261,35 @@ def test_a_whole_experiment_opens_each_pull_request_once_and_closes_it(tmp_path,
     assert TOKEN.encode() not in raw
     store = RunStore(out / "runs.sqlite")
     try:
-        runs = store.runs()
+        runs = list(store.runs())  # (a generator read twice checked nothing the second time)
         timed_out = [r for r in runs if r.state == "timed_out"]
         assert "pull request #" in timed_out[0].error
         done = [r for r in runs if r.state != "timed_out"]
         assert all(time_to_first_review(r.raw_output) is not None for r in done)
     finally:
         store.close()
+    # Every run, timed_out included, names its pull request in a field of its own.
+    pulls = {r.pull_request.number: r for r in runs}
+    assert sorted(pulls) == [1, 2, 3]
+    for number, run in pulls.items():
+        pull, served = run.pull_request, server.pulls[number]
+        assert (pull.kind, pull.repo, pull.url) == ("github", "acme/sandbox", served["html_url"])
+        assert pull.head_sha == served["head"]["sha"] and pull.triggered_at and pull.completed_at
+        assert pull.polls >= 1
+    never = pulls[2]
+    assert never.state == "timed_out" and never.raw_output is None
+    assert never.pull_request.first_review_at is None and never.pull_request.time_to_first_review_s is None
+    assert never.pull_request.triggered_at <= never.pull_request.completed_at
+    for number in (1, 3):
+        pull = pulls[number].pull_request
+        assert pulls[number].state.completed and pull.time_to_first_review_s is not None
+        assert pull.time_to_first_review_s == time_to_first_review(pulls[number].raw_output)
+    # ... and the export carries it, so a user can find the pull request.
+    exported = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out)], capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+    by_state = {json.loads(line)["state"]: json.loads(line) for line in exported.splitlines()}
+    assert by_state["timed_out"]["pull_request"]["number"] == 2
+    assert by_state["timed_out"]["pull_request"]["url"].endswith("/acme/sandbox/pull/2")
 
 
 def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corpus, bare):
@@ -293,6 +315,58 @@ def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corp
         assert all(server.pulls[n]["state"] == "closed" for n in stale)  # the stale ones, closed
         assert len(server.pulls) == 2 + 3  # each run opened once after the resume
         assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+
+
+def test_a_run_that_fails_after_opening_its_pull_request_records_it(tmp_path, corpus, bare):
+    def bot(server, number, poll):  # reviews, but the forge breaks under the second pull request's polls
+        if number == 2:
+            server._failures.append((404, {}))  # (the server's lock is held while the bot runs)
+        elif poll == 1:
+            server.add_review(number, "Fine.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        out = tmp_path / "runs"
+        run_experiment(load_experiment(_experiment(tmp_path, corpus, server, bare)), out)
+    store = RunStore(out / "runs.sqlite")
+    try:
+        failed = [r for r in store.runs() if r.state == "failed"]
+    finally:
+        store.close()
+    # (two runs at a time: the refusal may land on either's request, after its pull request opened)
+    assert failed and all("HTTP 404" in r.error for r in failed)
+    for run in failed:
+        pull = run.pull_request
+        assert pull.head_sha == server.pulls[pull.number]["head"]["sha"] and pull.first_review_at is None
+    assert all(p["state"] == "closed" for p in server.pulls.values())
+
+
+def test_ctrl_c_mid_run_records_each_interrupted_run_with_its_pull_request(tmp_path, corpus, bare):
+    with ForgeServer(bare, token=TOKEN, bot=never) as server:
+        experiment = _experiment(tmp_path, corpus, server, bare, timeout_s=300)
+        out = tmp_path / "runs"
+        env = {**os.environ, "RB_FORGE_TOKEN": TOKEN}
+        proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while sum(1 for n in server.pulls if server.polls.get(n)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(server.pulls) == 2, "the run never opened its pull requests"
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 130
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        # Ctrl-C cancels each run twice; the clean-up still closes both before the client goes.
+        assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+    store = RunStore(out / "runs.sqlite")
+    try:
+        cancelled = [r for r in store.runs() if r.state == "cancelled"]
+    finally:
+        store.close()
+    assert sorted(r.pull_request.number for r in cancelled) == [1, 2]
+    assert all(r.pull_request.head_sha == server.pulls[r.pull_request.number]["head"]["sha"] for r in cancelled)
 
 
 @pytest.mark.parametrize(("extra", "message"), [

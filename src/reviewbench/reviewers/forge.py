@@ -44,14 +44,14 @@ from typing import Any
 import httpx
 
 from ..errors import UsageError
-from ..records import Finding, ReviewPacket
+from ..records import Finding, PullRequest, ReviewPacket
 from ._forge_git import build_commits, delete_branches, push_branches
 from ._http import body_excerpt, parse_retry_after, redact
 from ._messages import clean_text
 from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
 from .configs import GiteaConfig, GithubConfig
 
-__all__ = ["ForgeReviewer", "summary_findings", "time_to_first_review"]
+__all__ = ["ForgeReviewer", "pull_request_of", "summary_findings", "time_to_first_review"]
 
 MARKER = "<!-- reviewbench:{experiment}:{run} -->"
 _MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
@@ -85,6 +85,25 @@ def time_to_first_review(raw_output: str | None) -> float | None:
     except (ValueError, AttributeError):
         return None
     return float(value) if isinstance(value, int | float) else None
+
+
+def _as_pull_request(record: dict[str, Any]) -> PullRequest:
+    url = record.get("pull_url")  # the forge's answer: untrusted, coerced to what is recorded
+    return PullRequest(kind=str(record["kind"]), repo=str(record["repo"]), number=int(record["pull_number"]),
+                       url=None if url is None else str(url), head_sha=str(record["head_sha"]),
+                       triggered_at=record.get("triggered_at"), first_review_at=record.get("first_review_at"),
+                       completed_at=record.get("completed_at"),
+                       time_to_first_review_s=record.get("time_to_first_review_s"),
+                       polls=record.get("polls") or 0)  # fmt: skip
+
+
+def pull_request_of(raw_output: str | None) -> PullRequest | None:
+    """The pull request named by a forge run's raw output (its JSON record), else None."""
+    try:
+        record = json.loads(raw_output or "")
+        return _as_pull_request(record) if isinstance(record, dict) and "pull_number" in record else None
+    except (ValueError, KeyError, TypeError):  # not a forge record (pydantic's error is a ValueError)
+        return None
 
 
 def summary_findings(text: str, paths: list[str]) -> list[Finding]:
@@ -212,6 +231,13 @@ class ForgeReviewer:
         self._sweep_lock = asyncio.Lock()
         self.opened: list[int] = []
         """Pull requests this reviewer opened (numbers), in order."""
+        self._pulls: dict[str, PullRequest] = {}
+        self._cleanups: set[asyncio.Task] = set()
+
+    def pull_request(self, run_id: str, text: str | None = None) -> PullRequest | None:
+        """The pull request of a run: from its reply's record (a cached reply too), else the
+        one this process opened for it (a run that timed out, failed or was interrupted)."""
+        return pull_request_of(text) or self._pulls.get(run_id)
 
     def _bot(self, item: dict[str, Any]) -> bool:
         login = _login(item)
@@ -258,10 +284,9 @@ class ForgeReviewer:
             if not isinstance(pull, dict) or "number" not in pull:
                 raise ReviewerError(f"{self.config.kind} POST /pulls: no pull request in the answer")
             self.opened.append(int(pull["number"]))
-            return await self._await_review(packet, pull, commits.head)
+            return await self._await_review(packet, pull, commits.head, run)
         finally:
-            with contextlib.suppress(BaseException):
-                await asyncio.shield(self._clean_up(pull, pushed, base_branch, head_branch))
+            await self._finish(self._clean_up(pull, pushed, base_branch, head_branch))
             shutil.rmtree(work, ignore_errors=True)
 
     async def _clean_up(self, pull: dict[str, Any] | None, pushed: bool, base: str, head: str) -> None:
@@ -272,22 +297,26 @@ class ForgeReviewer:
         elif pushed:
             await asyncio.to_thread(delete_branches, self.config.remote, [head, base])
 
-    async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], head_sha: str) -> ReviewReply:
+    async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], head_sha: str,
+                            run: str) -> ReviewReply:  # fmt: skip
         number = int(pull["number"])
         record: dict[str, Any] = {
             "kind": self.config.kind, "repo": self.config.repo, "pull_number": number,
             "pull_url": pull.get("html_url"), "head_sha": (pull.get("head") or {}).get("sha") or head_sha,
             "bot": self.config.bot, "trigger": self.config.trigger,
         }  # fmt: skip
+        self._pulls[run] = _as_pull_request(record)  # findable from here on, whatever happens next
         if self.config.trigger:
             comment = await self.api.call("POST", f"/issues/{number}/comments", body={"body": self.config.trigger})
             record["triggered_at"] = (comment or {}).get("created_at") or _now()
         else:
             record["triggered_at"] = pull.get("created_at") or _now()
+        self._pulls[run] = _as_pull_request(record)
         deadline = time.monotonic() + self.config.timeout_s
         polls = 0
         while True:
             polls += 1
+            self._pulls[run] = _as_pull_request({**record, "polls": polls})
             reviews = [r for r in await self.api.pages(f"/pulls/{number}/reviews")
                        if self._bot(r) and str(r.get("state", "")).upper() != "PENDING"]  # fmt: skip
             notes = [c for c in await self.api.pages(f"/issues/{number}/comments") if self._bot(c)]
@@ -296,6 +325,7 @@ class ForgeReviewer:
                 break
             left = deadline - time.monotonic()
             if left <= 0:
+                self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now()})
                 raise TimeoutError(f"no review by {self.config.bot} within {self.config.timeout_s:g}s on pull request "
                                    f"#{number} ({record['pull_url']}, head {record['head_sha'][:12]}, {polls} polls)")  # fmt: skip
             await asyncio.sleep(min(self.config.poll_s, left))
@@ -311,6 +341,7 @@ class ForgeReviewer:
             "comments": [{"path": c.get("path"), "line": _line(c), "body": c.get("body") or ""} for c in inline],
             "issue_comments": [{"body": c.get("body") or ""} for c in notes],
         })  # fmt: skip
+        self._pulls[run] = _as_pull_request(record)
         findings = [Finding(path=str(c["path"]), line=_line(c), claim=clean_text(str(c.get("body") or "")).strip(),
                             raw=clean_text(f"{c['path']}:{_line(c) or ''} {c.get('body') or ''}"))
                     for c in inline if c.get("path")]  # fmt: skip
@@ -320,7 +351,24 @@ class ForgeReviewer:
         return ReviewReply(text=json.dumps(record, ensure_ascii=False, sort_keys=True),
                            model=f"{self.config.kind}:{self.config.bot}", findings=tuple(findings))  # fmt: skip
 
+    async def _finish(self, cleanup: Any) -> None:
+        """Run ``cleanup`` to its end even when cancelled: Ctrl-C cancels a run more than
+        once (the gather, then each task, and ``wait_for`` stops waiting at the second), so
+        the clean-up is a task of its own that :meth:`aclose` waits for before the client
+        closes — a pull request must not stay open. Its own failure is swallowed (the run's
+        outcome is decided already); its calls are bounded by the client's timeouts."""
+        task = asyncio.ensure_future(cleanup)
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
+        while not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        with contextlib.suppress(BaseException):
+            task.result()
+
     async def aclose(self) -> None:
+        if self._cleanups:  # clean-ups a cancelled run left running: closing their client would break them
+            await asyncio.gather(*self._cleanups, return_exceptions=True)
         await self.api.aclose()
 
 

@@ -21,6 +21,7 @@ from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import run_experiment
 from reviewbench.reviewers import make_reviewer
 from reviewbench.reviewers.configs import GiteaConfig, GithubConfig
+from reviewbench.score import ScoreOptions, score_run
 from reviewbench.reviewers.forge import summary_findings, time_to_first_review
 from reviewbench.store.runs import RunStore
 
@@ -284,6 +285,12 @@ def test_a_whole_experiment_opens_each_pull_request_once_and_closes_it(tmp_path,
         pull = pulls[number].pull_request
         assert pulls[number].state.completed and pull.time_to_first_review_s is not None
         assert pull.time_to_first_review_s == time_to_first_review(pulls[number].raw_output)
+    # Time to first review is scored: 2 reviewed of 3 forge runs, the timed-out one not dropped.
+    first = score_run(out, ScoreOptions(bootstrap=100, include_unvalidated=True)).as_json()
+    first = first["conditions"]["bot"]["metrics"]["time_to_first_review_s"]
+    assert (first["num"], first["den"], first["not_reviewed"]) == (2, 3, {"timed_out": 1})
+    seconds = sorted(pulls[n].pull_request.time_to_first_review_s for n in (1, 3))
+    assert (first["min"], first["max"]) == (seconds[0], seconds[1])
     # ... and the export carries it, so a user can find the pull request.
     exported = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out)], capture_output=True,
                               text=True, check=True).stdout  # fmt: skip

@@ -330,7 +330,8 @@ class ForgeReviewer:
                                    f"#{number} ({record['pull_url']}, head {record['head_sha'][:12]}, {polls} polls)")  # fmt: skip
             await asyncio.sleep(min(self.config.poll_s, left))
         stamps = [_parse_time(r.get("submitted_at")) for r in reviews] + [_parse_time(c.get("created_at")) for c in notes]
-        first = min((s for s in stamps if s is not None), default=None)
+        # The forge's own times; one that gives none is read by this poll's clock (never "not reviewed").
+        first = min((s for s in stamps if s is not None), default=None) or _parse_time(_now())
         triggered = _parse_time(record["triggered_at"])
         record.update({
             "first_review_at": first.isoformat().replace("+00:00", "Z") if first else None,

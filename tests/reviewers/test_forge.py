@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from reviewbench import MineConfig, mine_corpus
-from reviewbench.errors import UsageError
+from reviewbench.errors import ReviewerError, UsageError
 from reviewbench.records import ReviewPacket
 from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import run_experiment
@@ -133,7 +133,7 @@ def test_a_bot_that_never_reviews_is_timed_out_and_its_pull_request_closed(bare,
 def test_a_403_with_retry_after_is_waited_out(bare, case):
     packet, tree = case
     with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
-        server.fail_next(403, {"Retry-After": "1"})
+        server.fail_next(403, {"Retry-After": "1"}, on="POST /repos/acme/sandbox/pulls")
         started = time.monotonic()
         reply = review(config(server, bare), packet, tree)
     assert time.monotonic() - started >= 1.0
@@ -145,7 +145,8 @@ def test_a_403_with_retry_after_is_waited_out(bare, case):
 def test_an_exhausted_quota_waits_until_its_reset(bare, case):
     packet, tree = case
     with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
-        server.fail_next(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1)})
+        server.fail_next(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1)},
+                         on="POST /repos/acme/sandbox/pulls")
         started = time.monotonic()
         review(config(server, bare), packet, tree)
     assert time.monotonic() - started >= 1.0 and len(server.pulls) == 1
@@ -327,7 +328,7 @@ def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corp
 def test_a_run_that_fails_after_opening_its_pull_request_records_it(tmp_path, corpus, bare):
     def bot(server, number, poll):  # reviews, but the forge breaks under the second pull request's polls
         if number == 2:
-            server._failures.append((404, {}))  # (the server's lock is held while the bot runs)
+            server._failures.append((404, {}, None))  # (the server's lock is held while the bot runs)
         elif poll == 1:
             server.add_review(number, "Fine.")
 
@@ -386,3 +387,100 @@ def test_a_forge_condition_without_a_tree_or_time_is_refused_on_load(tmp_path, e
     path.write_text(f'corpus = "c"\n[[condition]]\nname = "bot"\nreviewer = {reviewer}\n{extra}\n')
     with pytest.raises(UsageError, match=message):
         load_experiment(path)
+
+
+# -- rate limits: GET /rate_limit before a pull request is opened --------------------------
+
+
+def _reviews(cfg, packets_and_trees):
+    """Several reviews by one reviewer (one client, one quota seen), in order."""
+
+    async def go():
+        reviewer = make_reviewer(cfg)
+        try:
+            return [await reviewer.review(packet, tree) for packet, tree in packets_and_trees]
+        finally:
+            await reviewer.aclose()
+
+    return asyncio.run(go())
+
+
+def _gitea(server: ForgeServer, bare: Path, **fields) -> GiteaConfig:
+    return GiteaConfig(kind="gitea", api_url=server.api_url, repo=server.repo, remote=str(bare),
+                       token_env="RB_FORGE_TOKEN", bot=server.bot_login, trigger=server.trigger, poll_s=0.05,
+                       **fields)  # fmt: skip
+
+
+def test_a_spent_quota_is_asked_for_and_waited_out_before_the_pull_request_opens(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=0, reset_in=1.5)
+        started = time.monotonic()
+        reply = review(config(server, bare), packet, tree)
+    assert time.monotonic() - started >= 1.0
+    calls = [(method, path) for method, path, _ in server.requests]
+    assert calls[0] == ("GET", "/rate_limit")  # asked first, before anything is pushed or opened
+    assert not [r for r in server.requests if r[2] == 403]  # waited for the reset, never refused
+    assert json.loads(reply.text)["pull_number"] == 1 and server.pulls[1]["state"] == "closed"
+
+
+def test_a_reset_beyond_timeout_s_is_one_clear_line_and_opens_nothing(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=3, reset_in=3600)
+        with pytest.raises(ReviewerError) as info:
+            review(config(server, bare, timeout_s=5.0), packet, tree)
+    message = str(info.value)
+    assert "\n" not in message and "rate limit asks to wait" in message and "more than timeout_s (5s)" in message
+    assert server.pulls == {} and server.branches() == []  # nothing pushed, nothing opened
+    assert TOKEN not in message
+
+
+def test_a_quota_told_by_every_answer_is_asked_for_once(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=500, reset_in=3600)
+        _reviews(config(server, bare), [(packet, tree), (packet, tree)])
+        low = server.quota["remaining"]
+    assert [r[1] for r in server.requests].count("/rate_limit") == 1  # at start; the headers told the rest
+    assert len(server.pulls) == 2 and low < 500
+
+
+def test_a_low_quota_in_the_last_answer_asks_again_before_the_next_pull_request(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=14, reset_in=1.5)  # one review spends 6: 8 left, low
+        _reviews(config(server, bare), [(packet, tree), (packet, tree)])
+    paths = [r[1] for r in server.requests]
+    second = [i for i, p in enumerate(paths) if p == "/repos/acme/sandbox/pulls"][-1]
+    assert paths.count("/rate_limit") == 2 and paths[:second].count("/rate_limit") == 2
+    assert not [r for r in server.requests if r[2] == 403] and len(server.pulls) == 2
+
+
+def test_gitea_without_a_rate_limit_endpoint_is_asked_once_and_reviews(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token", rate_limit_endpoint=False) as server:
+        replies = _reviews(_gitea(server, bare), [(packet, tree), (packet, tree)])
+    assert [r for r in server.requests if r[1] == "/rate_limit"] == [("GET", "/rate_limit", 404)]
+    assert [json.loads(r.text)["pull_number"] for r in replies] == [1, 2]
+    assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+
+
+def test_gitea_answering_429_with_retry_after_is_waited_out(bare, case):
+    packet, tree = case
+
+    async def go(server):
+        reviewer = make_reviewer(_gitea(server, bare))
+        try:
+            await reviewer.review(packet, tree)  # asks /rate_limit once (404)
+            server.fail_next(429, {"Retry-After": "1"})  # then opening the next pull request is refused
+            started = time.monotonic()
+            reply = await reviewer.review(packet, tree)
+            return reply, time.monotonic() - started
+        finally:
+            await reviewer.aclose()
+
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token", rate_limit_endpoint=False) as server:
+        reply, took = asyncio.run(go(server))
+    assert took >= 1.0 and json.loads(reply.text)["pull_number"] == 2 and len(server.pulls) == 2
+    assert [r for r in server.requests if r[2] == 429] == [("POST", "/repos/acme/sandbox/pulls", 429)]

@@ -57,6 +57,9 @@ MARKER = "<!-- reviewbench:{experiment}:{run} -->"
 _MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
 _PER_PAGE = 100
 _MAX_RATE_WAITS = 20
+#: A review takes a handful of requests and a few per poll: at or below this many left, the
+#: quota is asked for (``GET /rate_limit``) before a pull request is opened.
+_LOW_QUOTA = 10
 _BOT_SUFFIX = "[bot]"
 
 
@@ -145,6 +148,12 @@ class _Api:
         )  # fmt: skip
         self.prefix = f"/repos/{config.repo}"
         self.requests = 0
+        self.remaining: int | None = None
+        """Requests left in the quota, as the last answer's ``X-RateLimit-Remaining`` said."""
+        self.reset: float | None = None
+        """When the quota refills (epoch seconds), from ``X-RateLimit-Reset``."""
+        self.has_rate_limit = True
+        """False once ``GET /rate_limit`` answered 404 (Gitea and Forgejo have no such endpoint)."""
 
     async def call(self, method: str, path: str, *, body: dict | None = None, params: dict | None = None) -> Any:
         label = f"{self.config.kind} {method} {path}"
@@ -159,9 +168,10 @@ class _Api:
                     raise ReviewerError(f"{label}: {type(exc).__name__}", transient=True) from None
                 await asyncio.sleep(2.0 * failures)
                 continue
+            self._note_quota(resp.headers)
             wait = self._rate_wait(resp)
             if wait is not None:
-                await asyncio.sleep(wait)
+                await self._wait(wait, label)
                 continue
             if resp.status_code >= 500:
                 failures += 1
@@ -179,6 +189,55 @@ class _Api:
             except ValueError:
                 raise ReviewerError(f"{label}: the answer is not JSON") from None
         raise ReviewerError(f"{label}: still rate-limited after {_MAX_RATE_WAITS} waits", transient=True)
+
+    def _note_quota(self, headers: httpx.Headers) -> None:
+        """Keep what an answer says of the quota (GitHub says it on every answer; Gitea not)."""
+        with contextlib.suppress(KeyError, ValueError):
+            self.remaining = int(headers["x-ratelimit-remaining"])
+        with contextlib.suppress(KeyError, ValueError):
+            self.reset = float(headers["x-ratelimit-reset"])
+
+    async def _wait(self, seconds: float, what: str) -> None:
+        """Sleep as the forge asks, unless that is longer than the reviewer waits for a bot:
+        then a one-line error instead of a run that would silently outlive its attempt."""
+        if seconds > self.config.timeout_s:
+            raise ReviewerError(f"{what}: the {self.config.kind} rate limit asks to wait {seconds:.0f}s, more than "
+                                f"timeout_s ({self.config.timeout_s:g}s); run again after the reset, or raise timeout_s")  # fmt: skip
+        await asyncio.sleep(seconds)
+
+    async def ensure_quota(self) -> None:
+        """Before a pull request is opened: when no answer has told the quota yet, or the last
+        one said it is low, ask ``GET /rate_limit`` and wait for the reset if the quota is
+        spent — rather than open a pull request that cannot be polled. A forge without the
+        endpoint (Gitea, Forgejo: 404) is asked once; its 403/429 answers are waited out."""
+        if self.remaining is not None and self.remaining > _LOW_QUOTA:
+            return
+        if self.has_rate_limit:
+            self.requests += 1
+            try:
+                resp = await self.client.get("/rate_limit")
+            except httpx.TransportError:
+                return  # the calls that follow say what is wrong
+            self._note_quota(resp.headers)
+            if resp.status_code == 404:
+                self.has_rate_limit = False
+            elif resp.status_code < 400:
+                self._read_rate_limit(resp)
+            elif (wait := self._rate_wait(resp)) is not None:  # refused for now: waited out, then go on
+                await self._wait(wait, f"{self.config.kind} GET /rate_limit")
+                return
+        if self.remaining is not None and self.remaining <= _LOW_QUOTA:
+            if self.reset is not None and self.reset > time.time():
+                await self._wait(self.reset - time.time() + 1.0, f"{self.config.kind} GET /rate_limit")
+            self.remaining = None  # refilled (or the reset passed): the next answer tells again
+
+    def _read_rate_limit(self, resp: httpx.Response) -> None:
+        """The core quota of a ``GET /rate_limit`` answer (GitHub's shape), else its headers."""
+        try:
+            core = resp.json()["resources"]["core"]
+            self.remaining, self.reset = int(core["remaining"]), float(core["reset"])
+        except (ValueError, KeyError, TypeError):
+            self._note_quota(resp.headers)
 
     @staticmethod
     def _rate_wait(resp: httpx.Response) -> float | None:
@@ -271,6 +330,7 @@ class ForgeReviewer:
             self._swept = True
         branch = f"review-{experiment[:8]}-{run[:12]}"
         base_branch, head_branch = f"{branch}-base", f"{branch}-head"
+        await self.api.ensure_quota()  # before anything is pushed or opened
         work = Path(tempfile.mkdtemp(prefix="reviewbench-forge-"))
         pull: dict[str, Any] | None = None
         pushed = False

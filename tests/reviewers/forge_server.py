@@ -75,6 +75,8 @@ class ForgeServer:
         ``GET /rate_limit`` spends one, every answer says what is left, a spent quota answers
         403 until its reset. None: no quota, and no headers (as Gitea)."""
         self.rate_limit_endpoint = rate_limit_endpoint
+        self.max_page = 50
+        """Gitea's MAX_RESPONSE_ITEMS: the largest page it serves, whatever ``limit`` asks."""
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
 
@@ -185,7 +187,7 @@ class ForgeServer:
             return self._open(body)
         if rest == "/pulls" and method == "GET":
             state = query.get("state", ["open"])[0]
-            return 200, {}, self._page([p for p in self.pulls.values() if state == "all" or p["state"] == state], query)
+            return self._page([p for p in self.pulls.values() if state == "all" or p["state"] == state], query)
         if m := re.fullmatch(r"/pulls/(\d+)", rest):
             pull = self.pulls.get(int(m.group(1)))
             if pull is None:
@@ -198,14 +200,14 @@ class ForgeServer:
             if self._triggered(number) and self.pulls[number]["state"] == "open":
                 self.polls[number] = self.polls.get(number, 0) + 1
                 self.bot(self, number, self.polls[number])
-            return 200, {}, self._page(self.reviews.get(number, []), query)
+            return self._page(self.reviews.get(number, []), query)
         if m := re.fullmatch(r"/pulls/(\d+)/comments", rest):
-            return 200, {}, self._page(self.review_comments.get(int(m.group(1)), []), query)
+            return self._page(self.review_comments.get(int(m.group(1)), []), query)
         if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
             number = int(m.group(1))
             if method == "POST":
                 return 201, {}, self.add_issue_comment(number, body["body"], login="benchmark-user")
-            return 200, {}, self._page(self.issue_comments.get(number, []), query)
+            return self._page(self.issue_comments.get(number, []), query)
         return 404, {}, {"message": "Not Found"}
 
     def _open(self, body: dict) -> tuple[int, dict[str, str], Any]:
@@ -223,11 +225,20 @@ class ForgeServer:
         }  # fmt: skip
         return 201, {}, self.pulls[number]
 
-    @staticmethod
-    def _page(items: list, query: dict[str, list[str]]) -> list:
-        per_page = int(query.get("per_page", ["30"])[0])
+    def _page(self, items: list, query: dict[str, list[str]]) -> tuple[int, dict[str, str], list]:
+        """One page as each forge serves it. GitHub: ``per_page`` (30 by default, at most
+        100) and a ``Link`` header with ``rel="next"`` while more follow. Gitea: ``limit``
+        (``per_page`` ignored; 30 by default, clamped to ``max_page``, 50 as Gitea's default
+        MAX_RESPONSE_ITEMS) and ``X-Total-Count``."""
         page = int(query.get("page", ["1"])[0])
-        return items[(page - 1) * per_page: page * per_page]
+        if self.scheme == "token":
+            size = min(int(query.get("limit", ["0"])[0]) or 30, self.max_page)
+            headers = {"X-Total-Count": str(len(items))}
+        else:
+            size = min(int(query.get("per_page", ["30"])[0]), 100)
+            more = page * size < len(items)
+            headers = {"Link": f'<{self.api_url}/next>; rel="next"'} if more else {}
+        return 200, headers, items[(page - 1) * size: page * size]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

@@ -484,3 +484,32 @@ def test_gitea_answering_429_with_retry_after_is_waited_out(bare, case):
         reply, took = asyncio.run(go(server))
     assert took >= 1.0 and json.loads(reply.text)["pull_number"] == 2 and len(server.pulls) == 2
     assert [r for r in server.requests if r[2] == 429] == [("POST", "/repos/acme/sandbox/pulls", 429)]
+
+
+@pytest.mark.parametrize("kind", ["github", "gitea"])
+def test_long_lists_are_read_to_their_end_as_each_forge_pages_them(bare, case, kind):
+    """Gitea reads ``limit`` (not ``per_page``) and serves at most 50 a page: a sweep of 120
+    stale pull requests must still close every one of them."""
+    from reviewbench.reviewers.base import RUN_SCOPE, RunScope
+
+    packet, tree = case
+    scheme = "Bearer" if kind == "github" else "token"
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme=scheme) as server:
+        for number in range(1, 121):
+            server.pulls[number] = {"number": number, "state": "open", "title": "t", "head": {"ref": f"h{number}"},
+                                    "base": {"ref": f"b{number}"}, "body": "<!-- reviewbench:0123abcd:run -->\n"}  # fmt: skip
+        cfg = config(server, bare) if kind == "github" else _gitea(server, bare)
+
+        async def go():
+            RUN_SCOPE.set(RunScope(experiment="0123abcd", run_id="0123456789ab"))
+            reviewer = make_reviewer(cfg)
+            try:
+                return await reviewer.review(packet, tree)
+            finally:
+                await reviewer.aclose()
+
+        reply = asyncio.run(go())
+    assert all(server.pulls[n]["state"] == "closed" for n in range(1, 121))  # every page swept
+    assert json.loads(reply.text)["pull_number"] == 121
+    pages = [r for r in server.requests if r[:2] == ("GET", "/repos/acme/sandbox/pulls")]
+    assert len(pages) == (2 if kind == "github" else 3)  # 100 + 20 on GitHub; 50 + 50 + 20 on Gitea

@@ -57,6 +57,7 @@ MARKER = "<!-- reviewbench:{experiment}:{run} -->"
 _MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
 _PER_PAGE = 100
 _MAX_RATE_WAITS = 20
+_MAX_PAGES = 1000  # a forge that always says "more" cannot keep a review listing forever
 #: A review takes a handful of requests and a few per poll: at or below this many left, the
 #: quota is asked for (``GET /rate_limit``) before a pull request is opened.
 _LOW_QUOTA = 10
@@ -156,6 +157,11 @@ class _Api:
         """False once ``GET /rate_limit`` answered 404 (Gitea and Forgejo have no such endpoint)."""
 
     async def call(self, method: str, path: str, *, body: dict | None = None, params: dict | None = None) -> Any:
+        """The JSON answer of one call (None when empty)."""
+        return (await self._call(method, path, body=body, params=params))[0]
+
+    async def _call(self, method: str, path: str, *, body: dict | None = None,
+                    params: dict | None = None) -> tuple[Any, httpx.Headers]:  # fmt: skip
         label = f"{self.config.kind} {method} {path}"
         failures = 0
         for _ in range(_MAX_RATE_WAITS):
@@ -183,9 +189,9 @@ class _Api:
                 excerpt = redact(body_excerpt(resp.text, (self.token,)), (self.token,))
                 raise ReviewerError(f"{label}: HTTP {resp.status_code}: {excerpt}")
             if resp.status_code == 204 or not resp.content:
-                return None
+                return None, resp.headers
             try:
-                return resp.json()
+                return resp.json(), resp.headers
             except ValueError:
                 raise ReviewerError(f"{label}: the answer is not JSON") from None
         raise ReviewerError(f"{label}: still rate-limited after {_MAX_RATE_WAITS} waits", transient=True)
@@ -257,14 +263,19 @@ class _Api:
         return 60.0 if resp.status_code == 429 else None
 
     async def pages(self, path: str, **params: Any) -> list[dict[str, Any]]:
+        """Every item of a list, page by page. GitHub reads ``per_page`` (at most 100), Gitea
+        and Forgejo ``limit`` (clamped by the server, 50 by default): both are sent, and the
+        end is read from the ``Link`` header (``rel="next"``), else ``X-Total-Count``, else a
+        short page — never from the size asked for, which Gitea may cut."""
         items: list[dict[str, Any]] = []
         page = 1
         while True:
-            got = await self.call("GET", path, params={**params, "per_page": _PER_PAGE, "page": page})
+            got, headers = await self._call("GET", path, params={**params, "per_page": _PER_PAGE, "limit": _PER_PAGE,
+                                                                 "page": page})  # fmt: skip
             if not isinstance(got, list):
                 raise ReviewerError(f"{self.config.kind} GET {path}: expected a list")
             items.extend(i for i in got if isinstance(i, dict))
-            if len(got) < _PER_PAGE:
+            if not got or not _more(headers, len(items), len(got)) or page >= _MAX_PAGES:
                 return items
             page += 1
 
@@ -431,6 +442,17 @@ class ForgeReviewer:
         if self._cleanups:  # clean-ups a cancelled run left running: closing their client would break them
             await asyncio.gather(*self._cleanups, return_exceptions=True)
         await self.api.aclose()
+
+
+def _more(headers: httpx.Headers, seen: int, last: int) -> bool:
+    """Whether a list goes on after the page just read."""
+    link = headers.get("link")
+    if link is not None:
+        return 'rel="next"' in link
+    total = headers.get("x-total-count", "")
+    if total.isdigit():
+        return seen < int(total)
+    return last >= _PER_PAGE
 
 
 def _line(comment: dict[str, Any]) -> int | None:

@@ -76,6 +76,8 @@ class ForgeServer:
         403 until its reset. None: no quota, and no headers (as Gitea)."""
         self.rate_limit_endpoint = rate_limit_endpoint
         self.max_page = 50
+        self.pull_comments_endpoint = True
+        """False: no ``GET /pulls/N/comments`` (404), only each review's own comments."""
         """Gitea's MAX_RESPONSE_ITEMS: the largest page it serves, whatever ``limit`` asks."""
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -201,7 +203,11 @@ class ForgeServer:
                 self.polls[number] = self.polls.get(number, 0) + 1
                 self.bot(self, number, self.polls[number])
             return self._page(self.reviews.get(number, []), query)
-        if m := re.fullmatch(r"/pulls/(\d+)/comments", rest):
+        if m := re.fullmatch(r"/pulls/(\d+)/reviews/(\d+)/comments", rest):
+            review = int(m.group(2))
+            return self._page([c for c in self.review_comments.get(int(m.group(1)), [])
+                               if c["pull_request_review_id"] == review], query)  # fmt: skip
+        if (m := re.fullmatch(r"/pulls/(\d+)/comments", rest)) and self.pull_comments_endpoint:
             return self._page(self.review_comments.get(int(m.group(1)), []), query)
         if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
             number = int(m.group(1))

@@ -513,3 +513,18 @@ def test_long_lists_are_read_to_their_end_as_each_forge_pages_them(bare, case, k
     assert json.loads(reply.text)["pull_number"] == 121
     pages = [r for r in server.requests if r[:2] == ("GET", "/repos/acme/sandbox/pulls")]
     assert len(pages) == (2 if kind == "github" else 3)  # 100 + 20 on GitHub; 50 + 50 + 20 on Gitea
+
+
+def test_gitea_without_a_pull_comments_list_reads_each_review_s_comments(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.add_review(number, "Summary:\n- `calc.py`: add() now subtracts.",
+                          [("app/calc.py", 2, "This returns a - b; add must add."),
+                           ("app/calc.py", 5, "sub duplicates the broken add.")])  # fmt: skip
+
+    with ForgeServer(bare, token=TOKEN, bot=bot, scheme="token", rate_limit_endpoint=False) as server:
+        server.pull_comments_endpoint = False
+        reply = review(_gitea(server, bare), packet, tree)
+    assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2), ("app/calc.py", 5), ("app/calc.py", None)]
+    assert ("GET", "/repos/acme/sandbox/pulls/1/comments", 404) in server.requests

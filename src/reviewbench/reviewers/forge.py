@@ -134,6 +134,14 @@ def summary_findings(text: str, paths: list[str]) -> list[Finding]:
     return found
 
 
+class _Refused(ReviewerError):
+    """A 4xx answer (its status kept, so a missing endpoint can be told apart)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class _Api:
     """The REST calls, with rate limits honoured and the token kept out of every message."""
 
@@ -187,7 +195,7 @@ class _Api:
                 continue
             if resp.status_code >= 400:
                 excerpt = redact(body_excerpt(resp.text, (self.token,)), (self.token,))
-                raise ReviewerError(f"{label}: HTTP {resp.status_code}: {excerpt}")
+                raise _Refused(f"{label}: HTTP {resp.status_code}: {excerpt}", status=resp.status_code)
             if resp.status_code == 204 or not resp.content:
                 return None, resp.headers
             try:
@@ -392,7 +400,7 @@ class ForgeReviewer:
                        if self._bot(r) and str(r.get("state", "")).upper() != "PENDING"]  # fmt: skip
             notes = [c for c in await self.api.pages(f"/issues/{number}/comments") if self._bot(c)]
             if reviews or notes:
-                inline = [c for c in await self.api.pages(f"/pulls/{number}/comments") if self._bot(c)]
+                inline = await self._inline(number, reviews)
                 break
             left = deadline - time.monotonic()
             if left <= 0:
@@ -437,6 +445,20 @@ class ForgeReviewer:
                 await asyncio.shield(task)
         with contextlib.suppress(BaseException):
             task.result()
+
+    async def _inline(self, number: int, reviews: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The bot's review comments: the pull request's list, or, where a forge has no such
+        list (older Gitea answers 404), each of the bot's reviews' own comments."""
+        try:
+            return [c for c in await self.api.pages(f"/pulls/{number}/comments") if self._bot(c)]
+        except _Refused as exc:
+            if exc.status != 404:
+                raise
+        found: list[dict[str, Any]] = []
+        for review in reviews:
+            if isinstance(review.get("id"), int):
+                found.extend(await self.api.pages(f"/pulls/{number}/reviews/{review['id']}/comments"))
+        return found
 
     async def aclose(self) -> None:
         if self._cleanups:  # clean-ups a cancelled run left running: closing their client would break them

@@ -12,13 +12,18 @@ them), whatever happened, Ctrl-C included.
 
 Only REST endpoints GitHub documents for pulls, pull review comments, reviews and issue
 comments are used, which Gitea and Forgejo implement alike (the token goes in an
-``Authorization`` header: ``Bearer`` for GitHub, ``token`` for Gitea). ``403``/``429`` with
-``Retry-After``, or ``X-RateLimit-Remaining: 0`` with ``X-RateLimit-Reset``, wait as told.
+``Authorization`` header: ``Bearer`` for GitHub, ``token`` for Gitea). Rate limits: before a
+pull request is opened, ``GET /rate_limit`` is asked when the quota is unknown or low, and
+its reset waited for (Gitea's 404 remembered); ``403``/``429`` with ``Retry-After``, or
+``X-RateLimit-Remaining: 0`` with ``X-RateLimit-Reset``, wait as told; a wait longer than
+``timeout_s`` is one clear error instead.
 
-What is recorded (the run's raw output, JSON): the pull request's number, URL and head SHA,
-the trigger time, the first review's time, the completion time, and
-``time_to_first_review_s`` (server timestamps, so clocks need not agree). No review in time
-is ``timed_out`` (the error names the pull request), never "no findings".
+What is recorded: the run's ``pull_request`` (``records.PullRequest``: number, URL, head SHA,
+trigger, first review and completion times, ``time_to_first_review_s`` by the server's
+clock) whatever its end — :meth:`ForgeReviewer.pull_request` hands it to the engine, for a
+``timed_out``, ``failed`` or ``cancelled`` run too; a completed run's raw output is the same
+record with the bot's reviews and comments, as JSON. No review in time is ``timed_out`` (the
+error names the pull request), never "no findings".
 
 Replay safety: a finished run is never asked again (the runner's resume and cache). Every
 pull request's body carries ``<!-- reviewbench:EXPERIMENT:RUN -->``; the first review of a

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from ._version import __version__
 from .errors import OutputTooLarge, ReviewerError, StoreError, UsageError
-from .records import Finding, RunRow, RunState
+from .records import Finding, PullRequest, RunRow, RunState
 from .store.runs import RUNS_DB, CachedReply, RunStore
 
 __all__ = [
@@ -318,6 +318,7 @@ class _Runner:
             findings=outcome.findings,
             patch=outcome.patch,
             try_no=self.tries.get(planned.run_id, 1),
+            pull_request=_pull_request(condition, planned, reply),
         )
         # Only answers are cached; failures are retried by a later invocation's choice.
         fresh = reply if reply is not None and cacheable and not cached and not notes else None
@@ -326,6 +327,13 @@ class _Runner:
         self.finished += 1
         if self.on_update:
             self.on_update(self.counts, self.finished, self.total)
+
+
+def _pull_request(condition: Condition, planned: PlannedRun, reply: CachedReply | None) -> PullRequest | None:
+    """The pull request a forge run opened, whatever its end (``timed_out``, ``failed`` and
+    ``cancelled`` included): adapters that leave one on a forge offer ``pull_request``."""
+    find = getattr(condition.agent, "pull_request", None)
+    return find(planned.run_id, reply.text if reply else None) if callable(find) else None
 
 
 def open_run_store(out: Path) -> RunStore:

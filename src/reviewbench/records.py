@@ -27,6 +27,7 @@ __all__ = [
     "GoldRecord",
     "Location",
     "Provenance",
+    "PullRequest",
     "RepoInfo",
     "ReviewPacket",
     "RunRow",
@@ -369,6 +370,25 @@ class ReviewPacket(_Record):
     )
 
 
+class PullRequest(_Record):
+    """The pull request a forge run opened (``kind = "github"``/``"gitea"``), recorded
+    whatever the run's end, ``timed_out`` included, so a user can find it on the forge."""
+
+    kind: str = Field(description="The forge kind: 'github' or 'gitea'.")
+    repo: str = Field(description="The sandbox repository, 'owner/name'.")
+    number: int = Field(description="The pull request's number.")
+    url: str | None = Field(default=None, description="The pull request's web address, as the forge gave it.")
+    head_sha: str = Field(description="The commit reviewed (the head branch's tip).")
+    triggered_at: str | None = Field(default=None, description="When the review was asked for (UTC, ISO 8601): the "
+                                     "trigger comment's time, or the pull request's with no trigger.")
+    first_review_at: str | None = Field(default=None, description="The bot's first review or comment (UTC, ISO "
+                                        "8601); null when none appeared.")
+    completed_at: str | None = Field(default=None, description="When the run stopped waiting (UTC, ISO 8601).")
+    time_to_first_review_s: float | None = Field(default=None, description="Seconds from triggered_at to "
+                                                 "first_review_at (the forge's clock); null when not reviewed.")
+    polls: int = Field(default=0, description="Polls of the pull request made.")
+
+
 class RunRow(_Record):
     """One run with its provenance (SPEC 7): a row of ``runs.sqlite`` and of ``export``."""
 
@@ -399,6 +419,8 @@ class RunRow(_Record):
     findings: list[Finding] = Field(default_factory=list, description="Parsed findings, in order.")
     patch: str | None = Field(default=None, description="Fix-task runs: the solver's unified diff.")
     try_no: int = Field(default=1, description="1, or the retry number after 'run --retry-failed'.")
+    pull_request: PullRequest | None = Field(default=None, description="Forge runs: the pull request opened, "
+                                             "whatever the run's end (null for other kinds, or before one opened).")
 
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""
@@ -407,4 +429,8 @@ class RunRow(_Record):
         data["findings"] = [f.model_dump(mode="json") for f in self.findings]
         if self.patch is None:
             del data["patch"]  # review runs export exactly what they always did
+        if self.pull_request is None:
+            del data["pull_request"]  # so do runs of kinds other than the forge's
+        else:
+            data["pull_request"] = self.pull_request.model_dump(mode="json")
         return data

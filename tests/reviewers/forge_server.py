@@ -3,14 +3,16 @@ over a real local bare repository that the reviewer pushes to as its ``remote``.
 
 Endpoints (under ``/repos/OWNER/NAME``): ``GET/POST /pulls``, ``PATCH /pulls/N``,
 ``GET /pulls/N/reviews``, ``GET /pulls/N/comments``, ``GET/POST /issues/N/comments``; pages
-with ``per_page``/``page``; the token checked on every request (``scheme``: ``Bearer`` as
-GitHub, ``token`` as Gitea). Opening a pull
+with ``per_page``/``page``; ``GET /rate_limit`` (GitHub's shape; a 404 with
+``rate_limit_endpoint=False``, as Gitea); the token checked on every request (``scheme``:
+``Bearer`` as GitHub, ``token`` as Gitea). ``set_quota`` gives GitHub's core quota: spent
+one per request, told in ``X-RateLimit-*`` headers, a 403 once spent until its reset. Opening a pull
 request checks both branches exist in the bare repository and that the head's parent is
 the base. The bot is a script: ``bot(server, number, poll)`` is called on every poll of a
 pull request's reviews once it has been triggered (its trigger comment posted, or at once
 with ``trigger=None``), and may call :meth:`ForgeServer.add_review` and
-:meth:`ForgeServer.add_issue_comment`. ``fail_next(status, headers)`` answers the next
-request with an error (a rate limit, say).
+:meth:`ForgeServer.add_issue_comment`. ``fail_next(status, headers, on)`` answers the next
+request (``on``: the next ``"METHOD /path"`` one) with an error (a rate limit, say).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,7 +52,8 @@ def never(server: ForgeServer, number: int, poll: int) -> None:
 
 class ForgeServer:
     def __init__(self, bare: Path, *, token: str, repo: str = "acme/sandbox", bot_login: str = "review-bot",
-                 trigger: str | None = "@review-bot review", bot: Bot = never, scheme: str = "Bearer") -> None:  # fmt: skip
+                 trigger: str | None = "@review-bot review", bot: Bot = never, scheme: str = "Bearer",
+                 rate_limit_endpoint: bool = True) -> None:  # fmt: skip
         self.bare = bare
         self.scheme = scheme
         self.token = token
@@ -64,8 +68,17 @@ class ForgeServer:
         self.issue_comments: dict[int, list[dict]] = {}
         self.polls: dict[int, int] = {}
         self.requests: list[tuple[str, str, int]] = []
-        self._failures: list[tuple[int, dict[str, str]]] = []
+        self._failures: list[tuple[int, dict[str, str], str | None]] = []
         self._next_id = 1
+        self.quota: dict[str, float] | None = None
+        """GitHub's core quota (``limit``, ``remaining``, ``reset`` epoch): every request but
+        ``GET /rate_limit`` spends one, every answer says what is left, a spent quota answers
+        403 until its reset. None: no quota, and no headers (as Gitea)."""
+        self.rate_limit_endpoint = rate_limit_endpoint
+        self.max_page = 50
+        self.pull_comments_endpoint = True
+        """False: no ``GET /pulls/N/comments`` (404), only each review's own comments."""
+        """Gitea's MAX_RESPONSE_ITEMS: the largest page it serves, whatever ``limit`` asks."""
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
 
@@ -82,9 +95,33 @@ class ForgeServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def fail_next(self, status: int, headers: dict[str, str] | None = None) -> None:
+    def set_quota(self, remaining: int, reset_in: float, limit: int = 5000) -> None:
         with self.lock:
-            self._failures.append((status, headers or {}))
+            self.quota = {"limit": limit, "remaining": remaining, "reset": time.time() + reset_in}
+
+    def _spend(self, path: str) -> tuple[int, dict[str, str], Any] | None:
+        """Spend one request of the quota; a 403 when it is spent (None: go on)."""
+        quota = self.quota
+        if quota is None or path == "/rate_limit":
+            return None
+        if time.time() >= quota["reset"]:
+            quota.update(remaining=quota["limit"], reset=time.time() + 3600)
+        if quota["remaining"] <= 0:
+            return 403, {}, {"message": "API rate limit exceeded"}
+        quota["remaining"] -= 1
+        return None
+
+    def _quota_headers(self) -> dict[str, str]:
+        if self.quota is None:
+            return {}
+        return {"X-RateLimit-Limit": str(int(self.quota["limit"])),
+                "X-RateLimit-Remaining": str(int(self.quota["remaining"])),
+                "X-RateLimit-Reset": str(int(self.quota["reset"]))}  # fmt: skip
+
+    def fail_next(self, status: int, headers: dict[str, str] | None = None, on: str | None = None) -> None:
+        """Answer the next request (``on``: the next ``"METHOD /path"`` request) with ``status``."""
+        with self.lock:
+            self._failures.append((status, headers or {}, on))
 
     def _id(self) -> int:
         self._next_id += 1
@@ -130,9 +167,20 @@ class ForgeServer:
                ) -> tuple[int, dict[str, str], Any]:  # fmt: skip
         if auth != f"{self.scheme} {self.token}":
             return 401, {}, {"message": "Bad credentials"}
-        if self._failures:
-            status, headers = self._failures.pop(0)
-            return status, headers, {"message": "API rate limit exceeded"}
+        for i, (status, headers, on) in enumerate(self._failures):
+            if on is None or on == f"{method} {path}":
+                del self._failures[i]
+                return status, headers, {"message": "API rate limit exceeded"}
+        status, headers, payload = self._spend(path) or self._route(method, path, query, body)
+        return status, {**self._quota_headers(), **headers}, payload
+
+    def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any
+               ) -> tuple[int, dict[str, str], Any]:  # fmt: skip
+        if path == "/rate_limit" and method == "GET":
+            if not self.rate_limit_endpoint:  # Gitea and Forgejo have none
+                return 404, {}, {"message": "Not Found"}
+            core = {k: int(v) for k, v in (self.quota or {"limit": 60, "remaining": 60, "reset": 0}).items()}
+            return 200, {}, {"resources": {"core": {**core, "used": core["limit"] - core["remaining"]}}, "rate": core}
         prefix = f"/repos/{self.repo}"
         if not path.startswith(prefix):
             return 404, {}, {"message": "Not Found"}
@@ -141,7 +189,7 @@ class ForgeServer:
             return self._open(body)
         if rest == "/pulls" and method == "GET":
             state = query.get("state", ["open"])[0]
-            return 200, {}, self._page([p for p in self.pulls.values() if state == "all" or p["state"] == state], query)
+            return self._page([p for p in self.pulls.values() if state == "all" or p["state"] == state], query)
         if m := re.fullmatch(r"/pulls/(\d+)", rest):
             pull = self.pulls.get(int(m.group(1)))
             if pull is None:
@@ -154,14 +202,18 @@ class ForgeServer:
             if self._triggered(number) and self.pulls[number]["state"] == "open":
                 self.polls[number] = self.polls.get(number, 0) + 1
                 self.bot(self, number, self.polls[number])
-            return 200, {}, self._page(self.reviews.get(number, []), query)
-        if m := re.fullmatch(r"/pulls/(\d+)/comments", rest):
-            return 200, {}, self._page(self.review_comments.get(int(m.group(1)), []), query)
+            return self._page(self.reviews.get(number, []), query)
+        if m := re.fullmatch(r"/pulls/(\d+)/reviews/(\d+)/comments", rest):
+            review = int(m.group(2))
+            return self._page([c for c in self.review_comments.get(int(m.group(1)), [])
+                               if c["pull_request_review_id"] == review], query)  # fmt: skip
+        if (m := re.fullmatch(r"/pulls/(\d+)/comments", rest)) and self.pull_comments_endpoint:
+            return self._page(self.review_comments.get(int(m.group(1)), []), query)
         if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
             number = int(m.group(1))
             if method == "POST":
                 return 201, {}, self.add_issue_comment(number, body["body"], login="benchmark-user")
-            return 200, {}, self._page(self.issue_comments.get(number, []), query)
+            return self._page(self.issue_comments.get(number, []), query)
         return 404, {}, {"message": "Not Found"}
 
     def _open(self, body: dict) -> tuple[int, dict[str, str], Any]:
@@ -179,11 +231,20 @@ class ForgeServer:
         }  # fmt: skip
         return 201, {}, self.pulls[number]
 
-    @staticmethod
-    def _page(items: list, query: dict[str, list[str]]) -> list:
-        per_page = int(query.get("per_page", ["30"])[0])
+    def _page(self, items: list, query: dict[str, list[str]]) -> tuple[int, dict[str, str], list]:
+        """One page as each forge serves it. GitHub: ``per_page`` (30 by default, at most
+        100) and a ``Link`` header with ``rel="next"`` while more follow. Gitea: ``limit``
+        (``per_page`` ignored; 30 by default, clamped to ``max_page``, 50 as Gitea's default
+        MAX_RESPONSE_ITEMS) and ``X-Total-Count``."""
         page = int(query.get("page", ["1"])[0])
-        return items[(page - 1) * per_page: page * per_page]
+        if self.scheme == "token":
+            size = min(int(query.get("limit", ["0"])[0]) or 30, self.max_page)
+            headers = {"X-Total-Count": str(len(items))}
+        else:
+            size = min(int(query.get("per_page", ["30"])[0]), 100)
+            more = page * size < len(items)
+            headers = {"Link": f'<{self.api_url}/next>; rel="next"'} if more else {}
+        return 200, headers, items[(page - 1) * size: page * size]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

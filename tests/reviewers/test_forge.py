@@ -16,12 +16,13 @@ import pytest
 
 from reviewbench import MineConfig, mine_corpus
 from reviewbench.config.reviewers import GiteaConfig, GithubConfig
-from reviewbench.errors import UsageError
+from reviewbench.errors import ReviewerError, UsageError
 from reviewbench.records import ReviewPacket
 from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import run_experiment
 from reviewbench.reviewers import make_reviewer
 from reviewbench.reviewers.forge import summary_findings, time_to_first_review
+from reviewbench.score import ScoreOptions, score_run
 from reviewbench.store.runs import RunStore
 
 from .forge_server import ForgeServer, after_polls, never
@@ -132,7 +133,7 @@ def test_a_bot_that_never_reviews_is_timed_out_and_its_pull_request_closed(bare,
 def test_a_403_with_retry_after_is_waited_out(bare, case):
     packet, tree = case
     with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
-        server.fail_next(403, {"Retry-After": "1"})
+        server.fail_next(403, {"Retry-After": "1"}, on="POST /repos/acme/sandbox/pulls")
         started = time.monotonic()
         reply = review(config(server, bare), packet, tree)
     assert time.monotonic() - started >= 1.0
@@ -144,7 +145,8 @@ def test_a_403_with_retry_after_is_waited_out(bare, case):
 def test_an_exhausted_quota_waits_until_its_reset(bare, case):
     packet, tree = case
     with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
-        server.fail_next(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1)})
+        server.fail_next(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1)},
+                         on="POST /repos/acme/sandbox/pulls")
         started = time.monotonic()
         review(config(server, bare), packet, tree)
     assert time.monotonic() - started >= 1.0 and len(server.pulls) == 1
@@ -261,13 +263,41 @@ def test_a_whole_experiment_opens_each_pull_request_once_and_closes_it(tmp_path,
     assert TOKEN.encode() not in raw
     store = RunStore(out / "runs.sqlite")
     try:
-        runs = store.runs()
+        runs = list(store.runs())  # (a generator read twice checked nothing the second time)
         timed_out = [r for r in runs if r.state == "timed_out"]
         assert "pull request #" in timed_out[0].error
         done = [r for r in runs if r.state != "timed_out"]
         assert all(time_to_first_review(r.raw_output) is not None for r in done)
     finally:
         store.close()
+    # Every run, timed_out included, names its pull request in a field of its own.
+    pulls = {r.pull_request.number: r for r in runs}
+    assert sorted(pulls) == [1, 2, 3]
+    for number, run in pulls.items():
+        pull, served = run.pull_request, server.pulls[number]
+        assert (pull.kind, pull.repo, pull.url) == ("github", "acme/sandbox", served["html_url"])
+        assert pull.head_sha == served["head"]["sha"] and pull.triggered_at and pull.completed_at
+        assert pull.polls >= 1
+    never = pulls[2]
+    assert never.state == "timed_out" and never.raw_output is None
+    assert never.pull_request.first_review_at is None and never.pull_request.time_to_first_review_s is None
+    assert never.pull_request.triggered_at <= never.pull_request.completed_at
+    for number in (1, 3):
+        pull = pulls[number].pull_request
+        assert pulls[number].state.completed and pull.time_to_first_review_s is not None
+        assert pull.time_to_first_review_s == time_to_first_review(pulls[number].raw_output)
+    # Time to first review is scored: 2 reviewed of 3 forge runs, the timed-out one not dropped.
+    first = score_run(out, ScoreOptions(bootstrap=100, include_unvalidated=True)).as_json()
+    first = first["conditions"]["bot"]["metrics"]["time_to_first_review_s"]
+    assert (first["num"], first["den"], first["not_reviewed"]) == (2, 3, {"timed_out": 1})
+    seconds = sorted(pulls[n].pull_request.time_to_first_review_s for n in (1, 3))
+    assert (first["min"], first["max"]) == (seconds[0], seconds[1])
+    # ... and the export carries it, so a user can find the pull request.
+    exported = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out)], capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+    by_state = {json.loads(line)["state"]: json.loads(line) for line in exported.splitlines()}
+    assert by_state["timed_out"]["pull_request"]["number"] == 2
+    assert by_state["timed_out"]["pull_request"]["url"].endswith("/acme/sandbox/pull/2")
 
 
 def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corpus, bare, monkeypatch):
@@ -300,6 +330,58 @@ def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corp
     assert [p.name for p in scratch.iterdir() if p.name.startswith("reviewbench-forge-")] == []
 
 
+def test_a_run_that_fails_after_opening_its_pull_request_records_it(tmp_path, corpus, bare):
+    def bot(server, number, poll):  # reviews, but the forge breaks under the second pull request's polls
+        if number == 2:
+            server._failures.append((404, {}, None))  # (the server's lock is held while the bot runs)
+        elif poll == 1:
+            server.add_review(number, "Fine.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        out = tmp_path / "runs"
+        run_experiment(load_experiment(_experiment(tmp_path, corpus, server, bare)), out)
+    store = RunStore(out / "runs.sqlite")
+    try:
+        failed = [r for r in store.runs() if r.state == "failed"]
+    finally:
+        store.close()
+    # (two runs at a time: the refusal may land on either's request, after its pull request opened)
+    assert failed and all("HTTP 404" in r.error for r in failed)
+    for run in failed:
+        pull = run.pull_request
+        assert pull.head_sha == server.pulls[pull.number]["head"]["sha"] and pull.first_review_at is None
+    assert all(p["state"] == "closed" for p in server.pulls.values())
+
+
+def test_ctrl_c_mid_run_records_each_interrupted_run_with_its_pull_request(tmp_path, corpus, bare):
+    with ForgeServer(bare, token=TOKEN, bot=never) as server:
+        experiment = _experiment(tmp_path, corpus, server, bare, timeout_s=300)
+        out = tmp_path / "runs"
+        env = {**os.environ, "RB_FORGE_TOKEN": TOKEN}
+        proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while sum(1 for n in server.pulls if server.polls.get(n)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(server.pulls) == 2, "the run never opened its pull requests"
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 130
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        # Ctrl-C cancels each run twice; the clean-up still closes both before the client goes.
+        assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+    store = RunStore(out / "runs.sqlite")
+    try:
+        cancelled = [r for r in store.runs() if r.state == "cancelled"]
+    finally:
+        store.close()
+    assert sorted(r.pull_request.number for r in cancelled) == [1, 2]
+    assert all(r.pull_request.head_sha == server.pulls[r.pull_request.number]["head"]["sha"] for r in cancelled)
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     ('context = "diff"\ntimeout_s = 600', 'set context = "tree"'),
     ('context = "tree"\ntimeout_s = 5', "must exceed the reviewer's own timeout_s"),
@@ -310,3 +392,144 @@ def test_a_forge_condition_without_a_tree_or_time_is_refused_on_load(tmp_path, e
     path.write_text(f'corpus = "c"\n[[condition]]\nname = "bot"\nreviewer = {reviewer}\n{extra}\n')
     with pytest.raises(UsageError, match=message):
         load_experiment(path)
+
+
+# -- rate limits: GET /rate_limit before a pull request is opened --------------------------
+
+
+def _reviews(cfg, packets_and_trees):
+    """Several reviews by one reviewer (one client, one quota seen), in order."""
+
+    async def go():
+        reviewer = make_reviewer(cfg)
+        try:
+            return [await reviewer.review(packet, tree) for packet, tree in packets_and_trees]
+        finally:
+            await reviewer.aclose()
+
+    return asyncio.run(go())
+
+
+def _gitea(server: ForgeServer, bare: Path, **fields) -> GiteaConfig:
+    return GiteaConfig(kind="gitea", api_url=server.api_url, repo=server.repo, remote=str(bare),
+                       token_env="RB_FORGE_TOKEN", bot=server.bot_login, trigger=server.trigger, poll_s=0.05,
+                       **fields)  # fmt: skip
+
+
+def test_a_spent_quota_is_asked_for_and_waited_out_before_the_pull_request_opens(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=0, reset_in=1.5)
+        started = time.monotonic()
+        reply = review(config(server, bare), packet, tree)
+    assert time.monotonic() - started >= 1.0
+    calls = [(method, path) for method, path, _ in server.requests]
+    assert calls[0] == ("GET", "/rate_limit")  # asked first, before anything is pushed or opened
+    assert not [r for r in server.requests if r[2] == 403]  # waited for the reset, never refused
+    assert json.loads(reply.text)["pull_number"] == 1 and server.pulls[1]["state"] == "closed"
+
+
+def test_a_reset_beyond_timeout_s_is_one_clear_line_and_opens_nothing(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=3, reset_in=3600)
+        with pytest.raises(ReviewerError) as info:
+            review(config(server, bare, timeout_s=5.0), packet, tree)
+    message = str(info.value)
+    assert "\n" not in message and "rate limit asks to wait" in message and "more than timeout_s (5s)" in message
+    assert server.pulls == {} and server.branches() == []  # nothing pushed, nothing opened
+    assert TOKEN not in message
+
+
+def test_a_quota_told_by_every_answer_is_asked_for_once(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=500, reset_in=3600)
+        _reviews(config(server, bare), [(packet, tree), (packet, tree)])
+        low = server.quota["remaining"]
+    assert [r[1] for r in server.requests].count("/rate_limit") == 1  # at start; the headers told the rest
+    assert len(server.pulls) == 2 and low < 500
+
+
+def test_a_low_quota_in_the_last_answer_asks_again_before_the_next_pull_request(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=14, reset_in=1.5)  # one review spends 6: 8 left, low
+        _reviews(config(server, bare), [(packet, tree), (packet, tree)])
+    paths = [r[1] for r in server.requests]
+    second = [i for i, p in enumerate(paths) if p == "/repos/acme/sandbox/pulls"][-1]
+    assert paths.count("/rate_limit") == 2 and paths[:second].count("/rate_limit") == 2
+    assert not [r for r in server.requests if r[2] == 403] and len(server.pulls) == 2
+
+
+def test_gitea_without_a_rate_limit_endpoint_is_asked_once_and_reviews(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token", rate_limit_endpoint=False) as server:
+        replies = _reviews(_gitea(server, bare), [(packet, tree), (packet, tree)])
+    assert [r for r in server.requests if r[1] == "/rate_limit"] == [("GET", "/rate_limit", 404)]
+    assert [json.loads(r.text)["pull_number"] for r in replies] == [1, 2]
+    assert all(p["state"] == "closed" for p in server.pulls.values()) and server.branches() == []
+
+
+def test_gitea_answering_429_with_retry_after_is_waited_out(bare, case):
+    packet, tree = case
+
+    async def go(server):
+        reviewer = make_reviewer(_gitea(server, bare))
+        try:
+            await reviewer.review(packet, tree)  # asks /rate_limit once (404)
+            server.fail_next(429, {"Retry-After": "1"})  # then opening the next pull request is refused
+            started = time.monotonic()
+            reply = await reviewer.review(packet, tree)
+            return reply, time.monotonic() - started
+        finally:
+            await reviewer.aclose()
+
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token", rate_limit_endpoint=False) as server:
+        reply, took = asyncio.run(go(server))
+    assert took >= 1.0 and json.loads(reply.text)["pull_number"] == 2 and len(server.pulls) == 2
+    assert [r for r in server.requests if r[2] == 429] == [("POST", "/repos/acme/sandbox/pulls", 429)]
+
+
+@pytest.mark.parametrize("kind", ["github", "gitea"])
+def test_long_lists_are_read_to_their_end_as_each_forge_pages_them(bare, case, kind):
+    """Gitea reads ``limit`` (not ``per_page``) and serves at most 50 a page: a sweep of 120
+    stale pull requests must still close every one of them."""
+    from reviewbench.reviewers.base import RUN_SCOPE, RunScope
+
+    packet, tree = case
+    scheme = "Bearer" if kind == "github" else "token"
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme=scheme) as server:
+        for number in range(1, 121):
+            server.pulls[number] = {"number": number, "state": "open", "title": "t", "head": {"ref": f"h{number}"},
+                                    "base": {"ref": f"b{number}"}, "body": "<!-- reviewbench:0123abcd:run -->\n"}  # fmt: skip
+        cfg = config(server, bare) if kind == "github" else _gitea(server, bare)
+
+        async def go():
+            RUN_SCOPE.set(RunScope(experiment="0123abcd", run_id="0123456789ab"))
+            reviewer = make_reviewer(cfg)
+            try:
+                return await reviewer.review(packet, tree)
+            finally:
+                await reviewer.aclose()
+
+        reply = asyncio.run(go())
+    assert all(server.pulls[n]["state"] == "closed" for n in range(1, 121))  # every page swept
+    assert json.loads(reply.text)["pull_number"] == 121
+    pages = [r for r in server.requests if r[:2] == ("GET", "/repos/acme/sandbox/pulls")]
+    assert len(pages) == (2 if kind == "github" else 3)  # 100 + 20 on GitHub; 50 + 50 + 20 on Gitea
+
+
+def test_gitea_without_a_pull_comments_list_reads_each_review_s_comments(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.add_review(number, "Summary:\n- `calc.py`: add() now subtracts.",
+                          [("app/calc.py", 2, "This returns a - b; add must add."),
+                           ("app/calc.py", 5, "sub duplicates the broken add.")])  # fmt: skip
+
+    with ForgeServer(bare, token=TOKEN, bot=bot, scheme="token", rate_limit_endpoint=False) as server:
+        server.pull_comments_endpoint = False
+        reply = review(_gitea(server, bare), packet, tree)
+    assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2), ("app/calc.py", 5), ("app/calc.py", None)]
+    assert ("GET", "/repos/acme/sandbox/pulls/1/comments", 404) in server.requests

@@ -41,6 +41,10 @@ def _evidence(data: dict, metric: str) -> str:
     return describe(evidence) if evidence else ""
 
 
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def _print_condition(name: str, data: dict) -> None:
     metrics = data["metrics"]
     states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
@@ -71,6 +75,12 @@ def _print_condition(name: str, data: dict) -> None:
         table.add_row("latency_s (median)", f"n={latency['den']}", f"{latency['value']:.3f}",
                       f"IQR [{latency['lo']:.3f}, {latency['hi']:.3f}] min {latency['min']:.3f} "
                       f"max {latency['max']:.3f}")  # fmt: skip
+    first = metrics.get("time_to_first_review_s")  # forge conditions only
+    if first is not None:
+        from ..score.first_review import first_review_note
+
+        table.add_row("time_to_first_review_s (median)", f"{first['num']}/{first['den']}", _seconds(first['value']),
+                      first_review_note(first))  # fmt: skip
     console.print(table)
     decision = data["decision"]
     reason = f" ({decision['reason']})" if decision.get("reason") else ""

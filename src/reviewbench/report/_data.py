@@ -19,6 +19,7 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
+from ..score.first_review import first_review_note
 from ..score.levels import describe
 from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
@@ -74,6 +75,8 @@ def _metric(name: str, m, evidence=None) -> Metric:  # type: ignore[no-untyped-d
         note = ", ".join(f"{k} {v}" for k, v in m["states"].items())
     elif name == "latency_s" and m.get("value") is not None:
         note = f"median over {m['den']} completed runs; interval column is the IQR; min {m['min']}, max {m['max']}"
+    elif name == "time_to_first_review_s":
+        note = first_review_note(m)
     elif name == "tokens" and m.get("value") is not None:
         note = f"in {m['in']}, out {m['out']}, per case {m['per_case']}"
     if evidence is None:  # summaries (latency, tokens): measured, not judged
@@ -309,8 +312,8 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     for name in names:
         scored = result.conditions[name]
         levels = scored.metric_evidence or {}
-        metrics = {m: _metric(m, scored.metrics[m], levels.get(m)) for m in RATE_METRICS}
-        metrics.update({m: _metric(m, scored.metrics[m]) for m in ("latency_s", "tokens")})
+        shown = (*RATE_METRICS, "latency_s", "tokens", "time_to_first_review_s")  # the last: forge conditions only
+        metrics = {m: _metric(m, scored.metrics[m], levels.get(m)) for m in shown if m in scored.metrics}
         end_to_end = {m: _metric(m, scored.end_to_end.metrics[m], levels.get(m)) for m in RATE_METRICS}
         latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
                           and r.latency_s is not None and r.state.completed)  # fmt: skip

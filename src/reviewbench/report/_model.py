@@ -142,6 +142,11 @@ class ConditionView:
     model_drift: str | None = None
     """"requested X; returned Y, Z" when returned model ids differ."""
 
+    @property
+    def first_review(self) -> Metric | None:
+        """Time to first review: forge conditions only (None elsewhere, never zero)."""
+        return self.metrics.get("time_to_first_review_s")
+
 
 @dataclass(frozen=True)
 class Comparison:

@@ -136,7 +136,9 @@ def render_html(data: ReportData, sections: str = "") -> str:
         vega=Markup(vega_bundle()),
         styles=Markup(env.loader.get_source(env, "report.css")[0]),  # type: ignore[union-attr]
         script=Markup(env.loader.get_source(env, "report.js")[0]),  # type: ignore[union-attr]
-        rate_metrics=[name for name in data.conditions[0].metrics] if data.conditions else [],
+        # Every condition's rows; time to first review (forge conditions only) has a section of its own.
+        rate_metrics=[name for name in data.conditions[0].metrics if name != "time_to_first_review_s"]
+        if data.conditions else [],
         tiles_total=sum(len(row.tiles) for row in data.defects),
         tiles_found=found,
         sections=Markup(sections),

@@ -12,13 +12,18 @@ them), whatever happened, Ctrl-C included.
 
 Only REST endpoints GitHub documents for pulls, pull review comments, reviews and issue
 comments are used, which Gitea and Forgejo implement alike (the token goes in an
-``Authorization`` header: ``Bearer`` for GitHub, ``token`` for Gitea). ``403``/``429`` with
-``Retry-After``, or ``X-RateLimit-Remaining: 0`` with ``X-RateLimit-Reset``, wait as told.
+``Authorization`` header: ``Bearer`` for GitHub, ``token`` for Gitea). Rate limits: before a
+pull request is opened, ``GET /rate_limit`` is asked when the quota is unknown or low, and
+its reset waited for (Gitea's 404 remembered); ``403``/``429`` with ``Retry-After``, or
+``X-RateLimit-Remaining: 0`` with ``X-RateLimit-Reset``, wait as told; a wait longer than
+``timeout_s`` is one clear error instead.
 
-What is recorded (the run's raw output, JSON): the pull request's number, URL and head SHA,
-the trigger time, the first review's time, the completion time, and
-``time_to_first_review_s`` (server timestamps, so clocks need not agree). No review in time
-is ``timed_out`` (the error names the pull request), never "no findings".
+What is recorded: the run's ``pull_request`` (``records.PullRequest``: number, URL, head SHA,
+trigger, first review and completion times, ``time_to_first_review_s`` by the server's
+clock) whatever its end — :meth:`ForgeReviewer.pull_request` hands it to the engine, for a
+``timed_out``, ``failed`` or ``cancelled`` run too; a completed run's raw output is the same
+record with the bot's reviews and comments, as JSON. No review in time is ``timed_out`` (the
+error names the pull request), never "no findings".
 
 Replay safety: a finished run is never asked again (the runner's resume and cache). Every
 pull request's body carries ``<!-- reviewbench:EXPERIMENT:RUN -->``; the first review of a
@@ -43,19 +48,23 @@ import httpx
 
 from ..config.reviewers import GiteaConfig, GithubConfig
 from ..errors import UsageError
-from ..records import Finding, ReviewPacket
+from ..records import Finding, PullRequest, ReviewPacket
 from ..store.scratch import make_scratch, remove_tree
 from ._forge_git import build_commits, delete_branches, push_branches
 from ._http import body_excerpt, parse_retry_after, redact
 from ._messages import clean_text
 from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
 
-__all__ = ["ForgeReviewer", "summary_findings", "time_to_first_review"]
+__all__ = ["ForgeReviewer", "pull_request_of", "summary_findings", "time_to_first_review"]
 
 MARKER = "<!-- reviewbench:{experiment}:{run} -->"
 _MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
 _PER_PAGE = 100
 _MAX_RATE_WAITS = 20
+_MAX_PAGES = 1000  # a forge that always says "more" cannot keep a review listing forever
+#: A review takes a handful of requests and a few per poll: at or below this many left, the
+#: quota is asked for (``GET /rate_limit``) before a pull request is opened.
+_LOW_QUOTA = 10
 _BOT_SUFFIX = "[bot]"
 
 
@@ -86,6 +95,25 @@ def time_to_first_review(raw_output: str | None) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def _as_pull_request(record: dict[str, Any]) -> PullRequest:
+    url = record.get("pull_url")  # the forge's answer: untrusted, coerced to what is recorded
+    return PullRequest(kind=str(record["kind"]), repo=str(record["repo"]), number=int(record["pull_number"]),
+                       url=None if url is None else str(url), head_sha=str(record["head_sha"]),
+                       triggered_at=record.get("triggered_at"), first_review_at=record.get("first_review_at"),
+                       completed_at=record.get("completed_at"),
+                       time_to_first_review_s=record.get("time_to_first_review_s"),
+                       polls=record.get("polls") or 0)  # fmt: skip
+
+
+def pull_request_of(raw_output: str | None) -> PullRequest | None:
+    """The pull request named by a forge run's raw output (its JSON record), else None."""
+    try:
+        record = json.loads(raw_output or "")
+        return _as_pull_request(record) if isinstance(record, dict) and "pull_number" in record else None
+    except (ValueError, KeyError, TypeError):  # not a forge record (pydantic's error is a ValueError)
+        return None
+
+
 def summary_findings(text: str, paths: list[str]) -> list[Finding]:
     """File-level findings: each line of a summary that names a changed file (by path, or
     by file name when that name is unique among the changed files)."""
@@ -110,6 +138,14 @@ def summary_findings(text: str, paths: list[str]) -> list[Finding]:
     return found
 
 
+class _Refused(ReviewerError):
+    """A 4xx answer (its status kept, so a missing endpoint can be told apart)."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class _Api:
     """The REST calls, with rate limits honoured and the token kept out of every message."""
 
@@ -125,8 +161,19 @@ class _Api:
         )  # fmt: skip
         self.prefix = f"/repos/{config.repo}"
         self.requests = 0
+        self.remaining: int | None = None
+        """Requests left in the quota, as the last answer's ``X-RateLimit-Remaining`` said."""
+        self.reset: float | None = None
+        """When the quota refills (epoch seconds), from ``X-RateLimit-Reset``."""
+        self.has_rate_limit = True
+        """False once ``GET /rate_limit`` answered 404 (Gitea and Forgejo have no such endpoint)."""
 
     async def call(self, method: str, path: str, *, body: dict | None = None, params: dict | None = None) -> Any:
+        """The JSON answer of one call (None when empty)."""
+        return (await self._call(method, path, body=body, params=params))[0]
+
+    async def _call(self, method: str, path: str, *, body: dict | None = None,
+                    params: dict | None = None) -> tuple[Any, httpx.Headers]:  # fmt: skip
         label = f"{self.config.kind} {method} {path}"
         failures = 0
         for _ in range(_MAX_RATE_WAITS):
@@ -139,9 +186,10 @@ class _Api:
                     raise ReviewerError(f"{label}: {type(exc).__name__}", transient=True) from None
                 await asyncio.sleep(2.0 * failures)
                 continue
+            self._note_quota(resp.headers)
             wait = self._rate_wait(resp)
             if wait is not None:
-                await asyncio.sleep(wait)
+                await self._wait(wait, label)
                 continue
             if resp.status_code >= 500:
                 failures += 1
@@ -151,14 +199,63 @@ class _Api:
                 continue
             if resp.status_code >= 400:
                 excerpt = redact(body_excerpt(resp.text, (self.token,)), (self.token,))
-                raise ReviewerError(f"{label}: HTTP {resp.status_code}: {excerpt}")
+                raise _Refused(f"{label}: HTTP {resp.status_code}: {excerpt}", status=resp.status_code)
             if resp.status_code == 204 or not resp.content:
-                return None
+                return None, resp.headers
             try:
-                return resp.json()
+                return resp.json(), resp.headers
             except ValueError:
                 raise ReviewerError(f"{label}: the answer is not JSON") from None
         raise ReviewerError(f"{label}: still rate-limited after {_MAX_RATE_WAITS} waits", transient=True)
+
+    def _note_quota(self, headers: httpx.Headers) -> None:
+        """Keep what an answer says of the quota (GitHub says it on every answer; Gitea not)."""
+        with contextlib.suppress(KeyError, ValueError):
+            self.remaining = int(headers["x-ratelimit-remaining"])
+        with contextlib.suppress(KeyError, ValueError):
+            self.reset = float(headers["x-ratelimit-reset"])
+
+    async def _wait(self, seconds: float, what: str) -> None:
+        """Sleep as the forge asks, unless that is longer than the reviewer waits for a bot:
+        then a one-line error instead of a run that would silently outlive its attempt."""
+        if seconds > self.config.timeout_s:
+            raise ReviewerError(f"{what}: the {self.config.kind} rate limit asks to wait {seconds:.0f}s, more than "
+                                f"timeout_s ({self.config.timeout_s:g}s); run again after the reset, or raise timeout_s")  # fmt: skip
+        await asyncio.sleep(seconds)
+
+    async def ensure_quota(self) -> None:
+        """Before a pull request is opened: when no answer has told the quota yet, or the last
+        one said it is low, ask ``GET /rate_limit`` and wait for the reset if the quota is
+        spent — rather than open a pull request that cannot be polled. A forge without the
+        endpoint (Gitea, Forgejo: 404) is asked once; its 403/429 answers are waited out."""
+        if self.remaining is not None and self.remaining > _LOW_QUOTA:
+            return
+        if self.has_rate_limit:
+            self.requests += 1
+            try:
+                resp = await self.client.get("/rate_limit")
+            except httpx.TransportError:
+                return  # the calls that follow say what is wrong
+            self._note_quota(resp.headers)
+            if resp.status_code == 404:
+                self.has_rate_limit = False
+            elif resp.status_code < 400:
+                self._read_rate_limit(resp)
+            elif (wait := self._rate_wait(resp)) is not None:  # refused for now: waited out, then go on
+                await self._wait(wait, f"{self.config.kind} GET /rate_limit")
+                return
+        if self.remaining is not None and self.remaining <= _LOW_QUOTA:
+            if self.reset is not None and self.reset > time.time():
+                await self._wait(self.reset - time.time() + 1.0, f"{self.config.kind} GET /rate_limit")
+            self.remaining = None  # refilled (or the reset passed): the next answer tells again
+
+    def _read_rate_limit(self, resp: httpx.Response) -> None:
+        """The core quota of a ``GET /rate_limit`` answer (GitHub's shape), else its headers."""
+        try:
+            core = resp.json()["resources"]["core"]
+            self.remaining, self.reset = int(core["remaining"]), float(core["reset"])
+        except (ValueError, KeyError, TypeError):
+            self._note_quota(resp.headers)
 
     @staticmethod
     def _rate_wait(resp: httpx.Response) -> float | None:
@@ -178,14 +275,19 @@ class _Api:
         return 60.0 if resp.status_code == 429 else None
 
     async def pages(self, path: str, **params: Any) -> list[dict[str, Any]]:
+        """Every item of a list, page by page. GitHub reads ``per_page`` (at most 100), Gitea
+        and Forgejo ``limit`` (clamped by the server, 50 by default): both are sent, and the
+        end is read from the ``Link`` header (``rel="next"``), else ``X-Total-Count``, else a
+        short page — never from the size asked for, which Gitea may cut."""
         items: list[dict[str, Any]] = []
         page = 1
         while True:
-            got = await self.call("GET", path, params={**params, "per_page": _PER_PAGE, "page": page})
+            got, headers = await self._call("GET", path, params={**params, "per_page": _PER_PAGE, "limit": _PER_PAGE,
+                                                                 "page": page})  # fmt: skip
             if not isinstance(got, list):
                 raise ReviewerError(f"{self.config.kind} GET {path}: expected a list")
             items.extend(i for i in got if isinstance(i, dict))
-            if len(got) < _PER_PAGE:
+            if not got or not _more(headers, len(items), len(got)) or page >= _MAX_PAGES:
                 return items
             page += 1
 
@@ -211,6 +313,13 @@ class ForgeReviewer:
         self._sweep_lock = asyncio.Lock()
         self.opened: list[int] = []
         """Pull requests this reviewer opened (numbers), in order."""
+        self._pulls: dict[str, PullRequest] = {}
+        self._cleanups: set[asyncio.Task] = set()
+
+    def pull_request(self, run_id: str, text: str | None = None) -> PullRequest | None:
+        """The pull request of a run: from its reply's record (a cached reply too), else the
+        one this process opened for it (a run that timed out, failed or was interrupted)."""
+        return pull_request_of(text) or self._pulls.get(run_id)
 
     def _bot(self, item: dict[str, Any]) -> bool:
         login = _login(item)
@@ -244,6 +353,7 @@ class ForgeReviewer:
             self._swept = True
         branch = f"review-{experiment[:8]}-{run[:12]}"
         base_branch, head_branch = f"{branch}-base", f"{branch}-head"
+        await self.api.ensure_quota()  # before anything is pushed or opened
         work = make_scratch("reviewbench-forge-")  # names its pid: a kill -9's is swept by the next
         pull: dict[str, Any] | None = None
         pushed = False
@@ -257,10 +367,9 @@ class ForgeReviewer:
             if not isinstance(pull, dict) or "number" not in pull:
                 raise ReviewerError(f"{self.config.kind} POST /pulls: no pull request in the answer")
             self.opened.append(int(pull["number"]))
-            return await self._await_review(packet, pull, commits.head)
+            return await self._await_review(packet, pull, commits.head, run)
         finally:
-            with contextlib.suppress(BaseException):
-                await asyncio.shield(self._clean_up(pull, pushed, base_branch, head_branch))
+            await self._finish(self._clean_up(pull, pushed, base_branch, head_branch))
             remove_tree(work)
 
     async def _clean_up(self, pull: dict[str, Any] | None, pushed: bool, base: str, head: str) -> None:
@@ -271,35 +380,41 @@ class ForgeReviewer:
         elif pushed:
             await asyncio.to_thread(delete_branches, self.config.remote, [head, base])
 
-    async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], head_sha: str) -> ReviewReply:
+    async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], head_sha: str,
+                            run: str) -> ReviewReply:  # fmt: skip
         number = int(pull["number"])
         record: dict[str, Any] = {
             "kind": self.config.kind, "repo": self.config.repo, "pull_number": number,
             "pull_url": pull.get("html_url"), "head_sha": (pull.get("head") or {}).get("sha") or head_sha,
             "bot": self.config.bot, "trigger": self.config.trigger,
         }  # fmt: skip
+        self._pulls[run] = _as_pull_request(record)  # findable from here on, whatever happens next
         if self.config.trigger:
             comment = await self.api.call("POST", f"/issues/{number}/comments", body={"body": self.config.trigger})
             record["triggered_at"] = (comment or {}).get("created_at") or _now()
         else:
             record["triggered_at"] = pull.get("created_at") or _now()
+        self._pulls[run] = _as_pull_request(record)
         deadline = time.monotonic() + self.config.timeout_s
         polls = 0
         while True:
             polls += 1
+            self._pulls[run] = _as_pull_request({**record, "polls": polls})
             reviews = [r for r in await self.api.pages(f"/pulls/{number}/reviews")
                        if self._bot(r) and str(r.get("state", "")).upper() != "PENDING"]  # fmt: skip
             notes = [c for c in await self.api.pages(f"/issues/{number}/comments") if self._bot(c)]
             if reviews or notes:
-                inline = [c for c in await self.api.pages(f"/pulls/{number}/comments") if self._bot(c)]
+                inline = await self._inline(number, reviews)
                 break
             left = deadline - time.monotonic()
             if left <= 0:
+                self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now()})
                 raise TimeoutError(f"no review by {self.config.bot} within {self.config.timeout_s:g}s on pull request "
                                    f"#{number} ({record['pull_url']}, head {record['head_sha'][:12]}, {polls} polls)")  # fmt: skip
             await asyncio.sleep(min(self.config.poll_s, left))
         stamps = [_parse_time(r.get("submitted_at")) for r in reviews] + [_parse_time(c.get("created_at")) for c in notes]
-        first = min((s for s in stamps if s is not None), default=None)
+        # The forge's own times; one that gives none is read by this poll's clock (never "not reviewed").
+        first = min((s for s in stamps if s is not None), default=None) or _parse_time(_now())
         triggered = _parse_time(record["triggered_at"])
         record.update({
             "first_review_at": first.isoformat().replace("+00:00", "Z") if first else None,
@@ -310,6 +425,7 @@ class ForgeReviewer:
             "comments": [{"path": c.get("path"), "line": _line(c), "body": c.get("body") or ""} for c in inline],
             "issue_comments": [{"body": c.get("body") or ""} for c in notes],
         })  # fmt: skip
+        self._pulls[run] = _as_pull_request(record)
         findings = [Finding(path=str(c["path"]), line=_line(c), claim=clean_text(str(c.get("body") or "")).strip(),
                             raw=clean_text(f"{c['path']}:{_line(c) or ''} {c.get('body') or ''}"))
                     for c in inline if c.get("path")]  # fmt: skip
@@ -319,8 +435,50 @@ class ForgeReviewer:
         return ReviewReply(text=json.dumps(record, ensure_ascii=False, sort_keys=True),
                            model=f"{self.config.kind}:{self.config.bot}", findings=tuple(findings))  # fmt: skip
 
+    async def _finish(self, cleanup: Any) -> None:
+        """Run ``cleanup`` to its end even when cancelled: Ctrl-C cancels a run more than
+        once (the gather, then each task, and ``wait_for`` stops waiting at the second), so
+        the clean-up is a task of its own that :meth:`aclose` waits for before the client
+        closes — a pull request must not stay open. Its own failure is swallowed (the run's
+        outcome is decided already); its calls are bounded by the client's timeouts."""
+        task = asyncio.ensure_future(cleanup)
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
+        while not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        with contextlib.suppress(BaseException):
+            task.result()
+
+    async def _inline(self, number: int, reviews: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The bot's review comments: the pull request's list, or, where a forge has no such
+        list (older Gitea answers 404), each of the bot's reviews' own comments."""
+        try:
+            return [c for c in await self.api.pages(f"/pulls/{number}/comments") if self._bot(c)]
+        except _Refused as exc:
+            if exc.status != 404:
+                raise
+        found: list[dict[str, Any]] = []
+        for review in reviews:
+            if isinstance(review.get("id"), int):
+                found.extend(await self.api.pages(f"/pulls/{number}/reviews/{review['id']}/comments"))
+        return found
+
     async def aclose(self) -> None:
+        if self._cleanups:  # clean-ups a cancelled run left running: closing their client would break them
+            await asyncio.gather(*self._cleanups, return_exceptions=True)
         await self.api.aclose()
+
+
+def _more(headers: httpx.Headers, seen: int, last: int) -> bool:
+    """Whether a list goes on after the page just read."""
+    link = headers.get("link")
+    if link is not None:
+        return 'rel="next"' in link
+    total = headers.get("x-total-count", "")
+    if total.isdigit():
+        return seen < int(total)
+    return last >= _PER_PAGE
 
 
 def _line(comment: dict[str, Any]) -> int | None:

@@ -33,6 +33,7 @@ from .metrics import (
     run_outcome,
     tally_condition,
 )
+from .first_review import first_reviews
 from .registry import RATE_METRICS
 from .result import ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
@@ -341,6 +342,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(tally.control_fps)
         metrics["completion"]["states"] = dict(sorted(tally.states.items()))
         metrics["latency_s"] = latency_summary(tally.latencies)
+        forge = first_reviews(r for r in by_condition[name] if r.case_id in cases)
+        if forge is not None:  # forge conditions only: absent elsewhere, not zero
+            metrics["time_to_first_review_s"] = forge
         total_tokens = tally.tokens_in + tally.tokens_out
         metrics["tokens"] = {
             "value": total_tokens if tally.runs_with_usage else None, "num": None,

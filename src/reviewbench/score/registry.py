@@ -65,6 +65,9 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("seed_rename_stable", _R, "seed 001: (variant run, defect) pairs identified / all such pairs"),
     MetricSpec("weighted_points", _R, "seed 001: severity points of identified pairs (3/2/1) / points possible"),
     MetricSpec("latency_s", _S, "median, IQR, min and max over completed runs"),
+    MetricSpec("time_to_first_review_s", _S, "forge runs: median, IQR, min and max seconds from the trigger to the "
+               "bot's first review; runs with a first review / forge runs (timed-out ones count, as not reviewed)",
+               higher_is_better=False),
     MetricSpec("tokens", _S, "total tokens, in, out and per case"),
 )
 

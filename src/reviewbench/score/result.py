@@ -64,12 +64,16 @@ class MetricValue(_Result):
     value: Number | None = Field(description="Point value (Σnum/Σden; a median or total for summaries).")
     num: Number | None = Field(description="Numerator.")
     den: Number | None = Field(description="Denominator (runs, pairs, findings…).")
-    lo: Number | None = Field(description="Low end of the 95% interval (latency: first quartile).")
-    hi: Number | None = Field(description="High end of the 95% interval (latency: third quartile).")
+    lo: Number | None = Field(description="Low end of the 95% interval (latencies: first quartile).")
+    hi: Number | None = Field(description="High end of the 95% interval (latencies: third quartile).")
     distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: 0/1/2/3+.")
     states: dict[str, int] | None = Field(default=None, description="completion: runs by terminal state.")
-    min: Number | None = Field(default=None, description="latency_s: fastest completed run.")
-    max: Number | None = Field(default=None, description="latency_s: slowest completed run.")
+    min: Number | None = Field(default=None, description="latency_s: fastest completed run (time_to_first_review_s: "
+                               "fastest first review).")
+    max: Number | None = Field(default=None, description="latency_s: slowest completed run (time_to_first_review_s: "
+                               "slowest first review).")
+    not_reviewed: dict[str, int] | None = Field(default=None, description="time_to_first_review_s: forge runs with no "
+                                                "review, by terminal state (timed_out, failed, cancelled).")
     tokens_in: int | None = Field(default=None, alias="in", description="tokens: prompt tokens.")
     tokens_out: int | None = Field(default=None, alias="out", description="tokens: completion tokens.")
     per_case: float | None = Field(default=None, description="tokens: per case cluster.")

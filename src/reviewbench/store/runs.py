@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorpusError, StoreError, UsageError
-from ..records import Finding, RunRow, RunState, Severity
+from ..records import Finding, PullRequest, RunRow, RunState, Severity
 
 __all__ = ["RUNS_DB", "CachedReply", "RunRow", "RunStore"]
 
@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS runs (
     error TEXT,
     cache_key TEXT NOT NULL,
     patch TEXT,
-    try_no INTEGER NOT NULL DEFAULT 1
+    try_no INTEGER NOT NULL DEFAULT 1,
+    pull_request TEXT
 );
 CREATE TABLE IF NOT EXISTS history (
     run_id TEXT NOT NULL,
@@ -82,7 +83,7 @@ CREATE TABLE IF NOT EXISTS cache (
 
 # Columns added after the first release: (table, column, type). Older stores gain them on open.
 _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
-                  ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"))
+                  ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"))
 _ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -275,6 +276,8 @@ class RunStore:
         values[_PARAMS] = json.dumps(run.params, sort_keys=True)
         values[_UNPARSED] = json.dumps(run.unparsed)
         values[_CACHED] = int(run.cached)
+        pull = run.pull_request
+        values[_PULL] = None if pull is None else pull.model_dump_json()
         self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
         self.db.execute(_INSERT_RUN, values)
         self.db.executemany(
@@ -325,13 +328,16 @@ class RunStore:
             data["params"] = json.loads(data["params"])
             data["unparsed"] = json.loads(data["unparsed"])
             data["cached"] = bool(data["cached"])
+            if data["pull_request"] is not None:
+                data["pull_request"] = PullRequest.model_validate_json(data["pull_request"])
             yield RunRow.model_construct(**data, findings=findings.get(data["run_id"], []))
 
     def _tx(self) -> _Transaction:
         return _Transaction(self.db)
 
 
-_STATE, _PARAMS, _UNPARSED, _CACHED = (_COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached"))
+_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL = (_COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached",
+                                                                           "pull_request"))
 
 
 def _reason(exc: BaseException) -> str:

@@ -92,7 +92,8 @@ class Stratum(StrEnum):
     SAFE_COUNTEREXAMPLE = "safe_counterexample"
 
 
-_STRATUM_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+STRATUM_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+"""What a stratum name may be."""
 
 
 def _plain(value: str) -> str:
@@ -101,7 +102,7 @@ def _plain(value: str) -> str:
 
 #: A stratum: one of :class:`Stratum` or a user-defined name (lower-case letters, digits
 #: and ``_``, at most 40, starting with a letter).
-StratumName = Annotated[str, StringConstraints(pattern=_STRATUM_PATTERN), AfterValidator(_plain)]
+StratumName = Annotated[str, StringConstraints(pattern=STRATUM_PATTERN), AfterValidator(_plain)]
 
 
 class Severity(StrEnum):

@@ -55,8 +55,8 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
                 guidance[condition.guidance] = _sha(path.read_bytes())
             except OSError as exc:
                 raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
-    _, _, gates_sha = load_gates(gates_path)
     corpus = read_corpus(experiment.corpus_path)
+    _, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
     return {
         "experiment": {"path": str(experiment.path), "sha256": _sha(experiment.path.read_bytes())},
         "prompts": prompts,

@@ -29,7 +29,7 @@ def test_registered_names_are_accepted(name):
 
 
 @pytest.mark.parametrize("name, says", [("recall", "unknown metric"), ("latency_s", "unknown metric"),
-                                        ("defect_recall@nowhere", "unknown stratum")])  # fmt: skip
+                                        ("defect_recall@No-Where", "unknown stratum")])  # fmt: skip
 def test_other_names_are_refused_with_the_list(name, says):
     with pytest.raises(UsageError, match=says) as caught:
         check_metric_name(name, "gates")
@@ -46,3 +46,11 @@ def test_gates_with_non_finite_values_are_refused(tmp_path, value):
                      '[fallback]\nname = "none"\n')  # fmt: skip
     with pytest.raises(UsageError, match="finite"):
         load_gates(gates)
+
+
+def test_a_user_defined_stratum_passes_unless_the_corpus_lacks_it():
+    check_metric_name("defect_recall@payments", "gates")  # no corpus at hand: any well-formed name
+    check_metric_name("defect_recall@payments", "gates", strata={"payments", "control"})
+    check_metric_name("defect_recall@mutation", "gates", strata={"payments"})  # built-ins always
+    with pytest.raises(UsageError, match="unknown stratum in 'defect_recall@nowhere'; strata: .*payments"):
+        check_metric_name("defect_recall@nowhere", "gates", strata={"payments"})

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewbench.errors import UsageError
 from reviewbench.records import (
     Case,
     CorpusCounts,
@@ -38,9 +39,13 @@ CASES = {
 
 @pytest.fixture
 def rundir(tmp_path) -> Path:
+    return _rundir(tmp_path, CASES)
+
+
+def _rundir(tmp_path: Path, cases: dict) -> Path:
     corpus = tmp_path / "corpus"
     with CorpusWriter(corpus) as writer:
-        for cid, (stratum, when, _found) in CASES.items():
+        for cid, (stratum, when, _found) in cases.items():
             control = stratum == "control"
             defects = [] if control else [Defect(defect_id=f"{cid}-d1", **{"class": stratum},
                                                  locations=[Location(path=f"{cid}.py", start_line=5, end_line=5, symbol=f"parse_{cid}")],
@@ -54,13 +59,13 @@ def rundir(tmp_path) -> Path:
         meta = writer.commit(lambda sha: CorpusMeta(
             repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
             tool_version="test", config={}, gold_sha256=sha,
-            counts=CorpusCounts(cases=len(CASES), by_stratum={}, matched_commits=0, dropped={})))  # fmt: skip
+            counts=CorpusCounts(cases=len(cases), by_stratum={}, matched_commits=0, dropped={})))  # fmt: skip
     out = tmp_path / "runs"
     out.mkdir()
     store = RunStore(out / "runs.sqlite", create=True)
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": meta.gold_sha256,
                     "experiment": json.dumps({"condition": [{"name": "A"}]})})  # fmt: skip
-    for cid, (_stratum, _when, found) in CASES.items():
+    for cid, (_stratum, _when, found) in cases.items():
         # Names the enclosing symbol: an identified finding, not merely a located one.
         findings = [Finding(path=f"{cid}.py", line=5, claim=f"parse_{cid} is wrong", raw="bug")] if found else []
         store.record(RunRow(
@@ -155,3 +160,26 @@ def test_gates_name_a_metric_per_stratum_and_the_natural_holdout_too(rundir, tmp
             decisions[(analysis, threshold)] = decision["tier"]
     assert decisions == {("completed", "0.5"): "strata", ("completed", "0.6"): "none",
                          ("end_to_end", "0.5"): "strata", ("end_to_end", "0.6"): "none"}
+
+
+def test_a_gate_names_a_user_defined_stratum_and_a_typo_is_refused(tmp_path):
+    """Issue 15 item 2: gates work per stratum, user-defined ones too. By hand: payments
+    1/2 found, fix_reversal 1/1; a gate on payments >= 0.5 passes, >= 0.6 fails; a
+    misspelt stratum is refused at scoring with the corpus's strata listed."""
+    rundir = _rundir(tmp_path, {"p1": ("payments", None, True), "p2": ("payments", None, False),
+                                "d1": ("fix_reversal", None, True), "k1": ("control", None, False)})  # fmt: skip
+    gates = tmp_path / "gates.toml"
+    body = ('min_defect_cases = 1\nmin_controls = 1\n[[tier]]\nname = "payments_ok"\npermitted = ["use"]\n'
+            'when = [{ metric = "defect_recall@STRATUM", op = ">=", value = THRESHOLD }]\n[fallback]\nname = "none"\n')
+    tiers = {}
+    for threshold in ("0.5", "0.6"):
+        gates.write_text(body.replace("STRATUM", "payments").replace("THRESHOLD", threshold))
+        result = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates)).as_json()["conditions"]["A"]
+        assert result["breakdown"]["stratum"]["payments"]["defect_recall"] == {"value": 0.5, "num": 1, "den": 2}
+        [check] = result["decision"]["gates"]["payments_ok"]
+        assert check["observed"] == 0.5
+        tiers[threshold] = result["decision"]["tier"]
+    assert tiers == {"0.5": "payments_ok", "0.6": "none"}
+    gates.write_text(body.replace("STRATUM", "paymnets").replace("THRESHOLD", "0.5"))
+    with pytest.raises(UsageError, match=r"unknown stratum in 'defect_recall@paymnets'; strata: .*payments"):
+        score_run(rundir, ScoreOptions(bootstrap=200, gates=gates))

@@ -212,7 +212,7 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
             gates_path = Path(registration["gates"]["path"])
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
         rules = registration["rules"]
-    gates, _, gates_sha = load_gates(gates_path)
+    gates, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
     return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
                    int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]))  # fmt: skip
 

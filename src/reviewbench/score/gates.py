@@ -20,7 +20,7 @@ import hashlib
 import operator
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -92,21 +92,25 @@ class Gates(_Model):
     compare: list[Compare] = Field(default_factory=list)
 
 
-def _check_names(gates: Gates, where: str) -> None:
+def _check_names(gates: Gates, where: str, strata: Collection[str] | None) -> None:
     for group in (gates.veto, gates.tier, [gates.fallback]):
         for tier in group:
             for c in tier.when:
-                check_metric_name(c.metric, f"{where}: {tier.name}")
+                check_metric_name(c.metric, f"{where}: {tier.name}", strata)
             for use in tier.permitted:
                 if _FORBIDDEN.search(use):
                     raise UsageError(f"{where}: {tier.name} permits {use!r}: approval, merge rights and security "
                                      "sign-off can never be granted by a benchmark")  # fmt: skip
     for c in gates.compare:
-        check_metric_name(c.metric, f"{where}: compare {c.name}")
+        check_metric_name(c.metric, f"{where}: compare {c.name}", strata)
 
 
-def load_gates(path: Path | None) -> tuple[Gates, str, str]:
+def load_gates(path: Path | None, strata: Collection[str] | None = None) -> tuple[Gates, str, str]:
     """The gates, their source text and its SHA-256 (the built-in table when ``path`` is None).
+
+    Args:
+        strata: the corpus's strata, when it is at hand: a gate on ``metric@stratum`` must
+            name one of them or a built-in stratum (a typo is refused, not left to fail).
 
     Raises:
         UsageError: the file is missing, not TOML, not a gates table (field named), names
@@ -129,7 +133,7 @@ def load_gates(path: Path | None) -> tuple[Gates, str, str]:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
         raise UsageError(f"{where}: {field}: {first['msg']}") from None
-    _check_names(gates, where)
+    _check_names(gates, where, strata)
     return gates, text, hashlib.sha256(text.encode()).hexdigest()
 
 

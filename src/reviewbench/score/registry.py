@@ -12,11 +12,13 @@ metric is decided from both (``score/gates.py``).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
 from ..errors import UsageError
-from ..records import Stratum
+from ..records import STRATUM_PATTERN, Stratum
 
 __all__ = ["METRICS", "RATE_METRICS", "SUMMARY_METRICS", "MetricKind", "MetricSpec", "check_metric_name", "spec"]
 
@@ -81,14 +83,21 @@ def spec(name: str) -> MetricSpec:
     return _BY_NAME[name.split("@", 1)[0]]
 
 
-def check_metric_name(name: str, where: str) -> None:
+def check_metric_name(name: str, where: str, strata: Collection[str] | None = None) -> None:
     """Refuse a gate's metric name that scoring does not produce.
+
+    Args:
+        strata: the strata a ``metric@stratum`` may name (the corpus's and the built-in
+            ones); None when no corpus is at hand, and then any well-formed stratum name
+            (a user-defined stratum) passes.
 
     Raises:
         UsageError: unknown metric or stratum, or a summary metric (no rate to compare).
     """
-    base, _, stratum = name.partition("@")
+    base, at, stratum = name.partition("@")
     if base not in _BY_NAME or _BY_NAME[base].kind is not MetricKind.RATE:
         raise UsageError(f"{where}: unknown metric {name!r}; metrics: {', '.join(RATE_METRICS)}")
-    if stratum and stratum not in {s.value for s in Stratum}:
-        raise UsageError(f"{where}: unknown stratum in {name!r}; strata: {', '.join(s.value for s in Stratum)}")
+    known = sorted({s.value for s in Stratum} | set(strata or ()))
+    if at and (not re.match(STRATUM_PATTERN, stratum) or (strata is not None and stratum not in known)):
+        raise UsageError(f"{where}: unknown stratum in {name!r}; strata: {', '.join(known)}"
+                         + ("" if strata is not None else " or a user-defined name (a-z, 0-9, _)"))  # fmt: skip

@@ -16,6 +16,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 __all__ = [
+    "STRATUM_PATTERN",
+    "Evidence",
     "CASE_ID_PATTERN",
     "SCHEMA_VERSION",
     "Case",
@@ -90,6 +92,20 @@ class Stratum(StrEnum):
     NOISY = "noisy"
     RULE_VIOLATION = "rule_violation"
     SAFE_COUNTEREXAMPLE = "safe_counterexample"
+
+
+class Evidence(StrEnum):
+    """Who decided a verdict, weakest first: matching, a calibrated judge, or people.
+
+    One vocabulary for scoring, labels, gates (``min_evidence``) and the report."""
+
+    AUTOMATIC = "automatic"
+    JUDGE = "judge"
+    HUMAN = "human"
+
+    @property
+    def rank(self) -> int:
+        return list(Evidence).index(self)
 
 
 STRATUM_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"

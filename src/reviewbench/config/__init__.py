@@ -2,10 +2,12 @@
 
 ``pipeline`` holds mining's and validation's (and ``reviewbench.toml``), ``reviewers`` the
 reviewer kinds' tables, ``experiment`` the experiment file and the one TOML reader all
-configuration files share. They import nothing of the stages, so any stage may use them.
+configuration files share, ``gates`` the gates file. They import nothing of the stages,
+so any stage may use them.
 """
 
 from .experiment import ConditionConfig, ExperimentConfig, LoadedFile, read_config, unique_names
+from .gates import Compare, Condition, Gates, Tier
 from .pipeline import (
     DEFAULT_FIX_PATTERN,
     DEFAULT_TEST_PATTERNS,
@@ -21,13 +23,17 @@ from .reviewers import ReviewerConfig
 __all__ = [
     "DEFAULT_FIX_PATTERN",
     "DEFAULT_TEST_PATTERNS",
+    "Compare",
+    "Condition",
     "ConditionConfig",
     "ExperimentConfig",
+    "Gates",
     "LoadedFile",
     "MineConfig",
     "MutationOperator",
     "Network",
     "ReviewerConfig",
+    "Tier",
     "ValidateConfig",
     "load_repo_settings",
     "read_config",

@@ -23,10 +23,10 @@ import tomllib
 from collections.abc import Collection, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from ..config.gates import Compare, Condition, Gates, Tier
 from ..errors import UsageError
 from .registry import check_metric_name, spec
 from .verdicts import Evidence
@@ -36,60 +36,6 @@ __all__ = ["Compare", "Gates", "decide", "evaluate_compare", "load_gates"]
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 #: Uses no measurement can justify (SPEC 8): a gates file that permits them is refused.
 _FORBIDDEN = re.compile(r"approv|merge|sign[- ]?off", re.IGNORECASE)
-
-
-class _Model(BaseModel):
-    # TOML has nan and inf; a threshold of nan makes every comparison false, silently.
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-
-class Condition(_Model):
-    metric: str = Field(description="A registered metric, optionally '@stratum'.")
-    op: Literal[">", ">=", "<", "<="] = ">="
-    value: float = Field(default=0.0, allow_inf_nan=False)
-    diff: tuple[str, str] | None = Field(default=None,
-                                         description="Comparative: the paired difference of two conditions, a - b.")
-    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
-                                 description="Comparative non-inferiority: passes when the low end > -margin.")
-
-    def as_compare(self, name: str) -> Compare:
-        assert self.diff is not None
-        return Compare(name=name, metric=self.metric, diff=self.diff, op=self.op, value=self.value,
-                       margin=self.margin)  # fmt: skip
-
-
-class Tier(_Model):
-    name: str
-    authority: str = ""
-    when: list[Condition] = Field(default_factory=list)
-    permitted: list[str] = Field(default_factory=list)
-    not_permitted: list[str] = Field(default_factory=list)
-    min_evidence: Evidence = Field(default=Evidence.AUTOMATIC,
-                                   description="Lowest verdict evidence this tier may be granted on.")  # fmt: skip
-
-
-class Compare(_Model):
-    """A comparative gate (seed 003): the paired difference ``diff[0] - diff[1]`` on shared cases."""
-
-    name: str
-    metric: str
-    diff: tuple[str, str] = Field(description="Two condition names: a - b.")
-    op: Literal[">", ">=", "<", "<="] = ">="
-    value: float = Field(default=0.0, allow_inf_nan=False)
-    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
-                                 description="Non-inferiority: passes when the interval's low end > -margin.")  # fmt: skip
-
-
-class Gates(_Model):
-    min_defect_cases: int = Field(default=10, ge=0)
-    min_controls: int = Field(default=5, ge=0, description="Below it: insufficient evidence, no valid controls.")
-    max_interval_width: float = Field(default=0.5, gt=0, allow_inf_nan=False)
-    analysis: Literal["end_to_end", "completed"] = "end_to_end"
-    never_permitted: list[str] = Field(default_factory=list)
-    veto: list[Tier] = Field(default_factory=list)
-    tier: list[Tier] = Field(default_factory=list)
-    fallback: Tier
-    compare: list[Compare] = Field(default_factory=list)
 
 
 def _check_names(gates: Gates, where: str, strata: Collection[str] | None) -> None:

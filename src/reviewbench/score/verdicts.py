@@ -17,13 +17,12 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ReviewbenchError
-from ..records import Defect, Finding
+from ..records import Defect, Evidence, Finding
 from .identify import IdentifiedBy, identify
 from .match import PathMatcher
 
@@ -39,18 +38,6 @@ __all__ = [
 ]
 
 VERDICTS_FILE = "verdicts.jsonl"
-
-
-class Evidence(StrEnum):
-    """Who decided a verdict, weakest first."""
-
-    AUTOMATIC = "automatic"
-    JUDGE = "judge"
-    HUMAN = "human"
-
-    @property
-    def rank(self) -> int:
-        return list(Evidence).index(self)
 
 
 class _Record(BaseModel):

@@ -1,0 +1,69 @@
+"""The gates file's contents: tiers of authority, vetoes, comparative gates.
+
+Loading checks what a model cannot: every metric name against the scoring registry, and
+uses no gates file may permit (``score/gates.py``, which also decides).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..records import Evidence
+
+__all__ = ["Compare", "Condition", "Gates", "Tier"]
+
+
+class _Model(BaseModel):
+    # TOML has nan and inf; a threshold of nan makes every comparison false, silently.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class Condition(_Model):
+    metric: str = Field(description="A registered metric, optionally '@stratum'.")
+    op: Literal[">", ">=", "<", "<="] = ">="
+    value: float = Field(default=0.0, allow_inf_nan=False)
+    diff: tuple[str, str] | None = Field(default=None,
+                                         description="Comparative: the paired difference of two conditions, a - b.")
+    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                 description="Comparative non-inferiority: passes when the low end > -margin.")
+
+    def as_compare(self, name: str) -> Compare:
+        assert self.diff is not None
+        return Compare(name=name, metric=self.metric, diff=self.diff, op=self.op, value=self.value,
+                       margin=self.margin)  # fmt: skip
+
+
+class Tier(_Model):
+    name: str
+    authority: str = ""
+    when: list[Condition] = Field(default_factory=list)
+    permitted: list[str] = Field(default_factory=list)
+    not_permitted: list[str] = Field(default_factory=list)
+    min_evidence: Evidence = Field(default=Evidence.AUTOMATIC,
+                                   description="Lowest verdict evidence this tier may be granted on.")  # fmt: skip
+
+
+class Compare(_Model):
+    """A comparative gate (seed 003): the paired difference ``diff[0] - diff[1]`` on shared cases."""
+
+    name: str
+    metric: str
+    diff: tuple[str, str] = Field(description="Two condition names: a - b.")
+    op: Literal[">", ">=", "<", "<="] = ">="
+    value: float = Field(default=0.0, allow_inf_nan=False)
+    margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                 description="Non-inferiority: passes when the interval's low end > -margin.")  # fmt: skip
+
+
+class Gates(_Model):
+    min_defect_cases: int = Field(default=10, ge=0)
+    min_controls: int = Field(default=5, ge=0, description="Below it: insufficient evidence, no valid controls.")
+    max_interval_width: float = Field(default=0.5, gt=0, allow_inf_nan=False)
+    analysis: Literal["end_to_end", "completed"] = "end_to_end"
+    never_permitted: list[str] = Field(default_factory=list)
+    veto: list[Tier] = Field(default_factory=list)
+    tier: list[Tier] = Field(default_factory=list)
+    fallback: Tier
+    compare: list[Compare] = Field(default_factory=list)

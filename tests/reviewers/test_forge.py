@@ -300,6 +300,18 @@ def test_a_whole_experiment_opens_each_pull_request_once_and_closes_it(tmp_path,
     assert by_state["timed_out"]["pull_request"]["url"].endswith("/acme/sandbox/pull/2")
 
 
+def _run_until(server, experiment, out, ready, within: float = 60) -> subprocess.Popen:
+    """``reviewbench run`` in a process of its own (to be killed or interrupted), returned
+    once ``ready()`` holds or ``within`` seconds have passed."""
+    env = {**os.environ, "RB_FORGE_TOKEN": TOKEN}
+    proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)  # fmt: skip
+    deadline = time.monotonic() + within
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return proc
+
+
 def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corpus, bare, monkeypatch):
     scratch = tmp_path / "tmp"  # the killed run's push areas land here, and must not stay
     scratch.mkdir()
@@ -308,13 +320,8 @@ def test_kill_9_mid_run_then_resume_closes_the_stale_pull_request(tmp_path, corp
     with ForgeServer(bare, token=TOKEN, bot=never) as server:
         experiment = _experiment(tmp_path, corpus, server, bare, timeout_s=300)
         out = tmp_path / "runs"
-        env = {**os.environ, "RB_FORGE_TOKEN": TOKEN}
-        proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(out)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)  # fmt: skip
+        proc = _run_until(server, experiment, out, lambda: len(server.pulls) >= 2)
         try:
-            deadline = time.monotonic() + 60
-            while len(server.pulls) < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
             assert len(server.pulls) == 2, "the run never opened its pull requests"
         finally:
             proc.send_signal(signal.SIGKILL)
@@ -357,13 +364,8 @@ def test_ctrl_c_mid_run_records_each_interrupted_run_with_its_pull_request(tmp_p
     with ForgeServer(bare, token=TOKEN, bot=never) as server:
         experiment = _experiment(tmp_path, corpus, server, bare, timeout_s=300)
         out = tmp_path / "runs"
-        env = {**os.environ, "RB_FORGE_TOKEN": TOKEN}
-        proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(out)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)  # fmt: skip
+        proc = _run_until(server, experiment, out, lambda: sum(1 for n in server.pulls if server.polls.get(n)) >= 2)
         try:
-            deadline = time.monotonic() + 60
-            while sum(1 for n in server.pulls if server.polls.get(n)) < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
             assert len(server.pulls) == 2, "the run never opened its pull requests"
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=60) == 130

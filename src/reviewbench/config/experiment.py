@@ -22,25 +22,31 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import UsageError
 from .reviewers import ReviewerConfig
 
-__all__ = ["ConditionConfig", "ExperimentConfig", "LoadedFile", "read_config", "unique_names"]
+__all__ = ["ConditionConfig", "ConditionLimits", "ExperimentConfig", "LoadedFile", "read_config", "unique_names"]
 
 
-class ConditionConfig(BaseModel):
-    """One fixed way of reviewing: reviewer + prompt + guidance + context."""
+class ConditionLimits(BaseModel):
+    """What every condition has, reviewing or solving: a name, a prompt, guidance, and the
+    limits of its runs."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Short label, e.g. 'A'.")
-    reviewer: ReviewerConfig
     prompt: str = Field(default="default", description="Built-in prompt id, or a file path.")
-    guidance: str | None = Field(default=None, description="File whose text is given to the reviewer.")
-    context: Literal["diff", "files", "tree"] = Field(
-        default="diff", description="diff only; + post-patch files; + exported post-patch tree."
-    )
+    guidance: str | None = Field(default=None, description="File whose text is given to the model under test.")
     concurrency: int = Field(default=4, ge=1, le=1024, description="Runs in flight at once.")
     rate_per_minute: float | None = Field(default=None, gt=0, description="Request starts per minute.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per attempt.")
     retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
+
+
+class ConditionConfig(ConditionLimits):
+    """One fixed way of reviewing: reviewer + prompt + guidance + context."""
+
+    reviewer: ReviewerConfig
+    context: Literal["diff", "files", "tree"] = Field(
+        default="diff", description="diff only; + post-patch files; + exported post-patch tree."
+    )
 
     @model_validator(mode="after")
     def _forge_needs_a_tree(self) -> ConditionConfig:

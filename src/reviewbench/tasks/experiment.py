@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..config.experiment import LoadedFile, read_config, unique_names
+from ..config.experiment import ConditionLimits, LoadedFile, read_config, unique_names
 from ..errors import UsageError
 from .solvers import SolverConfig
 
@@ -25,15 +25,10 @@ __all__ = ["TASKS_TEMPLATE", "TaskConditionConfig", "TasksExperiment", "TasksExp
 SOLVER_KINDS = "openai, anthropic, command"
 
 
-class TaskConditionConfig(BaseModel):
+class TaskConditionConfig(ConditionLimits):
     """One fixed way of solving: solver + prompt + guidance + context."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Short label, e.g. 'A'.")
     solver: SolverConfig
-    prompt: str = Field(default="default", description="Built-in task prompt id, or a file path.")
-    guidance: str | None = Field(default=None, description="File whose text is given to the solver.")
     context: Literal["none", "oracle", "bm25"] = Field(
         default="bm25",
         description="Chat solvers: files shown at base — none; the gold patch's files (oracle, an "
@@ -43,10 +38,7 @@ class TaskConditionConfig(BaseModel):
     top_k: int = Field(default=5, ge=1, le=100, description="bm25: how many files to show.")
     max_context_chars: int = Field(default=200_000, ge=1000,
                                    description="Files are shown whole, in rank order, while they fit.")  # fmt: skip
-    concurrency: int = Field(default=4, ge=1, le=1024, description="Runs in flight at once.")
-    rate_per_minute: float | None = Field(default=None, gt=0, description="Request starts per minute.")
-    timeout_s: float = Field(default=600.0, gt=0, description="Per attempt.")
-    retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
+    timeout_s: float = Field(default=600.0, gt=0, description="Per attempt (a solver writes a patch: longer).")
 
 
 class TasksExperimentConfig(BaseModel):

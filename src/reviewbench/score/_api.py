@@ -37,6 +37,7 @@ from .registry import RATE_METRICS
 from .result import ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
+from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,
@@ -304,6 +305,17 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 for who, (n, d) in (("a", (na, da)), ("b", (nb, db))):
                     slots[(a, b, analysis, metric, who)] = len(columns)
                     columns.append((n * shared, d * shared))
+    unclear_slots: dict[str, tuple[int, int]] = {}  # the precision variants of the gated analysis
+    for name in names:
+        rows = tallies[(name, gates.analysis)].unclear
+        if not rows:
+            continue
+        left_out = np.zeros(len(clusters))
+        np.add.at(left_out, [index[r[0]] for r in rows], [float(r[2]) for r in rows])
+        n, d = sums[(name, gates.analysis, "precision")]
+        unclear_slots[name] = (len(columns), len(columns) + 1)
+        columns.append(with_unclear(n, d, left_out, as_true=False))
+        columns.append(with_unclear(n, d, left_out, as_true=True))
     compares = [*gates.compare, *(c.as_compare(f"{t.name}: {c.metric} {c.diff[0]} - {c.diff[1]}")
                                   for t in (*gates.veto, *gates.tier) for c in t.when if c.diff)]  # fmt: skip
     compare_slots = _compare_columns(compares, tallies, index, names, columns, gates.analysis)
@@ -375,10 +387,24 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         evidence = min(levels, key=lambda e: e.rank)
         valid_defect_cases = len({k[0] for k in completed.found})
         metrics, breakdown = views[gates.analysis]
-        decision = decide(gates, metrics, valid_defect_cases, breakdown=breakdown, valid_controls=valid_controls,
+
+        def decision_on(metrics: dict, breakdown: dict) -> dict:
+            return decide(gates, metrics, valid_defect_cases, breakdown=breakdown, valid_controls=valid_controls,
                           evidence=evidence, labels_needed=sum(len(p.comments) for p in still_open[name]),
                           comparative=comparative, attainable=reachable(gated_names, still_open[name], metrics,
                                                                         breakdown))  # fmt: skip
+
+        decision = decision_on(metrics, breakdown)
+        unclear = None
+        if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
+            bounds = {}
+            for as_true, slot in zip((False, True), unclear_slots[name], strict=True):
+                tables = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true, interval=interval(slot))
+                bounds[as_true] = (tables[0]["precision"], decision_summary(decision_on(*tables)))
+            unclear = {"n": sum(r[2] for r in gated.unclear), "analysis": gates.analysis,
+                       "precision_all_false": bounds[False][0], "precision_all_true": bounds[True][0],
+                       "decision_all_false": bounds[False][1], "decision_all_true": bounds[True][1],
+                       "decision_changes": bounds[False][1] != bounds[True][1]}  # fmt: skip
         conditions[name] = {
             "metrics": views["completed"][0],
             "breakdown": views["completed"][1],
@@ -390,6 +416,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
+        if unclear:
+            conditions[name]["unclear"] = unclear
         if holdout:  # never pooled into the headline: beside it, and in the stratum breakdown
             conditions[name]["holdout"] = holdout_scores(by_condition[name], holdout, outcomes,
                                                          inputs.bootstrap, inputs.seed)  # fmt: skip

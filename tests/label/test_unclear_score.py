@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from reviewbench.label.evidence import score_overrides
+from reviewbench.report import ReportOptions, build_report, render_html
 from reviewbench.score import ScoreOptions, score_run
 
 from ..conftest import run_cli
@@ -157,3 +158,20 @@ def test_score_cli_reports_unclear_claims_in_json_and_text(tmp_path):
     assert "2 unclear left out of precision (end_to_end 1/2 = 0.500)" in line
     assert "all unclear false 1/4 = 0.250" in line and "all true 3/4 = 0.750" in line
     assert "DECISION CHANGES: none [not earned] if all false, precise enough to read [granted] if all true" in line
+
+
+def test_report_decision_card_says_when_the_unclear_claims_decide_it(tmp_path):
+    rundir = _labelled(tmp_path)
+    options = ReportOptions(bootstrap=200, overrides=score_overrides(rundir))
+    pages = {}
+    for threshold in (0.6, 0.2):
+        scored = score_run(rundir, ScoreOptions(bootstrap=200, gates=_gates(tmp_path / f"g{threshold}.toml", threshold),
+                                                overrides=options.overrides))  # fmt: skip
+        pages[threshold] = " ".join(render_html(build_report(rundir, options, scored=scored)).split())
+    decisive = pages[0.6]
+    card = decisive[decisive.index('<section id="decision">'):decisive.index("</section>", decisive.index('id="decision"'))]
+    assert card.count('data-decision-changes="true"') == 1 and 'data-decision-changes="false"' not in card
+    assert ("<b>The unclear claims decide it:</b> 2 left out of precision; with every one false, precision 1/4 "
+            "(none, not earned); with every one true, 3/4 (precise enough to read, granted).") in card
+    steady = pages[0.2]
+    assert 'data-decision-changes="false"' in steady and "The unclear claims decide it" not in steady

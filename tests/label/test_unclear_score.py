@@ -155,8 +155,8 @@ def test_score_cli_reports_unclear_claims_in_json_and_text(tmp_path):
     flat = " ".join(text.stdout.split())  # the console wraps long lines at its width
     assert flat.count("unclear claims:") == 1, text.stdout
     line = flat[flat.index("unclear claims:"):].split(" decision:")[0]
-    assert "2 unclear left out of precision (end_to_end 1/2 = 0.500)" in line
-    assert "all unclear false 1/4 = 0.250" in line and "all true 3/4 = 0.750" in line
+    assert "unclear claims: 2 left out of precision (end_to_end 1/2 = 0.500)" in line
+    assert "all false 1/4 = 0.250" in line and "all true 3/4 = 0.750" in line
     assert "DECISION CHANGES: none [not earned] if all false, precise enough to read [granted] if all true" in line
 
 

@@ -99,9 +99,9 @@ def _unclear_line(data: dict) -> str:
         return f"{d['authority']} [{d['status'].replace('_', ' ')}]"
 
     verdict = (f"DECISION CHANGES: {said(u['decision_all_false'])} if all false, {said(u['decision_all_true'])} if "
-               "all true" if u["decision_changes"] else f"decision unchanged either way")  # fmt: skip
-    return (f"unclear claims: {u['n']} unclear left out of precision ({u['analysis']} {fraction} = {value}); "
-            f"all unclear false {bound(u['precision_all_false'])}, all true {bound(u['precision_all_true'])}; "
+               "all true" if u["decision_changes"] else "decision unchanged either way")  # fmt: skip
+    return (f"unclear claims: {u['n']} left out of precision ({u['analysis']} {fraction} = {value}); "
+            f"all false {bound(u['precision_all_false'])}, all true {bound(u['precision_all_true'])}; "
             f"{verdict}")
 
 

@@ -387,20 +387,18 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         evidence = min(levels, key=lambda e: e.rank)
         valid_defect_cases = len({k[0] for k in completed.found})
         metrics, breakdown = views[gates.analysis]
-
-        def decision_on(metrics: dict, breakdown: dict) -> dict:
-            return decide(gates, metrics, valid_defect_cases, breakdown=breakdown, valid_controls=valid_controls,
-                          evidence=evidence, labels_needed=sum(len(p.comments) for p in still_open[name]),
-                          comparative=comparative, attainable=reachable(gated_names, still_open[name], metrics,
-                                                                        breakdown))  # fmt: skip
-
-        decision = decision_on(metrics, breakdown)
+        common = {"valid_controls": valid_controls, "evidence": evidence, "comparative": comparative,
+                  "labels_needed": sum(len(p.comments) for p in still_open[name])}  # fmt: skip
+        decision = decide(gates, metrics, valid_defect_cases, breakdown=breakdown, **common,
+                          attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
         unclear = None
         if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
             bounds = {}
             for as_true, slot in zip((False, True), unclear_slots[name], strict=True):
-                tables = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true, interval=interval(slot))
-                bounds[as_true] = (tables[0]["precision"], decision_summary(decision_on(*tables)))
+                table, cells = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true, interval=interval(slot))
+                again = decide(gates, table, valid_defect_cases, breakdown=cells, **common,
+                               attainable=reachable(gated_names, still_open[name], table, cells))  # fmt: skip
+                bounds[as_true] = (table["precision"], decision_summary(again))
             unclear = {"n": sum(r[2] for r in gated.unclear), "analysis": gates.analysis,
                        "precision_all_false": bounds[False][0], "precision_all_true": bounds[True][0],
                        "decision_all_false": bounds[False][1], "decision_all_true": bounds[True][1],

@@ -1,12 +1,12 @@
 """Scoring figures from human labels, exactly as planned: recall from true-finding links,
-precision without duplicates and unclear, the unclear sensitivity flip."""
+precision without duplicates and unclear, the unclear sensitivity bounds (the decision
+flip between them is the score's: tests/label/test_unclear_score.py)."""
 
 from __future__ import annotations
 
 from reviewbench.label import import_labels, label_verdicts
-from reviewbench.label.figures import decision_changes, labelled_precision, labelled_recall
+from reviewbench.label.figures import labelled_precision, labelled_recall
 from reviewbench.label.resolve import Basis, LabelVerdict
-from reviewbench.label.stats import Rate
 
 from .conftest import CASES, CONDITIONS, run_id
 from .test_store import keys_by_text, plan, write
@@ -37,13 +37,6 @@ def test_precision_and_recall_by_hand():
     assert labelled_precision([]).expanded.value is None
 
 
-def test_decision_changes_between_the_unclear_bounds():
-    assert decision_changes(Rate(5, 8), Rate(6, 8), 0.7) is True
-    assert decision_changes(Rate(5, 8), Rate(6, 8), 0.6) is False
-    assert decision_changes(Rate(5, 8), Rate(6, 8), 0.8) is False
-    assert decision_changes(Rate(0, 0), Rate(1, 1), 0.5) is False
-
-
 def test_scored_with_people_labels_exactly_as_planned(rundir, tmp_path):
     keys = keys_by_text(rundir)
     rows = plan(keys)
@@ -57,7 +50,6 @@ def test_scored_with_people_labels_exactly_as_planned(rundir, tmp_path):
     assert (p.expanded.numerator, p.expanded.denominator) == (5, 7)
     assert (p.gold.numerator, p.gold.denominator) == (4, 7)
     assert (p.unclear_as_false.value, p.unclear_as_true.value) == (0.625, 0.75)
-    assert decision_changes(p.unclear_as_false, p.unclear_as_true, 0.7)  # flagged: not robust
     defect_runs = {run_id(case, cond): [d for d, _, _ in CASES[case][0]]
                    for case in ("case-1", "case-2") for cond in CONDITIONS}  # fmt: skip
     recall = labelled_recall(verdicts, defect_runs)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 from reviewbench.label import import_labels
+from reviewbench.label.evidence import score_overrides
 from reviewbench.label.report import labels_section, labels_view, render_labels_section
 from reviewbench.report import ReportOptions, build_report, render_html
+from reviewbench.score import ScoreOptions, score_run
 
 from .conftest import CONDITIONS
 from .test_store import YES, keys_by_text, plan, row, write
@@ -66,17 +68,25 @@ def test_labelled_precision_with_the_unclear_sensitivity_and_its_flag(rundir, tm
     for rater in ("ann", "bob"):
         import_labels(rundir, write(tmp_path / f"{rater}.jsonl", plan(keys)), rater=rater)
     gates = tmp_path / "gates.toml"
-    gates.write_text('[[tier]]\nname = "t"\nwhen = [{ metric = "precision", op = ">=", value = 0.7 }]\n'
+    gates.write_text('min_defect_cases = 1\nmin_controls = 1\nmax_interval_width = 1.0\n'
+                     '[[tier]]\nname = "t"\nwhen = [{ metric = "precision", op = ">=", value = 0.7 }]\n'
                      '[fallback]\nname = "none"\n')  # fmt: skip
-    view = labels_view(rundir, resamples=50, gates=str(gates))
+    # The flag is the score's own: condbetasecret's scoreboard precision is 1/1 with the
+    # unclear comment (at d-2) left out, 1/2 counted false (fails 0.7), 2/2 counted true.
+    scored = score_run(rundir, ScoreOptions(bootstrap=100, gates=gates, include_unvalidated=True,
+                                            overrides=score_overrides(rundir)))  # fmt: skip
+    unclear = {name: c.get("unclear") for name, c in scored["conditions"].items()}
+    view = labels_view(rundir, resamples=50, unclear=unclear)
     first, second = (next(c for c in view.conditions if c.name == name) for name in CONDITIONS)
     p = first.precision
     assert (p.gold.numerator, p.gold.denominator, p.expanded.numerator, p.unclear) == (3, 6, 4, 0)
-    assert first.unclear_flips == ()  # 4/6 either way: fails at 0.7 whatever unclear claims are
+    assert first.scored_unclear is None  # nothing unclear: no sensitivity, no flag
     q = second.precision
     assert (q.gold.value, q.unclear, q.unclear_as_false.value, q.unclear_as_true.value) == (1.0, 1, 0.5, 1.0)
-    assert second.unclear_flips == (0.7,)  # 0.5 fails, 1.0 passes: the unclear claim decides
+    assert second.scored_unclear.decision_changes is True  # 1/2 fails, 2/2 passes: the unclear claim decides
     fragment = str(render_labels_section(view))
     assert 'id="labelled-precision"' in fragment
-    assert fragment.count("<strong>changes</strong>") == 1 and "precision &ge; 0.7 passes only if" in fragment
-    assert labels_view(rundir, resamples=50).conditions[1].unclear_flips == ()  # no gates given: no flag
+    assert fragment.count("<strong>changes</strong>") == 1
+    assert "none (not earned) if all unclear are false, t (granted) if all are true" in fragment
+    assert "no unclear comment scored" in fragment
+    assert labels_view(rundir, resamples=50).conditions[1].scored_unclear is None  # no score given: no flag

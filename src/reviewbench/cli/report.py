@@ -58,7 +58,7 @@ def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, s
         from ..label.report import labels_section
 
         sections = labels_section(rundir, [c.name for c in data.conditions], resamples=min(options.bootstrap or 2000, 2000),
-                                  gates=str(data.analysis.get("gates", "built-in")))  # fmt: skip
+                                  unclear={c.name: c.unclear for c in data.conditions})  # fmt: skip
         console.print(f"html report: {write_html(data, html_path, sections)}", markup=False)
     if csv_dir is not None:
         for path in write_csv(data, csv_dir).values():

@@ -88,9 +88,31 @@ def _print_condition(name: str, data: dict) -> None:
     if decision["status"] == "needs_labels":
         status += f": {decision['labels_needed']} located findings await a label"
     console.print(f"  decision: {decision['authority']} [{status}]{reason}", markup=False)
+    if data.get("unclear"):
+        console.print("  " + _unclear_line(data), markup=False)
     if decision["permitted"]:
         console.print("  permitted: " + "; ".join(decision["permitted"]), markup=False)
     console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
+
+
+def _unclear_line(data: dict) -> str:
+    """One line: the unclear claims left out of precision, both sensitivity bounds, the decision at each."""
+    u = data["unclear"]
+    metrics = data["end_to_end"]["metrics"] if u["analysis"] == "end_to_end" else data["metrics"]
+    value, fraction, _ = _fmt(metrics["precision"])
+
+    def bound(m: dict) -> str:
+        low, frac, interval = _fmt(m)
+        return f"{frac} = {low}" + (f" {interval}" if interval else "")
+
+    def said(d: dict) -> str:
+        return f"{d['authority']} [{d['status'].replace('_', ' ')}]"
+
+    verdict = (f"DECISION CHANGES: {said(u['decision_all_false'])} if all false, {said(u['decision_all_true'])} if "
+               "all true" if u["decision_changes"] else "decision unchanged either way")  # fmt: skip
+    return (f"unclear claims: {u['n']} left out of precision ({u['analysis']} {fraction} = {value}); "
+            f"all false {bound(u['precision_all_false'])}, all true {bound(u['precision_all_true'])}; "
+            f"{verdict}")
 
 
 SPLIT_METRICS = ("defect_recall", "false_alarm_rate", "precision")

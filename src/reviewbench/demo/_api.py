@@ -124,5 +124,5 @@ def _write_report(rundir: Path, target: Path, score: ScoreResult) -> Path:
 
     data = build_report(rundir, scored=score)
     write_html(data, target, labels_section(rundir, [c.name for c in data.conditions],
-                                            gates=str(data.analysis.get("gates", "built-in"))))  # fmt: skip
+                                            unclear={c.name: c.unclear for c in data.conditions}))  # fmt: skip
     return target

@@ -6,7 +6,7 @@ published; an LLM judge may assist only once calibrated against the people.
 """
 
 from .evidence import label_verdicts
-from .figures import LabelledPrecision, decision_changes, labelled_precision, labelled_recall
+from .figures import LabelledPrecision, labelled_precision, labelled_recall
 from .io import export_labels, export_packets, import_labels, label_metrics, read_label_rows
 from .packets import build_packets, comment_key, split_claim
 from .records import (
@@ -55,7 +55,6 @@ __all__ = [
     "build_packets",
     "cohen_kappa",
     "comment_key",
-    "decision_changes",
     "export_labels",
     "export_packets",
     "final_labels",

@@ -60,7 +60,9 @@ def score_overrides(rundir: Path) -> dict[str, VerdictOverride]:
     A true finding linked to a gold defect identifies it; a valid incidental finding is real
     but identifies no gold defect (not a false positive either); a false positive is one; a
     duplicate or an unclear claim identifies nothing and leaves the false-positive verdict to
-    the automatic matching. Empty when the run directory has no labels.
+    the automatic matching; an unclear one is marked so precision leaves it out of its
+    denominator and reports it beside (with the all-false / all-true sensitivity). Empty
+    when the run directory has no labels.
     """
     if not (rundir / LABELS_DB).is_file():
         return {}
@@ -70,5 +72,6 @@ def score_overrides(rundir: Path) -> dict[str, VerdictOverride]:
         false_positive = {LabelClass.TRUE_FINDING: False, LabelClass.FALSE_POSITIVE: True}.get(verdict.label_class)
         out[verdict.comment_id] = VerdictOverride(comment_id=verdict.comment_id,
                                                   identified=true and bool(verdict.defect_ids),
-                                                  false_positive=false_positive, evidence=verdict.evidence)  # fmt: skip
+                                                  false_positive=false_positive, evidence=verdict.evidence,
+                                                  unclear=verdict.label_class is LabelClass.UNCLEAR)  # fmt: skip
     return out

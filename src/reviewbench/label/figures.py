@@ -9,7 +9,9 @@ Scoring plugs these in where labels exist (issue 14, item 6):
   precision credits only links to gold defects, *expanded* precision also valid incidental
   findings;
 - the **unclear sensitivity** recomputes precision with every unclear comment counted
-  false, then true, and :func:`decision_changes` flags a threshold that falls between;
+  false, then true (``score.unclear.with_unclear``, the arithmetic the score's own
+  precision uses; the score re-runs the registered decision at each bound and flags a
+  change, which the report's labels section shows);
 - **duplicate rate** = duplicates ÷ (true findings + false positives + duplicates).
 """
 
@@ -18,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from ..score.unclear import with_unclear
 from .records import LabelClass
 from .resolve import LabelVerdict
 from .stats import Rate
 
-__all__ = ["LabelledPrecision", "decision_changes", "labelled_precision", "labelled_recall"]
+__all__ = ["LabelledPrecision", "labelled_precision", "labelled_recall"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ def labelled_precision(verdicts: Iterable[LabelVerdict]) -> LabelledPrecision:
     true = gold + incidental
     return LabelledPrecision(
         expanded=Rate(true, true + false), gold=Rate(gold, true + false), unclear=unclear, duplicates=duplicates,
-        unclear_as_false=Rate(true, true + false + unclear), unclear_as_true=Rate(true + unclear, true + false + unclear),
+        unclear_as_false=Rate(*with_unclear(true, true + false, unclear, as_true=False)),
+        unclear_as_true=Rate(*with_unclear(true, true + false, unclear, as_true=True)),
         duplicate_rate=Rate(duplicates, true + false + duplicates),
     )  # fmt: skip
 
@@ -84,11 +88,3 @@ def labelled_recall(verdicts: Iterable[LabelVerdict], defects_by_run: Mapping[st
             found.setdefault(v.run_id, set()).update(v.defect_ids)
     numerator = sum(len(set(defects) & found.get(run_id, set())) for run_id, defects in defects_by_run.items())
     return Rate(numerator, sum(len(set(defects)) for defects in defects_by_run.values()))
-
-
-def decision_changes(low: Rate, high: Rate, threshold: float) -> bool:
-    """A ``>= threshold`` gate passes at one sensitivity bound and fails at the other."""
-    lo, hi = low.value, high.value
-    if lo is None or hi is None:
-        return False
-    return (lo >= threshold) != (hi >= threshold)

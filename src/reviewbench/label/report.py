@@ -9,15 +9,17 @@ allows neither): the per-case triage dot plot is inline SVG with presentation at
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 from ..store.runs import RUNS_DB, RunStore
 from .evidence import judge_verdicts
-from .figures import LabelledPrecision, decision_changes, labelled_precision
+from .figures import LabelledPrecision, labelled_precision
 from .records import ACTIONABILITY_FIELDS, LabelClass
 from .resolve import PairAgreement, agreement, verdicts_from
 from .stats import ActionabilityRate, actionability_rate
@@ -44,9 +46,10 @@ class ConditionLabels:
     runs_timed: int
     precision: LabelledPrecision | None = None
     """Seed 003's precision over the labelled comments (unclear and duplicates beside it)."""
-    unclear_flips: tuple[float, ...] = ()
-    """Thresholds of registered ``precision >=`` gates that unclear comments decide: the gate
-    passes with every unclear comment counted true and fails with every one counted false."""
+    scored_unclear: Any = None
+    """The score's ``UnclearSensitivity`` of this condition (``score/unclear.py``): its
+    precision with every unclear comment false, then true, and the registered decision
+    re-run at each bound. None when the score counted no unclear comment."""
 
     @property
     def automatic(self) -> int:
@@ -77,25 +80,13 @@ def _quartiles(values: list[float]) -> tuple[float | None, float | None, float |
     return statistics.median(values), q1, q3
 
 
-def _precision_thresholds(gates: str | None) -> tuple[float, ...]:
-    """Thresholds of the ``precision >= t`` / ``> t`` checks of a gates file ("built-in" or a path)."""
-    if gates is None:
-        return ()
-    from ..score.gates import load_gates
-
-    table, _, _ = load_gates(None if gates == "built-in" else Path(gates))
-    return tuple(sorted({c.value for t in (*table.veto, *table.tier) for c in t.when
-                         if c.metric == "precision" and c.op in (">", ">=") and c.diff is None}))  # fmt: skip
-
-
 def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000,
-                gates: str | None = None) -> LabelsView | None:  # fmt: skip
+                unclear: Mapping[str, Any] | None = None) -> LabelsView | None:  # fmt: skip
     """The labels section's data, or None when ``rundir`` has no labels.
 
-    ``gates``: the gates the score used ("built-in" or a path; the report's
-    ``analysis["gates"]``), to flag a precision gate the unclear comments decide.
+    ``unclear``: per condition, the score's unclear sensitivity (``ConditionScore.unclear``;
+    the report's ``ConditionView.unclear``), whose decision flag the section shows.
     """
-    thresholds = _precision_thresholds(gates)
     if not (rundir / LABELS_DB).is_file():
         return None
     store_runs = RunStore(rundir / RUNS_DB)
@@ -137,12 +128,10 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
         run_minutes = sorted(m for (cond, _), m in minutes.items() if cond == name)
         median, q1, q3 = _quartiles(run_minutes)
         precision = labelled_precision(hv + jv)
-        flips = tuple(t for t in thresholds
-                      if decision_changes(precision.unclear_as_false, precision.unclear_as_true, t))  # fmt: skip
         views.append(ConditionLabels(name=name, comments=comments_of.get(name, 0), human=len(hv), judge=len(jv),
                                      by_class=by_class, actionability=actionability_rate(true), triage_median=median,
                                      triage_q1=q1, triage_q3=q3, runs_timed=len(run_minutes), precision=precision,
-                                     unclear_flips=flips))  # fmt: skip
+                                     scored_unclear=(unclear or {}).get(name)))  # fmt: skip
     return LabelsView(pairs=report.pairs, adjudicated=report.adjudicated,
                       adjudication_minutes=round(report.adjudication_s / 60, 2), disputed=report.disputed,
                       conditions=views, triage_by_case=dict(sorted(by_case.items())),
@@ -192,7 +181,7 @@ def render_labels_section(view: LabelsView | None) -> Markup:
 
 
 def labels_section(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000,
-                   gates: str | None = None) -> Markup:  # fmt: skip
+                   unclear: Mapping[str, Any] | None = None) -> Markup:  # fmt: skip
     """The report's labels section for ``rundir`` ("" without labels): what the report
     command and the demo pass to ``write_html(..., sections=...)``."""
-    return render_labels_section(labels_view(rundir, conditions, resamples=resamples, gates=gates))
+    return render_labels_section(labels_view(rundir, conditions, resamples=resamples, unclear=unclear))

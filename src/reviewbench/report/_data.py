@@ -322,7 +322,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
             name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored.states,
             valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision),
             fp_distribution=scored.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
-            end_to_end=end_to_end, evidence=scored.evidence.value,
+            end_to_end=end_to_end, evidence=scored.evidence.value, unclear=scored.unclear,
             model_drift=(f"requested {', '.join(drift.requested) or 'none'}; returned {', '.join(drift.returned)}"
                          if drift else None),
         ))  # fmt: skip

@@ -141,6 +141,9 @@ class ConditionView:
     evidence: str = "automatic"
     model_drift: str | None = None
     """"requested X; returned Y, Z" when returned model ids differ."""
+    unclear: Any = None
+    """The score's ``UnclearSensitivity`` when labels call some comments unclear: precision
+    with every one false, then true, and the decision at each (``score/unclear.py``)."""
 
     @property
     def first_review(self) -> Metric | None:

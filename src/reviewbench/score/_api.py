@@ -38,6 +38,7 @@ from .registry import RATE_METRICS
 from .result import ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
+from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,
@@ -305,6 +306,17 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 for who, (n, d) in (("a", (na, da)), ("b", (nb, db))):
                     slots[(a, b, analysis, metric, who)] = len(columns)
                     columns.append((n * shared, d * shared))
+    unclear_slots: dict[str, tuple[int, int]] = {}  # the precision variants of the gated analysis
+    for name in names:
+        rows = tallies[(name, gates.analysis)].unclear
+        if not rows:
+            continue
+        left_out = np.zeros(len(clusters))
+        np.add.at(left_out, [index[r[0]] for r in rows], [float(r[2]) for r in rows])
+        n, d = sums[(name, gates.analysis, "precision")]
+        unclear_slots[name] = (len(columns), len(columns) + 1)
+        columns.append(with_unclear(n, d, left_out, as_true=False))
+        columns.append(with_unclear(n, d, left_out, as_true=True))
     compares = [*gates.compare, *(c.as_compare(f"{t.name}: {c.metric} {c.diff[0]} - {c.diff[1]}")
                                   for t in (*gates.veto, *gates.tier) for c in t.when if c.diff)]  # fmt: skip
     compare_slots = _compare_columns(compares, tallies, index, names, columns, gates.analysis)
@@ -389,10 +401,22 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 views[analysis][1].setdefault("stratum", {})[stratum] = {
                     m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
                 }
-        decision = decide(gates, metrics, valid_defect_cases, breakdown=breakdown, valid_controls=valid_controls,
-                          evidence=evidence, labels_needed=sum(len(p.comments) for p in still_open[name]),
-                          comparative=comparative, attainable=reachable(gated_names, still_open[name], metrics,
-                                                                        breakdown))  # fmt: skip
+        common = {"valid_controls": valid_controls, "evidence": evidence, "comparative": comparative,
+                  "labels_needed": sum(len(p.comments) for p in still_open[name])}  # fmt: skip
+        decision = decide(gates, metrics, valid_defect_cases, breakdown=breakdown, **common,
+                          attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
+        unclear = None
+        if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
+            bounds = {}
+            for as_true, slot in zip((False, True), unclear_slots[name], strict=True):
+                table, cells = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true, interval=interval(slot))
+                again = decide(gates, table, valid_defect_cases, breakdown=cells, **common,
+                               attainable=reachable(gated_names, still_open[name], table, cells))  # fmt: skip
+                bounds[as_true] = (table["precision"], decision_summary(again))
+            unclear = {"n": sum(r[2] for r in gated.unclear), "analysis": gates.analysis,
+                       "precision_all_false": bounds[False][0], "precision_all_true": bounds[True][0],
+                       "decision_all_false": bounds[False][1], "decision_all_true": bounds[True][1],
+                       "decision_changes": bounds[False][1] != bounds[True][1]}  # fmt: skip
         conditions[name] = {
             "metrics": views["completed"][0],
             "breakdown": views["completed"][1],
@@ -404,6 +428,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
+        if unclear:
+            conditions[name]["unclear"] = unclear
         if holdout:
             conditions[name]["holdout"] = held["completed"]
         if cutoff:

@@ -75,6 +75,11 @@ class RunOutcome:
     """Credited findings, located but not identified, on automatic evidence: a label would settle them."""
     evidence: tuple[str, ...]
     """Evidence level of each scored verdict."""
+    unclear: int = 0
+    """Precision's would-be denominator findings labelled unclear (false positives, and
+    credited findings whose defect nothing else identifies): left out of it, counted beside."""
+    unclear_credited: int = 0
+    """Of ``unclear``, the credited ones (left out of located_precision's numerator too)."""
 
 
 def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict]) -> RunOutcome:
@@ -90,7 +95,8 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     located = [False] * len(defects)
     identified = [False] * len(defects)
     severity_ok: list[bool | None] = [None] * len(defects)
-    credited = fps = dups = unsettled = 0
+    credited = fps = dups = unsettled = unclear_fps = 0
+    unclear_at: list[int] = []
     for v in verdicts:
         if v.defect_id is not None and v.defect_id in index:
             # Located is where a comment lands, whoever judges it: the upper bound a label
@@ -98,6 +104,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
             located[index[v.defect_id]] = True
         if v.false_positive:
             fps += 1
+            unclear_fps += v.unclear
             continue
         if v.defect_id is None or v.defect_id not in index:
             continue
@@ -105,10 +112,15 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
         identified[i] = identified[i] or v.identified
         if v.duplicate_of is None:
             credited += 1
+            if v.unclear:
+                unclear_at.append(i)
             severity_ok[i] = v.severity_ok
             unsettled += int(not v.identified and v.evidence == "automatic")
         else:
             dups += 1
+    # An unclear credited finding whose defect another comment identifies yields the credit to
+    # it (a duplicate, in effect): the defect stays one identified finding of the denominator.
+    unclear_credited = sum(1 for i in unclear_at if not identified[i])
     matcher = PathMatcher([*case.paths, *gold_paths])
     named = [f.path for f in run.findings if f.path]
     file_hit = tuple(any(matcher.agrees(p, loc.path) for p in named for loc in d.locations) for d in defects)
@@ -118,6 +130,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
         file_hit=file_hit, credited=credited, identified_findings=sum(identified), false_positives=fps,
         duplicates=dups, findings=len(run.findings), flagged_other=flagged_other, other_files=len(others),
         unsettled=unsettled, evidence=tuple(v.evidence.value for v in verdicts if v.scored),
+        unclear=unclear_fps + unclear_credited, unclear_credited=unclear_credited,
     )  # fmt: skip
 
 
@@ -142,6 +155,9 @@ class ConditionTally:
     """Per kind of case (defect, control, variant): evidence levels of the scored comments."""
     models_requested: set[str] = field(default_factory=set)
     models_returned: set[str] = field(default_factory=set)
+    unclear: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """(cluster, stratum, unclear, of them credited) per counted run with unclear claims:
+    what precision left out (``score/unclear.py`` puts them back as false, then true)."""
 
     def add(self, metric: str, case: CaseInfo, num: float, den: float,
             cls: str | None = None, severity: str | None = None) -> None:  # fmt: skip
@@ -197,8 +213,10 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
             if m.completed:
                 tally.add("fp_per_clean_case", case, m.false_positives, 1)
                 tally.control_fps.append(m.false_positives)
-            tally.add("precision", case, 0, m.false_positives)
-            tally.add("located_precision", case, 0, m.false_positives)
+            tally.add("precision", case, 0, m.false_positives - m.unclear)
+            tally.add("located_precision", case, 0, m.false_positives - m.unclear)
+            if m.unclear:
+                tally.unclear.append((case.cluster, case.stratum, m.unclear, 0))
             tally.add("duplicate_rate", case, 0, m.false_positives)
             continue
         if case.variant:
@@ -210,8 +228,11 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
         if symbols:
             text = run.raw_output if m.completed else None
             tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)
-        tally.add("precision", case, m.identified_findings, m.credited + m.false_positives)
-        tally.add("located_precision", case, m.credited, m.credited + m.false_positives)
+        tally.add("precision", case, m.identified_findings, m.credited + m.false_positives - m.unclear)
+        tally.add("located_precision", case, m.credited - m.unclear_credited,
+                  m.credited + m.false_positives - m.unclear)
+        if m.unclear:
+            tally.unclear.append((case.cluster, case.stratum, m.unclear, m.unclear_credited))
         tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)
         for i, defect in enumerate(case.defects):
             cls, severity = _defect_tags(defect)

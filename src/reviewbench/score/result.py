@@ -25,6 +25,8 @@ __all__ = [
     "MetricValue",
     "PairedComparison",
     "ScoreResult",
+    "UnclearDecision",
+    "UnclearSensitivity",
 ]
 
 Number = int | float
@@ -136,6 +138,26 @@ class ModelDrift(_Result):
     returned: list[str] = Field(description="Distinct model ids the completed runs reported.")
 
 
+class UnclearDecision(_Result):
+    """The decision re-run at one bound of the unclear sensitivity."""
+
+    authority: str = Field(description="What the condition may be used for at this bound.")
+    tier: str = Field(description="The tier, veto or fallback decided.")
+    status: DecisionStatus = Field(description="As the decision's status.")
+
+
+class UnclearSensitivity(_Result):
+    """Claims labelled unclear: out of precision's denominator, and seed 003's sensitivity."""
+
+    n: int = Field(description="Comments labelled unclear that precision left out (gated analysis).")
+    analysis: str = Field(description="The analysis they are counted in: the gated one.")
+    precision_all_false: MetricValue = Field(description="Precision with every unclear comment counted false.")
+    precision_all_true: MetricValue = Field(description="Precision with every unclear comment counted true.")
+    decision_all_false: UnclearDecision = Field(description="The registered decision with every unclear one false.")
+    decision_all_true: UnclearDecision = Field(description="The registered decision with every unclear one true.")
+    decision_changes: bool = Field(description="The two decisions differ: the unclear claims decide it.")
+
+
 class ConditionScore(_Result):
     metrics: dict[str, MetricValue] = Field(description="Completed-run analysis, every registered metric.")
     breakdown: Breakdown = Field(description="Completed-run breakdown.")
@@ -145,6 +167,8 @@ class ConditionScore(_Result):
     metric_evidence: dict[str, MetricEvidence] | None = Field(
         default=None, description="Per rate metric, the evidence it rests on (gated analysis).")
     decision: DecisionResult = Field(description="The authority earned, from the gated analysis.")
+    unclear: UnclearSensitivity | None = Field(default=None, description="Set when people's (or a calibrated "
+                                               "judge's) labels call some counted comments unclear.")
     valid_defect_cases: int = Field(description="Analysed defect cases with a completed run.")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
     holdout: dict[str, Any] | None = Field(default=None, description="Holdout strata (natural), never pooled into "

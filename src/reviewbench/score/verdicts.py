@@ -63,6 +63,8 @@ class FindingVerdict(_Record):
     file_level: bool = Field(default=False, description="No line, on a defect case: file recall only.")
     severity_ok: bool | None = Field(default=None, description="Claimed severity equals gold (None: no gold one).")
     evidence: Evidence = Field(default=Evidence.AUTOMATIC, description="Who decided identified/false_positive.")
+    unclear: bool = Field(default=False, description="Labelled unclear: out of precision's denominator, counted "
+                          "beside it (docs/SCORING.md, 'Unclear claims').")
 
 
 class VerdictOverride(_Record):
@@ -72,6 +74,7 @@ class VerdictOverride(_Record):
     identified: bool = Field(description="Whether the comment identifies the defect it is located at.")
     false_positive: bool | None = Field(default=None, description="Override of false_positive, if given.")
     evidence: Evidence = Field(description="judge or human.")
+    unclear: bool = Field(default=False, description="Labelled unclear: precision leaves it out and reports it beside.")
 
 
 def comment_id(run_id: str, index: int) -> str:
@@ -173,6 +176,8 @@ def apply_overrides(verdicts: Iterable[FindingVerdict],
                         "identified_by": v.identified_by if label.identified else None}  # fmt: skip
         if label.false_positive is not None:
             update["false_positive"] = label.false_positive
+        if label.unclear:
+            update["unclear"] = True
         out.append(v.model_copy(update=update))
     return out
 

@@ -22,6 +22,7 @@ from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from .bounds import open_pairs, reachable
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
+from .first_review import first_reviews
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .levels import metric_evidence
 from .metrics import (
@@ -33,7 +34,6 @@ from .metrics import (
     run_outcome,
     tally_condition,
 )
-from .first_review import first_reviews
 from .registry import RATE_METRICS
 from .result import ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios

@@ -75,3 +75,36 @@ def test_score_cli_reads_the_labels_of_the_run_directory(rundir, tmp_path):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert {c["evidence"] for c in data["conditions"].values()} == {"human"}
+
+
+def test_score_shows_actionability_and_triage_minutes_per_condition(rundir, tmp_path):
+    """Issue 14 item 6's metrics in the score. By hand, on the fixture's claims: condition 0
+    has three true findings (the dropped item and the wrong key pass all five fields; the
+    None check fails safe_fix): actionability 2/3, safe_fix 2/3, location 3/3. Every claim
+    takes each of two raters 30 s, so a run costs one rater-minute per claim: condition 0's
+    runs have 2, 3 and 1 claims, median 2.0 minutes over 3 runs."""
+    true = {"drops the last": "d-1", "wrong key": "d-2", "None is not checked": "d-3"}
+
+    def decide(packet, claim):
+        hit = next((d for text, d in true.items() if text in claim["text"]), None)
+        if hit is None:
+            return {"class": "false_positive", "triage_s": 30}
+        fields = {f: True for f in ("location", "consequence", "evidence", "safe_fix", "severity_fit")}
+        if hit == "d-3":
+            fields["safe_fix"] = False
+        return {"class": "true_finding", "defect_id": hit, "fields": fields, "triage_s": 30}
+
+    _label(rundir, tmp_path, decide)
+    result = run_cli("score", rundir, "--json", "--bootstrap", "200", "--include-unvalidated")
+    assert result.returncode == 0, result.stderr
+    conditions = json.loads(result.stdout)["conditions"]
+    labels = conditions["condalphasecret"]["labels"]
+    rate = labels["actionability_rate"]
+    assert (rate["numerator"], rate["denominator"]) == (2, 3)
+    assert (rate["fields"]["safe_fix"]["numerator"], rate["fields"]["safe_fix"]["denominator"]) == (2, 3)
+    assert (rate["fields"]["location"]["numerator"], rate["fields"]["location"]["denominator"]) == (3, 3)
+    assert labels["triage_minutes"]["median"] == 2.0 and labels["triage_minutes"]["runs"] == 3
+    other = conditions["condbetasecret"]["labels"]["actionability_rate"]
+    assert other["denominator"] == 0 and other["value"] is None  # no true finding: not scored, never 0
+    text = run_cli("score", rundir, "--bootstrap", "200", "--include-unvalidated").stdout
+    assert "actionability 2/3 = 0.667" in text and "triage 2.0 rater-minutes per run (median of 3 runs" in text

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ._output import console, err_console, escape
-from .score import print_scoreboard
+from .score import print_scoreboard, with_label_figures
 
 __all__ = ["demo_command"]
 
@@ -41,7 +41,7 @@ def demo_command(out: Path, jobs: int | None) -> None:
             err_console.print(f"[dim]{time.monotonic() - started:6.1f}s[/] {escape(text)}", markup=True)
 
         result = run_demo(out, step=step, jobs=jobs)
-    print_scoreboard(result.rundir, result.score)
+    print_scoreboard(result.rundir, with_label_figures(result.score, result.rundir))
     console.print(f"\nDone in {time.monotonic() - started:.0f}s. Everything is in {out}/: the sample repository "
                   f"(shelfkit/), the corpus, the runs (runs/runs.sqlite) and score.json.", markup=False)  # fmt: skip
     if result.report:

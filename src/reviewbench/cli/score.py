@@ -90,9 +90,22 @@ def _print_condition(name: str, data: dict) -> None:
     console.print(f"  decision: {decision['authority']} [{status}]{reason}", markup=False)
     if data.get("unclear"):
         console.print("  " + _unclear_line(data), markup=False)
+    if data.get("labels"):
+        console.print("  " + _labels_line(data["labels"]), markup=False)
     if decision["permitted"]:
         console.print("  permitted: " + "; ".join(decision["permitted"]), markup=False)
     console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
+
+
+def _labels_line(labels: dict) -> str:
+    """People's figures beside the metrics: actionability of true findings, triage minutes."""
+    rate, triage = labels["actionability_rate"], labels["triage_minutes"]
+    value = "n/a" if rate["value"] is None else f"{rate['value']:.3f}"
+    line = f"labels: actionability {rate['numerator']}/{rate['denominator']} = {value} (true findings with all five fields yes)"
+    if triage["median"] is not None:
+        line += (f"; triage {triage['median']:.1f} rater-minutes per run (median of {triage['runs']} runs, "
+                 f"IQR {triage['q1']:.1f}-{triage['q3']:.1f})")  # fmt: skip
+    return line
 
 
 def _unclear_line(data: dict) -> str:
@@ -181,10 +194,25 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version, cutoff=cutoff,
                                             overrides=score_overrides(rundir)))  # fmt: skip
+    result = with_label_figures(result, rundir)
     if as_json:
         print_json(result.as_json())
         return
     print_scoreboard(rundir, result)
+
+
+def with_label_figures(result, rundir: Path):
+    """``result`` with each condition's actionability and triage minutes from the labels of
+    ``rundir`` (the score itself cannot read labels: they come later in the pipeline)."""
+    from ..label.report import label_figures
+    from ..score.result import LabelFigures
+
+    figures = label_figures(rundir)
+    if not figures:
+        return result
+    conditions = {name: c.model_copy(update={"labels": LabelFigures(**figures[name])}) if name in figures else c
+                  for name, c in result.conditions.items()}  # fmt: skip
+    return result.model_copy(update={"conditions": conditions})
 
 
 def print_scoreboard(rundir: Path, result: dict) -> None:

@@ -25,7 +25,7 @@ from .resolve import PairAgreement, agreement, verdicts_from
 from .stats import ActionabilityRate, actionability_rate
 from .store import LABELS_DB, LabelStore, Role
 
-__all__ = ["ConditionLabels", "LabelsView", "labels_section", "labels_view", "render_labels_section"]
+__all__ = ["ConditionLabels", "LabelsView", "label_figures", "labels_section", "labels_view", "render_labels_section"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
@@ -178,6 +178,18 @@ def render_labels_section(view: LabelsView | None) -> Markup:
     env = jinja2.Environment(loader=jinja2.PackageLoader("reviewbench.label", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     return Markup(env.get_template("report_section.html").render(view=view, dots=_dot_plot(view)))
+
+
+def label_figures(rundir: Path) -> dict[str, dict]:
+    """Per condition, the score's ``labels`` block (actionability, triage minutes); empty
+    without labels."""
+    view = labels_view(rundir, resamples=0)
+    if view is None:
+        return {}
+    return {c.name: {"actionability_rate": c.actionability.as_dict(),
+                     "triage_minutes": {"median": c.triage_median, "q1": c.triage_q1, "q3": c.triage_q3,
+                                        "runs": c.runs_timed}}
+            for c in view.conditions}  # fmt: skip
 
 
 def labels_section(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000,

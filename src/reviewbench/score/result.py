@@ -158,6 +158,17 @@ class UnclearSensitivity(_Result):
     decision_changes: bool = Field(description="The two decisions differ: the unclear claims decide it.")
 
 
+class LabelFigures(_Result):
+    """What people (or a calibrated judge) said about a condition's comments (seed 003),
+    beside the metrics: only with labels in the run directory."""
+
+    actionability_rate: dict[str, Any] = Field(
+        description="True findings passing all five actionability fields / true findings assessed: "
+        "{value, numerator, denominator, fields: {FIELD: {value, numerator, denominator}}}; value null at 0/0.")
+    triage_minutes: dict[str, Any] = Field(
+        description="Rater minutes per run, summed over raters: {median, q1, q3, runs}.")
+
+
 class ConditionScore(_Result):
     metrics: dict[str, MetricValue] = Field(description="Completed-run analysis, every registered metric.")
     breakdown: Breakdown = Field(description="Completed-run breakdown.")
@@ -169,6 +180,8 @@ class ConditionScore(_Result):
     decision: DecisionResult = Field(description="The authority earned, from the gated analysis.")
     unclear: UnclearSensitivity | None = Field(default=None, description="Set when people's (or a calibrated "
                                                "judge's) labels call some counted comments unclear.")
+    labels: LabelFigures | None = Field(default=None, description="Actionability and triage minutes from the "
+                                        "labels of RUNDIR/labels.sqlite, when there are any.")
     valid_defect_cases: int = Field(description="Analysed defect cases with a completed run.")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
     holdout: dict[str, Any] | None = Field(default=None, description="Holdout strata (natural), never pooled into "

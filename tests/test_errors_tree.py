@@ -20,7 +20,8 @@ PROGRAMMING_ERRORS = {
     ("tasks/grade_metrics.py", "pass_at_k"),
     ("tasks/grade_metrics.py", "pass_hat_k"),
     ("tasks/context.py", "context_files"),
-    ("review/experiment.py", "unique_names"),  # called from a field validator
+    ("config/experiment.py", "unique_names"),  # called from a field validator
+    ("git/quote.py", "read_quoted"),  # a pure parser's error: callers raise their own (PatchRejected)
     ("mine/mutations/_base.py", "register"),
     # Validators used through Annotated[..., AfterValidator(...)]: pydantic turns them into
     # a validation error, which the reader reports as one line.

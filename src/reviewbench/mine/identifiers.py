@@ -44,7 +44,7 @@ _STRINGY = frozenset({tokenize.STRING, *(getattr(tokenize, n) for n in ("FSTRING
                                           if hasattr(tokenize, n))})  # fmt: skip
 
 
-class RenameRefused(Exception):  # noqa: N818 - a control-flow signal inside this module, never shown
+class _RenameRefused(Exception):  # noqa: N818 - a control-flow signal inside this module, never shown
     """A use of the name this module cannot prove safe to rewrite."""
 
 
@@ -70,13 +70,13 @@ def _word(name: str) -> re.Pattern[str]:
 
 def _rewrite(text: str, old: str, new: str, owners: Owners) -> str:
     """``text`` with every occurrence of ``old`` renamed ``new``; raises
-    :class:`RenameRefused` at the first occurrence that is not provably ours."""
+    :class:`_RenameRefused` at the first occurrence that is not provably ours."""
     private = old.startswith("_")
     word = _word(old)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError) as exc:
-        raise RenameRefused("untokenizable") from exc
+        raise _RenameRefused("untokenizable") from exc
     lines = text.splitlines(keepends=True)
     edits: list[tuple[int, int, int]] = []  # (row, col, length) to replace, in order
     significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT,
@@ -93,18 +93,18 @@ def _rewrite(text: str, old: str, new: str, owners: Owners) -> str:
         elif tok.type == tokenize.OP and tok.string in ")]}":
             depth -= 1
         if tok.type in _STRINGY and word.search(tok.string):
-            raise RenameRefused("named in a string")
+            raise _RenameRefused("named in a string")
         if tok.type != tokenize.NAME or tok.string != old:
             continue
         before = significant[index - 1] if index else None
         after = significant[index + 1] if index + 1 < len(significant) else None
         head = statement[0].string
         if head == "import" or (head == "from" and "import" not in [t.string for t in statement[:-1]]):
-            raise RenameRefused("a module of that name")
+            raise _RenameRefused("a module of that name")
         if head == "from" and not private:
             source = statement[1]
             if source.string != "." and source.string.split(".")[0] not in owners.packages | owners.modules:
-                raise RenameRefused("imported from another library")
+                raise _RenameRefused("imported from another library")
         if before is not None and before.string == ".":
             owner = significant[index - 2] if index >= 2 else None
             ours = owner is not None and (
@@ -112,11 +112,11 @@ def _rewrite(text: str, old: str, new: str, owners: Owners) -> str:
                 or owner.string == ")" and index >= 4 and significant[index - 3].string == "("
                 and significant[index - 4].string in owners.classes | {"super"})  # fmt: skip
             if not (ours or private):
-                raise RenameRefused("an attribute of something that may not be ours")
+                raise _RenameRefused("an attribute of something that may not be ours")
         elif (after is not None and after.string == "=" and depth > 0 and before is not None
               and before.string in ("(", ",")):  # fmt: skip
             if not private:
-                raise RenameRefused("a keyword argument of another callable")
+                raise _RenameRefused("a keyword argument of another callable")
         edits.append((tok.start[0], tok.start[1], len(old)))
     for tok in tokens:  # comments follow the rename, so that no stale mention is left
         if tok.type == tokenize.COMMENT:
@@ -172,7 +172,7 @@ def rename_identifier(texts: dict[str, str], old: str, new: str, owners: Owners)
     for path, text in texts.items():
         try:
             renamed = _rewrite(text, old, new, owners)
-        except RenameRefused:
+        except _RenameRefused:
             return None
         if len(renamed.splitlines()) != len(text.splitlines()):
             return None

@@ -124,3 +124,21 @@ def write_runs(out: Path, corpus: Path, findings: dict | None = None) -> Path:
 @pytest.fixture
 def rundir(tmp_path) -> Path:
     return write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"))
+
+
+def label_all(rundir: Path, tmp_path: Path, decide) -> None:
+    """Export the packets of ``rundir`` and import, as two agreeing raters (ann, bob: final
+    labels), ``decide(packet, claim)``'s label row for every claim."""
+    from ..conftest import run_cli
+
+    packets = tmp_path / "packets.jsonl"
+    assert run_cli("label", "export", rundir, "--out", packets).returncode == 0
+    rows = []
+    for line in packets.read_text().splitlines():
+        packet = json.loads(line)
+        for claim in packet["claims"]:
+            rows.append({"comment_id": claim["comment_id"], "part": claim["part"], **decide(packet, claim)})
+    for rater in ("ann", "bob"):
+        path = tmp_path / f"{rater}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        assert run_cli("label", "import", rundir, path, "--rater", rater).returncode == 0

@@ -10,20 +10,9 @@ from reviewbench.label.evidence import score_overrides
 from reviewbench.score import ScoreOptions, score_run
 
 from ..conftest import run_cli
+from .conftest import label_all
 
-
-def _label(rundir, tmp_path, decide) -> None:
-    packets = tmp_path / "packets.jsonl"
-    assert run_cli("label", "export", rundir, "--out", packets).returncode == 0
-    rows = []
-    for line in packets.read_text().splitlines():
-        packet = json.loads(line)
-        for claim in packet["claims"]:
-            rows.append({"comment_id": claim["comment_id"], "part": claim["part"], **decide(packet, claim)})
-    for rater in ("ann", "bob"):  # two raters who agree: final labels
-        path = tmp_path / f"{rater}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        assert run_cli("label", "import", rundir, path, "--rater", rater).returncode == 0
+_label = label_all
 
 
 def _recall(result, condition):

@@ -17,7 +17,7 @@ from reviewbench.report import ReportOptions, build_report, render_html
 from reviewbench.score import ScoreOptions, score_run
 
 from ..conftest import run_cli
-from .conftest import CONDITIONS, write_corpus, write_runs
+from .conftest import CONDITIONS, label_all, write_corpus, write_runs
 
 A, B = CONDITIONS
 FINDINGS = {
@@ -56,21 +56,16 @@ not_permitted = ["read its findings"]
 
 def _labelled(tmp_path):
     rundir = write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"), FINDINGS)
-    packets = tmp_path / "packets.jsonl"
-    assert run_cli("label", "export", rundir, "--out", packets).returncode == 0
-    rows = []
-    for line in packets.read_text().splitlines():
-        packet = json.loads(line)
-        for claim in packet["claims"]:
-            label = {"class": CLASS[claim["text"]]}
-            if label["class"] == "true_finding":
-                label["defect_id"] = packet["defects"][0]["defect_id"]
-            rows.append({"comment_id": claim["comment_id"], "part": claim["part"], **label})
-    for rater in ("ann", "bob"):  # two raters who agree: final labels
-        path = tmp_path / f"{rater}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        assert run_cli("label", "import", rundir, path, "--rater", rater).returncode == 0
+    label_all(rundir, tmp_path, lambda packet, claim: _decide(claim, lambda: packet["defects"][0]["defect_id"]))
     return rundir
+
+
+def _decide(claim: dict, defect_id) -> dict:
+    """The planned class of a claim (``CLASS``), a true finding linked to ``defect_id()``."""
+    label = {"class": CLASS[claim["text"]]}
+    if label["class"] == "true_finding":
+        label["defect_id"] = defect_id()
+    return label
 
 
 def _cells(metric) -> tuple:
@@ -119,20 +114,7 @@ def test_unclear_credited_comment_yields_its_defect_to_the_one_that_identifies_i
     finding. The defect stays one identified finding over one: nothing is left out."""
     findings = {(A, "case-1"): ["maybe racy here", "parse drops the last item"]}
     rundir = write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"), findings)
-    packets = tmp_path / "packets.jsonl"
-    assert run_cli("label", "export", rundir, "--out", packets).returncode == 0
-    rows = []
-    for line in packets.read_text().splitlines():
-        packet = json.loads(line)
-        for claim in packet["claims"]:
-            label = {"class": CLASS[claim["text"]]}
-            if label["class"] == "true_finding":
-                label["defect_id"] = "d-1"
-            rows.append({"comment_id": claim["comment_id"], "part": claim["part"], **label})
-    for rater in ("ann", "bob"):
-        path = tmp_path / f"{rater}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        assert run_cli("label", "import", rundir, path, "--rater", rater).returncode == 0
+    label_all(rundir, tmp_path, lambda packet, claim: _decide(claim, lambda: "d-1"))
     a = score_run(rundir, ScoreOptions(bootstrap=200, overrides=score_overrides(rundir)))["conditions"][A]
     assert _cells(a["metrics"]["precision"]) == (1, 1, 1.0)
     assert a.get("unclear") is None

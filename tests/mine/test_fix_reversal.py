@@ -279,3 +279,29 @@ def test_since_and_until(git_repo, tmp_path):
         env_dates.append(date)
     _mine(repo.path, tmp_path / "c", since="2021-01-01", until="2023-01-01")
     assert [g.provenance.subject for g in read_corpus(tmp_path / "c").gold] == ["fix value 3"]
+
+
+def test_a_fix_that_fills_an_empty_file_or_adds_one_is_mined(git_repo, tmp_path):
+    """Reversing it empties (or deletes) the file; there is no symbol there, and no crash."""
+    repo = git_repo("placeholder")
+    repo.commit("Initial import", {"pkg/__init__.py": "", "pkg/size.py": "", "pkg/core.py": "X = 1\n"})
+    filled = repo.commit(
+        "Fix size: implement naturalsize",
+        {"pkg/size.py": "def naturalsize(n):\n    return '%d B' % n\n", "tests/test_size.py": "def test_s(): pass\n"},
+    )
+    added = repo.commit(
+        "Fix core: add the missing helper module",
+        {"pkg/helper.py": "def helper():\n    return 2\n", "tests/test_helper.py": "def test_h(): pass\n"},
+    )
+    out = tmp_path / "corpus"
+    _mine(repo.path, out)
+    corpus = read_corpus(out)
+    by_commit = {g.provenance.commit: g for g in corpus.gold}
+    assert set(by_commit) == {filled, added}
+    assert [(loc.path, loc.symbol) for loc in by_commit[filled].defects[0].locations] == [("pkg/size.py", None)]
+    assert [loc.path for loc in by_commit[added].defects[0].locations] == ["pkg/helper.py"]
+    for case in corpus.cases:
+        work = tmp_path / f"wt-{case.case_id}"
+        repo.git("worktree", "add", "-q", "--detach", str(work), case.base)
+        subprocess.run(["git", "-C", str(work), "apply", str(out / case.patch)], check=True)
+    assert (tmp_path / f"wt-{corpus.cases[0].case_id}").exists()

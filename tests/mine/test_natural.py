@@ -151,6 +151,13 @@ def test_cli_natural_reports_its_counts(history, tmp_path):
     ("x = a + b\n", "x = a - b\n", "python", False),
     ("int f() { return a+b; } // x\n", "int f() {\n  return a + b;\n}\n", "c", True),
     ("int f() { return a+b; }\n", "int f() { return a-b; }\n", "c", False),
+    # Rename-only commits (refactoring-aware SZZ): names bound in the file, renamed consistently.
+    ("def f(v):\n    bytes = float(v)\n    return bytes * 2\n",
+     "def f(v):\n    bytes_ = float(v)\n    return bytes_ * 2\n", "python", True),
+    ("def f(a, b):\n    return a - b\n", "def f(x, y):\n    return x - y\n", "python", True),
+    ("def f(a, b):\n    return a - b\n", "def f(a, b):\n    return b - a\n", "python", False),
+    ("def f(x):\n    return len(x)\n", "def f(x):\n    return max(x)\n", "python", False),  # builtins are not bound
+    ("def f(o):\n    return o.size\n", "def f(o):\n    return o.length\n", "python", False),  # nor attributes
 ])  # fmt: skip
 def test_cosmetic_changes(old, new, language, expected):
     assert is_cosmetic(old, new, language) is expected
@@ -169,3 +176,41 @@ def test_a_test_patch_outside_the_corpus_is_refused(history, tmp_path):
     (out / "corpus.json").write_text(json.dumps(meta))
     with pytest.raises(CorpusError, match="outside the corpus|inside patches|\\.\\."):
         validate_corpus(out, ValidateConfig(jobs=1, timeout=60, test_cmd=f"{sys.executable} -m pytest"))
+
+
+def test_a_copied_line_is_blamed_on_the_commit_that_copied_it(git_repo, tmp_path):
+    """``-M -C`` follows lines that moved; a line copied into new code was introduced by the
+    commit that copied it, not by the one that first wrote it elsewhere."""
+    repo = git_repo("copies")
+    body = "    threshold_value = compute_threshold(values, margin=2)\n    return threshold_value\n"
+    upper = "def upper(values):\n" + body
+    scale = "def scale(vector, factor):\n    scaled_vector = [item * factor * factor for item in vector]\n"
+    repo.commit("Initial import", {"pkg/__init__.py": "", "pkg/other.py": "X = 1\n"})
+    origin = repo.commit("Add upper", {"pkg/lim.py": upper})
+    wrote = repo.commit("Add scale", {"pkg/lim.py": upper + "\n\n" + scale})
+    copied = repo.commit("Add lower", {"pkg/lim.py": upper + "\n\ndef lower(values):\n" + body + "\n\n" + scale})
+    # scale moves to another file (deleted here): a move, which blame follows back to ``wrote``.
+    lim = upper + "\n\ndef lower(values):\n" + body
+    repo.commit("Move scale", {"pkg/lim.py": lim, "pkg/other.py": "X = 1\n\n\n" + scale})
+    repo.commit("Fix lower and scale", {
+        "pkg/lim.py": upper + "\n\ndef lower(values):\n" + body.replace("margin=2", "margin=-2"),
+        "pkg/other.py": "X = 1\n\n\n" + scale.replace("factor * factor", "factor"),
+        "tests/test_lim.py": "def test_lim():\n    pass\n",
+    })  # fmt: skip
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, natural=True, controls_ratio=0), out)
+    natural = _natural(out)
+    assert set(natural) == {copied, wrote}
+    assert origin not in natural
+    _case, gold = natural[copied]
+    assert [(loc.path, loc.start_line, loc.symbol) for loc in gold.defects[0].locations] == [("pkg/lim.py", 7, "lower")]
+    _case, gold = natural[wrote]
+    assert [(loc.path, loc.start_line, loc.symbol) for loc in gold.defects[0].locations] == [("pkg/lim.py", 7, "scale")]
+
+
+def test_cli_text_summary_renders_its_markup_and_says_where_the_limit_stopped(history, tmp_path, cli):
+    result = cli("mine", history.path, "--out", tmp_path / "c", "--natural", "--limit", "1", "--controls-ratio", "0")
+    assert result.code == 0, result.stderr
+    assert "[bold]" not in result.stdout and "[/]" not in result.stdout
+    assert "→ 1 natural cases" in result.stdout
+    assert "stopped at --limit 1, older history not scanned" in " ".join(result.stdout.split())

@@ -104,3 +104,9 @@ def test_other_languages_best_effort(language, text, line, expected):
 
 def test_identifiers_skip_keywords_and_short_names():
     assert identifiers(["if self.count <= limit: return None", "while True: pass"]) == {"count", "limit"}
+
+
+@pytest.mark.parametrize("language", ["python", "go", None])
+def test_an_empty_file_has_no_symbol(language):
+    assert SymbolIndex("", language).at(1) is None
+    assert SymbolIndex("\n\n", language).at(2) is None

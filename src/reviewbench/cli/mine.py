@@ -89,8 +89,10 @@ def _print_natural(summary: MineSummary) -> None:
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(natural.skipped.items())) or "none"
     console.print(
         f"Natural history: {natural.traced} of {natural.fixes} fixes traced to {natural.introducing} introducing "
-        f"commits → [bold]{natural.cases}[/] natural cases ({natural.cosmetic_skipped} formatting or comment-only "
-        f"commits passed over; skipped: {skipped}). Natural cases are a holdout: never pooled into headline figures."
+        f"commits → [bold]{natural.cases}[/] natural cases ({natural.cosmetic_skipped} formatting, comment or "
+        f"rename-only commits passed over; {natural.copies_unfollowed} copied lines blamed on the commit that "
+        f"copied them; skipped: {escape(skipped)}). Natural cases are a holdout: never pooled into headline figures.",
+        markup=True,
     )
 
 
@@ -106,9 +108,11 @@ def _print_summary(summary: MineSummary) -> None:
     fixes = summary.fix_commits
     variants = counts.by_stratum.get("fix_reversal", 0) - fixes
     dropped = sum(counts.dropped.values())
+    limit = summary.meta.config.get("limit")
+    stopped = f"; stopped at --limit {limit}, older history not scanned" if limit and fixes >= limit else ""
     console.print(
         f"{'Fix reversals: ' if synthetic else 'Mined '}[bold]{fixes}[/] cases from "
-        f"{counts.matched_commits} matching commits ({summary.scanned_commits} scanned)"
+        f"{counts.matched_commits} matching commits ({summary.scanned_commits} scanned{stopped})"
         + ("" if synthetic else f" into {escape(summary.out)}"),
         markup=True,
     )
@@ -136,7 +140,7 @@ _HISTORY_OPTIONS = [
                   help="Only commits before this date (YYYY-MM-DD)."),
     click.option("--max-lines", default=60, show_default=True, type=click.IntRange(min=1),
                   help="Drop fixes changing more source lines than this."),
-    click.option("--limit", type=click.IntRange(min=1), help="Keep only the newest N cases."),
+    click.option("--limit", type=click.IntRange(min=1), help="Keep only the newest N fix reversals: scanning stops there, so counts cover only the history scanned."),
     click.option("--include", multiple=True, metavar="GLOB",
                   help="Only paths matching count as source (repeatable)."),
     click.option("--exclude", multiple=True, metavar="GLOB",

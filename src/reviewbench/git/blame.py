@@ -23,6 +23,7 @@ __all__ = [
     "diff_bytes",
     "ignore_revs",
     "removed_lines",
+    "removed_texts",
     "show_file",
 ]
 
@@ -126,12 +127,15 @@ def ignore_revs(repo: Repository, rev: str) -> list[str]:
     return found
 
 
-def blame(repo: Repository, rev: str, path: str, lines: list[int], ignore: list[str]) -> list[BlameLine]:
-    """Blame ``lines`` of ``path`` at ``rev``, whitespace ignored, moves and copies followed
-    (``-w -M -C``), the ``ignore`` commits passed over (``--ignore-rev``)."""
+def blame(
+    repo: Repository, rev: str, path: str, lines: list[int], ignore: list[str], *, follow: bool = True
+) -> list[BlameLine]:
+    """Blame ``lines`` of ``path`` at ``rev``, whitespace ignored, the ``ignore`` commits passed
+    over (``--ignore-rev``); with ``follow``, lines moved or copied within and across files are
+    traced to where they were first written (``-M -C``)."""
     if not lines:
         return []
-    args = ["blame", "--porcelain", "-w", "-M", "-C"]
+    args = ["blame", "--porcelain", "-w", *(["-M", "-C"] if follow else [])]
     for sha in ignore:
         args += ["--ignore-rev", sha]
     for start, end in _ranges(lines):
@@ -154,6 +158,14 @@ def blame(repo: Repository, rev: str, path: str, lines: list[int], ignore: list[
         elif line.startswith("filename ") and current is not None:
             filenames[current[0]] = line[len("filename ") :]
     return found
+
+
+def removed_texts(repo: Repository, sha: str) -> frozenset[str]:
+    """The lines ``sha`` removed from any file, whitespace squeezed (none for a root commit):
+    what tells a move (the old copy deleted) from a copy."""
+    out = _run(repo, "diff-tree", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames", sha, check=False)
+    return frozenset(" ".join(raw[1:].decode("utf-8", "surrogateescape").split())
+                     for raw in out.split(b"\n") if raw.startswith(b"-") and not raw.startswith(b"--- "))  # fmt: skip
 
 
 def _ranges(lines: list[int]) -> list[tuple[int, int]]:

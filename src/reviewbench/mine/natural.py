@@ -1,11 +1,13 @@
 """Natural history (SZZ, seed 003): the change as it was reviewed when the bug went in.
 
 For each mined fix, the lines it removed or modified are blamed at the fix's parent
-(``git blame -w -M -C``: whitespace ignored, moves and copies followed). A commit that
-blame names but that only re-formats or re-comments the blamed file (the file's AST
-unchanged for Python, its text unchanged once whitespace and line comments are dropped
-for other languages), or that ``.git-blame-ignore-revs`` lists, is passed over with
-``--ignore-rev`` and the lines are blamed again, a few rounds at most.
+(``git blame -w -M -C``: whitespace ignored, moves followed; a copy is blamed on the
+commit that copied it, see ``_unfollow_copies``). A commit that blame names but that only
+re-formats, re-comments or consistently renames within the blamed file (the file's AST
+unchanged up to docstrings and a renaming of the names it binds, for Python; its text
+unchanged once whitespace and line comments are dropped for other languages), or that
+``.git-blame-ignore-revs`` lists, is passed over with ``--ignore-rev`` and the lines are
+blamed again, a few rounds at most.
 
 Each introducing commit that has one parent and changes at most ``max_lines`` source
 lines becomes a ``natural`` case: its own source diff applied to its parent, exactly as
@@ -36,6 +38,7 @@ from ..git.blame import (
     diff_bytes,
     ignore_revs,
     removed_lines,
+    removed_texts,
     show_file,
 )
 from ..git.repo import Repository
@@ -53,6 +56,10 @@ _ROUNDS = 5
 _LINE_COMMENT = re.compile(r"(#|//).*$", re.MULTILINE)
 
 
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
 @dataclass
 class NaturalSummary:
     """What natural-history mining found, and why some introducing commits made no case."""
@@ -62,12 +69,14 @@ class NaturalSummary:
     introducing: int = 0
     cases: int = 0
     cosmetic_skipped: int = 0
+    copies_unfollowed: int = 0
     ignored_by_file: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict:
         return {"fixes": self.fixes, "traced_fixes": self.traced, "introducing_commits": self.introducing,
                 "cases": self.cases, "cosmetic_commits_passed_over": self.cosmetic_skipped,
+                "copied_lines_unfollowed": self.copies_unfollowed,
                 "ignore_revs_listed": self.ignored_by_file, "skipped": dict(sorted(self.skipped.items()))}  # fmt: skip
 
 
@@ -82,21 +91,79 @@ class _StripDocstrings(ast.NodeTransformer):
         return node
 
 
-def _python_shape(text: str) -> str | None:
+def _python_shape(text: str, *, alpha: bool = False) -> str | None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
-    return ast.dump(_StripDocstrings().visit(tree))
+    tree = _StripDocstrings().visit(tree)
+    if alpha:
+        tree = _AlphaRename(_bound_names(tree)).visit(tree)
+    return ast.dump(tree)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Names the file itself binds: assignment and loop targets, parameters, definitions,
+    import aliases, exception names. Builtins, imported modules' attributes and attribute
+    names are not among them, so renaming one of those is a real change."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias) and node.asname:
+            bound.add(node.asname)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+class _AlphaRename(ast.NodeTransformer):
+    """Bound names become ``_v0``, ``_v1``… in order of first appearance, so two files that
+    differ only by a consistent renaming dump alike."""
+
+    def __init__(self, bound: set[str]) -> None:
+        self.bound = bound
+        self.names: dict[str, str] = {}
+
+    def _canon(self, name: str) -> str:
+        if name not in self.bound:
+            return name
+        return self.names.setdefault(name, f"_v{len(self.names)}")
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        node.id = self._canon(node.id)
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        node.arg = self._canon(node.arg)
+        self.generic_visit(node)
+        return node
+
+    def _named(self, node):  # noqa: ANN001, ANN202 - a definition or handler
+        if getattr(node, "name", None):
+            node.name = self._canon(node.name)
+        return self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_ExceptHandler = _named
+
+    def visit_alias(self, node: ast.alias) -> ast.AST:
+        if node.asname:
+            node.asname = self._canon(node.asname)
+        return node
 
 
 def is_cosmetic(old: str, new: str, language: str | None) -> bool:
-    """Whether ``old`` → ``new`` only re-formats or re-comments: for Python the same AST
-    (docstrings dropped); otherwise the same text without whitespace and line comments."""
+    """Whether ``old`` → ``new`` only re-formats, re-comments or consistently renames names
+    the file binds (refactoring-aware SZZ): for Python the same AST up to docstrings and
+    such a renaming; otherwise the same text without whitespace and line comments."""
     if language == "python":
         a, b = _python_shape(old), _python_shape(new)
         if a is not None and b is not None:
-            return a == b
+            return a == b or _python_shape(old, alpha=True) == _python_shape(new, alpha=True)
 
     def squeeze(text: str) -> str:
         return "".join(_LINE_COMMENT.sub("", text).split())
@@ -114,6 +181,7 @@ class NaturalMiner:
         self.summary = NaturalSummary()
         self._cosmetic: dict[tuple[str, str], bool] = {}
         self._info: dict[str, CommitInfo] = {}
+        self._removed_texts: dict[str, frozenset[str]] = {}
         self._listed = set(ignore_revs(repo, repo.head))
 
     def _commit(self, sha: str) -> CommitInfo:
@@ -157,8 +225,35 @@ class NaturalMiner:
                     break
                 passed_over += cosmetic
                 self.summary.cosmetic_skipped += len(cosmetic)
+            found = self._unfollow_copies(parent, change.old_path, found, texts, listed + passed_over)
             traced.extend((b, texts.get(b.final_line, "")) for b in found if b.commit not in passed_over)
         return traced
+
+    def _unfollow_copies(self, parent: str, path: str, found: list[BlameLine], texts: dict[int, str],
+                         ignore: list[str]) -> list[BlameLine]:  # fmt: skip
+        """Follow moves, not copies: where plain blame names a later commit than ``-M -C``
+        did, that commit introduced the line here unless it deleted the same text elsewhere
+        (a move) or is one to pass over (cosmetic, or ignored: plain blame can fall back on an
+        ignored commit). A
+        line copied into new code went in with the commit that copied it."""
+        plain = {b.final_line: b for b in blame(self.repo, parent, path, [b.final_line for b in found], ignore,
+                                                 follow=False)}  # fmt: skip
+        kept: list[BlameLine] = []
+        for b in found:
+            here = plain.get(b.final_line)
+            if (here is None or here.commit == b.commit or here.commit in ignore
+                    or _squeeze(texts.get(b.final_line, "")) in self._removed(here.commit)
+                    or self._is_cosmetic(here.commit, here.orig_path)):  # fmt: skip
+                kept.append(b)
+            else:
+                self.summary.copies_unfollowed += 1
+                kept.append(here)
+        return kept
+
+    def _removed(self, sha: str) -> frozenset[str]:
+        if sha not in self._removed_texts:
+            self._removed_texts[sha] = removed_texts(self.repo, sha)
+        return self._removed_texts[sha]
 
     def cases(self, fixes: list[MinedCase]) -> list[MinedCase]:
         """Natural cases for ``fixes`` (newest first), one per introducing commit."""

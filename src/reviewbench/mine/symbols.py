@@ -77,6 +77,8 @@ class SymbolIndex:
 
     def _python(self, line: int) -> str | None:
         lines = self._lines
+        if not lines:
+            return None  # an emptied file (a reversal of a fix that filled it in)
         index = min(max(line, 1), len(lines)) - 1
         # The changed line's own indentation (a blank line takes the next non-blank one's).
         probe = index

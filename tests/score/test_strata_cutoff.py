@@ -183,3 +183,33 @@ def test_a_gate_names_a_user_defined_stratum_and_a_typo_is_refused(tmp_path):
     gates.write_text(body.replace("STRATUM", "paymnets").replace("THRESHOLD", "0.5"))
     with pytest.raises(UsageError, match=r"unknown stratum in 'defect_recall@paymnets'; strata: .*payments"):
         score_run(rundir, ScoreOptions(bootstrap=200, gates=gates))
+
+
+def test_the_report_shows_the_holdout_and_the_cutoff_split(rundir, tmp_path, cli):
+    """By hand (as above): natural 1/2 found; before 2024-01-01 1/1 (d1), from then on 1/2
+    (d2 missed, d3 found; the control k1 is the third case there); after - before -0.500."""
+    from reviewbench.report import ReportOptions, build_report
+
+    data = build_report(rundir, ReportOptions(bootstrap=200, cutoff="2024-01-01"))
+    [condition] = data.conditions
+    rows = {row.label: row for row in condition.splits}
+    assert list(rows) == ["natural (holdout, 2 cases)", "before 2024-01-01 (1 case)",
+                          "from 2024-01-01 on (3 cases)"]  # d2, d3 and the control k1
+    recall = {label: (row.metrics["defect_recall"].num, row.metrics["defect_recall"].den) for label, row in rows.items()}
+    assert list(recall.values()) == [(1, 2), (1, 1), (1, 2)]
+    assert condition.split_difference["defect_recall"]["diff"] == -0.5
+
+    html = tmp_path / "report.html"
+    result = cli("report", rundir, "--html", html, "--cutoff", "2024-01-01", "--bootstrap", 200)
+    assert result.code == 0, result.stderr
+    page = html.read_text()
+    section = page[page.index('id="splits"'):]
+    section = section[: section.index("</section>")]
+    for text in ("natural (holdout, 2 cases)", "before 2024-01-01 (1 case)", "from 2024-01-01 on (3 cases)",
+                 "1/2", "1/1", "−0.500"):  # fmt: skip
+        assert text in section, text
+    # Without a cut-off the holdout still shows, and no split row does.
+    plain = tmp_path / "plain.html"
+    assert cli("report", rundir, "--html", plain, "--bootstrap", 200).code == 0
+    page = plain.read_text()
+    assert "natural (holdout, 2 cases)" in page and "before 2024-01-01" not in page

@@ -27,9 +27,12 @@ __all__ = ["report_command"]
               help="Bootstrap resamples for the 95% intervals [default: registered, or 10000].")
 @click.option("--include-unvalidated/--validated-only", default=None,
               help="Also score cases whose defect no test observed [default: registered, or validated only].")
+@click.option("--cutoff", metavar="DATE",
+              help="Contamination cut-off (YYYY-MM-DD): show every condition's figures before and from that date, "
+                   "with their difference, beside the holdout strata [default: the registered cutoff, if any].")
 def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, sarif_path: Path | None,
                    conditions: tuple[str, ...], tolerance: int | None, resamples: int | None,
-                   include_unvalidated: bool | None) -> None:  # fmt: skip
+                   include_unvalidated: bool | None, cutoff: str | None) -> None:  # fmt: skip
     """Report on the runs of RUNDIR: scoreboard with intervals, tile map of every defect ×
     condition × repetition, false positives, paired comparisons, latency, the corpus and the
     decision, in one offline HTML file; optionally CSV and SARIF.
@@ -49,7 +52,8 @@ def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, s
     from ..label.evidence import score_overrides
 
     options = ReportOptions(tolerance=tolerance, bootstrap=resamples, include_unvalidated=include_unvalidated,
-                            conditions=tuple(dict.fromkeys(conditions)), overrides=score_overrides(rundir))  # fmt: skip
+                            conditions=tuple(dict.fromkeys(conditions)), overrides=score_overrides(rundir),
+                            cutoff=cutoff)  # fmt: skip
     data = build_report(rundir, options)
     for c in data.conditions:
         console.print(f"{c.name}: authority {c.decision.authority} ({c.decision.status}); NOT permitted: "

@@ -128,28 +128,21 @@ def _unclear_line(data: dict) -> str:
             f"{verdict}")
 
 
-SPLIT_METRICS = ("defect_recall", "false_alarm_rate", "precision")
-
-
 def _print_splits(data: dict) -> None:
     """The holdout strata and the before/after cut-off figures, each apart from the headline."""
-    rows: list[tuple[str, dict]] = [(f"{stratum} (holdout, {part['cases']} cases)", part["metrics"])
-                                    for stratum, part in data.get("holdout", {}).items()]  # fmt: skip
-    split = data.get("cutoff")
-    if split:
-        day = split["date"][:10]
-        rows += [(f"before {day} ({split['before']['cases']} cases)", split["before"]["metrics"]),
-                 (f"from {day} on ({split['after']['cases']} cases)", split["after"]["metrics"])]  # fmt: skip
+    from ..score.splits import SPLIT_METRICS, split_difference, split_rows
+
+    rows = split_rows(data.get("holdout"), data.get("cutoff"))
     if not rows:
         return
     table = Table(show_edge=False, box=None, padding=(0, 1), title="apart from the headline", title_justify="left")
     table.add_column("cases")
     for metric in SPLIT_METRICS:
         table.add_column(metric, justify="right")
-    for label, metrics in rows:
-        table.add_row(label, *(" ".join(_fmt(metrics[m])[:3:2]) if metrics[m]["den"] else "n/a" for m in SPLIT_METRICS))
-    if split:
-        diffs = split["difference"]["metrics"]
+    for row in rows:
+        table.add_row(row.label, *(" ".join(_fmt(row.metrics[m])[:3:2]) if row.metrics[m]["den"] else "n/a"
+                                   for m in SPLIT_METRICS))  # fmt: skip
+    if diffs := split_difference(data.get("cutoff")):
         table.add_row("after - before", *("n/a" if diffs[m]["diff"] is None else f"{diffs[m]['diff']:+.3f}"
                                           + ("" if diffs[m]["lo"] is None else f" [{diffs[m]['lo']:.3f}, {diffs[m]['hi']:.3f}]")
                                           for m in SPLIT_METRICS))  # fmt: skip

@@ -23,6 +23,7 @@ from ..score.first_review import first_review_note
 from ..score.levels import describe
 from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
+from ..score.splits import split_difference, split_rows
 from ..score.verdicts import Evidence, FindingVerdict
 from ..store.corpus import read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
@@ -38,6 +39,7 @@ from ._model import (
     ReportData,
     ReportOptions,
     ScoredFinding,
+    SplitView,
     Summary,
     Tile,
     Verdict,
@@ -253,7 +255,8 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     options = options or ReportOptions()
     result = scored if scored is not None else score_run(
         rundir, ScoreOptions(tolerance=options.tolerance, bootstrap=options.bootstrap,
-                             include_unvalidated=options.include_unvalidated, overrides=options.overrides),
+                             include_unvalidated=options.include_unvalidated, overrides=options.overrides,
+                             cutoff=options.cutoff),
     )  # fmt: skip
     names = _chosen(result, options.conditions, rundir)
     store = RunStore(rundir / RUNS_DB)
@@ -323,6 +326,10 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
             valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision),
             fp_distribution=scored.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
             end_to_end=end_to_end, evidence=scored.evidence.value, unclear=scored.unclear,
+            splits=tuple(SplitView(label=row.label, kind=row.kind,
+                                   metrics={m: _metric(m, v) for m, v in row.metrics.items()})
+                         for row in split_rows(scored.holdout, scored.cutoff)),
+            split_difference=split_difference(scored.cutoff),
             model_drift=(f"requested {', '.join(drift.requested) or 'none'}; returned {', '.join(drift.returned)}"
                          if drift else None),
         ))  # fmt: skip

@@ -85,6 +85,8 @@ class ReportOptions:
     """Only these conditions (empty: all, in the experiment's order)."""
     overrides: Mapping[str, Any] = field(default_factory=dict)
     """Judge or human labels by comment id (``label.evidence.score_overrides``)."""
+    cutoff: str | None = None
+    """Contamination cut-off (YYYY-MM-DD); None: the registered one, if any."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,16 @@ class Metric:
     """The evidence it rests on: human, judge or automatic (``score/levels.py``)."""
     evidence: str = ""
     """That evidence in words, with how far labelling has come ("automatic (people 3 of 5)")."""
+
+
+@dataclass(frozen=True)
+class SplitView:
+    """One part of the cases scored on its own, never pooled into the headline."""
+
+    label: str
+    kind: str
+    """``holdout``, ``before`` or ``after``."""
+    metrics: Mapping[str, Metric]
 
 
 @dataclass(frozen=True)
@@ -144,6 +156,11 @@ class ConditionView:
     unclear: Any = None
     """The score's ``UnclearSensitivity`` when labels call some comments unclear: precision
     with every one false, then true, and the decision at each (``score/unclear.py``)."""
+    splits: tuple[SplitView, ...] = ()
+    """Parts scored apart from the headline: holdout strata (natural), then the cases before
+    and from the cut-off date (``score/splits.py``)."""
+    split_difference: Mapping[str, Mapping[str, Any]] | None = None
+    """After − before per split metric (diff, lo, hi), when a cut-off is set."""
 
     @property
     def first_review(self) -> Metric | None:

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from ..score.levels import EVIDENCE_WORDS
 from ..score.registry import METRICS
+from ..score.splits import SPLIT_METRICS
 from ._data import build_report
 from ._model import DefectRow, Metric, Outcome, ReportData, Summary, Tile
 
@@ -139,6 +140,7 @@ def render_html(data: ReportData, sections: str = "") -> str:
         # Every condition's rows; time to first review (forge conditions only) has a section of its own.
         rate_metrics=[name for name in data.conditions[0].metrics if name != "time_to_first_review_s"]
         if data.conditions else [],
+        split_metrics=SPLIT_METRICS,
         tiles_total=sum(len(row.tiles) for row in data.defects),
         tiles_found=found,
         sections=Markup(sections),

@@ -45,3 +45,13 @@ def test_unknown_attribute_is_an_attribute_error():
 
     with pytest.raises(AttributeError):
         reviewbench.no_such_thing  # noqa: B018
+
+
+def test_the_cli_starts_without_the_heavy_libraries():
+    """Every `reviewbench` command pays the CLI's import: numpy and scipy (half a second),
+    httpx, libcst and jinja2 load only in the commands that use them."""
+    code = ("import sys, reviewbench.cli; heavy = [m for m in ('httpx', 'numpy', 'scipy', 'libcst', 'jinja2', "
+            "'reviewbench.score', 'reviewbench.report') if m in sys.modules]; "
+            "print(','.join(heavy))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ""

@@ -15,7 +15,6 @@ import click
 from rich.table import Table
 
 from ..errors import OutputExists, ReviewbenchError
-from ..report.csv import defuse
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunStore
@@ -127,6 +126,8 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
                           text=run.raw_output or "")  # fmt: skip
             buffer.write(json.dumps(record, ensure_ascii=False) + "\n")
     else:
+        from ..report.csv import defuse  # the report's formula guard; scoring loads only here
+
         writer = csv.writer(buffer)
         columns = [*_LISTED, "attempts", "cached", "started_at", "ended_at", "prompt_sha256",
                    "gold_sha256", "error", "findings"]  # fmt: skip

@@ -4,37 +4,42 @@ from __future__ import annotations
 
 import click
 
-from ..config import ExperimentConfig
-from ..label.records import LabelPacket, LabelRow
-from ..records import Case, CorpusMeta, GoldRecord
-from ..tasks.experiment import TasksExperimentConfig
-from ..tasks.records import Grade, Task, TasksMeta
 from ._output import print_json
 
 __all__ = ["SCHEMAS", "json_schema", "schema_command"]
 
-SCHEMAS = {"cases": Case, "gold": GoldRecord, "corpus": CorpusMeta, "experiment": ExperimentConfig,
-           "tasks": Task, "tasks-meta": TasksMeta, "grades": Grade, "tasks-experiment": TasksExperimentConfig,
-           "packets": LabelPacket, "labels": LabelRow}
-
-
-#: Records of the scoring stage, imported only when asked for (scoring pulls in numpy).
-SCORING_SCHEMAS = {"verdicts": "FindingVerdict", "score": "ScoreResult"}
+#: Each file's record as (module, class), imported only when its schema is asked for: the
+#: CLI's start-up stays free of the stages' imports (scoring pulls in numpy and scipy).
+SCHEMAS = {
+    "cases": ("reviewbench.records", "Case"),
+    "gold": ("reviewbench.records", "GoldRecord"),
+    "corpus": ("reviewbench.records", "CorpusMeta"),
+    "experiment": ("reviewbench.config", "ExperimentConfig"),
+    "tasks": ("reviewbench.tasks.records", "Task"),
+    "tasks-meta": ("reviewbench.tasks.records", "TasksMeta"),
+    "grades": ("reviewbench.tasks.records", "Grade"),
+    "tasks-experiment": ("reviewbench.tasks.experiment", "TasksExperimentConfig"),
+    "packets": ("reviewbench.label.records", "LabelPacket"),
+    "labels": ("reviewbench.label.records", "LabelRow"),
+    "verdicts": ("reviewbench.score", "FindingVerdict"),
+    "score": ("reviewbench.score", "ScoreResult"),
+}
+#: Outputs: their schema is that of what is written (serialization mode).
+_WRITTEN = {"verdicts", "score"}
 
 
 def json_schema(name: str) -> dict:
     """The JSON Schema (draft 2020-12) of one corpus file, generated from its record."""
-    if name in SCORING_SCHEMAS:  # outputs: the schema of what is written
-        from .. import score
+    import importlib
 
-        schema = getattr(score, SCORING_SCHEMAS[name]).model_json_schema(by_alias=True, mode="serialization")
-    else:
-        schema = SCHEMAS[name].model_json_schema(by_alias=True)
+    module, record = SCHEMAS[name]
+    model = getattr(importlib.import_module(module), record)
+    schema = model.model_json_schema(by_alias=True, **({"mode": "serialization"} if name in _WRITTEN else {}))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
 @click.command("schema")
-@click.argument("name", type=click.Choice(sorted([*SCHEMAS, *SCORING_SCHEMAS])))
+@click.argument("name", type=click.Choice(sorted(SCHEMAS)))
 def schema_command(name: str) -> None:
     """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),

@@ -6,6 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..records import TestEnvironment
+from ..validate.probe import plain
 from ..validate.reasons import remedy
 from ._output import console, err_console
 
@@ -29,8 +30,9 @@ def print_environment(environment: TestEnvironment | None, built: bool | None = 
     )
 
 
-def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[list]]) -> None:
-    """Per status other than observed, its commonest first error lines with counts."""
+def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[list]], setup: str | None = None) -> None:
+    """Per status other than observed, its commonest first error lines with counts (with
+    a hint that takes ``setup``, the ``--setup`` the tests ran under, into account)."""
     if not reasons:
         return
     table = Table(show_edge=False)
@@ -39,11 +41,12 @@ def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[lis
     table.add_column("first error line")
     for status, lines in reasons.items():
         for line, count in lines:
-            table.add_row(status, str(count), escape(line))
+            table.add_row(status, str(count), escape(plain(line)))
     console.print(table)
     # The commonest failure, when it is about the environment, comes with what to type.
     failing = [(count, line) for status in ("error", "base_failing") for line, count in reasons.get(status, [])]
     if failing:
         count, line = max(failing)
-        if count >= 3 and ("No module named" in line or "shadows the code under test" in line):
-            err_console.print(f"hint: {count} cases failed with {line!r}: {remedy(line)}", markup=False)
+        if count >= 3 and any(s in line for s in ("No module named", "shadows the code under test",
+                                                   "No package metadata was found")):  # fmt: skip
+            err_console.print(f"hint: {count} cases failed with \"{plain(line)}\": {remedy(line, setup)}", markup=False)

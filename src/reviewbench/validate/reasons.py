@@ -8,11 +8,13 @@ to type; ``--keep-going`` validates everything anyway.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
 from ..errors import ValidationStopped
 from ..records import Validation, ValidationStatus
+from .probe import plain
 
 __all__ = ["FAIL_FAST_CASES", "FailFast", "group_reasons", "remedy"]
 
@@ -30,19 +32,48 @@ def group_reasons(validations: Iterable[Validation], top: int = 3) -> dict[str, 
     for validation in validations:
         if validation.status is ValidationStatus.OBSERVED:
             continue
-        line = validation.reason or (
+        line = plain(validation.reason) if validation.reason else (
             "the tests passed with the patch" if validation.status is ValidationStatus.NOT_OBSERVED else NO_LINE
         )
         counts.setdefault(validation.status.value, Counter())[line] += 1
     return {status: c.most_common(top) for status, c in sorted(counts.items())}
 
 
-def remedy(line: str) -> str:
-    """What to type about a failure that every case shares."""
+_MISSING = re.compile(r"No module named '([\w.]+)'")
+_NO_METADATA = re.compile(r"No package metadata was found for (\S+)")
+
+
+def remedy(line: str, setup: str | None = None) -> str:
+    """What to type about a failure that every case shares; ``setup``: the ``--setup``
+    the run already had (then suggesting it again would help nobody)."""
+    built = f"the environment built by --setup {setup!r}" if setup else None
+    missing = _MISSING.search(line)
     if "shadows the code under test" in line:
+        if built:
+            return (f"{built} has an installed copy of the package: install the project editable "
+                    "(pip install -e .) or not at all")  # fmt: skip
         return ("the tests imported an installed copy instead of the tree: drop it from the test "
                 "environment, put the tree's folder first on PYTHONPATH in --test-cmd, or use --setup auto")  # fmt: skip
-    if "No module named" in line or "ModuleNotFoundError" in line or "ImportError" in line:
+    if missing and "." in missing.group(1) and "version" in missing.group(1).rsplit(".", 1)[1]:
+        # A module of the package itself: a version file written at install (hatch-vcs,
+        # setuptools-scm), which no commit has.
+        if built:
+            return (f"the tree lacks {missing.group(1)}, a file written when the project is installed, and "
+                    f"{built} did not write it: make it install the project editable (pip install -e .)")  # fmt: skip
+        return (f"the tree lacks {missing.group(1)}, a file written when the project is installed: pass "
+                "--setup auto (its generated files are copied into every scratch tree)")  # fmt: skip
+    if _NO_METADATA.search(line):
+        name = _NO_METADATA.search(line).group(1)  # type: ignore[union-attr]
+        if built:
+            return f"{built} does not have {name} installed: make it install the project (pip install -e .)"
+        return (f"the project reads its version from the installed {name}, which the test environment lacks: "
+                "pass --setup auto, or activate the project's own environment with it installed")  # fmt: skip
+    if missing or "ModuleNotFoundError" in line or "ImportError" in line:
+        if built:
+            what = f"what provides {missing.group(1).split('.')[0]!r}" if missing else "what the tests import"
+            return (f"{built} lacks {what}: pass a --setup command that installs it too, e.g. "
+                    f"--setup 'pip install -e .[test] PACKAGE' (or a requirements file), or mine a recent "
+                    "range (mine --since) if only old commits need it")  # fmt: skip
         return ("the tests need a package the test environment lacks: pass --setup auto (or --setup "
                 "'pip install ...'), or activate the project's own environment")  # fmt: skip
     return ("old commits may fail with today's tools: mine a recent range (mine --since), or pin the "
@@ -52,7 +83,8 @@ def remedy(line: str) -> str:
 class FailFast:
     """Watches results in the order they finish; :meth:`add` raises to stop the run."""
 
-    def __init__(self, bases: Iterable[str], cases: int, enabled: bool = True) -> None:
+    def __init__(self, bases: Iterable[str], cases: int, enabled: bool = True, setup: str | None = None) -> None:
+        self.setup = setup
         distinct = len(set(bases))
         self.need_bases = min(FAIL_FAST_CASES, distinct)
         self.need_cases = FAIL_FAST_CASES
@@ -70,7 +102,7 @@ class FailFast:
         """
         if not self.armed:
             return
-        line = validation.reason
+        line = plain(validation.reason) if validation.reason else None
         if validation.status not in _FAILING or not line or (self._line is not None and line != self._line):
             self.armed = False  # one different result: the environment is not what fails
             return
@@ -84,5 +116,5 @@ class FailFast:
             raise ValidationStopped(
                 f"validation stopped: the first {self._cases} cases ({len(self._bases)} "
                 f"base{'s' if len(self._bases) != 1 else ''}) all ended {statuses} with: {line} — "
-                f"{remedy(line)}; --keep-going validates every case anyway"
+                f"{remedy(line, self.setup)}; --keep-going validates every case anyway"
             )

@@ -209,3 +209,25 @@ def needs_helper_repo(git_repo):
                                   f"tests/test_f{i}.py": f"import helperlib\nfrom pkg.f{i} import f\n\n"
                                                          f"def test_f():\n    assert f() == {i}\n"})  # fmt: skip
     return repo
+
+
+def test_different_missing_modules_on_every_base_still_stop_early(git_repo, tmp_path):
+    # dateutil's old commits need six, its newer ones hypothesis: every case failed, with
+    # two lines, and the run went on to the end.
+    repo = git_repo("two")
+    files = {"pkg/__init__.py": ""}
+    files.update({f"pkg/f{i}.py": f"def f():\n    return {i} - 1\n" for i in range(6)})
+    repo.commit("init", files)
+    for i in range(6):
+        needed = "sixlib" if i % 3 else "hypolib"
+        repo.commit(f"Fix f{i}", {f"pkg/f{i}.py": f"def f():\n    return {i}\n",
+                                  f"tests/test_f{i}.py": f"import {needed}\nfrom pkg.f{i} import f\n\n"
+                                                         f"def test_f():\n    assert f() == {i}\n"})  # fmt: skip
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), corpus)
+    with pytest.raises(ValidationStopped) as stopped:
+        validate_corpus(corpus, _config(jobs=1))
+    message = str(stopped.value)
+    assert "all ended base_failing with: ModuleNotFoundError: No module named 'sixlib' (and 1 other line of " \
+           "that kind: ModuleNotFoundError: No module named 'hypolib')" in message  # fmt: skip
+    assert "pass --setup auto" in message and "\n" not in message

@@ -80,8 +80,21 @@ def remedy(line: str, setup: str | None = None) -> str:
             "project's tools with --setup 'pip install ...'")  # fmt: skip
 
 
+def _environment(line: str) -> bool:
+    """Whether ``line`` says the test environment is wrong (a missing module, package
+    metadata or generated file; an installed copy shadowing the tree)."""
+    return bool(
+        "shadows the code under test" in line or _MISSING.search(line) or _NO_METADATA.search(line)
+        or "ModuleNotFoundError" in line or "ImportError" in line
+    )  # fmt: skip
+
+
 class FailFast:
-    """Watches results in the order they finish; :meth:`add` raises to stop the run."""
+    """Watches results in the order they finish; :meth:`add` raises to stop the run.
+
+    It stops when the first results all failed with the same line, or all with lines
+    that blame the environment (on dateutil old commits lack ``six``, newer ones
+    ``hypothesis``: one ``--setup`` cures both)."""
 
     def __init__(self, bases: Iterable[str], cases: int, enabled: bool = True, setup: str | None = None) -> None:
         self.setup = setup
@@ -92,29 +105,34 @@ class FailFast:
         self._bases: set[str] = set()
         self._cases = 0
         self._statuses: set[str] = set()
-        self._line: str | None = None
+        self._lines: Counter[str] = Counter()
 
     def add(self, base: str, validation: Validation) -> None:
         """Count one result.
 
         Raises:
-            ValidationStopped: the results so far all failed with the same line.
+            ValidationStopped: the results so far all failed the same way.
         """
         if not self.armed:
             return
         line = plain(validation.reason) if validation.reason else None
-        if validation.status not in _FAILING or not line or (self._line is not None and line != self._line):
+        if validation.status not in _FAILING or not line or (
+            self._lines and line not in self._lines and not all(map(_environment, [line, *self._lines]))
+        ):
             self.armed = False  # one different result: the environment is not what fails
             return
-        self._line = line
+        self._lines[line] += 1
         self._bases.add(base)
         self._cases += 1
         self._statuses.add(validation.status.value)
         if len(self._bases) >= self.need_bases and self._cases >= self.need_cases:
             self.armed = False
             statuses = " or ".join(sorted(self._statuses))
+            (line, _), *others = self._lines.most_common()
+            more = (f" (and {len(others)} other line{'s' if len(others) != 1 else ''} of that kind: {others[0][0]})"
+                    if others else "")  # fmt: skip
             raise ValidationStopped(
                 f"validation stopped: the first {self._cases} cases ({len(self._bases)} "
-                f"base{'s' if len(self._bases) != 1 else ''}) all ended {statuses} with: {line} — "
+                f"base{'s' if len(self._bases) != 1 else ''}) all ended {statuses} with: {line}{more} — "
                 f"{remedy(line, self.setup)}; --keep-going validates every case anyway"
             )

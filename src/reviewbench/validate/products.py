@@ -113,19 +113,32 @@ class SetupProducts:
         return [r for r in candidates if r in ignored and _copy(self.source / r, tree / r)]
 
 
-def _copy(source: Path, target: Path) -> bool:
-    """Copy one regular file without following a symlink at either end; never replace."""
+    def present(self, tree: Path) -> list[str]:
+        """The files in ``tree`` that are copies of these (copied now or at an earlier
+        checkout and kept since: git ignores them)."""
+        return [r for r in self.files if _read(tree / r) is not None and _read(tree / r) == _read(self.source / r)]
+
+
+def _read(path: Path) -> bytes | None:
+    """A small regular file's bytes, not through a symlink; None otherwise."""
     try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
-        return False
+        return None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return False
-        data = handle.read(MAX_FILE_BYTES + 1)
+            return None
+        return handle.read(MAX_FILE_BYTES + 1)
+
+
+def _copy(source: Path, target: Path) -> bool:
+    """Copy one regular file without following a symlink at either end; never replace."""
+    data = _read(source)
+    if data is None:
+        return False
     try:
-        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, stat.S_IMODE(info.st_mode) & 0o755)
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except OSError:
         return False
     with os.fdopen(out, "wb") as handle:

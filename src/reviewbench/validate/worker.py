@@ -97,7 +97,6 @@ class ScratchTree(ScratchClone):
         self.plugin_dir = install_plugin(self.home)
         self._set_up = False
         self._products: dict[str, SetupProducts] = {}
-        self._restored: list[str] = []
         self._warm: dict[str, WarmPytest | None] = {}
         super().__init__(repo, path)
 
@@ -108,14 +107,15 @@ class ScratchTree(ScratchClone):
 
     def checkout(self, rev: str) -> None:
         """Reset the tree to ``rev`` exactly, then copy in the setup's generated files that
-        the commit ignores and lacks (``products.py``); :attr:`restored` lists them."""
+        the commit ignores and lacks (``products.py``)."""
         super().checkout(rev)
-        self._restored = [f for products in self._products.values() for f in products.restore(self.path)]
+        for products in self._products.values():
+            products.restore(self.path)
 
     @property
-    def restored(self) -> list[str]:
-        """Files the last checkout copied in from the setup."""
-        return list(self._restored)
+    def carried(self) -> list[str]:
+        """The setup's generated files the tree now holds (copied in, now or before)."""
+        return sorted({f for products in self._products.values() for f in products.present(self.path)})
 
     def applies(self, patch: Path) -> bool:
         return self._git("apply", "--check", str(patch), check=False).returncode == 0
@@ -402,7 +402,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         """The base as validation sees it: the commit (and the setup's generated files),
         then its overlays."""
         tree.checkout(job.base)
-        new = [f for f in tree.restored if f not in noted]
+        new = [f for f in tree.carried if f not in noted]
         if new:
             noted.update(new)
             _note(log, f"copied from the setup: {_few(new)} (generated, ignored by git, absent from the commit)")

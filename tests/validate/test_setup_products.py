@@ -231,3 +231,13 @@ def test_different_missing_modules_on_every_base_still_stop_early(git_repo, tmp_
     assert "all ended base_failing with: ModuleNotFoundError: No module named 'sixlib' (and 1 other line of " \
            "that kind: ModuleNotFoundError: No module named 'hypolib')" in message  # fmt: skip
     assert "pass --setup auto" in message and "\n" not in message
+
+
+def test_a_missing_pytest_plugin_is_blamed_on_the_environment():
+    from reviewbench.validate.reasons import blames_environment, remedy
+
+    # pluggy's tests use pytest-benchmark's fixture: without the plugin, pytest says only this.
+    line = "fixture 'benchmark' not found"
+    assert blames_environment(line)
+    assert "pytest plugin" in remedy(line) and "--setup auto" in remedy(line)
+    assert "--setup auto" not in remedy(line, "auto") and "'benchmark'" in remedy(line, "auto")

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..records import TestEnvironment
 from ..validate.probe import plain
-from ..validate.reasons import remedy
+from ..validate.reasons import blames_environment, remedy
 from ._output import console, err_console
 
 __all__ = ["environment_json", "print_environment", "print_reasons"]
@@ -47,6 +47,5 @@ def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[lis
     failing = [(count, line) for status in ("error", "base_failing") for line, count in reasons.get(status, [])]
     if failing:
         count, line = max(failing)
-        if count >= 3 and any(s in line for s in ("No module named", "shadows the code under test",
-                                                   "No package metadata was found")):  # fmt: skip
+        if count >= 3 and blames_environment(line):
             err_console.print(f"hint: {count} cases failed with \"{plain(line)}\": {remedy(line, setup)}", markup=False)

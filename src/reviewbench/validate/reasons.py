@@ -16,7 +16,7 @@ from ..errors import ValidationStopped
 from ..records import Validation, ValidationStatus
 from .probe import plain
 
-__all__ = ["FAIL_FAST_CASES", "FailFast", "group_reasons", "remedy"]
+__all__ = ["FAIL_FAST_CASES", "FailFast", "blames_environment", "group_reasons", "remedy"]
 
 #: Stop when the first results, covering this many distinct bases (all of them, when the
 #: run has fewer) and this many cases, all fail with the same first error line (runs of
@@ -41,6 +41,7 @@ def group_reasons(validations: Iterable[Validation], top: int = 3) -> dict[str, 
 
 _MISSING = re.compile(r"No module named '([\w.]+)'")
 _NO_METADATA = re.compile(r"No package metadata was found for (\S+)")
+_NO_FIXTURE = re.compile(r"fixture '([\w.]+)' not found")
 
 
 def remedy(line: str, setup: str | None = None) -> str:
@@ -68,6 +69,13 @@ def remedy(line: str, setup: str | None = None) -> str:
             return f"{built} does not have {name} installed: make it install the project (pip install -e .)"
         return (f"the project reads its version from the installed {name}, which the test environment lacks: "
                 "pass --setup auto, or activate the project's own environment with it installed")  # fmt: skip
+    fixture = _NO_FIXTURE.search(line)
+    if fixture:
+        if built:
+            return (f"{built} lacks the pytest plugin that provides fixture {fixture.group(1)!r}: pass a --setup "
+                    "command that installs it too (e.g. --setup 'pip install -e .[test] pytest-PLUGIN')")  # fmt: skip
+        return (f"the tests use fixture {fixture.group(1)!r} of a pytest plugin the test environment lacks: "
+                "pass --setup auto (or --setup 'pip install ...'), or activate the project's own environment")  # fmt: skip
     if missing or "ModuleNotFoundError" in line or "ImportError" in line:
         if built:
             what = f"what provides {missing.group(1).split('.')[0]!r}" if missing else "what the tests import"
@@ -80,12 +88,12 @@ def remedy(line: str, setup: str | None = None) -> str:
             "project's tools with --setup 'pip install ...'")  # fmt: skip
 
 
-def _environment(line: str) -> bool:
+def blames_environment(line: str) -> bool:
     """Whether ``line`` says the test environment is wrong (a missing module, package
     metadata or generated file; an installed copy shadowing the tree)."""
     return bool(
         "shadows the code under test" in line or _MISSING.search(line) or _NO_METADATA.search(line)
-        or "ModuleNotFoundError" in line or "ImportError" in line
+        or _NO_FIXTURE.search(line) or "ModuleNotFoundError" in line or "ImportError" in line
     )  # fmt: skip
 
 
@@ -117,7 +125,7 @@ class FailFast:
             return
         line = plain(validation.reason) if validation.reason else None
         if validation.status not in _FAILING or not line or (
-            self._lines and line not in self._lines and not all(map(_environment, [line, *self._lines]))
+            self._lines and line not in self._lines and not all(map(blames_environment, [line, *self._lines]))
         ):
             self.armed = False  # one different result: the environment is not what fails
             return

@@ -30,3 +30,6 @@ def test_a_module_the_tests_drop_from_sys_modules_still_counts_as_exercised(git_
     statuses = {g.validation.status.value for g in read_corpus(corpus).gold}
     assert statuses and "not_exercised" not in statuses
     assert statuses <= {"observed", "not_observed"}
+    for case in read_corpus(corpus).gold:  # the log says what a not_observed claim rests on
+        log = (corpus / "logs" / f"{case.case_id}.log").read_text()
+        assert ("imported from the tree: pkg/i18n.py" in log) == (case.validation.status.value == "not_observed")

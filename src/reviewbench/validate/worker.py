@@ -446,6 +446,10 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         _note(log, f"not exercised: no run imported {', '.join(sources)} from the tree")
         return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection,
                       reason=f"no test imported {_few(sources)} from the tree")  # fmt: skip
+    if validation.status is ValidationStatus.NOT_OBSERVED and sources:
+        seen = sorted(exercised & set(sources))
+        _note(log, f"imported from the tree: {_few(seen)}" if seen else
+                   "imports unknown: no run left a probe record (a command reviewbench cannot probe)")  # fmt: skip
     return validation
 
 

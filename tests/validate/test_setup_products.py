@@ -178,7 +178,7 @@ def test_a_missing_installed_project_stops_with_its_real_error_and_no_colour_cod
                            "--test-cmd", f"{python} -m pytest", "--keep-going"], capture_output=True, text=True, check=False)  # fmt: skip
     assert kept.returncode == 0, kept.stderr
     assert "No package metadata was found for tinymeta" in kept.stdout
-    assert "hint: 6 cases failed with" in kept.stderr
+    assert "hint: 6 cases failed like" in kept.stderr
     for text in (kept.stdout, kept.stderr):
         assert "\x1b" not in text and "\\x1b" not in text and "[0m" not in text
     assert {g.validation.reason for g in read_corpus(corpus).gold} == {
@@ -241,3 +241,30 @@ def test_a_missing_pytest_plugin_is_blamed_on_the_environment():
     assert blames_environment(line)
     assert "pytest plugin" in remedy(line) and "--setup auto" in remedy(line)
     assert "--setup auto" not in remedy(line, "auto") and "'benchmark'" in remedy(line, "auto")
+
+
+def test_a_pytest_too_new_or_too_old_for_the_commits_gets_a_pin_to_type(git_repo, tmp_path):
+    from reviewbench.validate.reasons import remedy
+
+    # dateutil's old commits under pytest 9 (filterwarnings = error), pluggy's under pytest 7.
+    too_new = "pytest.PytestRemovedIn10Warning: Passing a non-Collection iterable to parametrize is deprecated."
+    assert "'pytest<9'" in remedy(too_new, "auto") and "--since" in remedy(too_new, "auto")
+    too_old = "UsageError: <tree>/tox.ini: 'minversion' requires pytest-8.0, actual pytest-7.4.4'"
+    assert "'pytest>=8.0'" in remedy(too_old) and "--setup auto" in remedy(too_old)
+    # ... and the summary says it too, not only a stopped run.
+    repo = git_repo("warns")
+    files = {"pkg/__init__.py": "", "pyproject.toml": "[tool.pytest.ini_options]\nfilterwarnings = ['error']\n"}
+    files.update({f"pkg/f{i}.py": f"def f():\n    return {i} - 1\n" for i in range(3)})
+    repo.commit("init", files)
+    for i in range(3):
+        repo.commit(f"Fix f{i}", {f"pkg/f{i}.py": f"def f():\n    return {i}\n",
+                                  f"tests/test_f{i}.py": "import warnings\n\nimport pytest\n\n"
+                                  f"warnings.warn(pytest.PytestRemovedIn10Warning('old style {i}'))\n\n"
+                                  f"from pkg.f{i} import f\n\ndef test_f():\n    assert f() == {i}\n"})  # fmt: skip
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), corpus)
+    cli = subprocess.run([sys.executable, "-m", "reviewbench", "validate", str(corpus), "--jobs", "2"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert "hint: 3 cases failed like \"pytest.PytestRemovedIn10Warning: old style" in cli.stderr  # 3 lines, 1 kind
+    assert "'pytest<9'" in cli.stderr, cli.stderr

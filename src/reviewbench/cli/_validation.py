@@ -7,7 +7,7 @@ from rich.table import Table
 
 from ..records import TestEnvironment
 from ..validate.probe import plain
-from ..validate.reasons import blames_environment, remedy
+from ..validate.reasons import has_remedy, remedy
 from ._output import console, err_console
 
 __all__ = ["environment_json", "print_environment", "print_reasons"]
@@ -43,9 +43,16 @@ def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[lis
         for line, count in lines:
             table.add_row(status, str(count), escape(plain(line)))
     console.print(table)
-    # The commonest failure, when it is about the environment, comes with what to type.
-    failing = [(count, line) for status in ("error", "base_failing") for line, count in reasons.get(status, [])]
-    if failing:
-        count, line = max(failing)
-        if count >= 3 and blames_environment(line):
-            err_console.print(f"hint: {count} cases failed with \"{plain(line)}\": {remedy(line, setup)}", markup=False)
+    # The commonest kind of failure, when reviewbench knows its cure, comes with what to type:
+    # lines with the same remedy are the same problem (six and hypothesis missing, say).
+    kinds: dict[str, list[tuple[int, str]]] = {}
+    for status in ("error", "base_failing"):
+        for line, count in reasons.get(status, []):
+            if has_remedy(line):
+                kinds.setdefault(remedy(line, setup), []).append((count, line))
+    if kinds:
+        cure, found = max(kinds.items(), key=lambda item: sum(c for c, _ in item[1]))
+        total = sum(c for c, _ in found)
+        if total >= 3:
+            line = max(found)[1]
+            err_console.print(f"hint: {total} cases failed like \"{plain(line)}\": {cure}", markup=False)

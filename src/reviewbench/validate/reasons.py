@@ -16,7 +16,7 @@ from ..errors import ValidationStopped
 from ..records import Validation, ValidationStatus
 from .probe import plain
 
-__all__ = ["FAIL_FAST_CASES", "FailFast", "blames_environment", "group_reasons", "remedy"]
+__all__ = ["FAIL_FAST_CASES", "FailFast", "blames_environment", "group_reasons", "has_remedy", "remedy"]
 
 #: Stop when the first results, covering this many distinct bases (all of them, when the
 #: run has fewer) and this many cases, all fail with the same first error line (runs of
@@ -42,6 +42,11 @@ def group_reasons(validations: Iterable[Validation], top: int = 3) -> dict[str, 
 _MISSING = re.compile(r"No module named '([\w.]+)'")
 _NO_METADATA = re.compile(r"No package metadata was found for (\S+)")
 _NO_FIXTURE = re.compile(r"fixture '([\w.]+)' not found")
+#: A deprecation (of pytest N-1) that the project's ``filterwarnings = error`` makes fatal.
+_TOO_NEW = re.compile(r"PytestRemovedIn(\d+)Warning")
+_TOO_OLD = re.compile(r"requires pytest-([\d.]+), actual pytest-")
+_FALLBACK = ("old commits may fail with today's tools: mine a recent range (mine --since), or pin the "
+             "project's tools with --setup 'pip install ...'")  # fmt: skip
 
 
 def remedy(line: str, setup: str | None = None) -> str:
@@ -84,8 +89,23 @@ def remedy(line: str, setup: str | None = None) -> str:
                     "range (mine --since) if only old commits need it")  # fmt: skip
         return ("the tests need a package the test environment lacks: pass --setup auto (or --setup "
                 "'pip install ...'), or activate the project's own environment")  # fmt: skip
-    return ("old commits may fail with today's tools: mine a recent range (mine --since), or pin the "
-            "project's tools with --setup 'pip install ...'")  # fmt: skip
+    new, old = _TOO_NEW.search(line), _TOO_OLD.search(line)
+    if new:
+        pin = f"pytest<{int(new.group(1)) - 1}"
+        return (f"old commits fail with today's pytest (a deprecation the project's settings make an error): "
+                f"pin it, e.g. --setup \"pip install -e '.[test]' '{pin}'\", or mine a recent range (mine --since)")  # fmt: skip
+    if old:
+        pin = f"pytest>={old.group(1)}"
+        if built:
+            return f"{built} has an older pytest than the project asks for: pass a --setup command with '{pin}'"
+        return (f"the test environment's pytest is older than the project asks for: pass --setup auto (it "
+                f"installs the current pytest), or --setup \"pip install -e . '{pin}'\"")  # fmt: skip
+    return _FALLBACK
+
+
+def has_remedy(line: str) -> bool:
+    """Whether :func:`remedy` knows what ``line`` calls for (not only its general advice)."""
+    return remedy(line) != _FALLBACK
 
 
 def blames_environment(line: str) -> bool:

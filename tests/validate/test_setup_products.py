@@ -16,6 +16,7 @@ import pytest
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.config import ValidateConfig
 from reviewbench.errors import ValidationStopped
+from reviewbench.sandbox import reset_cancel
 from reviewbench.validate import validate_corpus
 from reviewbench.validate.probe import first_error_line
 from reviewbench.validate.products import SetupProducts
@@ -29,6 +30,14 @@ SEE_PYTEST = "python -c " + shlex.quote(
     f"import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'outer.pth').write_text({_OUTER!r})"
 )
 COLOR = "[tool.pytest.ini_options]\naddopts = '--color=yes'\n"
+
+
+@pytest.fixture(autouse=True)
+def _uncancel():
+    """A run stopped early cancels its sandboxes process-wide (``kill_all``); the next
+    ``run_jobs`` resets that, but tests calling ``validate_case`` directly do not."""
+    yield
+    reset_cancel()
 
 
 def _config(**values) -> ValidateConfig:

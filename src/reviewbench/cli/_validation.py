@@ -6,7 +6,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..records import TestEnvironment
-from ..validate.reasons import remedy
+from ..validate.probe import plain
+from ..validate.reasons import has_remedy, remedy
 from ._output import console, err_console
 
 __all__ = ["environment_json", "print_environment", "print_reasons"]
@@ -29,8 +30,9 @@ def print_environment(environment: TestEnvironment | None, built: bool | None = 
     )
 
 
-def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[list]]) -> None:
-    """Per status other than observed, its commonest first error lines with counts."""
+def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[list]], setup: str | None = None) -> None:
+    """Per status other than observed, its commonest first error lines with counts (with
+    a hint that takes ``setup``, the ``--setup`` the tests ran under, into account)."""
     if not reasons:
         return
     table = Table(show_edge=False)
@@ -39,11 +41,18 @@ def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[lis
     table.add_column("first error line")
     for status, lines in reasons.items():
         for line, count in lines:
-            table.add_row(status, str(count), escape(line))
+            table.add_row(status, str(count), escape(plain(line)))
     console.print(table)
-    # The commonest failure, when it is about the environment, comes with what to type.
-    failing = [(count, line) for status in ("error", "base_failing") for line, count in reasons.get(status, [])]
-    if failing:
-        count, line = max(failing)
-        if count >= 3 and ("No module named" in line or "shadows the code under test" in line):
-            err_console.print(f"hint: {count} cases failed with {line!r}: {remedy(line)}", markup=False)
+    # The commonest kind of failure, when reviewbench knows its cure, comes with what to type:
+    # lines with the same remedy are the same problem (six and hypothesis missing, say).
+    kinds: dict[str, list[tuple[int, str]]] = {}
+    for status in ("error", "base_failing"):
+        for line, count in reasons.get(status, []):
+            if has_remedy(line):
+                kinds.setdefault(remedy(line, setup), []).append((count, line))
+    if kinds:
+        cure, found = max(kinds.items(), key=lambda item: sum(c for c, _ in item[1]))
+        total = sum(c for c, _ in found)
+        if total >= 3:
+            line = max(found)[1]
+            err_console.print(f"hint: {total} cases failed like \"{plain(line)}\": {cure}", markup=False)

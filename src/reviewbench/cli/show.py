@@ -121,7 +121,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         console.print(f"controls: {control_counts['mined']} ({control_counts['paired_with_fix_reversals']} at "
                       f"fix commits); {control_counts['valid']} of {control_counts['validated']} validated "
                       "keep the tests green")  # fmt: skip
-    print_reasons(reasons)
+    print_reasons(reasons, data.meta.environment.setup if data.meta.environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)
     if yields:

@@ -40,7 +40,7 @@ __all__ = ["validate_command"]
 @click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
 @click.option("--force", is_flag=True, help="Re-validate cases that already have a status.")
 @click.option("--keep-going", is_flag=True, help="Validate every case even when the first ones (5 "
-              "cases, over up to 5 bases) all fail with the same error line.")
+              "cases, over up to 5 bases) all fail with the same error line, or all with missing modules.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def validate_command(corpus: Path, test_cmd, setup, setup_cmd, jobs, timeout, reruns, network, memory_mb,
                      max_file_mb, executor, ray_address, force: bool, keep_going: bool, as_json: bool) -> None:  # fmt: skip
@@ -79,4 +79,4 @@ def validate_command(corpus: Path, test_cmd, setup, setup_cmd, jobs, timeout, re
                   markup=False)  # fmt: skip
     print_environment(summary.environment, summary.environment_built)
     console.print(count_table("status", "cases", summary.by_status, total))
-    print_reasons(summary.reasons)
+    print_reasons(summary.reasons, summary.environment.setup if summary.environment else config.setup)

@@ -122,10 +122,11 @@ def validate_corpus(
     environment: TestEnvironment | None = None
     built = False
     python = None
+    project: Path | None = None
     if config.setup:
         _check_bases(repo.path, {corpus.meta.repo.head})
         env = build_environment(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head, config.setup)
-        python, environment, built = env.python, env.record, env.built
+        python, environment, built, project = env.python, env.record, env.built, env.project
         notes += [env.note] if env.note else []
     command = TestCommand(config.test_cmd or detect_test_command(repo.path, python))
     if environment is None or config.test_cmd:
@@ -159,6 +160,7 @@ def validate_corpus(
             shared_base=bases[(c.base, overlays[c.case_id])] > 1,
             overlays=overlays[c.case_id],
             paths=tuple(c.paths),
+            products=project,
         )
         for c in pending
     ]
@@ -176,7 +178,7 @@ def validate_corpus(
     jobs = [jobs[i] for i in sorted(first)] + [job for i, job in enumerate(jobs) if i not in first]
     lock = threading.Lock()
     finished = 0
-    fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going)
+    fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going, setup=config.setup)
 
     def record(job: CaseJob, validation: Validation) -> None:
         nonlocal finished

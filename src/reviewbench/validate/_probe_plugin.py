@@ -6,11 +6,32 @@ interpreter's ``PYTHONPATH``; it never imports reviewbench (the interpreter may 
 it) and changes nothing in the project. At the end of the session it writes one JSON
 object, ``{"modules": {name: real path of its file}}``, to the path given with
 ``--reviewbench-probe``. See ``probe.py``.
+
+``sys.modules`` at the end misses a module the tests dropped from it (to re-import it
+fresh, as python-humanize's i18n tests do), so an audit hook also notes the file of every
+module body executed from the moment the plugin loads (the ``exec`` audit event, which
+importing a module raises with its code object); those are recorded under names that
+start with ``<executed>``.
 """
 
 import json
 import os
 import sys
+
+_EXECUTED = set()
+_PREFIX = "<executed> "
+
+
+def _audit(event, args):
+    if event == "exec" and args:
+        name = getattr(args[0], "co_filename", None)
+        if isinstance(name, str) and name.endswith(".py") and os.path.isabs(name):
+            _EXECUTED.add(name)
+
+
+if not getattr(sys, "_reviewbench_probe_hooked", False):  # once per process (a fork keeps it)
+    sys.addaudithook(_audit)
+    sys._reviewbench_probe_hooked = True
 
 
 def pytest_addoption(parser):
@@ -29,6 +50,11 @@ def pytest_unconfigure(config):
                 modules[name] = os.path.realpath(path)
             except (OSError, ValueError):
                 pass
+    for path in sorted(_EXECUTED):
+        try:
+            modules[_PREFIX + path] = os.path.realpath(path)
+        except (OSError, ValueError):
+            pass
     partial = target + ".partial"
     try:
         with open(partial, "w", encoding="utf-8") as handle:

@@ -216,6 +216,9 @@ class BuiltEnvironment:
     """Built by this call (False: reused from the cache)."""
     note: str | None = None
     """Something the user should hear (e.g. uv was unavailable)."""
+    project: Path | None = None
+    """The copy of the project the setup command ran in (its generated files go to every
+    scratch tree: ``products.py``)."""
 
 
 def cache_home() -> Path:
@@ -259,13 +262,13 @@ def build_environment(root: Path, repo: Path, head: str, setup: str,
                 except ValueError:
                     record = None
                 if record is not None and record.key == key:
-                    return BuiltEnvironment(str(python), record, built=False, note=note)
+                    return BuiltEnvironment(str(python), record, built=False, note=note, project=folder / "project")
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir()
             record = _build(folder, repo, head, base, uv, command, setup, key, log, pip=not auto)
             marker.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-            return BuiltEnvironment(str(python), record, built=True, note=note)
+            return BuiltEnvironment(str(python), record, built=True, note=note, project=folder / "project")
 
 
 class _checkout:

@@ -25,6 +25,7 @@ __all__ = [
     "PLUGIN_MODULE",
     "first_error_line",
     "install_plugin",
+    "plain",
     "read_probe",
     "shadowing",
     "top_level_packages",
@@ -113,16 +114,31 @@ def shadowing(modules: dict[str, str], root: Path) -> str | None:
 
 
 _E_LINE = re.compile(r"^E\s+(\S.*)$")
+_E_BLANK = re.compile(r"^E\s*$")
 _ERROR_LINE = re.compile(r"^(?:\S+: )?(?:[A-Za-z_][\w.]*(?:Error|Exception)|No module named)\b.*")
 _NOISE = re.compile(r"^(?:=+|_+|-+)( .*)?$|^\s*$")
+#: A pytest section: a test's or a collection error's header, or a summary rule.
+_SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,}.*)$")
+#: Terminal escape sequences (colour, cursor): pytest colours its output with --color=yes.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def plain(text: str) -> str:
+    """``text`` without terminal escape sequences, other control characters shown as ``?``
+    (newlines and tabs kept): what a log or a table may print."""
+    return _CONTROL.sub("?", _ANSI.sub("", text))
 
 
 def first_error_line(output: str, tree: Path) -> str | None:
-    """The line that says why a run failed: pytest's first ``E`` line, else the first line
-    that names an error, else the last line of output; the tree's path replaced by
-    ``<tree>`` (so that the same failure reads the same in every scratch tree)."""
-    lines = output.splitlines()
-    chosen = next((m.group(1) for line in lines if (m := _E_LINE.match(line))), None)
+    """The line that says why a run failed, without colour codes: the exception pytest
+    reports first (its last ``E`` block within the first failure: a chained exception's
+    context, e.g. the ``StopIteration`` behind a ``PackageNotFoundError``, comes before
+    it), else the first line that names an error, else the last line of output; the
+    tree's path replaced by ``<tree>`` (so that the same failure reads the same in every
+    scratch tree)."""
+    lines = plain(output).splitlines()
+    chosen = _first_failure(lines)
     if chosen is None:
         chosen = next((line.strip() for line in lines if _ERROR_LINE.match(line.strip())), None)
     if chosen is None:
@@ -132,3 +148,22 @@ def first_error_line(output: str, tree: Path) -> str | None:
     for root in sorted(_roots(tree), key=len, reverse=True):
         chosen = chosen.replace(root, "<tree>")
     return chosen.strip()[:300] or None
+
+
+def _first_failure(lines: list[str]) -> str | None:
+    """The first line of the last run of ``E`` lines in the first section that has any."""
+    chosen: str | None = None
+    previous_e = False
+    for line in lines:
+        match = _E_LINE.match(line)
+        if match:
+            if not previous_e:
+                chosen = match.group(1)
+            previous_e = True
+            continue
+        if previous_e and _E_BLANK.match(line):
+            continue  # an empty line inside the block
+        previous_e = False
+        if chosen is not None and _SECTION.match(line):
+            break
+    return chosen

@@ -19,6 +19,7 @@ from ..git.scratch import ScratchClone
 from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
+from .products import SetupProducts
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
 from .warm import WarmPytest, parse_launch, warm_enabled
 
@@ -78,6 +79,9 @@ class CaseJob:
     paths: tuple[str, ...] = ()
     """Files the patch changes: a case none of whose Python files any run imported from
     the tree is ``not_exercised``."""
+    products: Path | None = None
+    """The ``--setup`` environment's copy of the project: files its setup generated there
+    (a version file) are copied into the tree after each checkout (``products.py``)."""
 
 
 class ScratchTree(ScratchClone):
@@ -92,8 +96,26 @@ class ScratchTree(ScratchClone):
                                env_allow=tuple(config.env), file_mb=config.max_file_mb)  # fmt: skip
         self.plugin_dir = install_plugin(self.home)
         self._set_up = False
+        self._products: dict[str, SetupProducts] = {}
         self._warm: dict[str, WarmPytest | None] = {}
         super().__init__(repo, path)
+
+    def use_products(self, project: Path | None) -> None:
+        """Carry the files the ``--setup`` command generated in ``project`` into this tree."""
+        if project is not None and "setup" not in self._products:
+            self._products["setup"] = SetupProducts.of(project)
+
+    def checkout(self, rev: str) -> None:
+        """Reset the tree to ``rev`` exactly, then copy in the setup's generated files that
+        the commit ignores and lacks (``products.py``)."""
+        super().checkout(rev)
+        for products in self._products.values():
+            products.restore(self.path)
+
+    @property
+    def carried(self) -> list[str]:
+        """The setup's generated files the tree now holds (copied in, now or before)."""
+        return sorted({f for products in self._products.values() for f in products.present(self.path)})
 
     def applies(self, patch: Path) -> bool:
         return self._git("apply", "--check", str(patch), check=False).returncode == 0
@@ -160,8 +182,13 @@ class ScratchTree(ScratchClone):
         _note(log, f"setup: {self.config.setup_cmd}")
         setup_box = Sandbox(Network.ALLOW, self.config.memory_mb, self.home, writable=(self.path,),
                             env_allow=tuple(self.config.env))  # fmt: skip
+        before = frozenset(SetupProducts.of(self.path).files)
         setup_box.run(self.config.setup_cmd, self.path, self.config.timeout, log)
         self._set_up = True
+        # What it generated: kept aside, since a later checkout may clean it (``products.py``).
+        made = SetupProducts.of(self.path, before)
+        if made.files:
+            self._products["setup_cmd"] = made.stash(self.path.parent / f"{self.path.name}-products")
 
 
 def _note(log: Path, text: str) -> None:
@@ -368,9 +395,17 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
 
     bounds = Bounds()
 
+    tree.use_products(job.products)
+    noted: set[str] = set()
+
     def checkout() -> bool:
-        """The base as validation sees it: the commit, then its overlays."""
+        """The base as validation sees it: the commit (and the setup's generated files),
+        then its overlays."""
         tree.checkout(job.base)
+        new = [f for f in tree.carried if f not in noted]
+        if new:
+            noted.update(new)
+            _note(log, f"copied from the setup: {_few(new)} (generated, ignored by git, absent from the commit)")
         return all(tree.apply(overlay) for overlay in job.overlays)
 
     if not checkout():  # a patch that does not apply is found below: `git apply` is atomic
@@ -411,6 +446,10 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         _note(log, f"not exercised: no run imported {', '.join(sources)} from the tree")
         return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection,
                       reason=f"no test imported {_few(sources)} from the tree")  # fmt: skip
+    if validation.status is ValidationStatus.NOT_OBSERVED and sources:
+        seen = sorted(exercised & set(sources))
+        _note(log, f"imported from the tree: {_few(seen)}" if seen else
+                   "imports unknown: no run left a probe record (a command reviewbench cannot probe)")  # fmt: skip
     return validation
 
 

@@ -8,6 +8,7 @@ is planned, so every figure below is known in advance.
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,20 @@ def test_prose_on_half_the_cases_halves_end_to_end_recall(rundir):
     assert _frac(prose["metrics"]["defect_recall"]) == (6, 6)  # completed runs only
     assert _frac(prose["end_to_end"]["metrics"]["defect_recall"]) == (6, 12)
     assert _frac(prose["metrics"]["completion"]) == (12, 18)
+
+
+def test_missing_reviews_do_not_turn_a_failure_into_insufficient_evidence(rundir, tmp_path):
+    # Gated end to end, "prose" was measured on all 12 defect cases (6 of them misses): it
+    # fails the completion floor, which is a verdict, not "6 valid defect cases (< 10)".
+    # (The default table, with intervals of any width allowed on 12 cases.)
+    default = files("reviewbench.score").joinpath("default_gates.toml").read_text(encoding="utf-8")
+    gates = tmp_path / "gates.toml"
+    gates.write_text(default.replace("max_interval_width = 0.5", "max_interval_width = 1.0"))
+    prose = _score(rundir, gates=gates)["conditions"]["prose"]
+    assert prose["valid_defect_cases"] == 6  # completed runs, as documented
+    decision = prose["decision"]
+    assert decision["status"] == "not_earned" and decision["tier"] == "none", decision["reason"]
+    assert any(c["metric"] == "completion" and c["passed"] is False for c in decision["gates"]["triage"])
 
 
 def test_a_perfect_reviewer_on_single_file_cases_is_not_vetoed(rundir):

@@ -154,6 +154,21 @@ def test_identification_rules():
     assert identify("F841 Local variable `subtotal` is assigned to but never used", renamed) is (
         IdentifiedBy.REMOVED_IDENTIFIER)  # fmt: skip
     assert identify("the subtotal looks off", renamed) is None
+    # What ruff --select ALL said on real cachetools fix reversals: a rule's message names the
+    # function it sits in (its template's subject), which says where, not what is wrong.
+    cached = Defect(defect_id="c", defect_class="fix_reversal", locations=[Location(path="a.py", start_line=1,
+                    end_line=1, symbol="cachedmethod.decorator.wrapper")], symbols=["_methodkey", "cached",
+                    "cachedmethod", "wrapper"], added_identifiers=["_methodkey"])  # fmt: skip
+    assert identify("ANN201 Missing return type annotation for public function `cached`", cached) is None
+    assert identify("C901 `cachedmethod` is too complex (11 > 10)", cached) is None
+    assert identify("PLR0913 Too many arguments in function definition (6 > 5) in wrapper", cached) is None
+    assert identify("cachedmethod no longer keys on the instance", cached) is IdentifiedBy.SYMBOL  # a reviewer's claim
+    assert identify("ARG001 Unused function argument: `_methodkey`", cached) is IdentifiedBy.ADDED_IDENTIFIER
+    # ... even when the fix's own lines name that function (a deprecation warning inside it).
+    warned = Defect(defect_id="w", defect_class="fix_reversal", locations=[Location(path="f.py", start_line=1,
+                    end_line=1, symbol="mru_cache")], added_identifiers=["mru_cache", "DeprecationWarning"])  # fmt: skip
+    assert identify("ANN201 Missing return type annotation for public function `mru_cache`", warned) is None
+    assert identify("mru_cache no longer warns that it is deprecated", warned) is IdentifiedBy.SYMBOL
     # A close paraphrase of the gold description (rapidfuzz), not a few shared words.
     assert identify("caps the retry limit when the upstream handler times out", d) is IdentifiedBy.PARAPHRASE
     assert identify("the upstream call times out", d) is None

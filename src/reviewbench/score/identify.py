@@ -21,6 +21,15 @@ its first letter: ``retry_limit``, ``PyJWKSet``) or quoted as code in the claim
 (``annotations`` from ``from __future__ import annotations``, words of a message string)
 that any linter remark may contain; an enclosing symbol may be a plain word. A claim that says none of these may still identify the defect in other words: that
 is what judge and human labels settle.
+
+A *rule remark* — a claim that opens with an analyser's rule code (``ANN201``, ``C901``,
+``PLR0913``: what the ``sarif`` reviewer writes) — names what its rule's template names: the
+function it sits in ("Missing return type annotation for public function `cached`",
+"`cachedmethod` is too complex"). That says where, not what is wrong (seed 003: "rather than
+merely repeating a broad rule"), so in a rule remark the defect's enclosing symbols (and the
+names of its locations' symbols) are no evidence; an identifier the fix touched still is
+(``F841 Local variable `subtotal` is assigned to but never used``). On cachetools, ``ruff
+--select ALL`` was otherwise credited with identifying 2 of 15 fix reversals.
 """
 
 from __future__ import annotations
@@ -50,6 +59,8 @@ _STOP = frozenset(
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
 _UNDOES = re.compile(r"^Undoes [0-9a-f]+:\s*")
+_RULE_CODE = re.compile(r"^\s*\[?[A-Z]{1,6}[0-9]{2,5}\]?(?:\s|:|$)")
+"""An analyser's rule code opening a claim (ruff, flake8, pylint, bandit): a rule remark."""
 
 
 class IdentifiedBy(StrEnum):
@@ -116,12 +127,18 @@ def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
         return None
     removed, added = set(defect.removed_identifiers), set(defect.added_identifiers)
     symbols = [loc.symbol for loc in defect.locations if loc.symbol]
-    symbols += [s for s in defect.symbols if s not in removed and s not in added]
-    if _names(claim, symbols):
-        return IdentifiedBy.SYMBOL
-    if _names_identifier(claim, defect.removed_identifiers):
+    removed_names, added_names = list(defect.removed_identifiers), list(defect.added_identifiers)
+    if _RULE_CODE.match(claim):  # a rule remark: the names of where it sits are its template's
+        where = {part.lower() for s in symbols for part in s.split(".")}
+        removed_names = [n for n in removed_names if n.lower() not in where]
+        added_names = [n for n in added_names if n.lower() not in where]
+    else:
+        symbols += [s for s in defect.symbols if s not in removed and s not in added]
+        if _names(claim, symbols):
+            return IdentifiedBy.SYMBOL
+    if _names_identifier(claim, removed_names):
         return IdentifiedBy.REMOVED_IDENTIFIER
-    if _names_identifier(claim, defect.added_identifiers):
+    if _names_identifier(claim, added_names):
         return IdentifiedBy.ADDED_IDENTIFIER
     hints = _pattern(tuple(sorted({h for h in defect.hint_terms if h.strip()})))
     if hints is not None and hints.search(claim):

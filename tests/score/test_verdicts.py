@@ -334,3 +334,36 @@ def test_a_comparative_condition_inside_a_tier(rundir, tmp_path, value, status, 
     [check] = decision["gates"]["t"]
     assert check["status"] == status and decision["tier"] == tier
     assert check["passed"] is (status == "pass")
+
+
+def test_symbol_recall_is_not_earned_by_a_dunder_in_a_file_name(tmp_path):
+    # On cachetools, flag_all's "src/cachetools/__init__.py:244 high possible defect in this
+    # change" was counted as naming the gold symbol `__init__`: a file name, not a symbol.
+    corpus = tmp_path / "corpus"
+    defect = Defect(defect_id="d-d1", defect_class="fix_reversal",
+                    locations=[Location(path="pkg/__init__.py", start_line=10, end_line=12, symbol="load_config")],
+                    symbols=["__init__", "load_config"])  # fmt: skip
+    with CorpusWriter(corpus) as writer:
+        writer.add(Case(case_id="d", base="0" * 40, title="Update module", patch="patches/d.diff",
+                        paths=["pkg/__init__.py"], language="python"),
+                   GoldRecord(case_id="d", stratum="fix_reversal", expect_finding=True, defects=[defect],
+                              provenance=Provenance(), validation=Validation(status="observed")), b"")  # fmt: skip
+        writer.commit(lambda sha: CorpusMeta(
+            repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
+            tool_version="test", config={}, gold_sha256=sha,
+            counts=CorpusCounts(cases=1, by_stratum={}, matched_commits=0, dropped={}),
+        ))  # fmt: skip
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    out = tmp_path / "runs"
+    out.mkdir()
+    store = RunStore(out / "runs.sqlite", create=True)
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha,
+                    "experiment": json.dumps({"condition": [{"name": "flag"}, {"name": "named"}]})})  # fmt: skip
+    store.record(_run("flag", "d", "completed_findings",
+                      [_finding("pkg/__init__.py", 11, "possible defect in this change")], gold_sha), None)  # fmt: skip
+    store.record(_run("named", "d", "completed_findings",
+                      [_finding("pkg/__init__.py", 11, "load_config drops the default")], gold_sha), None)  # fmt: skip
+    store.close()
+    conditions = _score(out)["conditions"]
+    assert _frac(conditions["flag"]["metrics"]["symbol_recall"]) == (0, 1)
+    assert _frac(conditions["named"]["metrics"]["symbol_recall"]) == (1, 1)

@@ -45,7 +45,7 @@ from rapidfuzz.utils import default_process
 
 from ..records import Defect
 
-__all__ = ["PARAPHRASE_MIN", "PARAPHRASE_SHARED", "IdentifiedBy", "identify"]
+__all__ = ["PARAPHRASE_MIN", "PARAPHRASE_SHARED", "IdentifiedBy", "evidence_name", "identify"]
 
 PARAPHRASE_MIN = 85.0
 """rapidfuzz ``token_set_ratio`` (0-100) from which a claim paraphrases the description."""
@@ -74,6 +74,11 @@ class IdentifiedBy(StrEnum):
 def _usable(name: str) -> bool:
     dunder = name.startswith("__") and name.endswith("__")
     return len(name) >= 4 and name.lower() not in _GENERIC and not dunder
+
+
+def evidence_name(name: str) -> bool:
+    """Whether naming ``name`` can count as evidence (not short, generic or a dunder)."""
+    return _usable(name)
 
 
 def _code_shaped(name: str) -> bool:

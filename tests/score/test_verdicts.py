@@ -172,6 +172,13 @@ def test_identification_rules():
     # A close paraphrase of the gold description (rapidfuzz), not a few shared words.
     assert identify("caps the retry limit when the upstream handler times out", d) is IdentifiedBy.PARAPHRASE
     assert identify("the upstream call times out", d) is None
+    # The fix reversal's description as `mine` writes it: only the fix's subject is paraphrased,
+    # never the frame every fix reversal shares (cachetools' fix #221).
+    ttl = Defect(defect_id="t", defect_class="fix_reversal", locations=[], symbols=["expire"],
+                 description='Undoes 91aa4c63f571 "Fix #221: Change exact time of expiration in TTLCache." '
+                             "in `__contains__`, `expire`: the defect that commit fixed is back")  # fmt: skip
+    assert identify("the defect that commit fixed is back", ttl) is None
+    assert identify("changes the exact time of expiration in TTLCache", ttl) is IdentifiedBy.PARAPHRASE
 
 
 def test_a_linter_on_changed_lines_is_located_but_never_identified(rundir, tmp_path):

@@ -59,6 +59,8 @@ _STOP = frozenset(
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
 _UNDOES = re.compile(r"^Undoes [0-9a-f]+:\s*")
+_REVERSAL = re.compile(r'^Undoes [0-9a-f]+ "(?P<subject>.*)"(?: in [^:]*)?: the defect that commit fixed is back$', re.S)
+"""``mine``'s fix-reversal description: only the fix's subject says what the defect is."""
 _RULE_CODE = re.compile(r"^\s*\[?[A-Z]{1,6}[0-9]{2,5}\]?(?:\s|:|$)")
 """An analyser's rule code opening a claim (ruff, flake8, pylint, bandit): a rule remark."""
 
@@ -120,7 +122,8 @@ def _content(text: str) -> set[str]:
 
 def paraphrases(claim: str, description: str) -> bool:
     """Whether ``claim`` is a close paraphrase of the gold ``description``."""
-    description = _UNDOES.sub("", description)
+    reversal = _REVERSAL.match(description)
+    description = reversal["subject"] if reversal else _UNDOES.sub("", description)
     if len(_content(claim) & _content(description)) < PARAPHRASE_SHARED:
         return False
     return fuzz.token_set_ratio(claim, description, processor=default_process) >= PARAPHRASE_MIN

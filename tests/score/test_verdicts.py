@@ -8,6 +8,8 @@ is planned, so every figure below is known in advance.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from importlib.resources import files
 from pathlib import Path
 
@@ -318,8 +320,6 @@ def test_a_comparative_gate_on_an_unknown_condition_is_refused(rundir, tmp_path)
 
 
 def test_verdicts_that_cannot_be_written_are_one_line_not_a_traceback(rundir):
-    import subprocess
-    import sys
 
     (rundir / "verdicts.jsonl").mkdir()  # in the way: the atomic replace fails (as root too)
     (rundir / "verdicts.jsonl" / "keep").write_text("x")
@@ -374,3 +374,12 @@ def test_symbol_recall_is_not_earned_by_a_dunder_in_a_file_name(tmp_path):
     conditions = _score(out)["conditions"]
     assert _frac(conditions["flag"]["metrics"]["symbol_recall"]) == (0, 1)
     assert _frac(conditions["named"]["metrics"]["symbol_recall"]) == (1, 1)
+
+
+def test_the_scoreboard_says_how_many_defect_cases_were_reviewed_not_valid(rundir):
+    # "prose" answered 6 of its 12 valid defect cases: 6 is not the number of valid cases.
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "100"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [header] = [line for line in proc.stdout.splitlines() if line.startswith("prose  (")]
+    assert "6 defect cases with a completed review" in header and "valid defect cases" not in header

@@ -8,6 +8,9 @@ is planned, so every figure below is known in advance.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -153,9 +156,31 @@ def test_identification_rules():
     assert identify("F841 Local variable `subtotal` is assigned to but never used", renamed) is (
         IdentifiedBy.REMOVED_IDENTIFIER)  # fmt: skip
     assert identify("the subtotal looks off", renamed) is None
+    # What ruff --select ALL said on real cachetools fix reversals: a rule's message names the
+    # function it sits in (its template's subject), which says where, not what is wrong.
+    cached = Defect(defect_id="c", defect_class="fix_reversal", locations=[Location(path="a.py", start_line=1,
+                    end_line=1, symbol="cachedmethod.decorator.wrapper")], symbols=["_methodkey", "cached",
+                    "cachedmethod", "wrapper"], added_identifiers=["_methodkey"])  # fmt: skip
+    assert identify("ANN201 Missing return type annotation for public function `cached`", cached) is None
+    assert identify("C901 `cachedmethod` is too complex (11 > 10)", cached) is None
+    assert identify("PLR0913 Too many arguments in function definition (6 > 5) in wrapper", cached) is None
+    assert identify("cachedmethod no longer keys on the instance", cached) is IdentifiedBy.SYMBOL  # a reviewer's claim
+    assert identify("ARG001 Unused function argument: `_methodkey`", cached) is IdentifiedBy.ADDED_IDENTIFIER
+    # ... even when the fix's own lines name that function (a deprecation warning inside it).
+    warned = Defect(defect_id="w", defect_class="fix_reversal", locations=[Location(path="f.py", start_line=1,
+                    end_line=1, symbol="mru_cache")], added_identifiers=["mru_cache", "DeprecationWarning"])  # fmt: skip
+    assert identify("ANN201 Missing return type annotation for public function `mru_cache`", warned) is None
+    assert identify("mru_cache no longer warns that it is deprecated", warned) is IdentifiedBy.SYMBOL
     # A close paraphrase of the gold description (rapidfuzz), not a few shared words.
     assert identify("caps the retry limit when the upstream handler times out", d) is IdentifiedBy.PARAPHRASE
     assert identify("the upstream call times out", d) is None
+    # The fix reversal's description as `mine` writes it: only the fix's subject is paraphrased,
+    # never the frame every fix reversal shares (cachetools' fix #221).
+    ttl = Defect(defect_id="t", defect_class="fix_reversal", locations=[], symbols=["expire"],
+                 description='Undoes 91aa4c63f571 "Fix #221: Change exact time of expiration in TTLCache." '
+                             "in `__contains__`, `expire`: the defect that commit fixed is back")  # fmt: skip
+    assert identify("the defect that commit fixed is back", ttl) is None
+    assert identify("changes the exact time of expiration in TTLCache", ttl) is IdentifiedBy.PARAPHRASE
 
 
 def test_a_linter_on_changed_lines_is_located_but_never_identified(rundir, tmp_path):
@@ -198,6 +223,20 @@ def test_prose_on_half_the_cases_halves_end_to_end_recall(rundir):
     assert _frac(prose["metrics"]["defect_recall"]) == (6, 6)  # completed runs only
     assert _frac(prose["end_to_end"]["metrics"]["defect_recall"]) == (6, 12)
     assert _frac(prose["metrics"]["completion"]) == (12, 18)
+
+
+def test_missing_reviews_do_not_turn_a_failure_into_insufficient_evidence(rundir, tmp_path):
+    # Gated end to end, "prose" was measured on all 12 defect cases (6 of them misses): it
+    # fails the completion floor, which is a verdict, not "6 valid defect cases (< 10)".
+    # (The default table, with intervals of any width allowed on 12 cases.)
+    default = files("reviewbench.score").joinpath("default_gates.toml").read_text(encoding="utf-8")
+    gates = tmp_path / "gates.toml"
+    gates.write_text(default.replace("max_interval_width = 0.5", "max_interval_width = 1.0"))
+    prose = _score(rundir, gates=gates)["conditions"]["prose"]
+    assert prose["valid_defect_cases"] == 6  # completed runs, as documented
+    decision = prose["decision"]
+    assert decision["status"] == "not_earned" and decision["tier"] == "none", decision["reason"]
+    assert any(c["metric"] == "completion" and c["passed"] is False for c in decision["gates"]["triage"])
 
 
 def test_a_perfect_reviewer_on_single_file_cases_is_not_vetoed(rundir):
@@ -281,8 +320,6 @@ def test_a_comparative_gate_on_an_unknown_condition_is_refused(rundir, tmp_path)
 
 
 def test_verdicts_that_cannot_be_written_are_one_line_not_a_traceback(rundir):
-    import subprocess
-    import sys
 
     (rundir / "verdicts.jsonl").mkdir()  # in the way: the atomic replace fails (as root too)
     (rundir / "verdicts.jsonl" / "keep").write_text("x")
@@ -304,3 +341,45 @@ def test_a_comparative_condition_inside_a_tier(rundir, tmp_path, value, status, 
     [check] = decision["gates"]["t"]
     assert check["status"] == status and decision["tier"] == tier
     assert check["passed"] is (status == "pass")
+
+
+def test_symbol_recall_is_not_earned_by_a_dunder_in_a_file_name(tmp_path):
+    # On cachetools, flag_all's "src/cachetools/__init__.py:244 high possible defect in this
+    # change" was counted as naming the gold symbol `__init__`: a file name, not a symbol.
+    corpus = tmp_path / "corpus"
+    defect = Defect(defect_id="d-d1", defect_class="fix_reversal",
+                    locations=[Location(path="pkg/__init__.py", start_line=10, end_line=12, symbol="load_config")],
+                    symbols=["__init__", "load_config"])  # fmt: skip
+    with CorpusWriter(corpus) as writer:
+        writer.add(Case(case_id="d", base="0" * 40, title="Update module", patch="patches/d.diff",
+                        paths=["pkg/__init__.py"], language="python"),
+                   GoldRecord(case_id="d", stratum="fix_reversal", expect_finding=True, defects=[defect],
+                              provenance=Provenance(), validation=Validation(status="observed")), b"")  # fmt: skip
+        writer.commit(lambda sha: CorpusMeta(
+            repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
+            tool_version="test", config={}, gold_sha256=sha,
+            counts=CorpusCounts(cases=1, by_stratum={}, matched_commits=0, dropped={}),
+        ))  # fmt: skip
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    out = tmp_path / "runs"
+    out.mkdir()
+    store = RunStore(out / "runs.sqlite", create=True)
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha,
+                    "experiment": json.dumps({"condition": [{"name": "flag"}, {"name": "named"}]})})  # fmt: skip
+    store.record(_run("flag", "d", "completed_findings",
+                      [_finding("pkg/__init__.py", 11, "possible defect in this change")], gold_sha), None)  # fmt: skip
+    store.record(_run("named", "d", "completed_findings",
+                      [_finding("pkg/__init__.py", 11, "load_config drops the default")], gold_sha), None)  # fmt: skip
+    store.close()
+    conditions = _score(out)["conditions"]
+    assert _frac(conditions["flag"]["metrics"]["symbol_recall"]) == (0, 1)
+    assert _frac(conditions["named"]["metrics"]["symbol_recall"]) == (1, 1)
+
+
+def test_the_scoreboard_says_how_many_defect_cases_were_reviewed_not_valid(rundir):
+    # "prose" answered 6 of its 12 valid defect cases: 6 is not the number of valid cases.
+    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "100"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [header] = [line for line in proc.stdout.splitlines() if line.startswith("prose  (")]
+    assert "6 defect cases with a completed review" in header and "valid defect cases" not in header

@@ -48,7 +48,7 @@ def _seconds(value: float | None) -> str:
 def _print_condition(name: str, data: dict) -> None:
     metrics = data["metrics"]
     states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
-    console.print(f"\n{name}  ({states}; {data['valid_defect_cases']} valid defect cases; "
+    console.print(f"\n{name}  ({states}; {data['valid_defect_cases']} defect cases with a completed review; "
                   f"evidence {data['evidence']})", markup=False, style="bold")  # fmt: skip
     for label, metric, meaning in SUMMARY:
         value, fraction, interval = _fmt(metrics[metric])

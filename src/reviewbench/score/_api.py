@@ -390,6 +390,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
         evidence = min(levels, key=lambda e: e.rank)
         valid_defect_cases = len({k[0] for k in completed.found})
+        # The gates count the cases their analysis measured: end to end, a defect case whose
+        # review went missing is a measured miss, not a case short of evidence.
+        gated_cases = len({k[0] for k in gated.found})
         metrics, breakdown = views[gates.analysis]
         # Never pooled into the headline: beside it, and in each analysis's stratum breakdown,
         # before the decision reads it, so that a gate on `metric@natural` works.
@@ -403,14 +406,14 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 }
         common = {"valid_controls": valid_controls, "evidence": evidence, "comparative": comparative,
                   "labels_needed": sum(len(p.comments) for p in still_open[name])}  # fmt: skip
-        decision = decide(gates, metrics, valid_defect_cases, breakdown=breakdown, **common,
+        decision = decide(gates, metrics, gated_cases, breakdown=breakdown, **common,
                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
         unclear = None
         if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
             bounds = {}
             for as_true, slot in zip((False, True), unclear_slots[name], strict=True):
                 table, cells = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true, interval=interval(slot))
-                again = decide(gates, table, valid_defect_cases, breakdown=cells, **common,
+                again = decide(gates, table, gated_cases, breakdown=cells, **common,
                                attainable=reachable(gated_names, still_open[name], table, cells))  # fmt: skip
                 bounds[as_true] = (table["precision"], decision_summary(again))
             unclear = {"n": sum(r[2] for r in gated.unclear), "analysis": gates.analysis,

@@ -21,6 +21,15 @@ its first letter: ``retry_limit``, ``PyJWKSet``) or quoted as code in the claim
 (``annotations`` from ``from __future__ import annotations``, words of a message string)
 that any linter remark may contain; an enclosing symbol may be a plain word. A claim that says none of these may still identify the defect in other words: that
 is what judge and human labels settle.
+
+A *rule remark* — a claim that opens with an analyser's rule code (``ANN201``, ``C901``,
+``PLR0913``: what the ``sarif`` reviewer writes) — names what its rule's template names: the
+function it sits in ("Missing return type annotation for public function `cached`",
+"`cachedmethod` is too complex"). That says where, not what is wrong (seed 003: "rather than
+merely repeating a broad rule"), so in a rule remark the defect's enclosing symbols (and the
+names of its locations' symbols) are no evidence; an identifier the fix touched still is
+(``F841 Local variable `subtotal` is assigned to but never used``). On cachetools, ``ruff
+--select ALL`` was otherwise credited with identifying 2 of 15 fix reversals.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from rapidfuzz.utils import default_process
 
 from ..records import Defect
 
-__all__ = ["PARAPHRASE_MIN", "PARAPHRASE_SHARED", "IdentifiedBy", "identify"]
+__all__ = ["PARAPHRASE_MIN", "PARAPHRASE_SHARED", "IdentifiedBy", "evidence_name", "identify"]
 
 PARAPHRASE_MIN = 85.0
 """rapidfuzz ``token_set_ratio`` (0-100) from which a claim paraphrases the description."""
@@ -50,6 +59,10 @@ _STOP = frozenset(
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
 _UNDOES = re.compile(r"^Undoes [0-9a-f]+:\s*")
+_REVERSAL = re.compile(r'^Undoes [0-9a-f]+ "(?P<subject>.*)"(?: in [^:]*)?: the defect that commit fixed is back$', re.S)
+"""``mine``'s fix-reversal description: only the fix's subject says what the defect is."""
+_RULE_CODE = re.compile(r"^\s*\[?[A-Z]{1,6}[0-9]{2,5}\]?(?:\s|:|$)")
+"""An analyser's rule code opening a claim (ruff, flake8, pylint, bandit): a rule remark."""
 
 
 class IdentifiedBy(StrEnum):
@@ -63,6 +76,11 @@ class IdentifiedBy(StrEnum):
 def _usable(name: str) -> bool:
     dunder = name.startswith("__") and name.endswith("__")
     return len(name) >= 4 and name.lower() not in _GENERIC and not dunder
+
+
+def evidence_name(name: str) -> bool:
+    """Whether naming ``name`` can count as evidence (not short, generic or a dunder)."""
+    return _usable(name)
 
 
 def _code_shaped(name: str) -> bool:
@@ -104,7 +122,8 @@ def _content(text: str) -> set[str]:
 
 def paraphrases(claim: str, description: str) -> bool:
     """Whether ``claim`` is a close paraphrase of the gold ``description``."""
-    description = _UNDOES.sub("", description)
+    reversal = _REVERSAL.match(description)
+    description = reversal["subject"] if reversal else _UNDOES.sub("", description)
     if len(_content(claim) & _content(description)) < PARAPHRASE_SHARED:
         return False
     return fuzz.token_set_ratio(claim, description, processor=default_process) >= PARAPHRASE_MIN
@@ -116,12 +135,18 @@ def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
         return None
     removed, added = set(defect.removed_identifiers), set(defect.added_identifiers)
     symbols = [loc.symbol for loc in defect.locations if loc.symbol]
-    symbols += [s for s in defect.symbols if s not in removed and s not in added]
-    if _names(claim, symbols):
-        return IdentifiedBy.SYMBOL
-    if _names_identifier(claim, defect.removed_identifiers):
+    removed_names, added_names = list(defect.removed_identifiers), list(defect.added_identifiers)
+    if _RULE_CODE.match(claim):  # a rule remark: the names of where it sits are its template's
+        where = {part.lower() for s in symbols for part in s.split(".")}
+        removed_names = [n for n in removed_names if n.lower() not in where]
+        added_names = [n for n in added_names if n.lower() not in where]
+    else:
+        symbols += [s for s in defect.symbols if s not in removed and s not in added]
+        if _names(claim, symbols):
+            return IdentifiedBy.SYMBOL
+    if _names_identifier(claim, removed_names):
         return IdentifiedBy.REMOVED_IDENTIFIER
-    if _names_identifier(claim, defect.added_identifiers):
+    if _names_identifier(claim, added_names):
         return IdentifiedBy.ADDED_IDENTIFIER
     hints = _pattern(tuple(sorted({h for h in defect.hint_terms if h.strip()})))
     if hints is not None and hints.search(claim):

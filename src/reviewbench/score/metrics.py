@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ..records import Defect
 from ..store.runs import RunRow
 from .levels import case_kind
+from .identify import evidence_name
 from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
@@ -224,7 +225,9 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
         if m.completed:
             tally.add("silence_rate", case, int(m.findings == 0), 1)
         tally.add("file_recall", case, int(any(m.file_hit)), 1)
-        symbols = sorted({s for d in case.defects for s in d.symbols})
+        # The names identification accepts as evidence: a dunder such as `__init__` is also
+        # a file name every path of a package mentions.
+        symbols = sorted({s for d in case.defects for s in d.symbols if evidence_name(s)})
         if symbols:
             text = run.raw_output if m.completed else None
             tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)

@@ -182,7 +182,8 @@ class ConditionScore(_Result):
                                                "judge's) labels call some counted comments unclear.")
     labels: LabelFigures | None = Field(default=None, description="Actionability and triage minutes from the "
                                         "labels of RUNDIR/labels.sqlite, when there are any.")
-    valid_defect_cases: int = Field(description="Analysed defect cases with a completed run.")
+    valid_defect_cases: int = Field(description="Analysed defect cases with a completed run (the gates count "
+                                                "those of their analysis: end to end, every analysed one).")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
     holdout: dict[str, Any] | None = Field(default=None, description="Holdout strata (natural), never pooled into "
                                            "the headline: {stratum: {cases, metrics}}.")

@@ -223,11 +223,13 @@ def test_gold_sha256_is_the_hash_of_gold_jsonl(history, tmp_path):
 
 def test_limit_keeps_the_newest_cases(history, tmp_path):
     repo, genuine = history
-    _mine(repo.path, tmp_path / "c", limit=1)
+    summary = mine_corpus(MineConfig(repo=repo.path, limit=1, controls_ratio=0), tmp_path / "c")
     corpus = read_corpus(tmp_path / "c")
     assert [g.provenance.commit for g in corpus.gold] == [genuine["parser"]]
-    # Only the newest matching commit was examined: nothing older is tallied.
+    # Only the newest matching commit was examined: nothing older is tallied, and the
+    # scanned count stops there too (HEAD is that fix), not where the log reader ran ahead to.
     assert corpus.meta.counts.matched_commits == 1
+    assert summary.scanned_commits == 1
 
 
 def test_max_lines_filter(history, tmp_path):

@@ -213,4 +213,4 @@ def test_cli_text_summary_renders_its_markup_and_says_where_the_limit_stopped(hi
     assert result.code == 0, result.stderr
     assert "[bold]" not in result.stdout and "[/]" not in result.stdout
     assert "→ 1 natural cases" in result.stdout
-    assert "stopped at --limit 1, older history not scanned" in " ".join(result.stdout.split())
+    assert "stopped at --limit 1: older history not scanned" in " ".join(result.stdout.split())

@@ -108,7 +108,7 @@ def test_cutoff_splits_every_metric_before_and_after(rundir):
     # The control k1 is dated by mining time: after the cut-off.
     assert split["after"]["metrics"]["false_alarm_rate"]["den"] == 1
     assert split["before"]["metrics"]["false_alarm_rate"]["den"] == 0
-    assert result["analysis"]["cutoff"] == {"date": "2024-01-01", "registered": False}
+    assert result["analysis"]["cutoff"] == {"date": "2024-01-01", "registered": False, "registered_date": None}
 
 
 def test_cli_cutoff_scoreboard_and_bad_date(rundir):
@@ -119,6 +119,9 @@ def test_cli_cutoff_scoreboard_and_bad_date(rundir):
     proc = rb("score", rundir, "--cutoff", "2024-01-01", "--bootstrap", 200)
     assert proc.returncode == 0, proc.stderr
     assert "before 2024-01-01" in proc.stdout and "natural (holdout" in proc.stdout
+    lines = {line.split("(")[0].strip(): line for line in proc.stdout.splitlines() if "(holdout" in line or "2024-01-01 " in line}
+    assert "0.500 1/2" in lines["natural"] and "1.000 1/1" in lines["before 2024-01-01"]  # num/den, not value alone
+    assert "cutoff 2024-01-01 given here, none registered: an exploratory split" in " ".join(proc.stdout.split())
     bad = rb("score", rundir, "--cutoff", "last spring")
     assert bad.returncode == 2 and bad.stderr.startswith("reviewbench: error:") and "cutoff" in bad.stderr
 

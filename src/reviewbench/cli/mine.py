@@ -86,12 +86,15 @@ def _print_natural(summary: MineSummary) -> None:
     natural = summary.natural
     if natural is None:
         return
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(natural.skipped.items())) or "none"
+    untraced = natural.fixes - natural.traced  # the one fix-level reason: it removed no source line
+    skipped = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(natural.skipped.items())
+                        if k != "fix_removed_no_source_line") or "none"  # fmt: skip
     console.print(
-        f"Natural history: {natural.traced} of {natural.fixes} fixes traced to {natural.introducing} introducing "
-        f"commits → [bold]{natural.cases}[/] natural cases ({natural.cosmetic_skipped} formatting, comment or "
-        f"rename-only commits passed over; {natural.copies_unfollowed} copied lines blamed on the commit that "
-        f"copied them; skipped: {escape(skipped)}). Natural cases are a holdout: never pooled into headline figures.",
+        f"Natural history: {natural.traced} of {natural.fixes} fixes traced ({untraced} removed no source line) to "
+        f"{natural.introducing} introducing commits → [bold]{natural.cases}[/] natural cases ({natural.cosmetic_skipped} "
+        f"formatting, comment or rename-only commits passed over; {natural.copies_unfollowed} copied lines blamed on "
+        f"the commit that copied them; introducing commits skipped: {escape(skipped)}). Natural cases are a holdout: "
+        "never pooled into headline figures.",
         markup=True,
     )
 
@@ -109,7 +112,7 @@ def _print_summary(summary: MineSummary) -> None:
     variants = counts.by_stratum.get("fix_reversal", 0) - fixes
     dropped = sum(counts.dropped.values())
     limit = summary.meta.config.get("limit")
-    stopped = f"; stopped at --limit {limit}, older history not scanned" if limit and fixes >= limit else ""
+    stopped = f"; stopped at --limit {limit}: older history not scanned" if limit and fixes >= limit else ""
     console.print(
         f"{'Fix reversals: ' if synthetic else 'Mined '}[bold]{fixes}[/] cases from "
         f"{counts.matched_commits} matching commits ({summary.scanned_commits} scanned{stopped})"

@@ -140,7 +140,7 @@ def _print_splits(data: dict) -> None:
     for metric in SPLIT_METRICS:
         table.add_column(metric, justify="right")
     for row in rows:
-        table.add_row(row.label, *(" ".join(_fmt(row.metrics[m])[:3:2]) if row.metrics[m]["den"] else "n/a"
+        table.add_row(row.label, *(" ".join(_fmt(row.metrics[m])) if row.metrics[m]["den"] else "n/a"
                                    for m in SPLIT_METRICS))  # fmt: skip
     if diffs := split_difference(data.get("cutoff")):
         table.add_row("after - before", *("n/a" if diffs[m]["diff"] is None else f"{diffs[m]['diff']:+.3f}"
@@ -225,6 +225,11 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
                       "verified unchanged", markup=False)  # fmt: skip
     else:
         console.print("not registered: the gates and rules were not fixed before the runs", markup=False)
+    cutoff = result["analysis"].get("cutoff")
+    if cutoff and not cutoff["registered"]:
+        fixed = cutoff.get("registered_date")
+        console.print(f"cutoff {cutoff['date']} given here" + (f", not the registered {fixed}" if fixed else ", none "
+                      "registered") + ": an exploratory split, not part of the registration", markup=False)  # fmt: skip
     for name, data in result["conditions"].items():
         _print_condition(name, data)
         _print_splits(data)

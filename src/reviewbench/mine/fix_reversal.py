@@ -87,6 +87,7 @@ class FixReversalMiner:
         self.classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
         self._pattern = config.message_regex()
         self._shallow_roots: set[str] = set()
+        self._position: dict[str, int] = {}  # matching commit → commits scanned up to it
         if repo.shallow:
             self._shallow_roots = set(_shallow_boundary(repo))
 
@@ -96,6 +97,7 @@ class FixReversalMiner:
             self.stats.scanned += 1
             if not self._pattern.search(entry.message):
                 continue
+            self._position[entry.sha] = self.stats.scanned
             if len(entry.parents) != 1 or entry.sha in self._shallow_roots:
                 yield entry, None
             elif self.forward:
@@ -131,6 +133,7 @@ class FixReversalMiner:
                         yield from self._build_batch(batch, blobs)
                         batch = []
                     if self.config.limit is not None and kept >= self.config.limit:
+                        self.stats.scanned = self._position[entry.sha]  # not the reader's run-ahead
                         break
                 yield from self._build_batch(batch, blobs)
             finally:

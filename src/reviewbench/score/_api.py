@@ -477,7 +477,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                               "words is not counted until a judge or human labels it",
             "verdicts": str(rundir / VERDICTS_FILE),
             "cutoff": {"date": cutoff_text, "registered": bool(inputs.experiment.get("cutoff"))
-                       and cutoff_text == inputs.experiment.get("cutoff")} if cutoff_text else None,
+                       and cutoff_text == inputs.experiment.get("cutoff"),
+                       "registered_date": inputs.experiment.get("cutoff")} if cutoff_text else None,
             "holdout_strata": sorted({c.stratum for c in holdout.values()}),
         },  # fmt: skip
         "registration": inputs.registration,

@@ -49,11 +49,12 @@ for line in lines:
 @pytest.fixture
 def corpus(git_repo, tmp_path) -> Path:
     repo = git_repo()
-    repo.commit("init", {"app/a.py": "def a(x):\n    return x\n", "app/b.py": "def b(x):\n    return x\n",
-                         "app/c.py": "def c(x):\n    return x\n"})  # fmt: skip
-    repo.commit("fix a", {"app/a.py": "def a(x):\n    if x is None:\n        return 0\n    return x\n"})
-    repo.commit("fix b", {"app/b.py": "def b(x):\n    return x + 1\n"})
-    repo.commit("fix c", {"app/c.py": "def c(x):\n    return abs(x)\n"})
+    # Names long enough to identify a defect by (a one-letter symbol names nothing).
+    repo.commit("init", {"app/a.py": "def alpha_value(x):\n    return x\n", "app/b.py": "def beta_value(x):\n    return x\n",
+                         "app/c.py": "def gamma_value(x):\n    return x\n"})  # fmt: skip
+    repo.commit("fix a", {"app/a.py": "def alpha_value(x):\n    if x is None:\n        return 0\n    return x\n"})
+    repo.commit("fix b", {"app/b.py": "def beta_value(x):\n    return x + 1\n"})
+    repo.commit("fix c", {"app/c.py": "def gamma_value(x):\n    return abs(x)\n"})
     out = tmp_path / "project" / "corpus"
     mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)
     return out

@@ -147,7 +147,7 @@ def test_setup_builds_one_environment_per_corpus_and_reuses_it(needs_helper, tmp
     assert {g.validation.environment for g in read_corpus(corpus).gold} == {first.environment}
     assert read_corpus(corpus).meta.environment == first.environment
     shown = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)], capture_output=True,
-                           text=True, check=True, env={**os.environ, "COLUMNS": "1000"}).stdout  # a long path: no wrap
+                           text=True, check=True).stdout  # piped: never wrapped, however long the path
     assert f"Test environment: {python} (Python " in shown and "built by --setup" in shown
     # Another command is another environment.
     validate_corpus(corpus, _config(setup=setup + " && true", force=True))

@@ -26,8 +26,9 @@ __all__ = ["StatusLine", "console", "count_table", "err_console", "escape", "pri
 #: Seconds between status lines when stderr is not a terminal (CI logs, nohup).
 STATUS_EVERY_S = 30.0
 
-# Piped output is not wrapped at 80 columns: rows must stay greppable.
-console = Console(highlight=False, markup=False, width=None if sys.stdout.isatty() else 200)
+# Piped output is not wrapped: rows and lines (long paths, commands) must stay greppable.
+_PIPED = not sys.stdout.isatty()
+console = Console(highlight=False, markup=False, width=200 if _PIPED else None, soft_wrap=_PIPED)
 err_console = Console(stderr=True, highlight=False, markup=False)
 
 

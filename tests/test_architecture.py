@@ -35,15 +35,15 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def import_graph() -> dict[str, set[str]]:
-    """unit -> units it imports (top-level modules and subpackages of reviewbench)."""
-    edges: dict[str, set[str]] = defaultdict(set)
+def module_imports() -> list[tuple[str, str]]:
+    """(importing module, imported module) for every import in the package, lazy ones included."""
+    pairs: list[tuple[str, str]] = []
     for path in ROOT.rglob("*.py"):
         parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-        package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+        package = parts[:-1]
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        source = _unit(".".join(parts))
+        source = ".".join(parts)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom):
@@ -52,16 +52,41 @@ def import_graph() -> dict[str, set[str]]:
                     target = ".".join([*base, *([node.module] if node.module else [])])
                 else:
                     target = node.module or ""
-                if target == "reviewbench":  # from . import x / from reviewbench import x
-                    targets = [f"reviewbench.{a.name}" for a in node.names]
-                else:
-                    targets = [target]
+                # from . import x / from reviewbench.pkg import x: x may be a module
+                targets = [target, *(f"{target}.{a.name}" for a in node.names)]
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
-            for target in targets:
-                if target.startswith("reviewbench.") and _unit(target) != source:
-                    edges[source].add(_unit(target))
+            pairs.extend((source, t) for t in targets if t.startswith("reviewbench"))
+    return pairs
+
+
+def import_graph() -> dict[str, set[str]]:
+    """unit -> units it imports (top-level modules and subpackages of reviewbench)."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    modules = {".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(".__init__")
+               for p in ROOT.rglob("*.py")}  # fmt: skip
+    for source, target in module_imports():
+        if target not in modules and target.rsplit(".", 1)[0] in modules and target.count(".") > 1:
+            continue  # a name imported from a module, not a module
+        if target.startswith("reviewbench.") and _unit(target) != _unit(source):
+            edges[_unit(source)].add(_unit(target))
     return edges
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_a_private_module_is_imported_only_inside_its_package():
+    """A leading underscore means private to the package (docs/ARCHITECTURE.md, "Public API"):
+    other packages use what the package exports, or a module without one."""
+    modules = {".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(".__init__")
+               for p in ROOT.rglob("*.py")}  # fmt: skip
+    crossing = sorted(f"{source} -> {target}" for source, target in module_imports() if target in modules
+                      and (private := next((i for i, part in enumerate(target.split(".")) if part.startswith("_")
+                                           and not part.startswith("__") and part != "_version"), None)) is not None
+                      and not _inside(source, ".".join(target.split(".")[:private])))  # fmt: skip
+    assert crossing == []
 
 
 def test_every_unit_has_a_stage():

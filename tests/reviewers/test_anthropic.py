@@ -8,7 +8,7 @@ import pytest
 
 from reviewbench.config.reviewers import AnthropicConfig
 from reviewbench.reviewers import ReviewerError, make_reviewer
-from reviewbench.reviewers._messages import GUIDANCE_HEADING
+from reviewbench.reviewers.messages import GUIDANCE_HEADING
 from reviewbench.reviewers.anthropic import AnthropicReviewer
 
 from .servers import FROZEN_TEXT, Reply

@@ -13,7 +13,7 @@ import pytest
 from reviewbench.config.reviewers import OpenAIConfig
 from reviewbench.reviewers import ReviewerError, make_reviewer
 from reviewbench.reviewers._http import ClientPool, parse_retry_after
-from reviewbench.reviewers._messages import GUIDANCE_HEADING
+from reviewbench.reviewers.messages import GUIDANCE_HEADING
 from reviewbench.reviewers.openai import OpenAIReviewer
 
 from .servers import FROZEN_TEXT, Reply

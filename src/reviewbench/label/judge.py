@@ -190,7 +190,7 @@ class _Asker:
         payload = json.dumps(request, ensure_ascii=False)
         if self.client is None:
             from ..errors import OutputTooLarge
-            from ..reviewers._proc import (
+            from ..reviewers.proc import (
                 agent_box,
                 capped_stdout,
                 exit_label,

@@ -16,7 +16,7 @@ from typing import ClassVar
 import libcst as cst
 
 from ..records import Severity
-from .mutations._base import Operator, simple_statement
+from .mutations import Operator, simple_statement
 from .mutations.statement_swap import reads, writes
 from .rename import names_in
 

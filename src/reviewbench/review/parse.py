@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import Finding, Severity
-from ..reviewers._messages import clean_text
+from ..reviewers.messages import clean_text
 
 __all__ = ["CLEAN_REPLIES", "NO_ISSUES", "ParsedReview", "parse_review", "severity_from_word"]
 

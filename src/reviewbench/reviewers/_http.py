@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ._messages import clean_text
+from .messages import clean_text
 from ._transport import lean_transport
 from .base import ReviewerError
 

@@ -52,7 +52,7 @@ from ..records import Finding, PullRequest, ReviewPacket
 from ..store.scratch import make_scratch, remove_tree
 from ._forge_git import build_commits, delete_branches, push_branches
 from ._http import body_excerpt, parse_retry_after, redact
-from ._messages import clean_text
+from .messages import clean_text
 from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
 
 __all__ = ["ForgeReviewer", "pull_request_of", "summary_findings", "time_to_first_review"]

@@ -23,7 +23,7 @@ from ._http import (
     request_headers,
     usage_int,
 )
-from ._messages import system_text, user_text
+from .messages import system_text, user_text
 from .base import ReviewReply, register
 
 __all__ = ["OpenAIReviewer"]

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 from ..config.reviewers import SarifConfig
 from ..records import Finding, ReviewPacket, Severity
 from ._diff import added_lines
-from ._proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
+from .proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 from .base import ReviewerError, ReviewReply, register
 
 __all__ = ["SarifReviewer", "sarif_findings"]

@@ -19,12 +19,14 @@ def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
     """Ctrl-C while the command line is still importing: one line and exit 130, the same as
     :func:`reviewbench.cli.main` gives once it runs (imports take a few hundred ms). A
     compiled module interrupted while it initialises raises ``ImportError`` over the
-    ``KeyboardInterrupt``: that is the interruption too."""
-    seen, current = set(), value
+    ``KeyboardInterrupt``, and pydantic-core building a record's validator turns it into a
+    ``SchemaError`` that only names it: that is the interruption too."""
+    seen, current, named = set(), value, False
     while current is not None and id(current) not in seen and not isinstance(current, KeyboardInterrupt):
         seen.add(id(current))
+        named = named or (type(current).__name__ == "SchemaError" and "KeyboardInterrupt" in str(current))
         current = current.__cause__ or current.__context__
-    if issubclass(kind, KeyboardInterrupt) or isinstance(current, KeyboardInterrupt):
+    if issubclass(kind, KeyboardInterrupt) or isinstance(current, KeyboardInterrupt) or named:
         try:
             _sys.stderr.write("reviewbench: error: interrupted\n")
             _sys.stderr.flush()

@@ -28,6 +28,9 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("cli", "__main__", "__init__"),
 )
 RANK = {unit: rank for rank, units in enumerate(STAGES) for unit in units}
+#: Every module of the package, by dotted name (a package by its own name).
+MODULES = {".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(".__init__")
+           for p in ROOT.rglob("*.py")}  # fmt: skip
 
 
 def _unit(module: str) -> str:
@@ -63,10 +66,8 @@ def module_imports() -> list[tuple[str, str]]:
 def import_graph() -> dict[str, set[str]]:
     """unit -> units it imports (top-level modules and subpackages of reviewbench)."""
     edges: dict[str, set[str]] = defaultdict(set)
-    modules = {".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(".__init__")
-               for p in ROOT.rglob("*.py")}  # fmt: skip
     for source, target in module_imports():
-        if target not in modules and target.rsplit(".", 1)[0] in modules and target.count(".") > 1:
+        if target not in MODULES and target.rsplit(".", 1)[0] in MODULES and target.count(".") > 1:
             continue  # a name imported from a module, not a module
         if target.startswith("reviewbench.") and _unit(target) != _unit(source):
             edges[_unit(source)].add(_unit(target))
@@ -80,9 +81,7 @@ def _inside(module: str, package: str) -> bool:
 def test_a_private_module_is_imported_only_inside_its_package():
     """A leading underscore means private to the package (docs/ARCHITECTURE.md, "Public API"):
     other packages use what the package exports, or a module without one."""
-    modules = {".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(".__init__")
-               for p in ROOT.rglob("*.py")}  # fmt: skip
-    crossing = sorted(f"{source} -> {target}" for source, target in module_imports() if target in modules
+    crossing = sorted(f"{source} -> {target}" for source, target in module_imports() if target in MODULES
                       and (private := next((i for i, part in enumerate(target.split(".")) if part.startswith("_")
                                            and not part.startswith("__") and part != "_version"), None)) is not None
                       and not _inside(source, ".".join(target.split(".")[:private])))  # fmt: skip

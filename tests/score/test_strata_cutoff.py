@@ -216,3 +216,6 @@ def test_the_report_shows_the_holdout_and_the_cutoff_split(rundir, tmp_path, cli
     assert cli("report", rundir, "--html", plain, "--bootstrap", 200).code == 0
     page = plain.read_text()
     assert "natural (holdout, 2 cases)" in page and "before 2024-01-01" not in page
+    bad = cli("report", rundir, "--html", tmp_path / "bad.html", "--cutoff", "last spring")
+    assert bad.code == 2 and bad.stderr.count("\n") == 1 and "cutoff 'last spring' is not a date" in bad.stderr
+    assert not (tmp_path / "bad.html").exists()

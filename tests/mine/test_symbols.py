@@ -110,3 +110,23 @@ def test_identifiers_skip_keywords_and_short_names():
 def test_an_empty_file_has_no_symbol(language):
     assert SymbolIndex("", language).at(1) is None
     assert SymbolIndex("\n\n", language).at(2) is None
+
+
+def test_identifiers_come_from_code_not_comments_strings_or_docstrings():
+    """A reviewer quoting a word of a comment or docstring must not identify a defect."""
+    lines = [
+        "# __missing__ may not store item",
+        "value = cache.lookup(key)  # only when accessed",
+        'message = "returns itself unchanged"',
+        '    """Return the stored thing.',
+        "",
+        "    Arguments are positional here.",
+        '    """',
+        "    total = compute(values) // divisor",
+        "    label = f'{prefix}-x'",
+    ]
+    assert identifiers(lines, "python") == {"value", "cache", "lookup", "message", "total", "compute", "values",
+                                            "divisor", "label"}  # fmt: skip
+    assert identifiers(["int count = limit; // counts every item", 'log("store this")'], "c") == {"count", "limit"}
+    # A one-line docstring and a string with an escaped quote.
+    assert identifiers(['"""Summary words here."""', 'text = "say \\"hello\\" again"'], "python") == {"text"}

@@ -188,14 +188,15 @@ class FixReversalMiner:
         seed = self.config.seed
         cid = case_id(seed, entry.sha)
         locations: list[Location] = []
-        restored: list[str] = []  # lines the fix removed, which the patch writes back
-        taken: list[str] = []  # lines the fix added, which the patch takes away
+        restored: set[str] = set()  # identifiers of lines the fix removed, which the patch writes back
+        taken: set[str] = set()  # identifiers of lines the fix added, which the patch takes away
         enclosing: set[str] = set()
         for change in source:
             index = _symbols(change, contents)
+            language = language_of(change.path)
             for block in change.blocks:
-                restored.extend(block.added)
-                taken.extend(block.removed)
+                restored |= identifiers(block.added, language)
+                taken |= identifiers(block.removed, language)
                 if change.new_path is None:
                     continue
                 start, end = block.span()
@@ -205,8 +206,8 @@ class FixReversalMiner:
                 locations.append(Location(path=change.new_path, start_line=start, end_line=end, symbol=symbol))
             if change.new_path is None:
                 locations.append(Location(path=change.old_path or "", start_line=0, end_line=0))
-        fix_removed = identifiers(restored) - identifiers(taken)
-        fix_added = identifiers(taken) - identifiers(restored)
+        fix_removed = restored - taken
+        fix_added = taken - restored
         paths = [c.path for c in source]
         languages = Counter(lang for p in paths if (lang := language_of(p)))
         case = Case(

@@ -186,7 +186,7 @@ class MutationMiner:
         symbol = SymbolIndex(mutated, "python").at(start)
         old_lines, new_lines = split_lines(text), split_lines(mutated)
         changed = old_lines[site.line - 1 : site.end_line] + new_lines[start - 1 : end]
-        names = identifiers(changed) | ({symbol.rsplit(".", 1)[-1]} if symbol else set())
+        names = identifiers(changed, "python") | ({symbol.rsplit(".", 1)[-1]} if symbol else set())
         tests = self.coverage.tests_for(path, site.line) if self.coverage else []
         gold = GoldRecord(
             case_id=cid,

@@ -316,10 +316,11 @@ class NaturalMiner:
             locations = self._locations(sha, paths, [b for b, _ in lines], texts)
             if not locations:
                 continue
-            removed = [text for _, text in lines]
             fix_defect = fix.gold.defects[0] if fix.gold.defects else None
             # What the fix took away, on the lines this commit wrote: the patch adds them.
-            restored = identifiers(removed) & set(fix_defect.removed_identifiers if fix_defect else ())
+            # Blamed lines need not be consecutive: each is read on its own.
+            written = set().union(*(identifiers([t], language_of(b.orig_path)) for b, t in lines))
+            restored = written & set(fix_defect.removed_identifiers if fix_defect else ())
             enclosing = {loc.symbol.rsplit(".", 1)[-1] for loc in locations if loc.symbol}
             fix_sha = fix.gold.provenance.commit or ""
             defects.append(Defect(

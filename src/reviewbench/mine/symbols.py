@@ -45,12 +45,50 @@ _DEFINITION = re.compile(
 )
 
 
-def identifiers(lines: list[str] | tuple[str, ...]) -> set[str]:
-    """Identifiers of at least four characters in ``lines``, keywords excluded."""
+def identifiers(lines: list[str] | tuple[str, ...], language: str | None = None) -> set[str]:
+    """Identifiers of at least four characters in the code of ``lines``, keywords excluded.
+
+    Comments, string literals and docstrings are prose, not code: a reviewer that quotes a
+    word of one has not named the defect (``score/identify.py`` takes these as evidence).
+    ``lines`` are consecutive, so a docstring opened on one line is followed to its close.
+    """
     found: set[str] = set()
-    for line in lines:
-        found.update(m for m in _IDENT.findall(line) if m not in KEYWORDS)
+    for code in _code_only(lines, language):
+        found.update(m for m in _IDENT.findall(code) if m not in KEYWORDS)
     return found
+
+
+_TRIPLE = re.compile(r'"""|\'\'\'')
+_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_HASH_COMMENT = re.compile(r"#.*")
+_SLASH_COMMENT = re.compile(r"//.*")
+#: Languages whose line comments start with ``#`` (elsewhere ``//``; ``//`` is Python's floor division).
+_HASH_LANGUAGES = {"python", "ruby", "shell", "perl", "r", "yaml", "toml"}
+
+
+def _code_only(lines: list[str] | tuple[str, ...], language: str | None) -> list[str]:
+    comment = _HASH_COMMENT if language in _HASH_LANGUAGES or language is None else _SLASH_COMMENT
+    open_quote: str | None = None  # inside a triple-quoted string that began on an earlier line
+    kept: list[str] = []
+    for line in lines:
+        code = ""
+        rest = line
+        while rest:
+            if open_quote is not None:
+                end = rest.find(open_quote)
+                if end < 0:
+                    rest = ""
+                    break
+                rest, open_quote = rest[end + 3 :], None
+                continue
+            m = _TRIPLE.search(rest)
+            head = rest if m is None else rest[: m.start()]
+            code += head
+            if m is None:
+                break
+            open_quote, rest = m.group(), rest[m.end() :]
+        kept.append(comment.sub("", _QUOTED.sub('""', code)))
+    return kept
 
 
 _PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")

@@ -91,15 +91,16 @@ class _StripDocstrings(ast.NodeTransformer):
         return node
 
 
-def _python_shape(text: str, *, alpha: bool = False) -> str | None:
+def _python_shapes(text: str) -> tuple[str, str] | None:
+    """The file's AST without docstrings, dumped as it is and with its bound names
+    renamed canonically (one parse for both)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
     tree = _StripDocstrings().visit(tree)
-    if alpha:
-        tree = _AlphaRename(_bound_names(tree)).visit(tree)
-    return ast.dump(tree)
+    plain = ast.dump(tree)
+    return plain, ast.dump(_AlphaRename(_bound_names(tree)).visit(tree))
 
 
 def _bound_names(tree: ast.AST) -> set[str]:
@@ -161,9 +162,9 @@ def is_cosmetic(old: str, new: str, language: str | None) -> bool:
     the file binds (refactoring-aware SZZ): for Python the same AST up to docstrings and
     such a renaming; otherwise the same text without whitespace and line comments."""
     if language == "python":
-        a, b = _python_shape(old), _python_shape(new)
+        a, b = _python_shapes(old), _python_shapes(new)
         if a is not None and b is not None:
-            return a == b or _python_shape(old, alpha=True) == _python_shape(new, alpha=True)
+            return a[0] == b[0] or a[1] == b[1]
 
     def squeeze(text: str) -> str:
         return "".join(_LINE_COMMENT.sub("", text).split())

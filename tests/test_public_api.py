@@ -55,3 +55,16 @@ def test_the_cli_starts_without_the_heavy_libraries():
             "print(','.join(heavy))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ""
+
+
+def test_run_and_register_read_the_gates_without_scipy():
+    """`reviewbench run` and `register` read the gates file (score.gates) but compute no
+    statistic: scipy's half second is paid by the commands that score."""
+    code = ("import sys, reviewbench.registration, reviewbench.review.runner, reviewbench.score.gates; "
+            "heavy = [m for m in ('numpy', 'scipy', 'reviewbench.score._api') if m in sys.modules]; "
+            "print(','.join(heavy))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ""
+    from reviewbench.score import score_run  # the package still exports it, on first use
+
+    assert callable(score_run)

@@ -44,8 +44,8 @@ if _sys.excepthook is _sys.__excepthook__ and (
 ):
     _sys.excepthook = _quiet_interrupt
 
-from importlib import import_module as _import_module  # noqa: E402
 
+from ._lazy import lazy_exports as _lazy_exports  # noqa: E402
 from ._version import __version__  # noqa: E402
 from .config import MineConfig  # noqa: E402
 from .errors import ReviewbenchError  # noqa: E402
@@ -94,14 +94,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reviewbench' has no attribute {name!r}")
-    value = getattr(_import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(globals(), _LAZY)

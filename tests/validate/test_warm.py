@@ -379,9 +379,10 @@ def test_the_warm_up_leaves_nothing_a_test_can_see(git_repo, tmp_path, monkeypat
     assert states["1"]["addopts"] == "--runslow"
 
 
-def test_a_plugin_that_breaks_the_warm_up_still_gets_warm_runs(git_repo, tmp_path):
+def test_a_plugin_that_breaks_the_warm_up_still_gets_warm_runs(git_repo, tmp_path, monkeypatch):
     """A third-party plugin that fails outside the project makes the server start again
     without the warm-up, not fall back to cold runs."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # the plugin is the point
     plugins = tmp_path / "plugins"
     (plugins / "fussy_plugin-1.0.dist-info").mkdir(parents=True)
     (plugins / "fussy_plugin-1.0.dist-info" / "METADATA").write_text("Name: fussy-plugin\nVersion: 1.0\n")

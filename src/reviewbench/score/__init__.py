@@ -1,11 +1,10 @@
-"""Stage 4: judge every finding, compute metrics with intervals, decide (SPEC 8)."""
+"""Stage 4: judge every finding, compute metrics with intervals, decide (SPEC 8).
 
-from ._api import ScoreOptions, eligible_cases, score_run
-from .gates import Gates, decide, load_gates
-from .match import match_run
-from .registry import METRICS, RATE_METRICS
-from .result import ScoreResult
-from .verdicts import Evidence, FindingVerdict, VerdictOverride
+Names load on first use: ``run`` and ``register`` read the gates file through
+:mod:`.gates` without paying for scipy, which scoring itself needs.
+"""
+
+from .._lazy import lazy_exports as _lazy_exports
 
 __all__ = [
     "METRICS",
@@ -22,3 +21,12 @@ __all__ = [
     "match_run",
     "score_run",
 ]
+
+__getattr__, __dir__ = _lazy_exports(globals(), {
+    "ScoreOptions": "._api", "eligible_cases": "._api", "score_run": "._api",
+    "Gates": ".gates", "decide": ".gates", "load_gates": ".gates",
+    "match_run": ".match",
+    "METRICS": ".registry", "RATE_METRICS": ".registry",
+    "ScoreResult": ".result",
+    "Evidence": ".verdicts", "FindingVerdict": ".verdicts", "VerdictOverride": ".verdicts",
+})  # fmt: skip

@@ -13,6 +13,8 @@ import pytest
 from reviewbench.demo import build_sample_repository, run_demo
 from reviewbench.demo.sample import FIX_COUNT
 
+from ..conftest import run_cli
+
 GOLDEN = Path(__file__).with_name("golden_scoreboard.json")
 
 
@@ -47,8 +49,30 @@ def test_sample_history_is_deterministic(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return run_demo(tmp_path_factory.mktemp("demo") / "out")
+def demo_cli(tmp_path_factory):
+    """One run of the whole pipeline, as a user types it: ``reviewbench demo --out DIR``
+    through the real ``main``, in this process so that what ``run_demo`` returned is at
+    hand too (the pipeline takes half a minute: one run serves every test here)."""
+    import reviewbench.demo as package
+
+    results = []
+
+    def keep(*args, **kwargs):
+        results.append(run_demo(*args, **kwargs))
+        return results[-1]
+
+    out = tmp_path_factory.mktemp("demo") / "out"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(package, "run_demo", keep)
+        printed = run_cli("demo", "--out", out)
+    assert printed.returncode == 0, printed.stderr
+    (result,) = results
+    return result, printed
+
+
+@pytest.fixture(scope="module")
+def demo(demo_cli):
+    return demo_cli[0]
 
 
 def test_demo_scoreboard_matches_the_golden_snapshot(demo):
@@ -78,14 +102,14 @@ def test_every_fix_is_observed_and_the_baselines_bracket_the_metrics(demo):
     assert (demo.rundir / "verdicts.jsonl").is_file()
 
 
-def test_demo_cli_prints_the_scoreboard_and_next_steps(demo, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "demo", "--out", str(tmp_path / "d")],
-                          capture_output=True, text=True)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+def test_demo_cli_prints_the_scoreboard_and_next_steps(demo_cli, tmp_path):
+    result, proc = demo_cli
     assert "detection" in proc.stdout and "NOT permitted" in proc.stdout
     assert "reviewbench mine ~/src/yourlib" in proc.stdout
-    assert (tmp_path / "d" / ".reviewbench-demo").exists()  # so a rerun may replace it
-    # Any other non-empty directory is refused, before anything is written.
+    assert f"Report: {result.report.resolve()}" in proc.stdout
+    assert (result.rundir.parent / ".reviewbench-demo").exists()  # so a rerun may replace it
+    # Any other non-empty directory is refused, before anything is written: checked in a
+    # separate interpreter, as the README's command runs.
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "keep.txt").write_text("mine")
     refused = subprocess.run([sys.executable, "-m", "reviewbench", "demo", "--out", str(tmp_path / "other")],

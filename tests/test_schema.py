@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from .conftest import run_cli
+
 NAMES = ("cases", "gold", "corpus")
 
 
 def reviewbench(*args: object) -> str:
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)],
-                          capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+    proc = run_cli(*args)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     return proc.stdout

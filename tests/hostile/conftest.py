@@ -42,8 +42,24 @@ def run_cli(*args: object, cwd: Path | None = None, env: dict[str, str] | None =
 
 
 @pytest.fixture
-def cli():
+def cli_process():
+    """The CLI as a separate process: where a hang must end at a timeout (special files),
+    where output a child writes to the inherited stdout counts, or where an environment
+    variable read once per process (``TMPDIR``) is the point."""
     return run_cli
+
+
+def run_inproc(*args: object, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+    """The CLI through the real ``main`` in this process (no interpreter start-up)."""
+    from ..conftest import run_cli as run_main
+
+    return Result(run_main(*args, cwd=cwd, env=env))
+
+
+@pytest.fixture
+def cli():
+    """The CLI in this process: exit codes and one-line errors are what most tests here check."""
+    return run_inproc
 
 
 def write_corpus(path: Path, repo: Path, base: str, cases: list[dict], gold: list[dict],
@@ -85,21 +101,3 @@ def gold(case_id: str, path: str = "app.py", test_paths: list[str] | None = None
                      "locations": [{"path": path, "start_line": 1, "end_line": 1}]}],
         "provenance": {"test_paths": test_paths or []}, "validation": None,
     }  # fmt: skip
-
-
-@pytest.fixture
-def cli_inproc(capsys):
-    """The CLI in this process (no interpreter start-up): for commands run many times."""
-    from reviewbench.cli import main
-
-    def run(*args: object) -> Result:
-        capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        out, err = capsys.readouterr()
-        return Result(subprocess.CompletedProcess(args, code, out, err))
-
-    return run

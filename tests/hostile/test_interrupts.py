@@ -126,7 +126,7 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path):
 @pytest.mark.parametrize("interrupt,code,word", [(KeyboardInterrupt, 130, "interrupted"),
                                                  (Terminated, 143, "terminated")])  # fmt: skip
 def test_a_library_that_fails_while_an_interrupt_unwinds_is_still_an_interruption(
-    git_repo, tmp_path, cli_inproc, monkeypatch, interrupt, code, word
+    git_repo, tmp_path, cli, monkeypatch, interrupt, code, word
 ):
     # Ctrl-C inside libcst's position provider (mine's mutation sites): its clean-up raised
     # KeyError over the KeyboardInterrupt, and mine ended "internal error: KeyError: ..."
@@ -140,19 +140,19 @@ def test_a_library_that_fails_while_an_interrupt_unwinds_is_still_an_interruptio
     monkeypatch.setattr("reviewbench.cli.mine.mine_corpus", interrupted)
     repo = git_repo()
     repo.commit("init", {"a.py": "x = 1\n"})
-    result = cli_inproc("mine", repo.path, "--out", tmp_path / "corpus")
+    result = cli("mine", repo.path, "--out", tmp_path / "corpus")
     assert result.code == code
     assert result.err.strip().splitlines() == [f"reviewbench: error: {word}"]
 
 
-def test_an_internal_error_is_one_short_line(git_repo, tmp_path, cli_inproc, monkeypatch):
+def test_an_internal_error_is_one_short_line(git_repo, tmp_path, cli, monkeypatch):
     def bug(*args, **kwargs):
         raise KeyError("node(\n" + "    whitespace='',\n" * 5000 + ")")
 
     monkeypatch.setattr("reviewbench.cli.mine.mine_corpus", bug)
     repo = git_repo()
     repo.commit("init", {"a.py": "x = 1\n"})
-    result = cli_inproc("mine", repo.path, "--out", tmp_path / "corpus")
+    result = cli("mine", repo.path, "--out", tmp_path / "corpus")
     assert result.code == 1
     lines = result.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("reviewbench: error: internal error: KeyError")

@@ -119,7 +119,7 @@ def corpus(git_repo, tmp_path) -> Path:
     return out
 
 
-def test_a_flooding_reviewer_makes_invalid_runs_stored_once(tmp_path, corpus, cli):
+def test_a_flooding_reviewer_makes_invalid_runs_stored_once(tmp_path, corpus, cli_process):
     experiment = tmp_path / "experiment.toml"
     experiment.write_text(
         f"corpus = {json.dumps(str(corpus))}\nrepeats = 1\nseed = 1\n"
@@ -127,7 +127,7 @@ def test_a_flooding_reviewer_makes_invalid_runs_stored_once(tmp_path, corpus, cl
         'reviewer = { kind = "command", command = "yes src/app.py:1 high a finding", max_output_bytes = 8192 }\n'
     )
     rundir = tmp_path / "runs"
-    result = cli("run", experiment, "--out", rundir, "--json")
+    result = cli_process("run", experiment, "--out", rundir, "--json")
     assert "Traceback" not in result.err
     db = sqlite3.connect(rundir / "runs.sqlite")
     rows = db.execute("SELECT state, error, raw_output, unparsed FROM runs").fetchall()
@@ -140,6 +140,6 @@ def test_a_flooding_reviewer_makes_invalid_runs_stored_once(tmp_path, corpus, cl
     assert db.execute("SELECT count(*) FROM findings").fetchone()[0] == 0
     db.close()
     # A resume does not ask again: the run ended, invalid.
-    again = cli("run", experiment, "--out", rundir, "--json")
+    again = cli_process("run", experiment, "--out", rundir, "--json")
     assert "Traceback" not in again.err
     assert json.loads(again.out)["requests"] == 0

@@ -79,13 +79,13 @@ def test_an_edited_prompt_or_guidance_file_is_not_mixed_into_earlier_runs(tmp_pa
     cli("run", experiment, "--out", rundir).one_line_error("prompt or guidance")
 
 
-def test_oversized_or_special_prompt_files_are_refused(tmp_path, corpus, cli):
+def test_oversized_or_special_prompt_files_are_refused(tmp_path, corpus, cli_process):
     big = tmp_path / "big.txt"
     big.write_bytes(b"x" * ((1 << 20) + 1))
     experiment = _experiment(tmp_path, corpus, '{ kind = "silent" }', f'prompt = "{big.name}"\n')
-    cli("run", experiment, "--out", tmp_path / "r1").one_line_error("larger than 1 MiB")
+    cli_process("run", experiment, "--out", tmp_path / "r1").one_line_error("larger than 1 MiB")
     experiment = _experiment(tmp_path, corpus, '{ kind = "silent" }', 'guidance = "/dev/zero"\n')
-    cli("run", experiment, "--out", tmp_path / "r2").one_line_error("not a regular file")
+    cli_process("run", experiment, "--out", tmp_path / "r2").one_line_error("not a regular file")
 
 
 def test_a_hand_edited_registration_is_one_line(tmp_path, corpus, cli):
@@ -116,20 +116,20 @@ def test_a_negative_bootstrap_seed_is_refused(tmp_path, corpus, cli):
 
 @pytest.mark.parametrize("line,field", [('repeats = "3"', "repeats"), ("seed = 1.5", "seed"),
                                         ("rename = 1", "rename")])  # fmt: skip
-def test_experiment_fields_are_strictly_typed(tmp_path, corpus, cli_inproc, line, field):
+def test_experiment_fields_are_strictly_typed(tmp_path, corpus, cli, line, field):
     path = tmp_path / "experiment.toml"
     path.write_text(f'corpus = {json.dumps(str(corpus))}\n{line}\n[[condition]]\nname = "A"\n'
                     'concurrency = 2\nreviewer = { kind = "silent" }\n')  # fmt: skip
-    result = cli_inproc("run", path, "--out", tmp_path / "runs")
+    result = cli("run", path, "--out", tmp_path / "runs")
     assert result.code == 2
     result.one_line_error(field)
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_gates_with_non_finite_values_are_refused(tmp_path, corpus, cli_inproc, value):
+def test_gates_with_non_finite_values_are_refused(tmp_path, corpus, cli, value):
     gates = tmp_path / "gates.toml"
     gates.write_text(f'[fallback]\nname = "none"\n[[tier]]\nname = "t"\n'
                      f'when = [{{ metric = "recall", op = ">=", value = {value} }}]\n')  # fmt: skip
     experiment = _experiment(tmp_path, corpus, '{ kind = "silent" }')
-    result = cli_inproc("register", experiment, "--out", tmp_path / "runs", "--gates", gates)
+    result = cli("register", experiment, "--out", tmp_path / "runs", "--gates", gates)
     result.one_line_error("finite")

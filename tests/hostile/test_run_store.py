@@ -36,9 +36,9 @@ def rundir(tmp_path_factory) -> Path:
                           f'[[condition]]\nname = "A"\nreviewer = {{ kind = "command", command = "python {script}", sandbox = false }}\n'
                           '[[condition]]\nname = "B"\nretries = 0\nreviewer = { kind = "openai", '
                           'base_url = "http://127.0.0.1:9/v1", model = "=1+1", api_key_env = "" }\n')  # fmt: skip
-    from tests.hostile.conftest import run_cli
+    from tests.hostile.conftest import run_inproc
 
-    result = run_cli("run", experiment, "--out", root / "runs")
+    result = run_inproc("run", experiment, "--out", root / "runs")
     # B is unreachable on purpose (its failed runs are part of the store under test): the
     # runs are recorded, and the exit status says no answer came from B.
     assert result.code == 1 and "every run of condition B failed" in result.err, result.err
@@ -84,13 +84,13 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("name", sorted(DAMAGE))
-def test_a_damaged_store_is_one_line_and_left_as_it_is(rundir, tmp_path, cli_inproc, name):
+def test_a_damaged_store_is_one_line_and_left_as_it_is(rundir, tmp_path, cli, name):
     copy = _copy(rundir, tmp_path)
     db = copy / "runs.sqlite"
     DAMAGE[name](db)
     before = _digest(db)
     for args in READERS:
-        result = cli_inproc(args[0], copy, *args[1:])
+        result = cli(args[0], copy, *args[1:])
         result.one_line_error()
         assert "runs.sqlite" in result.err, (args, result.err)
         assert _digest(db) == before, args  # never repaired, never re-created
@@ -115,7 +115,7 @@ def test_export_into_a_directory_or_a_missing_folder_is_one_line(rundir, tmp_pat
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_a_full_disk_names_the_file(rundir, cli_inproc):
-    cli_inproc("export", rundir, "--out", "/dev/full").one_line_error(
+def test_a_full_disk_names_the_file(rundir, cli):
+    cli("export", rundir, "--out", "/dev/full").one_line_error(
         "no space left on device at /dev/full"
     )

@@ -12,7 +12,7 @@ from reviewbench import MineConfig, mine_corpus
 
 
 @pytest.mark.parametrize("context", ["diff", "tree"])
-def test_runs_leave_no_tree_folders_and_sweep_dead_ones(git_repo, tmp_path, cli, context):
+def test_runs_leave_no_tree_folders_and_sweep_dead_ones(git_repo, tmp_path, cli_process, context):
     repo = git_repo()
     repo.commit("init", {"app/a.py": "def a(x):\n    return x\n"})
     repo.commit(
@@ -30,12 +30,12 @@ def test_runs_leave_no_tree_folders_and_sweep_dead_ones(git_repo, tmp_path, cli,
     experiment = tmp_path / "experiment.toml"
     experiment.write_text(f"corpus = {json.dumps(str(tmp_path / 'corpus'))}\nrepeats = 1\n"
                           f'[[condition]]\nname = "A"\ncontext = "{context}"\nreviewer = {{ kind = "flag_all" }}\n')  # fmt: skip
-    result = cli("run", experiment, "--out", tmp_path / "runs", env={"TMPDIR": str(scratch)})
+    result = cli_process("run", experiment, "--out", tmp_path / "runs", env={"TMPDIR": str(scratch)})
     assert result.code == 0, result.err
     assert sorted(p.name for p in scratch.iterdir()) == [alive.name]
 
 
-def test_mine_sweeps_the_stage_of_a_killed_mine(git_repo, tmp_path, cli_inproc):
+def test_mine_sweeps_the_stage_of_a_killed_mine(git_repo, tmp_path, cli):
     repo = git_repo()
     repo.commit("init", {"app/a.py": "def a(x):\n    return x\n"})
     repo.commit("fix a", {"app/a.py": "def a(x):\n    return x or 0\n"})
@@ -43,7 +43,7 @@ def test_mine_sweeps_the_stage_of_a_killed_mine(git_repo, tmp_path, cli_inproc):
     (stale / "patches").mkdir(parents=True)
     live = tmp_path / f".corpus.{os.getpid()}-abcd.tmp"
     live.mkdir()
-    result = cli_inproc("mine", repo.path, "--out", tmp_path / "corpus")
+    result = cli("mine", repo.path, "--out", tmp_path / "corpus")
     assert result.code == 0, result.err
     assert not stale.exists() and live.exists()
 

@@ -1,20 +1,20 @@
-"""``label``, ``agreement`` and ``judge`` as a user runs them: real subprocesses, real files."""
+"""``label``, ``agreement`` and ``judge`` as a user runs them: the real ``main``, real files;
+``label serve`` in a real subprocess, since Ctrl-C is the point there."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
 
+from ..conftest import run_cli
+
 
 def run(*args):
-    env = {k: v for k, v in os.environ.items() if k != "REVIEWBENCH_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=120, check=False)  # fmt: skip
+    return run_cli(*args)
 
 
 def one_error(proc, code, fragment):

@@ -10,6 +10,7 @@ from reviewbench.label.report import labels_section, labels_view, render_labels_
 from reviewbench.report import ReportOptions, build_report, render_html
 from reviewbench.score import ScoreOptions, score_run
 
+from ..conftest import run_cli
 from .conftest import CONDITIONS
 from .test_store import YES, keys_by_text, plan, row, write
 
@@ -47,14 +48,10 @@ def test_the_section_shows_agreement_evidence_actionability_and_triage(rundir, t
 
 
 def test_the_report_command_includes_the_section(rundir, tmp_path):
-    import subprocess
-    import sys
-
     keys = keys_by_text(rundir)
     import_labels(rundir, write(tmp_path / "ann.jsonl", plan(keys)), rater="ann")
     out = tmp_path / "r.html"
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "report", str(rundir), "--html", str(out),
-                           "--bootstrap", "100", "--include-unvalidated"], capture_output=True, text=True, check=False)  # fmt: skip
+    proc = run_cli("report", rundir, "--html", out, "--bootstrap", "100", "--include-unvalidated")
     assert proc.returncode == 0, proc.stderr
     html = out.read_text()
     assert 'id="labels"' in html and "No two raters have labelled the same claims yet." in html

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from reviewbench import MineConfig, mine_corpus, read_corpus
+
+from ..conftest import run_cli
 
 BILLING = "def total(lines):\n    acc = 0\n    for price in lines:\n        acc += price\n    return acc\n"
 VIOLATION = "def total(lines):\n    acc = 0\n    for price in lines:\n        acc += round(price, 2)\n    return acc\n"
@@ -30,8 +30,7 @@ SAFE_GOLD = 'expect_finding = false\nstratum = "safe_counterexample"\n'
 
 
 def rb(*args):
-    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True,
-                          check=False, timeout=120)  # fmt: skip
+    return run_cli(*args)
 
 
 @pytest.fixture

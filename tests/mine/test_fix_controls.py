@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.mine.controls import CONTROL_KINDS
 from reviewbench.validate import validate_corpus
 
+from ..conftest import run_cli
 from .conftest import SHAPES, TEXT, apply_in_clone, validate_config
 
 #: (file, the broken text, the commit subjects): each is broken, then fixed.
@@ -132,8 +132,7 @@ def test_fix_in_a_file_without_refactor_sites_falls_back_to_head(git_repo, tmp_p
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, cwd=cwd,
-                          check=False)
+    return run_cli(*args, cwd=cwd)
 
 
 def test_cli_mine_and_show_count_the_controls(fixes, tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,8 @@ from reviewbench.config import ValidateConfig
 from reviewbench.errors import CorpusError
 from reviewbench.mine.natural import is_cosmetic
 from reviewbench.validate import validate_corpus
+
+from ..conftest import run_cli
 
 CALC_OK = (
     "def discount(price, rate):\n"
@@ -132,15 +133,12 @@ def test_natural_cases_validate_with_the_fix_tests(history, tmp_path):
 
 def test_cli_natural_reports_its_counts(history, tmp_path):
     out = tmp_path / "corpus"
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "mine", str(history.path), "--out", str(out),
-                           "--natural", "--json"], capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+    proc = run_cli("mine", history.path, "--out", out, "--natural", "--json")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["natural"]["cases"] == 3 and result["natural"]["traced_fixes"] == 3
     assert result["by_stratum"]["natural"] == 3
-    bad = subprocess.run([sys.executable, "-m", "reviewbench", "mine", str(history.path), "--out", str(tmp_path / "x"),
-                          "--natural", "--no-fixes", "--mutations", "1"], capture_output=True, text=True, check=False,
-                         timeout=120)  # fmt: skip
+    bad = run_cli("mine", history.path, "--out", tmp_path / "x", "--natural", "--no-fixes", "--mutations", "1")
     assert bad.returncode == 2 and bad.stderr.startswith("reviewbench: error:") and "--natural" in bad.stderr
 
 

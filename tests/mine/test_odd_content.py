@@ -11,13 +11,14 @@ import json
 import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from reviewbench import read_corpus
+
+from ..conftest import run_cli
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
@@ -29,11 +30,7 @@ def mine(repo_path: Path, out: Path, *args: str) -> dict:
     """
     if "--controls-ratio" not in args:
         args = (*args, "--controls-ratio", "0")
-    proc = subprocess.run(
-        [sys.executable, "-m", "reviewbench", "mine", str(repo_path), "--out", str(out), "--json",
-         *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    proc = run_cli("mine", repo_path, "--out", out, "--json", *args)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     return json.loads(proc.stdout)

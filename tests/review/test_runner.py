@@ -19,7 +19,7 @@ from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import plan_runs, run_experiment
 from reviewbench.store.runs import RunStore
 
-from ..conftest import default_sigint
+from ..conftest import default_sigint, run_cli
 from ..reviewers.servers import FakeLLMServer, Reply
 
 
@@ -218,22 +218,18 @@ def test_export_formats_and_runs_listing(tmp_path, corpus):
     conditions = _condition("all", '{ kind = "flag_all" }')
     path = _experiment(tmp_path, corpus, conditions, repeats=2)
     out = tmp_path / "runs"
-    assert subprocess.run([sys.executable, "-m", "reviewbench", "run", str(path), "--out", str(out)],
-                          capture_output=True).returncode == 0  # fmt: skip
-    listed = json.loads(subprocess.run([sys.executable, "-m", "reviewbench", "runs", str(out), "--json"],
-                                       capture_output=True, text=True).stdout)  # fmt: skip
+    assert run_cli("run", path, "--out", out).returncode == 0
+    listed = json.loads(run_cli("runs", out, "--json").stdout)
     assert len(listed) == 6
     required = {"run_id", "case_id", "condition", "repetition", "variant", "state", "model_requested",
                 "model_returned", "tokens_in", "tokens_out", "latency_s", "findings"}  # fmt: skip
     assert all(required <= set(row) for row in listed)
     assert {row["findings"] for row in listed} == {1}
-    lines = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out)],
-                           capture_output=True, text=True).stdout.splitlines()  # fmt: skip
+    lines = run_cli("export", out).stdout.splitlines()
     records = [json.loads(line) for line in lines]
     assert all({"task", "model", "repeat", "text"} <= set(r) for r in records)
     assert {r["repeat"] for r in records} == {0, 1}
-    csv_text = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out), "--format", "csv"],
-                              capture_output=True, text=True).stdout  # fmt: skip
+    csv_text = run_cli("export", out, "--format", "csv").stdout
     assert csv_text.splitlines()[0].startswith("run_id,case_id,condition")
     assert len(csv_text.splitlines()) == 7
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from reviewbench.records import PullRequest
 from reviewbench.score import ScoreOptions, score_run
 from reviewbench.store.runs import RunStore
 
+from ..conftest import run_cli
 from .test_score import _row, corpus  # noqa: F401  (the corpus fixture: known eligible cases)
 
 FORGE = {"kind": "github", "repo": "acme/sandbox", "bot": "review-bot"}
@@ -84,8 +83,7 @@ def test_a_forge_condition_never_reviewed_is_not_scored_but_counted(rundir):
 
 
 def test_score_text_json_schema_and_report_show_it_for_forge_conditions_only(rundir, tmp_path):
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, check=False)
+    cli = run_cli
 
     data = json.loads(cli("score", str(rundir), "--json", "--bootstrap", "100").stdout)
     assert data["conditions"]["bot"]["metrics"]["time_to_first_review_s"]["den"] == 6

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
-
 import pytest
 
 from reviewbench import MineConfig, mine_corpus
 
+from ..conftest import run_cli
+
 
 def rb(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd)  # fmt: skip
+    return run_cli(*args, cwd=cwd)  # in this process: exit codes and one-line errors are the point
 
 
 @pytest.fixture

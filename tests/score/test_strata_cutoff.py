@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,8 @@ from reviewbench.records import (
 from reviewbench.score import ScoreOptions, score_run
 from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
+
+from ..conftest import run_cli
 
 # case id: (stratum, source date, found by condition A)
 CASES = {
@@ -112,9 +112,7 @@ def test_cutoff_splits_every_metric_before_and_after(rundir):
 
 
 def test_cli_cutoff_scoreboard_and_bad_date(rundir):
-    def rb(*args):
-        return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True,
-                              text=True, check=False, timeout=120)  # fmt: skip
+    rb = run_cli
 
     proc = rb("score", rundir, "--cutoff", "2024-01-01", "--bootstrap", 200)
     assert proc.returncode == 0, proc.stderr
@@ -128,14 +126,12 @@ def test_cli_cutoff_scoreboard_and_bad_date(rundir):
 
 def test_show_prints_the_source_date_histogram(rundir):
     corpus = rundir.parent / "corpus"
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus), "--json"], capture_output=True,
-                          text=True, check=False, timeout=120)  # fmt: skip
+    proc = run_cli("show", corpus, "--json")
     assert proc.returncode == 0, proc.stderr
     # d3 and k1 carry no date of their own: they count at the corpus's creation (2026-01).
     assert json.loads(proc.stdout)["by_source_month"] == {"2020-01": 1, "2021-01": 1, "2023-01": 1, "2025-06": 1,
                                                           "2026-01": 2}  # fmt: skip
-    text = subprocess.run([sys.executable, "-m", "reviewbench", "show", str(corpus)], capture_output=True, text=True,
-                          check=False, timeout=120).stdout  # fmt: skip
+    text = run_cli("show", corpus).stdout
     assert "source month" in text and "2025-06" in text
 
 

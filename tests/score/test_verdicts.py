@@ -8,8 +8,6 @@ is planned, so every figure below is known in advance.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from importlib.resources import files
 from pathlib import Path
 
@@ -31,6 +29,8 @@ from reviewbench.score import Evidence, ScoreOptions, VerdictOverride, score_run
 from reviewbench.score.identify import IdentifiedBy, identify
 from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
+
+from ..conftest import run_cli
 
 DEFECTS = 12
 CONTROLS = 6
@@ -323,8 +323,7 @@ def test_verdicts_that_cannot_be_written_are_one_line_not_a_traceback(rundir):
 
     (rundir / "verdicts.jsonl").mkdir()  # in the way: the atomic replace fails (as root too)
     (rundir / "verdicts.jsonl" / "keep").write_text("x")
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "100"],
-                          capture_output=True, text=True)  # fmt: skip
+    proc = run_cli("score", rundir, "--bootstrap", "100")
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "cannot write" in proc.stderr, proc.stderr
     assert [p.name for p in rundir.iterdir() if p.name.startswith(".verdicts.")] == []  # no temp file left
 
@@ -378,8 +377,7 @@ def test_symbol_recall_is_not_earned_by_a_dunder_in_a_file_name(tmp_path):
 
 def test_the_scoreboard_says_how_many_defect_cases_were_reviewed_not_valid(rundir):
     # "prose" answered 6 of its 12 valid defect cases: 6 is not the number of valid cases.
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--bootstrap", "100"],
-                          capture_output=True, text=True)  # fmt: skip
+    proc = run_cli("score", rundir, "--bootstrap", "100")
     assert proc.returncode == 0, proc.stderr
     [header] = [line for line in proc.stdout.splitlines() if line.startswith("prose  (")]
     assert "6 defect cases with a completed review" in header and "valid defect cases" not in header

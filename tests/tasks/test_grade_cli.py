@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 
 import pytest
 
 from reviewbench.cli import main
 from reviewbench.tasks import solutions as solutions_module
 
+from ..conftest import run_cli
 from .test_grade import FAKE_PASSED, OUTSIDE, _solution, project  # noqa: F401  (fixture)
 
 
@@ -83,14 +82,12 @@ def test_terminal_scoreboard_shows_numerators_and_denominators(rundir, capsys, t
 
 
 def test_a_directory_that_is_not_a_run_is_one_line_and_non_zero(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "grade", str(tmp_path / "nowhere")],
-                          capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+    proc = run_cli("tasks", "grade", tmp_path / "nowhere")
     assert proc.returncode != 0 and proc.stdout == ""
     assert proc.stderr.startswith("reviewbench: error: ") and proc.stderr.count("\n") == 1
     assert "Traceback" not in proc.stderr
 
 
 def test_bad_options_are_usage_errors(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "reviewbench", "tasks", "grade", str(tmp_path), "--jobs", "0"],
-                          capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+    proc = run_cli("tasks", "grade", tmp_path, "--jobs", "0")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "--jobs" in proc.stderr

@@ -181,24 +181,22 @@ def test_read_solutions_refuses_review_run_directories(tmp_path):
 def test_cli_runs_and_prints_json(tmp_path, project):
     noop = _script(tmp_path, "noop", "pass\n")
     path = experiment_file(tmp_path, project.tasks, condition("A", command(noop)), repeats=2)
-    cmd = [sys.executable, "-m", "reviewbench", "tasks", "run", str(path), "--out", str(tmp_path / "runs"), "--json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = ["tasks", "run", path, "--out", tmp_path / "runs", "--json"]
+    proc = run_cli(*cmd)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["planned"] == 2 and data["by_state"] == {"completed_no_findings": 2}
-    plain = subprocess.run(cmd[:-1], capture_output=True, text=True)
+    plain = run_cli(*cmd[:-1])
     assert plain.returncode == 0 and "2 already done" in plain.stdout
 
 
 def test_cli_takes_the_task_directory_first_as_in_tasks_run_TASKS_EXPERIMENT(tmp_path, project):
     noop = _script(tmp_path, "noop", "pass\n")
     path = experiment_file(tmp_path, tmp_path / "nowhere", condition("A", command(noop)), repeats=1)
-    cmd = [sys.executable, "-m", "reviewbench", "tasks", "run", str(project.tasks), str(path),
-           "--out", str(tmp_path / "runs"), "--json"]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = run_cli("tasks", "run", project.tasks, path, "--out", tmp_path / "runs", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["planned"] == 1
-    three = subprocess.run(cmd[:5] + [str(path), *cmd[5:]], capture_output=True, text=True)
+    three = run_cli("tasks", "run", project.tasks, path, path, "--out", tmp_path / "runs", "--json")
     assert three.returncode == 2 and "at most two paths" in three.stderr
 
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 from reviewbench import MineConfig, mine_corpus
 
+from ..conftest import run_cli
+
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", "validate", *args],
-                          capture_output=True, text=True)  # fmt: skip
+    return run_cli("validate", *args)
 
 
 def _one_line(proc, code: int, *needles: str) -> None:

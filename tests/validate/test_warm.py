@@ -138,7 +138,7 @@ def test_a_hung_warm_run_times_out_and_the_next_run_starts_afresh(git_repo, tmp_
         "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n",
         "tests/test_fast.py": "def test_fast():\n    assert True\n",
     })  # fmt: skip
-    tree = _tree(repo, tmp_path, timeout=10)
+    tree = _tree(repo, tmp_path, timeout=5)  # the hung run waits it out in full
     command = TestCommand(PYTEST)
     log = tmp_path / "case.log"
     try:

@@ -125,6 +125,9 @@ def main() -> None:
         args.repo = smoke_repo(work / "smoke-repo")
         args.test_cmd = args.test_cmd or f"{shlex.quote(sys.executable)} -m pytest -q -p no:randomly -p no:cacheprovider"
         args.jobs, args.min_tasks, args.timeout = min(args.jobs, 2), 1, 60.0
+    from _cpu import accountable_sandbox
+
+    print(accountable_sandbox())
     repo = args.repo.resolve()
     try:
         tasks_dir = args.tasks

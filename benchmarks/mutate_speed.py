@@ -232,6 +232,9 @@ def main() -> None:
         args.repo = smoke_repo(work / "smoke-repo")
         args.mutations, args.jobs, args.reruns, args.timeout = 2, min(args.jobs, 2), 1, 60.0
         args.skip_mutmut = args.skip_mutmut or not optional("mutmut", "the mutmut baseline")
+    from _cpu import accountable_sandbox
+
+    sandbox_line = accountable_sandbox()
     repo = args.repo.resolve()
     test_cmd = args.test_cmd or (f"{shlex.quote(PYTHON)} -m pytest -q -x -p no:cacheprovider"
                                  + "".join(f" --deselect {shlex.quote(d)}" for d in args.deselect))  # fmt: skip
@@ -251,6 +254,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     print(f"repository {repo} at {head[:12]}; jobs {args.jobs}; load average {load[0]:.2f} → {os.getloadavg()[0]:.2f}")
     print(f"validate --test-cmd {test_cmd!r} --reruns {args.reruns}")
+    print(sandbox_line)
     print(f"{'tool':<12} {'made':>6} {'observed':>9} {'CPU s':>8} {'wall s':>8} {'observed/CPU-min':>17}")
     rows = [("reviewbench", ours)] + ([("baseline", baseline)] if baseline else []) \
         + ([("mutmut", theirs)] if theirs else [])

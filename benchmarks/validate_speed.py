@@ -403,7 +403,10 @@ def compare(args: argparse.Namespace, work: Path) -> int:
     ):
         shutil.rmtree(stale, ignore_errors=True)
 
+    from _cpu import accountable_sandbox
+
     print(f"work directory: {work}")
+    print(accountable_sandbox())
     subprocess.run(
         ["git", "clone", "--quiet", "--bare", "--shared", str(args.repo.resolve()), str(clone)],
         check=True,

@@ -49,6 +49,16 @@ def _skipped_or_figure(out: str, module: str, pattern: str) -> None:
         _figures(out, pattern)
 
 
+def _cpu_accounted(out: str) -> None:
+    """CPU benchmarks read getrusage, which sees sandboxed work only where the sandbox's
+    first process is reaped (benchmarks/_cpu.py): the script says which sandbox it used,
+    and a fixed CPU loop inside it must be seen whole. This is CPU time, not wall time."""
+    (seen,) = _figures(out, r"^CPU measured with the \w+ sandbox \(REVIEWBENCH_SANDBOX\); a 0\.3 CPU-s loop "
+                            r"inside reads ([0-9.]+) s$")  # fmt: skip
+    assert seen >= 0.3 * 0.8, out
+    assert "WARNING" not in out
+
+
 def test_every_benchmark_has_a_smoke_test():
     assert SCRIPTS == sorted(name.removeprefix("test_") for name in globals() if name.startswith("test_")
                              and name.removeprefix("test_") in SCRIPTS)  # fmt: skip
@@ -85,6 +95,7 @@ def test_mine_speed():
 
 def test_mutate_speed():
     out = _smoke("mutate_speed")
+    _cpu_accounted(out)
     _rate, observed, made = _figures(out, r"^reviewbench observed per CPU-minute: (\S+) \((\d+) of (\d+) made\)")
     assert made == 2 and observed >= 1
     _skipped_or_figure(out, "mutmut baseline", r"^reviewbench/mutmut observed per CPU-minute: (\S+)x")
@@ -92,6 +103,7 @@ def test_mutate_speed():
 
 def test_validate_speed():
     out = _smoke("validate_speed")
+    _cpu_accounted(out)
     _figures(out, r"^throughput ratio reviewbench/naive: CPU (\S+)x, wall (\S+)x")
     _figures(out, r"^naive +1 +\S+ +\S+ +\S+ +\S+ +(\S+) +(\S+)$")
     _figures(out, r"^reviewbench +1 +\S+ +\S+ +\S+ +\S+ +(\S+) +(\S+)$")
@@ -104,6 +116,7 @@ def test_validate_speed():
 
 def test_grade_speed():
     out = _smoke("grade_speed")
+    _cpu_accounted(out)
     _figures(out, r"^baseline +2 +(\S+) +(\S+) +(\S+) +(\S+)$")
     _figures(out, r"^reviewbench +2 +(\S+) +(\S+) +(\S+) +(\S+)$")
     _figures(out, r"^ratio \(runs per CPU-minute, reviewbench / baseline\): (\S+)x")

@@ -28,6 +28,7 @@ from ._version import __version__
 from .errors import UsageError
 from .review.experiment import Experiment
 from .review.prompt import load_prompt
+from .review.runner import check_conditions
 from .score.gates import load_gates
 from .store.corpus import read_corpus
 from .store.runs import RUNS_DB, RunStore
@@ -154,12 +155,16 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
         owner, approver: names recorded with the version, when given.
 
     Raises:
-        UsageError: a registration exists already and ``new_version`` is false; the run
+        UsageError: a condition could never run (sarif without the tree, a bad URL); a
+            registration exists already and ``new_version`` is false; the run
             directory already holds runs and ``late`` is false; the bootstrap seed is
             negative.
     """
     if bootstrap_seed < 0:
         raise UsageError(f"the bootstrap seed must be 0 or more, not {bootstrap_seed}")
+    # Nothing is frozen that `run` would refuse (but keys belong to the machine that runs).
+    check_conditions(experiment.path, [(c.name, c.reviewer, c.context) for c in experiment.config.condition],
+                     keys=False)  # fmt: skip
     path = rundir / REGISTRATION_FILE
     data = {"versions": []}
     if path.exists():

@@ -115,6 +115,14 @@ def test_output_that_is_not_sarif_is_an_error_with_stderr(tmp_path, make_packet)
     assert not info.value.transient
 
 
+def test_an_analyser_writing_its_cache_into_the_read_only_tree_is_told_how_to_stop(tmp_path, make_packet):
+    # ruff's default: a .ruff_cache folder in the tree, which reviewers may not change.
+    with pytest.raises(ReviewerError) as info:
+        run("mkdir .lint_cache || exit 2", make_packet(), export_tree(tmp_path, AFTER))
+    assert "Read-only file system" in str(info.value)
+    assert "read-only" in str(info.value).split("on case")[0] and "--no-cache" in str(info.value)
+
+
 def test_exit_zero_without_sarif_is_an_error_too(tmp_path, make_packet):
     with pytest.raises(ReviewerError, match="without printing SARIF"):
         run('echo \'{"no": "runs"}\'', make_packet(), tmp_path)

@@ -150,3 +150,18 @@ def test_corpus_change_is_refused(setup):
     meta["gold_sha256"] = hashlib.sha256(gold.read_bytes()).hexdigest()
     (tmp / "corpus" / "corpus.json").write_text(json.dumps(meta))
     assert "corpus" in _error(rb("run", experiment, "--out", out))
+
+
+def test_an_experiment_that_cannot_run_is_refused_at_registration_but_a_missing_key_is_not(setup):
+    """A mistake in the file itself (sarif without the tree) is refused before anything is
+    frozen; a key variable is the running machine's business, not the registration's."""
+    tmp, experiment = setup
+    text = experiment.read_text()
+    experiment.write_text(text + '[[condition]]\nname = "lint"\nreviewer = { kind = "sarif", command = "ruff check ." }\n')
+    line = _error(rb("register", experiment, "--out", tmp / "runs"))
+    assert "condition lint" in line and 'context = "tree"' in line
+    assert not (tmp / "runs" / "registration.json").exists()
+    experiment.write_text(text + '[[condition]]\nname = "llm"\nreviewer = { kind = "openai", model = "m", '
+                          'base_url = "http://127.0.0.1:9/v1", api_key_env = "RB_NOT_SET_ANYWHERE" }\n')  # fmt: skip
+    assert rb("register", experiment, "--out", tmp / "runs").returncode == 0
+    assert "RB_NOT_SET_ANYWHERE" in _error(rb("run", experiment, "--out", tmp / "runs"))

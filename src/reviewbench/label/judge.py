@@ -210,7 +210,7 @@ class _Asker:
                 raise JudgeError(str(exc)) from None
             if result.returncode != 0:
                 raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}"
-                                 f"{failure_hint(result.returncode, box)}; stderr: {stderr_tail(result.stderr)}")  # fmt: skip
+                                 f"{failure_hint(result.returncode, box, result.stderr)}; stderr: {stderr_tail(result.stderr)}")  # fmt: skip
             return result.stdout.decode("utf-8", "replace")
         from ..reviewers import ReviewerError
 

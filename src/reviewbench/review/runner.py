@@ -141,14 +141,15 @@ class ReviewJob:
 
 
 
-def check_conditions(path: Path, conditions: list[tuple[str, object, str | None]]) -> None:
-    """Refuse, before any run, a condition whose adapter cannot work (see ``preflight``).
+def check_conditions(path: Path, conditions: list[tuple[str, object, str | None]], *, keys: bool = True) -> None:
+    """Refuse, before any run, a condition whose adapter cannot work (see ``preflight``;
+    ``keys``: also the key variables of this environment).
 
     Raises:
         UsageError: naming the file, the condition and the mistake.
     """
     for name, config, context in conditions:
-        problem = preflight(config, context)
+        problem = preflight(config, context, keys=keys)
         if problem:
             raise UsageError(f"{path}: condition {name}: {problem}")
 

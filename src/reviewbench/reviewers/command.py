@@ -47,7 +47,7 @@ class CommandReviewer:
         if result.returncode != 0:
             raise ReviewerError(
                 f"command reviewer {self.config.command!r} {exit_label(result.returncode)}"
-                f"{failure_hint(result.returncode, self.box)} "
+                f"{failure_hint(result.returncode, self.box, result.stderr)} "
                 f"on case {packet.case_id}; stderr: {stderr_tail(result.stderr)}"
             )
         return ReviewReply(text=result.stdout.decode("utf-8", "replace"))

@@ -46,19 +46,23 @@ def _header_problem(headers: dict[str, str]) -> str | None:
     return None
 
 
-def preflight(config: object, context: str | None) -> str | None:
+def preflight(config: object, context: str | None, *, keys: bool = True) -> str | None:
     """The first problem of an adapter config used with ``context``, or None.
 
     Args:
         config: a reviewer or solver config (``kind`` picks the checks).
         context: the condition's context (``diff``, ``files``, ``tree``; None for solvers).
+        keys: also check the key variables of this machine's environment (not when
+            registering: the machine that runs may hold the keys, the one that registers not).
     """
     kind = getattr(config, "kind", None)
     if kind in ("openai", "anthropic"):
-        return (_key_problem(config.api_key_env) or _url_problem(config.base_url)  # type: ignore[attr-defined]
+        return ((_key_problem(config.api_key_env) if keys else None)  # type: ignore[attr-defined]
+                or _url_problem(config.base_url)  # type: ignore[attr-defined]
                 or _header_problem(config.headers))  # type: ignore[attr-defined]  # fmt: skip
     if kind in ("github", "gitea"):
-        return _key_problem(getattr(config, "token_env", None)) or _url_problem(getattr(config, "api_url", ""))
+        return ((_key_problem(getattr(config, "token_env", None)) if keys else None)
+                or _url_problem(getattr(config, "api_url", "")))  # fmt: skip
     if kind == "sarif" and context is not None and context != "tree":
         return 'the sarif reviewer runs an analyser on the post-patch tree: set context = "tree"'
     if kind in ("command", "sarif") and not str(getattr(config, "command", "")).strip():

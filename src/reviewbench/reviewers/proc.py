@@ -13,11 +13,17 @@ from ..sandbox import AgentBox, ShellResult, exit_label, stderr_tail
 __all__ = ["ShellResult", "agent_box", "capped_stdout", "exit_label", "failure_hint", "packet_json", "stderr_tail"]
 
 
-def failure_hint(returncode: int, box: AgentBox) -> str:
-    """What to try when a sandboxed command was not found (its install may be hidden)."""
-    if returncode in (126, 127) and box.sandbox:
+def failure_hint(returncode: int, box: AgentBox, stderr: bytes = b"") -> str:
+    """What to try when a sandboxed command failed for want of what the sandbox withholds:
+    a program it hides, or a write to the read-only tree (an analyser's cache)."""
+    if not box.sandbox or returncode == 0:
+        return ""
+    if returncode in (126, 127):
         return (" (the sandbox hides homes and temporary folders: if the program or its interpreter lives "
                 "there, list its folder in the reviewer's expose = [...])")
+    if b"Read-only file system" in stderr:
+        return (" (the sandbox keeps the tree read-only: turn off the program's cache or output files there, "
+                "e.g. ruff --no-cache)")
     return ""
 
 

@@ -59,7 +59,7 @@ class SarifReviewer:
         if sarif is None:
             raise ReviewerError(
                 f"sarif reviewer {self.config.command!r} {exit_label(result.returncode)}"
-                f"{failure_hint(result.returncode, self.box)} on case "
+                f"{failure_hint(result.returncode, self.box, result.stderr)} on case "
                 f"{packet.case_id} without printing SARIF on stdout; stderr: {stderr_tail(result.stderr)}"
             )
         findings = sarif_findings(sarif, tree, packet.diff)

@@ -101,7 +101,7 @@ class CommandSolver:
         if result.returncode != 0:
             raise ReviewerError(
                 f"command solver {self.config.command!r} {exit_label(result.returncode)}"
-                f"{failure_hint(result.returncode, self.box)} "
+                f"{failure_hint(result.returncode, self.box, result.stderr)} "
                 f"on task {packet.instance_id}; stderr: {stderr_tail(result.stderr)}"
             )
         return ReviewReply(text=result.stdout.decode("utf-8", "replace"))

@@ -138,3 +138,27 @@ def test_a_patched_run_that_spins_stops_at_its_cpu_limit(git_repo, tmp_path):
     expected = {max(ADAPTIVE_CPU_FLOOR_S, math.ceil(ADAPTIVE_FACTOR * c)) for c in (cpu - 0.005, cpu + 0.005)}
     assert int(limit.group(1)) in expected
     assert "stopped at its CPU limit" in log
+
+
+def test_a_rename_variant_of_a_hanging_case_stops_at_its_original_bases_limit(git_repo, tmp_path):
+    """A rename variant's base is the original's plus the rename (an overlay of its own),
+    so no other case shares it; its runs are bounded by the original base's suite time
+    all the same (renaming changes names, not running time), not by --timeout."""
+    repo = git_repo()
+    base = repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": _MODULE, "tests/test_m.py": _TESTS})
+    rename = _patch(repo, tmp_path, "rename", "def b():\n    return 2", "def b():\n    two = 2\n    return two")
+    hang = _patch(repo, tmp_path, "slow", "return 3", "import time\n    time.sleep(600)\n    return 3")
+    jobs = [  # one thread validates the original, then its variant; the other a second case
+        CaseJob("slow", base, hang, ("tests/test_m.py",), tmp_path / "slow.log", shared_base=True),
+        CaseJob("other", base, _patch(repo, tmp_path, "other", "return 1", "return 0"), ("tests/test_m.py",),
+                tmp_path / "other.log", shared_base=True),
+        CaseJob("variant", base, hang, ("tests/test_m.py",), tmp_path / "variant.log", overlays=(rename,),
+                bounds_base=base),
+    ]  # fmt: skip
+    results = _validate(repo, tmp_path, jobs, timeout=60)
+    assert results["slow"].status.value == results["variant"].status.value == "timeout"
+    log = jobs[2].log.read_text()
+    limit = re.search(r"runs at this base stop after ([0-9.]+)s", log)
+    assert limit and "measured at the original base" in log, log
+    assert float(limit.group(1)) < 60
+    assert "whole suite at base, once per run" not in log  # borrowed, not run again

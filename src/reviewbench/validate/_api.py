@@ -161,12 +161,15 @@ def validate_corpus(
             overlays=overlays[c.case_id],
             paths=tuple(c.paths),
             products=project,
+            bounds_base=c.base if c.base_patch else None,
         )
         for c in pending
     ]
     # Cases without tests of their own need the whole suite: start those first, so that
-    # long runs do not bunch up at the end while other workers sit idle.
-    jobs.sort(key=lambda job: bool(job.test_paths))
+    # long runs do not bunch up at the end while other workers sit idle. Rename variants
+    # come after the other cases of their kind: by then their original base's suite time,
+    # which bounds their runs, is usually known.
+    jobs.sort(key=lambda job: (bool(job.test_paths), job.bounds_base is not None))
     # ... except one case of each of the first few bases, which go first of all: a wrong
     # environment shows as the same failure on every base, and fail-fast (reasons.py)
     # needs several bases to tell that from one broken commit.

@@ -82,6 +82,10 @@ class CaseJob:
     products: Path | None = None
     """The ``--setup`` environment's copy of the project: files its setup generated there
     (a version file) are copied into the tree after each checkout (``products.py``)."""
+    bounds_base: str | None = None
+    """A rename variant's original base: its suite time, once known, bounds this case's
+    runs too (a rename changes names, not running time), although no case shares the
+    variant's own base."""
 
 
 class ScratchTree(ScratchClone):
@@ -422,6 +426,12 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         if adaptive:
             bounds = adaptive[0]
             _note(log, adaptive[1])
+    elif job.bounds_base:
+        adaptive = known.bounds(job.bounds_base, command, tree.config.timeout)
+        if adaptive:
+            bounds = adaptive[0]
+            _note(log, f"{adaptive[1]}, measured at the original base {job.bounds_base[:12]} (renaming changes "
+                       "names, not running time)")  # fmt: skip
 
     def run(selection: list[str], label: str) -> Verdict:
         nonlocal spent, probed

@@ -416,3 +416,26 @@ def test_reruns_of_the_suite_only_run_the_failing_tests(project, tmp_path):
     assert case.validation.status == "observed" and case.validation.selection == "suite"
     log = (corpus / "logs" / f"{case.case_id}.log").read_text()
     assert "reference (suite) run 1: " in log and "tests/test_ranges.py::test_edge" in log
+
+
+def test_a_stopped_validation_leaves_later_commands_free_to_start(git_repo, tmp_path):
+    """Ctrl-C stops every sandboxed command of the run and refuses new ones while it
+    stops; once the run is over, the same process (a notebook, a library caller) may run
+    commands again without starting another validation first."""
+    from reviewbench.config.pipeline import Network
+    from reviewbench.sandbox import Sandbox, cancelled
+    from reviewbench.validate.executors import run_jobs
+    from reviewbench.validate.testcmd import TestCommand
+
+    repo = git_repo()
+    repo.commit("init", {"a.py": "x = 1\n"})
+
+    def interrupted(tree, command, job):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_jobs(repo.path, TestCommand("true"), ValidateConfig(jobs=1), ["job"], lambda job, result: None,
+                 handler=interrupted)  # fmt: skip
+    assert not cancelled()
+    outcome = Sandbox(Network.DENY, None, tmp_path / "home").run(["true"], tmp_path, timeout=60)
+    assert outcome.exit_code == 0

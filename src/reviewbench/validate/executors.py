@@ -108,6 +108,7 @@ def _run_local(repo: Path, command: TestCommand, config: ValidateConfig, jobs: l
     finally:
         pool.shutdown(wait=True)
         shutil.rmtree(root, ignore_errors=True)
+        reset_cancel()  # every worker has ended: later commands of this process may start
 
 
 class _RayWorker:

@@ -140,6 +140,8 @@ def test_gates_a_veto_or_too_few_cases_make_moot_are_never_decisive(rundir, tmp_
     assert table[(ALPHA, "high")]["moot"] == "veto noisy holds"
     assert table[(BETA, "noisy")]["outcome"] == "fail" and table[(BETA, "high")]["moot"] is None
     assert data["remaining"]["decisive"] == 4  # beta's claims only
+    text = run_cli("label", "queue", rundir, "--gates", gates).stdout  # a veto triggers or stays clear
+    assert f"{ALPHA} veto noisy: settled (triggers)" in text and f"{BETA} veto noisy: settled (clear)" in text
     # The built-in gates want ten valid defect cases: with two, no label changes anything.
     proc = run_cli("label", "queue", rundir, "--json")
     data = json.loads(proc.stdout)

@@ -102,3 +102,15 @@ def test_condition_filter_and_unknown_condition(rundir):
     assert all(len(r.tiles) == REPS for r in only_b.defects)
     with pytest.raises(UsageError, match="no condition named Z .*conditions: A, B"):
         build_report(rundir, ReportOptions(bootstrap=200, conditions=("Z",)))
+
+
+def test_a_veto_check_reads_as_triggered_or_clear_never_as_a_failed_gate(data):
+    """A veto is a condition that must *not* hold: "fail" beside a veto that does not
+    trigger read as a failed gate. Tiers keep pass and fail."""
+    for condition in data.conditions:
+        veto = [c for c in condition.decision.checks if c.startswith("veto flags_everything:")]
+        tiers = [c for c in condition.decision.checks if not c.startswith("veto ")]
+        assert len(veto) == 1, condition.decision.checks
+        assert veto[0].endswith(("(triggers)", "(clear)", "(needs labels)")), veto[0]
+        assert (condition.decision.status == "vetoed") == veto[0].endswith("(triggers)")
+        assert tiers and all(c.endswith(("(pass)", "(fail)", "(needs labels)")) for c in tiers), tiers

@@ -91,16 +91,20 @@ def _metric(name: str, m, evidence=None) -> Metric:  # type: ignore[no-untyped-d
 
 def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
     checks = []
+    vetoes = set(d.get("vetoes", ()))
     for tier, conditions in d["gates"].items():
         for c in conditions:
             observed = "n/a" if c["observed"] is None else f"{c['observed']:.3f}"
             if c.get("upper") is not None:
                 observed += f" identified, at most {c['upper']:.3f} (located, or what labels can still reach)"
-            outcome = "needs labels" if c["passed"] is None else "pass" if c["passed"] else "fail"
+            # A veto is a condition that must not hold: it triggers or stays clear.
+            held, missed = ("triggers", "clear") if tier in vetoes else ("pass", "fail")
+            outcome = "needs labels" if c["passed"] is None else held if c["passed"] else missed
             if c.get("diff"):
                 outcome = c["status"]
                 observed += f" for {c['diff'][0]} - {c['diff'][1]}"
-            checks.append(f"{tier}: {c['metric']} {c['op']} {c['threshold']:g} — observed {observed} ({outcome})")
+            name = f"veto {tier}" if tier in vetoes else tier
+            checks.append(f"{name}: {c['metric']} {c['op']} {c['threshold']:g} — observed {observed} ({outcome})")
     return Decision(authority=d["authority"], tier=d["tier"], reason=d["reason"],
                     permitted=tuple(d["permitted"]), not_permitted=tuple(d["not_permitted"]),
                     checks=tuple(checks), status=d["status"].value if hasattr(d["status"], "value") else d["status"],

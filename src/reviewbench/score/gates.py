@@ -165,6 +165,7 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
             "permitted": list(tier.permitted),
             "not_permitted": list(dict.fromkeys(not_permitted)),
             "gates": checks,
+            "vetoes": [v.name for v in gates.veto],
             "reason": reason,
         }
 

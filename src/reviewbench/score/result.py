@@ -120,6 +120,8 @@ class DecisionResult(_Result):
     permitted: list[str] = Field(description="Uses permitted.")
     not_permitted: list[str] = Field(description="Uses not permitted, always listed.")
     gates: dict[str, list[GateCheck]] = Field(description="Each tier's and veto's checks.")
+    vetoes: list[str] = Field(default_factory=list, description="The entries of gates that are vetoes: one "
+                              "whose checks all pass (the condition holds) vetoes the condition.")
     reason: str | None = Field(description="Why, when not a plain grant.")
 
 

@@ -277,3 +277,26 @@ def test_a_pytest_too_new_or_too_old_for_the_commits_gets_a_pin_to_type(git_repo
     assert cli.returncode == 0, cli.stderr
     assert "hint: 3 cases failed like \"pytest.PytestRemovedIn10Warning: old style" in cli.stderr  # 3 lines, 1 kind
     assert "'pytest<9'" in cli.stderr, cli.stderr
+
+
+def test_tasks_mine_carries_the_setups_generated_files_into_its_trees_too(git_repo, tmp_path):
+    """Fix tasks run in the same scratch trees: without the generated ``_version.py`` every
+    task's tests fail to import at its base, before and after the gold patch alike."""
+    from reviewbench.tasks import mine_tasks
+
+    repo = git_repo("tinyv")
+    _hatch_like(repo, bases=2)
+    summary = mine_tasks(MineConfig(repo=repo.path), tmp_path / "tasks", _config(setup=f"{GENERATE} && {SEE_PYTEST}"))
+    assert summary.meta.counts.tasks == 2, summary.meta.counts
+    for log in (tmp_path / "tasks" / "logs").iterdir():
+        assert "copied from the setup: src/tinyv/_version.py" in log.read_text()
+    # Grading checks the same trees out: the gold patches resolve there too.
+    from reviewbench.tasks.grade_run import grade_solutions
+    from reviewbench.tasks.solutions import Solution
+    from reviewbench.tasks.store import read_tasks
+
+    taskset = read_tasks(tmp_path / "tasks")
+    gold = [Solution(run_id=f"A-{t.instance_id}-0", instance_id=t.instance_id, condition="A", repetition=0,
+                     state="completed", patch=t.patch) for t in taskset.tasks]  # fmt: skip
+    grades = grade_solutions(tmp_path / "runs", taskset, gold, _config(setup=f"{GENERATE} && {SEE_PYTEST}")).grades
+    assert [g.tests_pass for g in grades] == [True, True], [g.reason for g in grades]

@@ -73,9 +73,10 @@ def mine_tasks(
         raise UsageError(f"--out {out} would replace the repository being mined; choose another directory")
     if repo.shallow:
         warn(f"{repo.path} is a shallow clone: history is truncated, older fixes are missed")
-    python = None
+    python = project = None
     if settings.setup:
-        python = build_environment(cache_home(), repo.path, repo.head, settings.setup).python
+        env = build_environment(cache_home(), repo.path, repo.head, settings.setup)
+        python, project = env.python, env.project
     command = TestCommand(settings.test_cmd or detect_test_command(repo.path, python))
     require_pytest(command)
     miner = TaskMiner(config, repo)
@@ -104,7 +105,7 @@ def mine_tasks(
             gold.write_text(mined.patch, encoding="utf-8")
             tests.write_text(mined.test_patch, encoding="utf-8")
             jobs.append(TaskJob(instance_id, mined.entry.parents[0], gold, tests, tuple(mined.test_files),
-                                logs / f"{instance_id}.log"))  # fmt: skip
+                                logs / f"{instance_id}.log", products=project))  # fmt: skip
         checks: dict[str, TaskCheck] = {}
         lock = threading.Lock()
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..validate.testcmd import TestCommand, VerdictKind
-from ..validate.worker import ScratchTree
+from ..validate.worker import ScratchTree, note_carried
 from .records import TaskDropReason
 from .testrun import TestOutcome, run_tests
 
@@ -30,6 +30,9 @@ class TaskJob:
     test_patch: Path
     test_files: tuple[str, ...]
     log: Path
+    products: Path | None = None
+    """The ``--setup`` environment's copy of the project, whose generated files (a version
+    file) each checkout gets (``validate/products.py``)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,9 @@ def check_task(tree: ScratchTree, command: TestCommand, job: TaskJob) -> TaskChe
                 break
         return outcomes
 
+    tree.use_products(job.products)
     tree.checkout(job.base)
+    note_carried(tree, job.log, set())
     if not tree.apply(job.test_patch):
         return drop(TaskDropReason.APPLY_FAILED)
     tree.setup(job.log)

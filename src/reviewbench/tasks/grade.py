@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..validate.testcmd import TestCommand, VerdictKind
-from ..validate.worker import ScratchTree
+from ..validate.worker import ScratchTree, note_carried
 from .grade_infra import restore_test_infra, test_infra_paths
 from .grade_patch import ParsedPatch, PatchRejected, parse_patch
 from .records import Grade, GradeStatus, Task
@@ -51,15 +51,20 @@ class GradeJob:
     p2p_suite: bool = False
     """PASS_TO_PASS = every test passing in the whole suite at the base (seed 002), not
     only the task's own test files: a patch that breaks an unrelated test fails."""
+    products: Path | None = None
+    """The ``--setup`` environment's copy of the project, whose generated files (a version
+    file) each checkout gets (``validate/products.py``)."""
 
     @classmethod
-    def build(cls, solution: Solution, task: Task, log: Path, p2p_suite: bool = False) -> GradeJob:
+    def build(cls, solution: Solution, task: Task, log: Path, p2p_suite: bool = False,
+              products: Path | None = None) -> GradeJob:  # fmt: skip
         assert solution.patch is not None
         return cls(
             run_id=solution.run_id, instance_id=solution.instance_id, condition=solution.condition,
             repetition=solution.repetition, run_state=solution.state, patch=solution.patch,
             base=task.base_commit, test_patch=task.test_patch, fail_to_pass=tuple(task.FAIL_TO_PASS),
             pass_to_pass=tuple(task.PASS_TO_PASS), gold_files=tuple(task.gold_files), log=log, p2p_suite=p2p_suite,
+            products=products,
         )  # fmt: skip
 
 
@@ -72,7 +77,9 @@ def suite_pass_to_pass(tree: ScratchTree, command: TestCommand, job: GradeJob) -
     FAIL_TO_PASS tests; computed once per base and kept (``--p2p suite``)."""
     key = (job.base, patch_digest(job.test_patch), command.command)
     if key not in _SUITE_P2P:
+        tree.use_products(job.products)
         tree.checkout(job.base)
+        note_carried(tree, job.log, set())
         tree.home.mkdir(parents=True, exist_ok=True)
         tree.setup(job.log)
         tests = tree.home / "tests.diff"
@@ -180,7 +187,9 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
             size, changed = _size(parsed, job.gold_files), parsed.paths
         except PatchRejected as exc:
             return done(GradeStatus.REJECTED, reason=f"patch rejected, not applied: {exc}")
+    tree.use_products(job.products)
     tree.checkout(job.base)
+    note_carried(tree, job.log, set())
     tree.home.mkdir(parents=True, exist_ok=True)
     if not empty:
         patch = tree.home / "solution.diff"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..config import ValidateConfig, resolve_test_settings
@@ -140,8 +140,9 @@ def grade_solutions(
         logs.mkdir(parents=True, exist_ok=True)
         test_cmd = config.test_cmd
         if config.setup and not test_cmd:
-            python = build_environment(cache_home(), repo, taskset.meta.repo.head, config.setup).python
-            test_cmd = detect_test_command(repo, python)
+            env = build_environment(cache_home(), repo, taskset.meta.repo.head, config.setup)
+            test_cmd = detect_test_command(repo, env.python)
+            jobs = [replace(job, products=env.project) for job in jobs]  # the setup's generated files
         by_command: dict[str, list[GradeJob]] = {}
         for job in jobs:
             by_command.setdefault(test_cmd or tasks[job.instance_id].test_cmd, []).append(

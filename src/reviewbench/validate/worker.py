@@ -30,6 +30,7 @@ __all__ = [
     "Bounds",
     "CaseJob",
     "ScratchTree",
+    "note_carried",
     "run_selection",
     "validate_case",
 ]
@@ -406,10 +407,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         """The base as validation sees it: the commit (and the setup's generated files),
         then its overlays."""
         tree.checkout(job.base)
-        new = [f for f in tree.carried if f not in noted]
-        if new:
-            noted.update(new)
-            _note(log, f"copied from the setup: {_few(new)} (generated, ignored by git, absent from the commit)")
+        note_carried(tree, log, noted)
         return all(tree.apply(overlay) for overlay in job.overlays)
 
     if not checkout():  # a patch that does not apply is found below: `git apply` is atomic
@@ -470,6 +468,15 @@ def _reason(verdict: Verdict) -> str | None:
     if verdict.kind is VerdictKind.TIMEOUT:
         return "timed out"
     return verdict.error_line
+
+
+def note_carried(tree: ScratchTree, log: Path, noted: set[str]) -> None:
+    """Say in ``log`` which files the ``--setup`` generated were copied into the tree after
+    its last checkout (each once per ``noted``): a verdict may rest on them."""
+    new = [f for f in tree.carried if f not in noted]
+    if new:
+        noted.update(new)
+        _note(log, f"copied from the setup: {_few(new)} (generated, ignored by git, absent from the commit)")
 
 
 def _few(paths: list[str]) -> str:

@@ -114,6 +114,7 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, i
     """
     from ..label.queue import label_queue, remaining_by_condition
     from ..label.settle import decisive_comments, score_with_labels, settlement
+    from ..score.gates import veto_outcome
     from ..label.store import LabelStore
 
     with LabelStore(rundir) as store:
@@ -139,9 +140,8 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, i
     for s in settled:
         if s.moot:
             state = f"moot ({s.moot})"
-        elif s.settled:  # a veto is a condition that must not hold: it triggers or stays clear
-            outcome = {"pass": "triggers", "fail": "clear"}.get(s.outcome, s.outcome) if s.kind == "veto" else s.outcome
-            state = f"settled ({outcome})"
+        elif s.settled:
+            state = f"settled ({veto_outcome(s.outcome) if s.kind == 'veto' else s.outcome})"
         else:
             state = f"needs labels: {s.claims} claims ({s.labels_needed} rater labels) can still change it"
         console.print(f"  {s.condition} {s.kind} {s.gate}: {state}", markup=False)

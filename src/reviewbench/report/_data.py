@@ -20,6 +20,7 @@ from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
 from ..score.first_review import first_review_note
+from ..score.gates import veto_outcome
 from ..score.levels import describe
 from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
@@ -97,9 +98,9 @@ def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
             observed = "n/a" if c["observed"] is None else f"{c['observed']:.3f}"
             if c.get("upper") is not None:
                 observed += f" identified, at most {c['upper']:.3f} (located, or what labels can still reach)"
-            # A veto is a condition that must not hold: it triggers or stays clear.
-            held, missed = ("triggers", "clear") if tier in vetoes else ("pass", "fail")
-            outcome = "needs labels" if c["passed"] is None else held if c["passed"] else missed
+            outcome = "needs labels" if c["passed"] is None else "pass" if c["passed"] else "fail"
+            if tier in vetoes:
+                outcome = veto_outcome(outcome)
             if c.get("diff"):
                 outcome = c["status"]
                 observed += f" for {c['diff'][0]} - {c['diff'][1]}"

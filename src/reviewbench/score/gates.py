@@ -31,11 +31,17 @@ from ..errors import UsageError
 from .registry import check_metric_name, spec
 from .verdicts import Evidence
 
-__all__ = ["Compare", "Gates", "decide", "evaluate_compare", "load_gates"]
+__all__ = ["Compare", "Gates", "decide", "evaluate_compare", "load_gates", "veto_outcome"]
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 #: Uses no measurement can justify (SPEC 8): a gates file that permits them is refused.
 _FORBIDDEN = re.compile(r"approv|merge|sign[- ]?off", re.IGNORECASE)
+
+
+def veto_outcome(outcome: str) -> str:
+    """How a check's ``pass``/``fail`` reads for a veto, a condition that must not hold:
+    it ``triggers`` or stays ``clear`` (other outcomes unchanged)."""
+    return {"pass": "triggers", "fail": "clear"}.get(outcome, outcome)
 
 
 def _check_names(gates: Gates, where: str, strata: Collection[str] | None) -> None:

@@ -15,6 +15,10 @@ with its defects listed in reverse) and a length-padded claim (boilerplate that 
 meaning). A flip is a different class or defect link. The judge is usable only when the
 registered rule holds (default: n >= 30, kappa lower bound >= 0.6, flips <= 5% each);
 each actionability field is usable only when its own kappa lower bound passes.
+
+A command judge runs in the reviewers' sandbox, with the run directory (the people's labels,
+the run store naming each claim's condition), the corpus and its repository hidden: it sees
+only what it is sent.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ReviewbenchError, UsageError
+from ..sandbox import protect
 from .packets import PacketSet
 from .records import ACTIONABILITY_FIELDS, LabelClass, LabelRow
 from .resolve import final_labels
@@ -285,7 +290,11 @@ def judge_claims(store: LabelStore, judge: Judge, keys: list[tuple[str, int]] | 
     packet_set = store.packets()
     if keys is None:
         keys = [(c.comment_id, c.part) for p in packet_set.packets for c in p.claims]
-    run = asyncio.run(_ask_all(judge, _requests(packet_set, keys, probe)))
+    corpus = packet_set.corpus
+    # Out of a command judge's sight, as out of a reviewer's: the people's labels and the
+    # run store (which names the condition of every claim), the gold, the repository.
+    with protect(store.rundir, corpus.path, corpus.meta.repo.path):
+        run = asyncio.run(_ask_all(judge, _requests(packet_set, keys, probe)))
     if run.labelled:
         store.add(run.labelled, author=judge.name, role=Role.JUDGE, source="judge", probe=probe)
     return run

@@ -11,6 +11,13 @@ mixing two.
 Registration that cannot be gamed: a run directory that already holds runs is refused
 (``--late`` records it as *not* pre-registered, and score and report say so), and a gates
 file that grants approval, merge rights or security sign-off is refused at load.
+
+Tamper evidence: the SHA-256 of ``registration.json`` itself is recorded in ``runs.sqlite``
+(meta ``registration_sha256``) when the first run starts, or when ``register --late`` writes
+the file beside runs; only reviewbench moves it (``--new-version``). ``run``, ``score`` and
+``report`` refuse a file that no longer matches, and print the digest so it can be
+published. A run directory whose runs began before the digest was recorded (an older
+reviewbench) is never sealed after the fact: its digest reads "not recorded".
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._version import __version__
-from .errors import UsageError
+from .errors import IntegrityError, UsageError
 from .review.experiment import Experiment
 from .review.prompt import load_prompt
 from .review.runner import check_conditions
@@ -33,9 +40,11 @@ from .score.gates import load_gates
 from .store.corpus import read_corpus
 from .store.runs import RUNS_DB, RunStore
 
-__all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "check_registration", "fingerprint", "register"]
+__all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "register"]
 
 REGISTRATION_FILE = "registration.json"
+#: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
+SEAL_KEY = "registration_sha256"
 #: The analysis rules a registration freezes, with their defaults.
 DEFAULT_RULES = {"tolerance": 3, "include_unvalidated": False, "bootstrap": 10_000}
 
@@ -134,14 +143,46 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def _recorded_runs(rundir: Path) -> int:
+def _store_state(rundir: Path) -> tuple[int, str | None]:
+    """How many runs ``rundir`` holds, and the registration digest its store recorded."""
     if not (rundir / RUNS_DB).is_file():
-        return 0
+        return 0, None
     store = RunStore(rundir / RUNS_DB)
     try:
-        return sum(1 for _ in store.runs())
+        return sum(store.state_counts().values()), store.get_meta(SEAL_KEY)
     finally:
         store.close()
+
+
+def _seal(rundir: Path, digest: str) -> None:
+    """Record ``digest`` as the registration's in ``rundir``'s store (created if need be)."""
+    store = RunStore(rundir / RUNS_DB, create=True)
+    try:
+        store.set_meta({SEAL_KEY: digest})
+    finally:
+        store.close()
+
+
+def _check_seal(path: Path, recorded: str | None) -> str | None:
+    """The SHA-256 of the registration at ``path`` (None: absent), refused if it differs
+    from the one the store ``recorded``.
+
+    Raises:
+        IntegrityError: the file changed, or is missing, since its digest was recorded.
+    """
+    if not path.exists():
+        if recorded:
+            raise IntegrityError(f"{path} is missing, but the runs beside it recorded a registration (SHA-256 "
+                                 f"{recorded}); restore it")  # fmt: skip
+        return None
+    try:
+        digest = _sha(path.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    if recorded and digest != recorded:
+        raise IntegrityError(f"{path} changed since the runs recorded it (SHA-256 {recorded[:12]}… recorded, "
+                             f"{digest[:12]}… now); a registration is never edited by hand: restore it")  # fmt: skip
+    return digest
 
 
 def register(experiment: Experiment, rundir: Path, gates_path: Path | None, bootstrap_seed: int = 0,
@@ -159,6 +200,7 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
             registration exists already and ``new_version`` is false; the run
             directory already holds runs and ``late`` is false; the bootstrap seed is
             negative.
+        IntegrityError: the existing registration is not the file the runs recorded.
     """
     if bootstrap_seed < 0:
         raise UsageError(f"the bootstrap seed must be 0 or more, not {bootstrap_seed}")
@@ -167,16 +209,17 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
                      keys=False)  # fmt: skip
     path = rundir / REGISTRATION_FILE
     data = {"versions": []}
-    if path.exists():
+    held, sealed = _store_state(rundir)
+    existed = _check_seal(path, sealed) is not None  # an edited file gets no new version on top
+    if existed:
         if not new_version:
             raise UsageError(f"{path} exists: the experiment is already registered (pass --new-version to "
                              "register a new benchmark version)")  # fmt: skip
         data = _read(path)
-    recorded = _recorded_runs(rundir)
-    if recorded and not late:
-        raise UsageError(f"{rundir} already holds {recorded} runs: registering now would not be pre-registration "
+    if held and not late:
+        raise UsageError(f"{rundir} already holds {held} runs: registering now would not be pre-registration "
                          "(pass --late to record it as registered after runs)")  # fmt: skip
-    pre_registered = recorded == 0  # a version registered after runs were seen is not pre-registration
+    pre_registered = held == 0  # a version registered after runs were seen is not pre-registration
     version = {
         "version": len(data["versions"]) + 1,
         "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -190,24 +233,37 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
         version["approver"] = approver
     data["versions"].append(version)
     _write(path, data)
+    # Beside a store, the file is sealed now: a seal moves with the tool's own writes, and a
+    # first registration beside runs (--late) is sealed as written. A file of an older
+    # store that was never sealed stays so (its earlier versions cannot be vouched for).
+    if sealed or (not existed and (rundir / RUNS_DB).is_file()):
+        _seal(rundir, _sha(path.read_bytes()))
     return data
 
 
 def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | None = None,
                        bootstrap_seed: int | None = None, new_version: bool = False,
-                       rules: dict | None = None) -> dict | None:  # fmt: skip
-    """Verify the current inputs against the latest registered version, if any.
+                       rules: dict | None = None, *, seal: bool = False) -> dict | None:  # fmt: skip
+    """Verify the file, then the current inputs against the latest registered version, if any.
 
-    Returns the registration summary for the record (None when the run is unregistered).
+    Returns the registration summary for the record (None when the run is unregistered),
+    with the file's ``sha256`` and whether the store recorded it (``sha256_recorded``).
     ``gates_path``/``bootstrap_seed`` None, and a rule absent from ``rules`` or None, mean
     "as registered".
 
+    Args:
+        seal: ``run`` is about to start: record the file's digest if no run is recorded yet.
+
     Raises:
+        IntegrityError: ``registration.json`` is not the file whose digest the store
+            recorded (edited by hand, or deleted).
         UsageError: something registered changed (names what), unless ``new_version``,
             which registers the current inputs as a new version instead.
     """
     path = rundir / REGISTRATION_FILE
-    if not path.exists():
+    held, sealed = _store_state(rundir)
+    digest = _check_seal(path, sealed)
+    if digest is None:
         return None
     data = _read(path)
     latest = data["versions"][-1]
@@ -228,8 +284,14 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
                              f"{path}); results would not be comparable: restore it, or pass --new-version")  # fmt: skip
         data = register(experiment, rundir, gates_path, seed, new_version=True, rules=wanted, late=True)
         latest = data["versions"][-1]
+        held, sealed = _store_state(rundir)
+        digest = _sha(path.read_bytes())
+    if seal and sealed is None and held == 0:  # the first run starts: from now on the file is fixed
+        _seal(rundir, digest)
+        sealed = digest
     out = {"file": str(path), "version": latest["version"], "registered_at": latest["registered_at"],
-           "verified": True, "pre_registered": latest.get("pre_registered", True),
+           "verified": True, "sha256": digest, "sha256_recorded": sealed is not None,
+           "pre_registered": latest.get("pre_registered", True),
            "gates": latest["frozen"]["gates"], "seeds": latest["frozen"]["seeds"],
            "rules": {**DEFAULT_RULES, **latest["frozen"].get("rules", {})}}  # fmt: skip
     for who in ("owner", "approver"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import sys
@@ -72,7 +73,8 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     # Configuration mistakes before anything is made on disk (the lock makes OUT).
     check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
     with run_lock(out):  # one writer per run directory
-        check_registration(loaded, out, new_version=new_version)  # refuses changed inputs
+        # Refuses an edited registration or changed inputs; the first run records its digest.
+        check_registration(loaded, out, new_version=new_version, seal=True)
         show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
                                                                 on_update=on_update), out, as_json)  # fmt: skip
 
@@ -198,3 +200,6 @@ def register_command(experiment: Path, out: Path, gates: Path | None, bootstrap_
     console.print(f"registered version {latest['version']}{when} in {out / 'registration.json'} "
                   f"(gold {latest['frozen']['corpus']['gold_sha256'][:12]}, gates "
                   f"{latest['frozen']['gates']['sha256'][:12]})", markup=False)  # fmt: skip
+    digest = hashlib.sha256((out / "registration.json").read_bytes()).hexdigest()
+    console.print(f"registration.json SHA-256 {digest} (publish it: the first run records it, and run, score "
+                  "and report refuse the file once it differs)", markup=False)  # fmt: skip

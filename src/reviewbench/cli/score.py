@@ -221,8 +221,13 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
     registration = result["registration"]
     if registration:
         when = "pre-registered" if registration.get("pre_registered", True) else "registered after runs"
-        console.print(f"{when}: version {registration['version']} of {registration['registered_at']}, "
-                      "verified unchanged", markup=False)  # fmt: skip
+        if registration.get("sha256_recorded"):
+            sealed = f"verified unchanged, registration.json SHA-256 {registration['sha256']}"
+        else:  # runs begun by a reviewbench that recorded no digest: the file cannot be vouched for
+            sealed = (f"inputs match it; registration.json SHA-256 {registration.get('sha256')} not recorded "
+                      "when the runs began, so edits to the file itself cannot be ruled out")
+        console.print(f"{when}: version {registration['version']} of {registration['registered_at']}, {sealed}",
+                      markup=False)  # fmt: skip
     else:
         console.print("not registered: the gates and rules were not fixed before the runs", markup=False)
     cutoff = result["analysis"].get("cutoff")

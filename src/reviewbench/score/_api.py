@@ -192,17 +192,14 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     corpus = read_corpus(Path(corpus_path))
     if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
         raise UsageError(f"the gold of {corpus_path} changed since these runs; scoring would mix benchmark versions")
-    from ..registration import (  # registration reads gates: no cycle
-        REGISTRATION_FILE,
-        check_registration,
-    )
+    from ..registration import check_registration  # registration reads gates: no cycle
     from ..review.experiment import load_experiment
 
     asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
     registration = None
     experiment_path = experiment_file and Path(experiment_file)
-    if experiment_path and (rundir / REGISTRATION_FILE).exists():
+    if experiment_path:  # refuses a registration.json edited or deleted since the runs recorded it
         registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
                                           new_version=options.new_version, rules=asked)  # fmt: skip
     rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}

@@ -185,6 +185,7 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
         recorded_gold = store.get_meta("gold_sha256")
         experiment = json.loads(store.get_meta("experiment") or "{}")
         experiment_file = store.get_meta("experiment_path")
+        sealed = store.get_meta("registration_sha256")  # a registration the runs recorded
     finally:
         store.close()
     if not corpus_path:
@@ -192,14 +193,18 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     corpus = read_corpus(Path(corpus_path))
     if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
         raise UsageError(f"the gold of {corpus_path} changed since these runs; scoring would mix benchmark versions")
-    from ..registration import check_registration  # registration reads gates: no cycle
+    from ..registration import (  # registration reads gates: no cycle
+        REGISTRATION_FILE,
+        check_registration,
+    )
     from ..review.experiment import load_experiment
 
     asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
     registration = None
     experiment_path = experiment_file and Path(experiment_file)
-    if experiment_path:  # refuses a registration.json edited or deleted since the runs recorded it
+    # Also when the file is gone but the runs recorded one: check_registration refuses that.
+    if experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
         registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
                                           new_version=options.new_version, rules=asked)  # fmt: skip
     rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}

@@ -14,12 +14,14 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── RunDirectoryBusy      another process is running into the same run directory
     ├── CorpusError           a corpus, task set or run directory is missing or damaged
     ├── IntegrityError        gold, tasks or a registration changed since they were frozen
+    │   └── LabelChainBroken  a label row was edited, deleted or inserted by hand
     ├── PrerequisiteError     the machine lacks what a step needs (a sandbox, a tool)
     ├── SetupFailed           validate --setup could not build the test environment
     ├── ValidationStopped     the first bases all failed the same way (fail fast)
     ├── StoreError            the run store cannot be read or written (locked, disk full)
     ├── ReviewerError         no review (or solution) appeared; ``transient`` ones are retried
     │   └── OutputTooLarge    a command printed more than its max_output_bytes (run ``invalid``)
+    │       └── TooManyFindings  a review held more than its max_findings (run ``invalid``)
     ├── PatchRejected         a solver's patch cannot be applied safely (outside the tree…)
     └── Cancelled             the step is being stopped; no new command may start (exit 130)
 
@@ -39,6 +41,7 @@ __all__ = [
     "EmptyRepository",
     "GitError",
     "IntegrityError",
+    "LabelChainBroken",
     "NoCases",
     "NoMatchingCommits",
     "NotAGitRepository",
@@ -52,6 +55,7 @@ __all__ = [
     "StoreError",
     "SetupFailed",
     "Terminated",
+    "TooManyFindings",
     "UsageError",
     "ValidationStopped",
 ]
@@ -111,6 +115,10 @@ class IntegrityError(ReviewbenchError):
     """Frozen inputs changed: gold, a task set or a registration no longer match their hash."""
 
 
+class LabelChainBroken(IntegrityError):
+    """``labels.sqlite``'s SHA-256 chain of rows is broken: a row was edited, deleted or inserted."""
+
+
 class PrerequisiteError(ReviewbenchError):
     """The machine lacks what the step needs: a sandbox, a tool, a service."""
 
@@ -147,6 +155,15 @@ class OutputTooLarge(ReviewerError):
     def __init__(self, message: str, *, head: str) -> None:
         super().__init__(message)
         self.head = head
+
+
+class TooManyFindings(OutputTooLarge):
+    """A review inside the byte cap held more findings than its reviewer's ``max_findings``.
+
+    Tens of thousands of claims for one case are no review a rater can label: the run is
+    ``invalid`` as for the byte cap, with ``head`` the whole answer (already within
+    ``max_output_bytes``) and no finding recorded.
+    """
 
 
 class PatchRejected(ReviewbenchError):

@@ -23,8 +23,16 @@ __all__ = [
 ]
 
 
+#: Findings a review run keeps at most, unless its reviewer table says ``max_findings``.
+DEFAULT_MAX_FINDINGS = 200
+
+
 class _Config(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_findings: int = Field(default=DEFAULT_MAX_FINDINGS, ge=1, le=1_000_000,
+                              description="Findings a review may hold (default 200); one more and the run is "
+                                          "invalid, none of its findings kept (a solver or judge ignores it).")  # fmt: skip
 
 
 class OpenAIConfig(_Config):

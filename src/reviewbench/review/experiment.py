@@ -83,7 +83,8 @@ retries = 4            # retries on 429, 5xx and connection errors, with backoff
 
 # Any executable: the packet arrives as JSON on stdin, the review is its stdout (read up to
 # max_output_bytes, default 1 MiB: past it the command is killed and the run is invalid). It
-# runs sandboxed: no corpus, gold or home in sight; only the variables listed in env.
+# runs sandboxed: no corpus, gold or home in sight; only the variables listed in env. Every
+# reviewer table takes max_findings (default 200): a review holding more is invalid too.
 # [[condition]]
 # name = "agent"
 # reviewer = { kind = "command", command = "./my-review-script --strict", env = ["OPENAI_API_KEY"] }

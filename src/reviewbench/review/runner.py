@@ -27,7 +27,7 @@ from ..engine import (
     open_run_store,
     run_id,
 )
-from ..errors import UsageError
+from ..errors import TooManyFindings, UsageError
 from ..records import Case, RunState
 from ..reviewers import make_reviewer
 from ..reviewers.base import RUN_SCOPE, RunScope
@@ -133,7 +133,17 @@ class ReviewJob:
         return CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, got.findings)
 
     def outcome(self, planned: PlannedRun, reply: CachedReply) -> Outcome:
+        """The run's state and findings.
+
+        Raises:
+            TooManyFindings: more findings than the reviewer's ``max_findings``; the engine
+                records the run ``invalid``, as for the byte cap.
+        """
         state, findings, unparsed = _outcome(reply, planned.case.paths)
+        cap = planned.condition.reviewer.max_findings
+        if len(findings) > cap:
+            raise TooManyFindings(f"the review holds {len(findings)} findings, more than its max_findings ({cap}): "
+                                  "none is kept, the text is the raw output", head=reply.text)  # fmt: skip
         return Outcome(state, findings, unparsed)
 
     def close(self) -> None:

@@ -23,6 +23,12 @@ Gold TOML::
     [[defect.location]]
     path = "shop/billing.py"
     symbol = "Invoice.total"         # or start_line / end_line
+
+The file is strictly typed (a TOML file is written by hand, perhaps by someone else): a
+string where a number belongs, ``1.9`` for a line, ``true`` for a line or ``"no"`` for
+``expect_finding``, an unknown key, ``defect_id`` or ``locations`` (reviewbench sets the
+ids and computes the locations), or a ``location`` that is not an array of tables is
+refused with one line naming the key.
 """
 
 from __future__ import annotations
@@ -33,8 +39,9 @@ import re
 import tomllib
 from collections import Counter
 from pathlib import Path
+from typing import Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import UsageError
 from ..git.apply import patched_files
@@ -98,52 +105,127 @@ def _symbol_span(text: str, symbol: str, path: str) -> tuple[int, int]:
     return found[0]
 
 
-def _locations(raw: list[dict], files: dict[str, bytes | None], paths: list[str]) -> list[Location]:
+class _Toml(BaseModel):
+    # Strict: TOML has real types, and a value of the wrong one is a mistake, never coerced.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _LocationToml(_Toml):
+    """One ``[[defect.location]]``: a path and a symbol or a line range."""
+
+    path: str
+    symbol: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+
+
+class _DefectToml(_Toml):
+    """One ``[[defect]]``: what a person may say of a defect (ids and spans are computed)."""
+
+    defect_class: str | None = Field(default=None, alias="class")
+    severity: Literal["low", "med", "high"] | None = None
+    severity_basis: str | None = None
+    trigger: str | None = None
+    description: str | None = None
+    safe_path: str | None = None
+    acceptable_descriptions: list[str] | None = None
+    symbols: list[str] | None = None
+    removed_identifiers: list[str] | None = None
+    added_identifiers: list[str] | None = None
+    hint_terms: list[str] | None = None
+    location: list[_LocationToml] = Field(default_factory=list)
+
+
+class _GoldToml(_Toml):
+    """A gold TOML file, as written by hand."""
+
+    expect_finding: bool = True
+    stratum: str | None = None
+    pair_id: str | None = None
+    defect: list[_DefectToml] = Field(default_factory=list)
+
+
+#: Keys reviewbench sets itself, with what to write instead.
+_COMPUTED = {"defect_id": "reviewbench numbers the defects of a case itself",
+             "locations": "write [[defect.location]] tables; their lines are computed"}  # fmt: skip
+_TABLES = {"defect": "[[defect]] tables", "location": "[[defect.location]] tables"}
+
+
+def _toml_error(exc: ValidationError, source: str) -> UsageError:
+    """The first problem of a gold file as one line naming the key (numbered from 1)."""
+    first = exc.errors()[0]
+    loc = [p + 1 if isinstance(p, int) else p for p in first["loc"]]
+    where = ".".join(f"{p}" if isinstance(p, str) else f"[{p}]" for p in loc).replace(".[", "[")
+    key = next((p for p in reversed(loc) if isinstance(p, str)), "")
+    if first["type"] == "extra_forbidden":
+        hint = _COMPUTED.get(key, "not a key of this table")
+        return UsageError(f"{source}: {where}: unknown gold key {key!r} ({hint})")
+    detail = "Input should be a table" if first["type"] == "model_type" else first["msg"]
+    if key in _TABLES and first["type"] in ("list_type", "model_type"):
+        detail += f"; write {_TABLES[key]}"
+    value = repr(first.get("input"))
+    got = f" (got {value[:40]}{'…' if len(value) > 40 else ''})" if first["type"] != "missing" else ""
+    return UsageError(f"{source}: {where}: {detail}{got}")
+
+
+def _locations(raw: list[_LocationToml], files: dict[str, bytes | None], paths: list[str],
+               source: str) -> list[Location]:  # fmt: skip
     out = []
     for entry in raw:
-        path = entry.get("path")
-        if not isinstance(path, str) or path not in paths:
-            raise UsageError(f"gold location path {path!r} is not a file the patch changes ({', '.join(paths)})")
+        path = entry.path
+        if path not in paths:
+            raise UsageError(f"{source}: gold location path {path!r} is not a file the patch changes ({', '.join(paths)})")
         data = files.get(path)
         if data is None:
-            raise UsageError(f"{path} does not exist after the patch; a location must lie in the patched tree")
+            raise UsageError(f"{source}: {path} does not exist after the patch; a location must lie in the patched tree")
         text = data.decode("utf-8", "replace")
-        symbol = entry.get("symbol")
-        if "start_line" in entry:
-            start, end = int(entry["start_line"]), int(entry.get("end_line", entry["start_line"]))
+        symbol = entry.symbol
+        if entry.start_line is None and entry.end_line is not None:
+            raise UsageError(f"{source}: gold location in {path}: end_line needs a start_line")
+        if entry.start_line is not None:
+            start = entry.start_line
+            end = entry.end_line if entry.end_line is not None else start
             if not 1 <= start <= end <= len(text.splitlines()):
-                raise UsageError(f"lines {start}-{end} are outside {path} after the patch")
+                raise UsageError(f"{source}: lines {start}-{end} are outside {path} after the patch")
         elif symbol:
             if language_of(path) != "python":
-                raise UsageError(f"a symbol locates only Python code; give start_line/end_line for {path}")
+                raise UsageError(f"{source}: a symbol locates only Python code; give start_line/end_line for {path}")
             start, end = _symbol_span(text, symbol, path)
         else:
-            raise UsageError(f"gold location in {path} needs a symbol or start_line/end_line")
+            raise UsageError(f"{source}: gold location in {path} needs a symbol or start_line/end_line")
         out.append(Location(path=path, start_line=start, end_line=end, symbol=symbol))
     return out
 
 
+def _read_spec(data: dict, source: str) -> _GoldToml:
+    """A gold TOML file's content, strictly typed.
+
+    Raises:
+        UsageError: one line naming the key and what is wrong with it.
+    """
+    try:
+        return _GoldToml.model_validate(data)
+    except ValidationError as exc:
+        raise _toml_error(exc, source) from None
+
+
 def _gold(raw: dict, cid: str, stratum: str | None, pair_id: str | None, base: str,
           files: dict[str, bytes | None], paths: list[str], source: str) -> GoldRecord:  # fmt: skip
-    known = {"expect_finding", "stratum", "pair_id", "defect"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise UsageError(f"{source}: unknown gold key {unknown[0]!r} (known: {', '.join(sorted(known))})")
-    expect = raw.get("expect_finding", True)
-    defects_raw = raw.get("defect", [])
-    if expect and not defects_raw:
+    spec = _read_spec(raw, source)
+    expect = spec.expect_finding
+    if expect and not spec.defect:
         raise UsageError(f"{source}: a case that expects a finding needs at least one [[defect]]")
-    if not expect and defects_raw:
+    if not expect and spec.defect:
         raise UsageError(f"{source}: expect_finding = false (a clean case) cannot list defects")
     defects = []
     try:
-        for number, d in enumerate(defects_raw, start=1):
-            fields = {k: v for k, v in d.items() if k != "location"}
-            fields.setdefault("class", stratum or raw.get("stratum") or "authored")
-            defects.append(Defect(defect_id=f"{cid}-d{number}", locations=_locations(d.get("location", []), files, paths),
+        for number, d in enumerate(spec.defect, start=1):
+            fields = d.model_dump(by_alias=True, exclude_none=True, exclude={"location"})
+            fields.setdefault("class", stratum or spec.stratum or "authored")
+            defects.append(Defect(defect_id=f"{cid}-d{number}", locations=_locations(d.location, files, paths, source),
                                   **fields))  # fmt: skip
-        return GoldRecord(case_id=cid, stratum=stratum or raw.get("stratum") or "authored", expect_finding=bool(expect),
-                          pair_id=pair_id or raw.get("pair_id"), defects=defects,
+        return GoldRecord(case_id=cid, stratum=stratum or spec.stratum or "authored", expect_finding=expect,
+                          pair_id=pair_id or spec.pair_id, defects=defects,
                           provenance=Provenance(parent=base, operator="authored"))  # fmt: skip
     except ValidationError as exc:
         first = exc.errors()[0]

@@ -111,7 +111,7 @@ def needs_helper(git_repo, tmp_path):
 
     outer = sysconfig.get_paths()["purelib"]
     see_pytest = f"import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'outer.pth').write_text({outer!r})"
-    setup = ('echo run >> "$VIRTUAL_ENV/../setup-runs.txt" && python -m pip install -q --no-index --no-deps '
+    setup = ('echo run >> "$VIRTUAL_ENV/setup-runs.txt" && python -m pip install -q --no-index --no-deps '
              f"{shlex.quote(str(wheel))} && python -c {shlex.quote(see_pytest)}")  # fmt: skip
     return repo, setup, count
 

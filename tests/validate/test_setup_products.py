@@ -16,6 +16,7 @@ import pytest
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.config import ValidateConfig
 from reviewbench.errors import ValidationStopped
+from reviewbench.git.scratch import ScratchClone
 from reviewbench.sandbox import reset_cancel
 from reviewbench.validate import validate_corpus
 from reviewbench.validate.probe import first_error_line
@@ -139,21 +140,24 @@ def test_products_never_reach_through_a_symlink_or_over_a_file_of_the_commit(git
     repo.git("commit", "-q", "-m", "link")
     tree = _scratch(repo, tmp_path)
     tree.checkout("HEAD")
-    restored = SetupProducts(source, ("src/pkg/_version.py", "kept.txt")).restore(tree.path)
+    restored = SetupProducts(source, ("src/pkg/_version.py", "kept.txt")).restore(tree)
     assert restored == []
     assert list(outside.iterdir()) == []
     assert (tree.path / "kept.txt").read_text() == "the commit's\n"
 
 
-def test_products_are_generated_files_not_caches_links_or_binaries(tmp_path):
-    project = tmp_path / "project"
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
+def test_products_are_generated_files_not_caches_links_or_binaries(git_repo, tmp_path):
+    repo = git_repo()
+    repo.commit("init", {"README": "x\n"})
+    clone = ScratchClone(repo.path, tmp_path / "project")
+    clone.checkout("HEAD")
+    project = clone.path
     for name in ("src/pkg/_version.py", "src/pkg/__pycache__/x.cpython-311.pyc", "src/pkg/_speedups.so",
                  "src/pkg.egg-info/PKG-INFO", "build/lib/pkg/x.py", ".venv/lib/site.py"):  # fmt: skip
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text("x\n")
     os.symlink("/etc/passwd", project / "src" / "pkg" / "linked.py")
-    assert SetupProducts.of(project).files == ("src/pkg/_version.py",)
+    assert SetupProducts.of(clone).files == ("src/pkg/_version.py",)
 
 
 def _needs_metadata(repo) -> None:

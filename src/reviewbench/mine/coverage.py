@@ -218,9 +218,12 @@ def _run(repo: Repository, command: str, known: set[str], tests: list[str],
     try:
         tree = ScratchClone(repo.path, root / "tree")
         tree.checkout(repo.head)
-        # Sandboxed like validation's test runs: no network, only the scratch folder writable.
-        sandbox = Sandbox(Network.DENY, ValidateConfig().memory_mb, root / "home", writable=(root,))
-        data_file = root / "coverage.data"
+        # Sandboxed like validation's test runs: no network, only the tree and the data
+        # folder writable (not the clone's git directory beside the tree: ``git/scratch.py``).
+        data = root / "data"
+        data.mkdir()
+        sandbox = Sandbox(Network.DENY, ValidateConfig().memory_mb, root / "home", writable=(tree.path, data))
+        data_file = data / "coverage.data"
         rcfile = root / "coveragerc"
         rcfile.write_text(_RC + f"data_file = {data_file}\n", encoding="utf-8")
         log = root / "coverage.log"

@@ -9,7 +9,11 @@ so ``export-ignore`` attributes cannot drop any.
 
 Whatever the solver changes (modified, added, deleted files, modes) is the patch:
 ``git add -A`` then ``git diff --cached --binary`` against the recorded single commit, so a
-solver that commits its work is still measured against the base.
+solver that commits its work is still measured against the base. That git runs on the
+host, so it never reads the tree's ``.git``, which the solver may rewrite (a filter in its
+``config`` assigned by ``info/attributes`` would run here): the same commit is made once
+more in a private git directory beside the tree, outside what the solver can write, and
+the patch is read through it with the hardened options of ``git/scratch.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 
 from ..errors import GitError
 from ..git.repo import GIT
+from ..git.scratch import HARDENED, untrusted_git_env
 
 __all__ = ["BaseTree", "export_base"]
 
@@ -62,16 +67,19 @@ class BaseTree:
         self.commit = commit
         """The single commit's id (not the source repository's base commit id)."""
 
-    def patch(self) -> str:
-        """Everything changed since the single commit, as a git diff ("" for no change).
+    @property
+    def _private(self) -> dict[str, str]:
+        """The private git directory and index of the base commit, for host-side git."""
+        return untrusted_git_env(**_IDENTITY, GIT_DIR=str(self.root / "base.git"), GIT_WORK_TREE=str(self.path),
+                                 GIT_INDEX_FILE=str(self.root / "base.index"))  # fmt: skip
 
-        Raises:
-            GitError: the solver broke the tree's ``.git`` so that no diff can be taken.
-        """
-        if not (self.path / ".git").is_dir():
-            raise GitError("the solver removed the tree's .git; its changes cannot be read")
-        _git(self.path, "add", "-A")
-        raw = _git(self.path, *_DIFF, self.commit, "--")
+    def patch(self) -> str:
+        """Everything changed since the single commit, as a git diff ("" for no change),
+        whatever the solver did to the tree's own ``.git``."""
+        env = self._private
+        _git(self.path, *HARDENED, "read-tree", self.commit, env=env)
+        _git(self.path, *HARDENED, "add", "-A", env=env)
+        raw = _git(self.path, *HARDENED, *_DIFF, self.commit, "--", env=env)
         return raw.decode("utf-8", "surrogateescape")
 
     def remove(self) -> None:
@@ -110,7 +118,16 @@ def export_base(repo: Path, commit: str, label: str) -> BaseTree:
         _git(tree, "commit", "-q", "--no-verify", "--allow-empty", "-m", "base")
         single = _git(tree, "rev-parse", "HEAD").decode().strip()
         shutil.rmtree(tree / ".git" / "logs", ignore_errors=True)  # no reflog, not even of "base"
+        base = BaseTree(root, tree, single)
+        # The same commit (same files, identity and date) in the private git directory.
+        private = base._private
+        _git(root, "init", "-q", "--bare", "--template=", str(root / "base.git"), env=untrusted_git_env())
+        _git(tree, *HARDENED, "add", "-A", "-f", env=private)
+        tree_id = _git(tree, *HARDENED, "write-tree", env=private).decode().strip()
+        again = _git(tree, "commit-tree", tree_id, "-m", "base", env=private).decode().strip()
+        if again != single:
+            raise GitError(f"cannot export base commit {commit} of task {label}: the private copy differs")
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    return BaseTree(root, tree, single)
+    return base

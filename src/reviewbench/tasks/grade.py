@@ -205,9 +205,9 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
                 GradeStatus.APPLY_FAILED, reason="git apply refused the patch at the base", **size
             )
     graded_tests = {*test_selection(required), *(_test_patch_paths(job.test_patch))}
-    infra = test_infra_paths(tree.path, job.base, changed, graded_tests)
+    infra = test_infra_paths(tree, job.base, changed, graded_tests)
     if infra:
-        restore_test_infra(tree.path, job.base, infra)
+        restore_test_infra(tree, job.base, infra)
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"\n=== the patch touched test machinery, restored from the base: {', '.join(infra)}\n")
         size["touched_test_infra"] = True

@@ -10,12 +10,11 @@ whatever the restored tests then say (docs/HOSTILE.md).
 
 from __future__ import annotations
 
-import subprocess
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from ..git.repo import GIT
+from ..git.scratch import ScratchClone
 
 __all__ = ["PYTEST_CONFIG_FILES", "restore_test_infra", "test_infra_paths"]
 
@@ -52,12 +51,8 @@ def _pytest_tables(text: str | None) -> object:
     return {k: v for k, v in tool.items() if k.startswith("pytest")}
 
 
-def _at_base(tree: Path, base: str, path: str) -> bytes | None:
-    proc = subprocess.run(
-        [*GIT, "-C", str(tree), "cat-file", "blob", f"{base}:{path}"],
-        capture_output=True,
-        check=False,
-    )
+def _at_base(tree: ScratchClone, base: str, path: str) -> bytes | None:
+    proc = tree.git("cat-file", "blob", f"{base}:{path}", check=False)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -69,7 +64,7 @@ def _in_tree(tree: Path, path: str) -> str | None:
 
 
 def test_infra_paths(
-    tree: Path, base: str, changed: Iterable[str], test_files: Iterable[str]
+    tree: ScratchClone, base: str, changed: Iterable[str], test_files: Iterable[str]
 ) -> list[str]:
     """The paths among ``changed`` (after the patch was applied in ``tree``) that are test
     machinery: graded test files, conftest.py, pytest configuration, start-up modules and
@@ -82,17 +77,16 @@ def test_infra_paths(
         elif PurePosixPath(path).name == "pyproject.toml":
             before = _at_base(tree, base, path)
             old = before.decode("utf-8", "surrogateescape") if before is not None else None
-            if _pytest_tables(old) != _pytest_tables(_in_tree(tree, path)):
+            if _pytest_tables(old) != _pytest_tables(_in_tree(tree.path, path)):
                 found.append(path)
     return found
 
 
-def restore_test_infra(tree: Path, base: str, paths: Iterable[str]) -> None:
+def restore_test_infra(tree: ScratchClone, base: str, paths: Iterable[str]) -> None:
     """Put each path back as it was at ``base``; remove it when ``base`` did not have it."""
     for path in paths:
-        target = tree / path
+        target = tree.path / path
         if _at_base(tree, base, path) is not None:
-            subprocess.run([*GIT, "-C", str(tree), "checkout", "--quiet", base, "--", path],
-                           capture_output=True, check=True)  # fmt: skip
+            tree.git("checkout", "--quiet", base, "--", path)
         elif target.is_symlink() or target.is_file():
             target.unlink()

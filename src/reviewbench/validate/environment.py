@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Network
-from ..errors import SetupFailed, UsageError
+from ..errors import GitError, SetupFailed, UsageError
 from ..git.repo import GIT
+from ..git.scratch import ScratchClone
 from ..records import TestEnvironment
 from ..sandbox import Sandbox
 from .warm import parse_launch
@@ -256,7 +257,9 @@ def build_environment(root: Path, repo: Path, head: str, setup: str,
             fcntl.flock(lock, fcntl.LOCK_EX)
             marker = folder / MARKER
             python = folder / "venv" / "bin" / "python"
-            if marker.is_file() and python.is_file():
+            # An environment of a release that kept the project's git directory inside the
+            # folder its setup could write is rebuilt (``git/scratch.py``).
+            if marker.is_file() and python.is_file() and (folder / "project.git").is_dir():
                 try:
                     record = TestEnvironment.model_validate_json(marker.read_text(encoding="utf-8"))
                 except ValueError:
@@ -286,20 +289,16 @@ class _checkout:
         if not self.wanted:
             return None
         self.path = Path(tempfile.mkdtemp(prefix="reviewbench-setup-")) / "project"
-        _git(self.path.parent, "clone", "--quiet", "--shared", "--no-checkout", str(self.repo), str(self.path))
-        _git(self.path, "checkout", "--quiet", "--force", "--detach", self.head)
+        try:
+            ScratchClone(self.repo, self.path).checkout(self.head)
+        except GitError as exc:
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+            raise SetupFailed(f"cannot prepare the setup copy: {exc}") from None
         return self.path
 
     def __exit__(self, *exc: object) -> None:
         if self.path is not None:
             shutil.rmtree(self.path.parent, ignore_errors=True)
-
-
-def _git(cwd: Path, *args: str) -> None:
-    proc = subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, check=False)
-    if proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise SetupFailed(f"git {args[0]} failed preparing the setup copy: {detail[-1] if detail else proc.returncode}")
 
 
 def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, command: str, setup: str, key: str,
@@ -309,13 +308,18 @@ def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, comma
     setup_log = folder / "setup.log"
     venv = folder / "venv"
     project = folder / "project"
-    _git(folder, "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(project))
-    _git(project, "checkout", "--quiet", "--force", "--detach", head)
+    try:
+        ScratchClone(repo, project).checkout(head)
+    except GitError as exc:
+        raise SetupFailed(f"cannot prepare the project copy for the setup: {exc}") from None
     # No memory limit here: installing may build dependencies, which the per-test
     # address-space limit was not sized for; this is the user's own command, run once.
-    # The sandbox keeps the host read-only: the environment's own folder is what it may write
-    # (the venv, the project copy, uv's cache).
-    box = Sandbox(Network.ALLOW, None, folder / "home", writable=(folder,))
+    # The sandbox keeps the host read-only: the venv, the project copy and uv's cache are
+    # what it may write — not the project's git directory beside them (``git/scratch.py``).
+    uv_cache = folder / "uv-cache"
+    for made in (venv, uv_cache):
+        made.mkdir()
+    box = Sandbox(Network.ALLOW, None, folder / "home", writable=(venv, project, uv_cache))
     steps = []
     if uv:
         steps.append(shlex.join([uv, "venv", "--quiet", "--python", base, str(venv)]))
@@ -330,7 +334,7 @@ def _build(folder: Path, repo: Path, head: str, base: str, uv: str | None, comma
     steps.append(activate + command)
     if log:
         log(f"building the test environment in {folder}: {command}")
-    cache = f"export UV_CACHE_DIR={shlex.quote(str(folder / 'uv-cache'))}; "
+    cache = f"export UV_CACHE_DIR={shlex.quote(str(uv_cache))}; "
     for step in steps:
         with setup_log.open("a", encoding="utf-8") as handle:
             handle.write(f"\n=== {step}\n")

@@ -25,11 +25,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..git.repo import GIT
+from ..git.scratch import ScratchClone
 
 __all__ = ["MAX_FILES", "MAX_FILE_BYTES", "SetupProducts"]
 
@@ -44,9 +43,9 @@ _SKIP_DIRS = frozenset({
 _SKIP_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".egg-info", ".dist-info")
 
 
-def _untracked(root: Path) -> list[str]:
-    """Untracked files under ``root``, ignored ones included (POSIX, relative)."""
-    proc = subprocess.run([*GIT, "-C", str(root), "ls-files", "--others", "-z"], capture_output=True, check=False)
+def _untracked(clone: ScratchClone) -> list[str]:
+    """Untracked files of the clone's tree, ignored ones included (POSIX, relative)."""
+    proc = clone.git("ls-files", "--others", "-z", check=False)
     if proc.returncode != 0:
         return []
     return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
@@ -84,10 +83,12 @@ class SetupProducts:
     files: tuple[str, ...]
 
     @classmethod
-    def of(cls, project: Path, before: frozenset[str] = frozenset()) -> SetupProducts:
-        """The untracked files of ``project`` worth carrying over, except those in ``before``."""
-        files = sorted(p for p in _untracked(project) if p not in before and _wanted(project, p))
-        return cls(project, tuple(files[:MAX_FILES]))
+    def of(cls, project: ScratchClone, before: frozenset[str] = frozenset()) -> SetupProducts:
+        """The untracked files of ``project``'s tree worth carrying over, except those in
+        ``before``."""
+        root = project.path
+        files = sorted(p for p in _untracked(project) if p not in before and _wanted(root, p))
+        return cls(root, tuple(files[:MAX_FILES]))
 
     def stash(self, folder: Path) -> SetupProducts:
         """A copy of the files in ``folder`` (emptied first), which a checkout cannot clean."""
@@ -100,15 +101,15 @@ class SetupProducts:
                 kept.append(relative)
         return SetupProducts(folder, tuple(kept))
 
-    def restore(self, tree: Path) -> list[str]:
-        """Copy into ``tree`` (at a fresh checkout) each file its commit lacks and ignores,
-        whose folder the commit has; the files copied."""
+    def restore(self, clone: ScratchClone) -> list[str]:
+        """Copy into the clone's tree (at a fresh checkout) each file its commit lacks and
+        ignores, whose folder the commit has; the files copied."""
+        tree = clone.path
         candidates = [r for r in self.files if not os.path.lexists(tree / r) and _real_folder(tree, r.split("/")[:-1])]
         if not candidates:
             return []
-        proc = subprocess.run([*GIT, "-C", str(tree), "check-ignore", "--no-index", "-z", "--stdin"],
-                              input="\0".join(candidates).encode("utf-8", "surrogateescape") + b"\0",
-                              capture_output=True, check=False)  # fmt: skip
+        proc = clone.git("check-ignore", "--no-index", "-z", "--stdin", check=False,
+                         stdin="\0".join(candidates).encode("utf-8", "surrogateescape") + b"\0")  # fmt: skip
         ignored = set(proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
         return [r for r in candidates if r in ignored and _copy(self.source / r, tree / r)]
 

@@ -108,14 +108,14 @@ class ScratchTree(ScratchClone):
     def use_products(self, project: Path | None) -> None:
         """Carry the files the ``--setup`` command generated in ``project`` into this tree."""
         if project is not None and "setup" not in self._products:
-            self._products["setup"] = SetupProducts.of(project)
+            self._products["setup"] = SetupProducts.of(ScratchClone.existing(project))
 
     def checkout(self, rev: str) -> None:
         """Reset the tree to ``rev`` exactly, then copy in the setup's generated files that
         the commit ignores and lacks (``products.py``)."""
         super().checkout(rev)
         for products in self._products.values():
-            products.restore(self.path)
+            products.restore(self)
 
     @property
     def carried(self) -> list[str]:
@@ -123,7 +123,7 @@ class ScratchTree(ScratchClone):
         return sorted({f for products in self._products.values() for f in products.present(self.path)})
 
     def applies(self, patch: Path) -> bool:
-        return self._git("apply", "--check", str(patch), check=False).returncode == 0
+        return self.git("apply", "--check", str(patch), check=False).returncode == 0
 
     def apply(self, patch: Path, log: Path | None = None) -> bool:
         """Apply ``patch``; when it cannot be, say why in ``log`` (if given)."""
@@ -131,7 +131,7 @@ class ScratchTree(ScratchClone):
             if log is not None:
                 _note(log, f"the patch file {patch} is missing: nothing to apply")
             return False
-        proc = self._git("apply", "--whitespace=nowarn", str(patch), check=False)
+        proc = self.git("apply", "--whitespace=nowarn", str(patch), check=False)
         if proc.returncode != 0 and log is not None:
             _note(log, f"the patch does not apply: {proc.stderr.decode('utf-8', 'replace').strip()}")
         return proc.returncode == 0
@@ -187,11 +187,11 @@ class ScratchTree(ScratchClone):
         _note(log, f"setup: {self.config.setup_cmd}")
         setup_box = Sandbox(Network.ALLOW, self.config.memory_mb, self.home, writable=(self.path,),
                             env_allow=tuple(self.config.env))  # fmt: skip
-        before = frozenset(SetupProducts.of(self.path).files)
+        before = frozenset(SetupProducts.of(self).files)
         setup_box.run(self.config.setup_cmd, self.path, self.config.timeout, log)
         self._set_up = True
         # What it generated: kept aside, since a later checkout may clean it (``products.py``).
-        made = SetupProducts.of(self.path, before)
+        made = SetupProducts.of(self, before)
         if made.files:
             self._products["setup_cmd"] = made.stash(self.path.parent / f"{self.path.name}-products")
 

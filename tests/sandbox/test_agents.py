@@ -283,3 +283,54 @@ def test_listed_hide_paths_are_hidden_inside_exposed_ones(world, make_packet, tm
     assert review(config, None, make_packet).text == "NO_ISSUES\n"
     with pytest.raises(UsageError, match="must be absolute"):
         make_reviewer(CommandConfig(kind="command", command="true", hide=["relative/path"]))
+
+
+#: What a sandboxed agent may see of the host's top level (docs/SANDBOX.md); every other
+#: folder there is empty to it, and a file there reads as empty.
+SYSTEM_VIEW = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys"}
+
+LOOK = """\
+import json, os, sys
+from pathlib import Path
+
+def read(path):
+    try:
+        return Path(path).read_text()[:60] or "empty"
+    except OSError as exc:
+        return f"refused: {exc.strerror}"
+
+top = {}
+for name in sorted(os.listdir("/")):
+    path = os.path.join("/", name)
+    if os.path.islink(path):
+        continue
+    try:
+        top[name] = sorted(os.listdir(path))[:5] if os.path.isdir(path) else read(path)
+    except OSError as exc:
+        top[name] = f"refused: {exc.strerror}"
+print(json.dumps({"top": top, "reads": {name: read(path) for name, path in json.loads(sys.argv[1]).items()}}))
+"""
+
+
+def test_the_agent_view_is_default_deny_not_a_list_of_hidden_folders(world, make_packet):
+    """Issue 25.4: a reviewer read a sibling run directory's packets and labels, because only
+    the current corpus, repository and output were hidden. Now it sees the system folders,
+    its tree, its scratch HOME and what its table exposes — nothing else of the host,
+    wherever the caller keeps corpora and run directories (here: this checkout, outside
+    /tmp and $HOME when the suite runs from one)."""
+    checkout = Path(__file__).resolve().parents[2]
+    (world["bin"] / "look.py").write_text(LOOK)
+    targets = {"checkout_readme": str(checkout / "README.md"), "shadow": "/etc/shadow",
+               "tree": str(world["tree"] / "app.py")}  # fmt: skip
+    command = f"{shlex.quote(sys.executable)} {world['bin'] / 'look.py'} {shlex.quote(json.dumps(targets))}"
+    config = CommandConfig(kind="command", command=command, expose=[str(world["bin"])])
+    seen = json.loads(review(config, world["tree"], make_packet).text)
+    reads = seen["reads"]
+    assert reads["tree"] == "x = 1\n"  # its own tree
+    assert reads["checkout_readme"].startswith("refused") or reads["checkout_readme"] == "empty", reads
+    assert reads["shadow"].startswith("refused") or reads["shadow"] == "empty", reads
+    kept = {Path(p).parts[1] for p in (world["tree"], world["bin"], sys.prefix, sys.base_prefix)}
+    for name, content in seen["top"].items():
+        if name in SYSTEM_VIEW or name in kept:
+            continue
+        assert content in ([], "empty") or str(content).startswith("refused"), (name, content)

@@ -52,3 +52,18 @@ def test_hide_keep_and_read_only(mech, tmp_path):
     assert lines[6] == "1"  # only the loopback interface: no network
     assert (outer / "kept-rw" / "out").read_text() == "written\n"
     assert not (outer / "kept-ro" / "new").exists() and not Path("/usr/rb-planted").exists()
+
+
+def test_a_kept_file_inside_a_hidden_folder_is_shown_alone_read_only(mech, tmp_path):
+    """The resolver's configuration lives in ``/run`` on some hosts (``/etc/resolv.conf ->
+    /run/systemd/resolve/stub-resolv.conf``), which agents do not see: the file alone is
+    kept, read-only, its neighbours stay hidden."""
+    run = tmp_path / "run"
+    (run / "resolve").mkdir(parents=True)
+    (run / "resolve" / "stub.conf").write_text("nameserver 127.0.0.53\n")
+    (run / "resolve" / "neighbour").write_text("NEIGHBOUR")
+    kept = run / "resolve" / "stub.conf"
+    layout = Layout(cwd=Path("/"), keep=((kept, False),), hide=(run,), network=False)
+    script = f"cat {kept}; cat {run}/resolve/neighbour 2>/dev/null || echo hidden; echo x > {kept} 2>/dev/null || echo ro"
+    done = subprocess.run([*mech.argv(layout), "sh", "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split("\n")[:3] == ["nameserver 127.0.0.53", "hidden", "ro"], done

@@ -2,11 +2,14 @@
 
 What the command sees (``docs/SANDBOX.md``):
 
-- the host read-only, except what is hidden: the caller's home (``$HOME``, ``/root``,
-  ``/home``), the shared temporary directories (``/tmp``, ``/var/tmp``, ``/run/user``, the
-  configured temporary directory: other runs' trees and scratch areas live there), and every
-  path the caller :func:`protect`-ed (the corpus with its gold, the source repository, the
-  run directory, the exported trees);
+- of the host, only the system folders (:data:`SYSTEM_VIEW`: ``/usr``, ``/etc``, ``/dev``,
+  ``/proc``, ``/sys`` and the ``/bin``/``/lib`` family), read-only, without the system's
+  secrets (``/etc/shadow``, ``/etc/ssh``…): every other top-level folder (``/tmp``,
+  ``/home``, ``/root``, ``/srv``, ``/mnt``, ``/opt``, ``/var``, ``/run``, project folders)
+  is covered, so a sibling run directory or another corpus is out of view wherever it is;
+  the caller's home and temporary directory, and every path the caller
+  :func:`protect`-ed (the corpus with its gold, the source repository, the run directory,
+  the exported trees), are hidden even inside an exposed folder;
 - the case's tree at its own path: read-only for reviewers (no run can change it for
   another), writable for solvers (each run gets its own);
 - a fresh scratch directory holding HOME and TMPDIR, deleted after the run;
@@ -33,7 +36,7 @@ from ._env import minimal_env
 from ._layout import Layout, mechanism, prefix
 from ._shell import ShellResult, run_shell
 
-__all__ = ["AgentBox", "hidden_paths", "protect"]
+__all__ = ["SYSTEM_VIEW", "AgentBox", "hidden_paths", "protect"]
 
 _protected: dict[Path, int] = {}
 _protected_lock = threading.Lock()
@@ -56,10 +59,40 @@ def protect(*paths: Path | str) -> Iterator[None]:
                     del _protected[path]
 
 
+#: The host's top-level entries an agent sees (read-only): what running programs needs.
+#: Everything else at the top (``/tmp``, ``/home``, ``/root``, ``/srv``, ``/mnt``, ``/opt``,
+#: ``/var``, ``/run``, project and data folders…) is covered, so corpora and run
+#: directories are out of view wherever the caller keeps them.
+SYSTEM_VIEW = frozenset({"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys"})
+#: Secrets inside the system folders: password hashes, the host's SSH keys, TLS private keys.
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh",
+                  "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d")  # fmt: skip
+
+
+def _outside_system_view() -> list[Path]:
+    """Every top-level entry of the host outside :data:`SYSTEM_VIEW` (a link at the top,
+    like ``/bin -> usr/bin``, is shown as it is: its target decides what it reaches)."""
+    try:
+        entries = sorted(os.scandir("/"), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [Path(e.path) for e in entries if e.name not in SYSTEM_VIEW and not e.is_symlink()]
+
+
+def _resolver(network: bool) -> list[tuple[Path, bool]]:
+    """The resolver configuration, kept read-only when it lives outside the system view
+    (``/etc/resolv.conf -> /run/systemd/resolve/stub-resolv.conf``): networked agents
+    must still resolve their model's host."""
+    target = Path(os.path.realpath("/etc/resolv.conf"))
+    if not network or not target.is_file() or (len(target.parts) > 1 and target.parts[1] in SYSTEM_VIEW):
+        return []
+    return [(target, False)]
+
+
 def hidden_paths() -> tuple[Path, ...]:
-    """What agents never see: homes, shared temporary directories, protected paths."""
-    defaults = [Path.home(), Path("/root"), Path("/home"), Path("/tmp"), Path("/var/tmp"),
-                Path("/run/user"), Path(tempfile.gettempdir())]  # fmt: skip
+    """What agents never see: the host outside its system folders (homes, shared temporary
+    directories, every other top-level folder), the system's secrets, protected paths."""
+    defaults = [*_outside_system_view(), *map(Path, SYSTEM_SECRETS), Path.home(), Path(tempfile.gettempdir())]
     if os.environ.get("HOME"):
         defaults.append(Path(os.environ["HOME"]))
     with _protected_lock:
@@ -134,7 +167,7 @@ class AgentBox:
                 env["REVIEWBENCH_TREE"] = str(tree)
             argv_prefix: list[str] | None = None
             if self.sandbox:
-                keep = [(scratch, True), *((p, False) for p in self.expose if p.exists())]
+                keep = [(scratch, True), *((p, False) for p in self.expose if p.exists()), *_resolver(self.network)]
                 if tree is not None:
                     keep.append((tree.resolve(), tree_writable))
                 layout = Layout(cwd=tree.resolve() if tree is not None else home, keep=tuple(keep),

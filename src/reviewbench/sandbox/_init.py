@@ -23,6 +23,7 @@ import ctypes
 import json
 import os
 import resource
+import stat
 import sys
 import warnings  # noqa: F401 - os.execvp imports it late, when the stdlib may be hidden
 
@@ -103,7 +104,12 @@ def _hide(path, covers):
 
 
 def _bind(fd, path, writable):
-    os.makedirs(path, exist_ok=True)
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.makedirs(path, exist_ok=True)
+    else:  # a kept file (the resolver's) inside a cover: its mount point is an empty file
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.lexists(path):
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
     _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
     flags = _kept_flags(path)
     _mount(None, path, None, MS_REMOUNT | MS_BIND | flags | (0 if writable else MS_RDONLY))

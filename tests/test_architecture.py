@@ -13,7 +13,7 @@ ROOT = Path(reviewbench.__file__).parent
 
 #: Stages in pipeline order; a unit may import its own stage and any earlier one.
 STAGES: tuple[tuple[str, ...], ...] = (
-    ("_version", "_lazy", "errors", "records", "config"),  # shared records and configurations
+    ("_version", "_lazy", "_text", "errors", "records", "config"),  # shared records and configurations
     ("git", "store", "sandbox"),  # infrastructure every stage may use
     ("mine",),
     ("validate",),

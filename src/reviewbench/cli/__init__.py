@@ -16,6 +16,7 @@ import threading
 
 import click
 
+from .._text import printable
 from .._version import __version__
 from ..errors import ReviewbenchError, Terminated
 from ._errors import os_error_line
@@ -81,7 +82,8 @@ cli.add_command(judge_group)
 def _fail(message: str, code: int) -> None:
     # One line whatever the message: click lists choices on lines of their own.
     message = re.sub(r"\s*\n\s*", " ", message.strip())
-    click.echo(f"reviewbench: error: {message}", err=True)
+    # Paths in messages are the user's or a repository's: no control or bidi character.
+    click.echo(f"reviewbench: error: {printable(message)}", err=True)
     sys.exit(code)
 
 

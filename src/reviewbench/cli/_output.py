@@ -3,6 +3,12 @@
 Both consoles print without markup: paths, titles, case ids and model text are untrusted
 (a file named ``lib[/x].py`` must print as itself, not crash). A line that wants bold says
 ``markup=True`` and passes every interpolated value through :func:`escape`.
+
+Both also escape control, format and bidirectional characters in every string they render,
+lines and table cells alike (``reviewbench._text.printable``): a file named with U+202E or
+ESC cannot reorder or drive the terminal. Newlines survive there (messages have several
+lines); a name that must stay on one line is passed through :func:`printable` itself.
+:func:`print_json` writes those characters as JSON escapes: the same data.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import os
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -20,16 +27,29 @@ from rich.console import Console
 from rich.markup import escape as _escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
-__all__ = ["StatusLine", "console", "count_table", "err_console", "escape", "print_json", "progress"]
+from .._text import UNSAFE_CATEGORIES, printable
+
+__all__ = ["StatusLine", "console", "count_table", "err_console", "escape", "print_json", "printable", "progress"]
 
 #: Seconds between status lines when stderr is not a terminal (CI logs, nohup).
 STATUS_EVERY_S = 30.0
 
 # Piped output is not wrapped: rows and lines (long paths, commands) must stay greppable.
 _PIPED = not sys.stdout.isatty()
-console = Console(highlight=False, markup=False, width=200 if _PIPED else None, soft_wrap=_PIPED)
-err_console = Console(stderr=True, highlight=False, markup=False)
+
+
+class _SafeConsole(Console):
+    """A console whose strings (printed lines, table cells) have their control, format and
+    bidirectional characters escaped before rich reads them."""
+
+    def render_str(self, text: str, **kwargs: object) -> Text:  # type: ignore[override]
+        return super().render_str(printable(text, newlines=True), **kwargs)  # type: ignore[arg-type]
+
+
+console = _SafeConsole(highlight=False, markup=False, width=200 if _PIPED else None, soft_wrap=_PIPED)
+err_console = _SafeConsole(stderr=True, highlight=False, markup=False)
 
 
 def escape(value: object) -> str:
@@ -38,8 +58,13 @@ def escape(value: object) -> str:
 
 
 def print_json(data: Any) -> None:
-    """Machine-readable output: one JSON document on stdout."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Machine-readable output: one JSON document on stdout (characters a terminal would
+    act on, bidi overrides included, as ``\\uXXXX`` escapes; other text as it is)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if not text.isprintable():  # newlines of the indentation, or a character to escape
+        text = "".join(c if c in "\n" or unicodedata.category(c) not in UNSAFE_CATEGORIES
+                       else json.dumps(c)[1:-1] for c in text)  # fmt: skip
+    sys.stdout.write(text + "\n")
 
 
 def count_table(label: str, unit: str, counts: dict[str, int], total: int | None = None) -> Table:

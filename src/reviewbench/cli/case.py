@@ -11,7 +11,7 @@ from rich.table import Table
 from ..errors import UsageError
 from ..git.repo import open_repository
 from ..store import read_corpus
-from ._output import console, print_json
+from ._output import console, print_json, printable
 
 __all__ = ["case_group"]
 
@@ -58,7 +58,8 @@ def case_add(corpus: Path, repo: Path | None, base: str, head: str | None, patch
         print_json({"case_id": case.case_id, "stratum": gold.stratum, "pair_id": gold.pair_id,
                     "paths": case.paths, "locations": [loc.model_dump() for d in gold.defects for loc in d.locations]})  # fmt: skip
         return
-    console.print(f"added {case.case_id} ({escape(gold.stratum)}) to {escape(str(corpus))}", markup=True)
+    console.print(f"added {case.case_id} ({escape(printable(gold.stratum))}) to {escape(printable(corpus))}",
+                  markup=True)
 
 
 @case_group.command("list")
@@ -81,8 +82,10 @@ def case_list(corpus: Path, show_all: bool, as_json: bool) -> None:
     for column in ("case_id", "stratum", "pair_id", "expect", "validation", "paths"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row["case_id"], escape(row["stratum"]), escape(row["pair_id"] or ""), str(row["expect_finding"]),
-                      row["validation"], escape(", ".join(row["paths"])))  # fmt: skip
+        # Names stay on their row: a newline or U+202E in a path is shown escaped.
+        table.add_row(row["case_id"], printable(row["stratum"]), printable(row["pair_id"] or ""),
+                      str(row["expect_finding"]), row["validation"],
+                      ", ".join(printable(p) for p in row["paths"]))  # fmt: skip
     console.print(table)
 
 
@@ -94,4 +97,4 @@ def case_remove(corpus: Path, case_id: str) -> None:
     from ..mine.authored import remove_case
 
     remove_case(corpus, case_id)
-    console.print(f"removed {escape(case_id)} from {escape(str(corpus))}", markup=True)
+    console.print(f"removed {escape(printable(case_id))} from {escape(printable(corpus))}", markup=True)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..store import read_corpus
 from ..validate.reasons import group_reasons
-from ._output import console, escape, print_json
+from ._output import console, escape, print_json, printable
 from ._validation import environment_json, print_environment, print_reasons
 
 __all__ = ["show_command"]
@@ -100,7 +100,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     if as_json:
         print_json(report)
         return
-    console.print(f"[bold]{escape(corpus)}[/]: {len(data.cases)} cases mined from {escape(data.meta.repo.path)}",
+    console.print(f"[bold]{escape(printable(corpus))}[/]: {len(data.cases)} cases mined from "
+                  f"{escape(printable(data.meta.repo.path))}",
                   markup=True)  # fmt: skip
     for title, counts, total in (
         ("stratum", by_stratum, len(data.gold)),
@@ -145,5 +146,6 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
             table.add_column(column)
         for row in rows:
             table.add_row(row["case_id"], row["stratum"] or "?", row["validation"],
-                          row["language"] or "", row["title"], ", ".join(row["paths"]))  # fmt: skip
+                          row["language"] or "", printable(row["title"]),
+                          ", ".join(printable(p) for p in row["paths"]))  # a name stays on its row  # fmt: skip
         console.print(table)

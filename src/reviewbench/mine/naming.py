@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import unicodedata
 from pathlib import PurePosixPath
 
 __all__ = ["case_id", "neutral_title"]
@@ -29,9 +30,22 @@ def case_id(seed: int, source: str) -> str:
     return f"case-{digest[:12]}"
 
 
+#: Longest module name a title carries (a name is a hint to the reviewer, not the path).
+MAX_NAME = 40
+
+
+def _sanitised(name: str) -> str:
+    """``name`` with only letters, digits, marks, single spaces and ``_.-`` (in any script):
+    no control, format or bidirectional character (U+202E made "Tidy up <U+202E>yp.exe"), no
+    newline, no markup; at most ``MAX_NAME`` characters."""
+    kept = "".join(c for c in name if c in "_.- " or unicodedata.category(c)[0] in "LNM")
+    return " ".join(kept.split()).strip(".-")[:MAX_NAME].strip()
+
+
 def _module_name(path: str) -> str:
     pure = PurePosixPath(path)
-    for candidate in (pure.stem, *(p for p in reversed(pure.parent.parts))):
+    for raw in (pure.stem, *(p for p in reversed(pure.parent.parts))):
+        candidate = _sanitised(raw)
         if candidate and candidate not in {"__init__", "index", "mod", "main", "src", "lib"} and not _TELLING.search(candidate):
             return candidate
     return "core"

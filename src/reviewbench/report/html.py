@@ -17,6 +17,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from .._text import printable
 from ..score.levels import EVIDENCE_WORDS
 from ..score.registry import METRICS
 from ..score.splits import SPLIT_METRICS
@@ -103,10 +104,19 @@ def _interval(m: Metric) -> str:
     return "" if m.lo is None or m.hi is None else f"[{m.lo:.3f}, {m.hi:.3f}]"
 
 
+def _shown(value: object) -> object:
+    # Paths, titles and claims are untrusted: U+202E must not reorder the page. Markup
+    # (trusted fragments, tojson) is left as it is.
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return printable(value, newlines=True)
+    return value
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("reviewbench.report", "templates"),
         autoescape=True,  # every {{ value }} is HTML-escaped, attributes included
+        finalize=_shown,  # ... and its control and bidi characters shown as escapes
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..config import DEFAULT_TEST_PATTERNS, MineConfig
 from ..mine import MineSummary, mine_corpus
-from ._output import console, err_console, escape, print_json
+from ._output import console, err_console, escape, print_json, printable
 
 __all__ = ["history_options", "history_values", "mine_command"]
 
@@ -252,7 +252,7 @@ def mine_command(
 
         summary = mine_corpus(config, out, force=force, on_commit=on_commit,
                               on_progress=lambda text: progress.update(task, description=text),
-                              warn=lambda m: click.echo(f"reviewbench: warning: {m}", err=True))  # fmt: skip
+                              warn=lambda m: click.echo(f"reviewbench: warning: {printable(m)}", err=True))  # fmt: skip
     if as_json:
         print_json(_summary_json(summary))
     else:

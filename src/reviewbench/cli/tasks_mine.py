@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..config import MineConfig, resolve_test_settings
-from ._output import console, print_json, progress
+from ._output import console, print_json, printable, progress
 from .mine import history_options, history_values
 
 __all__ = ["tasks_mine_command"]
@@ -61,7 +61,7 @@ def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, lim
             update(done, total, f"{instance_id}: {outcome}")
 
         summary = mine_tasks(config, out, settings, force=force, on_task=on_task,
-                             warn=lambda m: click.echo(f"reviewbench: warning: {m}", err=True))  # fmt: skip
+                             warn=lambda m: click.echo(f"reviewbench: warning: {printable(m)}", err=True))  # fmt: skip
     counts = summary.meta.counts
     if as_json:
         print_json({"out": str(out), "tasks": counts.tasks, "scanned_commits": summary.scanned_commits,

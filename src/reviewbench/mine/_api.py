@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .._text import printable
 from .._version import __version__
 from ..config import MineConfig
 from ..errors import NoCases, NoMatchingCommits, UsageError
@@ -37,7 +38,7 @@ class MineSummary:
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    print(f"warning: {printable(message)}", file=sys.stderr)  # warnings name repository paths
 
 
 def mine_corpus(

@@ -48,8 +48,13 @@ def judge_verdicts(store: LabelStore, human: set[str]) -> list[LabelVerdict]:
 
 
 def label_verdicts(rundir: Path) -> list[LabelVerdict]:
-    """Human verdicts, then usable-judge verdicts for the comments people have not settled."""
+    """Human verdicts, then usable-judge verdicts for the comments people have not settled.
+
+    Raises:
+        LabelChainBroken: a label or calibration row was edited, deleted or inserted by hand.
+    """
     with LabelStore(rundir) as store:
+        store.verify_chain()  # labels edited by hand are not scored
         human = verdicts_from(store)
         return human + judge_verdicts(store, {v.comment_id for v in human})
 

@@ -46,6 +46,10 @@ def read_label_rows(path: Path, *, adjudication: bool = False) -> list[LabelRow]
     Raises:
         UsageError: the file is missing, or a line is not a valid label row.
     """
+    return [row for _, row in _numbered_rows(path, adjudication=adjudication)]
+
+
+def _numbered_rows(path: Path, *, adjudication: bool) -> list[tuple[int, LabelRow]]:
     if not path.is_file():
         raise UsageError(f"{path} is not a file")
     rows = []
@@ -64,7 +68,7 @@ def read_label_rows(path: Path, *, adjudication: bool = False) -> list[LabelRow]
                 raise UsageError(f"{path}:{number}: an adjudication needs a 'reason'")
             if not adjudication and row.reason is not None:
                 raise UsageError(f"{path}:{number}: 'reason' belongs to adjudications (use --adjudicator)")
-            rows.append(row)
+            rows.append((number, row))
     return rows
 
 
@@ -77,9 +81,14 @@ def import_labels(rundir: Path, path: Path, *, rater: str | None = None, adjudic
     if (rater is None) == (adjudicator is None):
         raise UsageError("give exactly one of --rater NAME and --adjudicator NAME")
     name = check_name(rater or adjudicator or "", "rater" if rater else "adjudicator")
-    rows = read_label_rows(path, adjudication=adjudicator is not None)
+    numbered = _numbered_rows(path, adjudication=adjudicator is not None)
     with LabelStore(rundir) as store:
         store.packets()  # claims are known even when nobody exported packets here before
+        for number, row in numbered:
+            problem = store.check_row(row)  # its claim, its gold defect link, a finite time
+            if problem is not None:
+                raise UsageError(f"{path}:{number}: {problem}")
+        rows = [row for _, row in numbered]
         return store.add(rows, author=name, role=Role.RATER if rater else Role.ADJUDICATOR, source="import")
 
 

@@ -169,6 +169,8 @@ def parse_label(text: str, comment_id: str, part: int) -> LabelRow:
         data = json.loads(match.group(0))
     except json.JSONDecodeError as exc:
         raise JudgeError(f"the judge's answer is not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise JudgeError("the judge's answer is JSON nested too deep") from None
     if not isinstance(data, dict):
         raise JudgeError("the judge's answer is not a JSON object")
     fields = data.get("fields") or {}
@@ -295,6 +297,13 @@ def judge_claims(store: LabelStore, judge: Judge, keys: list[tuple[str, int]] | 
     # run store (which names the condition of every claim), the gold, the repository.
     with protect(store.rundir, corpus.path, corpus.meta.repo.path):
         run = asyncio.run(_ask_all(judge, _requests(packet_set, keys, probe)))
+    # A judge is held to what people are: a link to one of the case's gold defects, or none.
+    failed = dict(run.failed)
+    for row in run.labelled:
+        problem = store.check_row(row)
+        if problem is not None:
+            failed[(row.comment_id, row.part)] = f"the judge's label is invalid: {problem}"
+    run = JudgeRun(labelled=[r for r in run.labelled if (r.comment_id, r.part) not in failed], failed=failed)
     if run.labelled:
         store.add(run.labelled, author=judge.name, role=Role.JUDGE, source="judge", probe=probe)
     return run

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "ACTIONABILITY_FIELDS",
+    "MAX_TRIAGE_S",
     "RUBRIC_VERSION",
     "VALID_INCIDENTAL",
     "ActionabilityFields",
@@ -33,6 +34,9 @@ VALID_INCIDENTAL = "valid_incidental"
 """``defect_id`` of a true finding that is real but is none of the case's gold defects."""
 
 ACTIONABILITY_FIELDS = ("location", "consequence", "evidence", "safe_fix", "severity_fit")
+
+MAX_TRIAGE_S = 86_400.0
+"""The most active seconds one claim's label may record (a day): past it, a time is an error."""
 
 
 class _Record(BaseModel):
@@ -77,7 +81,8 @@ class LabelRow(_Record):
         description="For a true finding: the gold defect it identifies, or 'valid_incidental'.",
     )
     fields: ActionabilityFields = Field(default_factory=ActionabilityFields, description="Actionability.")
-    triage_s: float | None = Field(default=None, ge=0, description="Active seconds spent on this claim.")
+    triage_s: float | None = Field(default=None, ge=0, le=MAX_TRIAGE_S, allow_inf_nan=False,
+                                   description="Active seconds spent on this claim (finite, at most a day).")
     note: str | None = Field(default=None, description="Free text; for a valid incidental finding, what it is.")
     reason: str | None = Field(default=None, description="Adjudications only: why this final label.")
 

@@ -102,6 +102,7 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
     with LabelStore(rundir) as store:
         if not store.rows(probe=None):
             return None
+        store.verify_chain()
         human = verdicts_from(store)
         judged = judge_verdicts(store, {v.comment_id for v in human})
         report = agreement(store, resamples=resamples)

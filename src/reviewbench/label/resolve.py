@@ -179,8 +179,10 @@ def human_verdicts(rundir: Path) -> list[LabelVerdict]:
 
     Raises:
         CorpusError: ``rundir`` is not a run directory.
+        LabelChainBroken: a label row was edited, deleted or inserted by hand.
     """
     with LabelStore(rundir) as store:
+        store.verify_chain()
         return verdicts_from(store)
 
 

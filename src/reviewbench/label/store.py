@@ -1,15 +1,20 @@
 """The label store: ``RUNDIR/labels.sqlite``, append-only.
 
 Every submission is a new row with its author, role, UTC time and rubric version; a
-correction is a later row, never an edit (triggers refuse UPDATE and DELETE on ``labels``).
-The latest row of an author for a claim is that author's label. The store also keeps the
-secret that makes packet ids opaque, and the map from opaque claim ids to run-store
-comments, written when packets are first built.
+correction is a later row, never an edit (triggers refuse UPDATE and DELETE on ``labels``,
+and every row is chained by SHA-256 to the one before it: ``label/chain.py``). The latest
+row of an author for a claim is that author's label. The store also keeps the secret that
+makes packet ids opaque, the map from opaque claim ids to run-store comments and the gold
+defect ids of each case (written when packets are built, so every label's link is checked
+against its case's gold), and the people invited to the labelling app: their names and the
+SHA-256 of their secret tokens, never the tokens.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -20,10 +25,20 @@ from typing import Self
 
 from ..errors import CorpusError, UsageError
 from ..store.runs import RUNS_DB
+from . import chain
+from .chain import ChainHead
 from .packets import ClaimRef, PacketSet, build_packets
-from .records import ACTIONABILITY_FIELDS, RUBRIC_VERSION, ActionabilityFields, LabelClass, LabelRow
+from .records import (
+    ACTIONABILITY_FIELDS,
+    MAX_TRIAGE_S,
+    RUBRIC_VERSION,
+    VALID_INCIDENTAL,
+    ActionabilityFields,
+    LabelClass,
+    LabelRow,
+)
 
-__all__ = ["LABELS_DB", "LabelStore", "Role", "StoredLabel", "check_name", "open_labels"]
+__all__ = ["LABELS_DB", "LabelStore", "Person", "Role", "StoredLabel", "check_name", "open_labels"]
 
 LABELS_DB = "labels.sqlite"
 
@@ -56,13 +71,30 @@ CREATE TABLE IF NOT EXISTS labels (
     reason TEXT,
     source TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    rubric_version TEXT NOT NULL
+    rubric_version TEXT NOT NULL,
+    prev_sha256 TEXT,
+    row_sha256 TEXT
 );
 CREATE TABLE IF NOT EXISTS calibrations (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     judge TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    result TEXT NOT NULL
+    result TEXT NOT NULL,
+    prev_sha256 TEXT,
+    row_sha256 TEXT
+);
+CREATE TABLE IF NOT EXISTS gold (
+    case_id TEXT NOT NULL,
+    defect_id TEXT NOT NULL,
+    PRIMARY KEY (case_id, defect_id)
+);
+CREATE TABLE IF NOT EXISTS people (
+    role TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    token_sha256 TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (role, name_key)
 );
 CREATE TRIGGER IF NOT EXISTS labels_no_update BEFORE UPDATE ON labels
 BEGIN SELECT RAISE(ABORT, 'labels are append-only'); END;
@@ -101,6 +133,19 @@ class StoredLabel:
         return (self.row.comment_id, self.row.part)
 
 
+@dataclass(frozen=True)
+class Person:
+    """Someone invited to the labelling app: their name (as first given) and role."""
+
+    name: str
+    role: Role
+    created_at: str
+
+
+def _token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -131,6 +176,7 @@ class LabelStore:
             self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.executescript(_SCHEMA)
+            chain.migrate(self.db)  # a store written before rows were chained: chain them now
         except sqlite3.DatabaseError as exc:
             raise CorpusError(f"{path} is not a readable label store: {exc}") from None
 
@@ -169,6 +215,8 @@ class LabelStore:
                 [(c.comment_id, c.part, c.parts, c.source_id, c.run_id, c.index, c.case_id, c.packet_id, c.text)
                  for c in packet_set.claims],
             )  # fmt: skip
+            self.db.executemany("INSERT OR IGNORE INTO gold VALUES (?, ?)",
+                                [(g.case_id, d.defect_id) for g in packet_set.corpus.gold for d in g.defects])  # fmt: skip
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -191,27 +239,116 @@ class LabelStore:
         Raises:
             UsageError: a row names a claim no packet has (export the packets first).
         """
-        known = {(r[0], r[1]) for r in self.db.execute("SELECT comment_id, part FROM claims")}
         for number, row in enumerate(rows, start=1):
-            if (row.comment_id, row.part) not in known:
-                raise UsageError(f"label {number}: no packet has claim {row.comment_id!r} part {row.part}; "
-                                 "run 'reviewbench label export' on this run directory first")  # fmt: skip
+            problem = self.check_row(row)
+            if problem is not None:
+                raise UsageError(f"label {number}: {problem}")
         now = _utc_now()
         self.db.execute("BEGIN IMMEDIATE")
         try:
+            author = self._canonical(author, role)
+            prev = chain.head(self.db, "labels")
+            values = []
+            for r in rows:
+                content = (r.comment_id, r.part, author, role.value, probe, r.label_class.value, r.defect_id,
+                           *(getattr(r.fields, name) for name in ACTIONABILITY_FIELDS),
+                           None if r.triage_s is None else float(r.triage_s), r.note, r.reason, source, now,
+                           RUBRIC_VERSION)  # fmt: skip
+                digest = chain.chain_digest(prev, content)
+                values.append((*content, prev, digest))
+                prev = digest
             self.db.executemany(
-                "INSERT INTO labels (comment_id, part, author, role, probe, class, defect_id, location, consequence, "
-                "evidence, safe_fix, severity_fit, triage_s, note, reason, source, created_at, rubric_version) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r.comment_id, r.part, author, role.value, probe, r.label_class.value, r.defect_id,
-                  *(getattr(r.fields, name) for name in ACTIONABILITY_FIELDS), r.triage_s, r.note, r.reason,
-                  source, now, RUBRIC_VERSION) for r in rows],
+                f"INSERT INTO labels ({', '.join(chain.CHAINED['labels'])}, prev_sha256, row_sha256) "
+                f"VALUES ({', '.join('?' * (len(chain.CHAINED['labels']) + 2))})", values,
             )  # fmt: skip
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         return len(rows)
+
+    def check_row(self, row: LabelRow) -> str | None:
+        """Why ``row`` cannot be stored (None when it can): an unknown claim, a defect link that
+        is not one of its case's gold defects, a triage time that is not a finite, bounded number.
+        Every path (the app, ``label import``, the judge) is held to it here."""
+        found = self.db.execute("SELECT case_id FROM claims WHERE comment_id = ? AND part = ?",
+                                (row.comment_id, row.part)).fetchone()  # fmt: skip
+        if found is None:
+            return (f"no packet has claim {row.comment_id!r} part {row.part}; "
+                    "run 'reviewbench label export' on this run directory first")  # fmt: skip
+        if row.defect_id is not None and row.defect_id != VALID_INCIDENTAL:
+            gold = [r[0] for r in self.db.execute("SELECT defect_id FROM gold WHERE case_id = ? ORDER BY defect_id",
+                                                  (found[0],))]  # fmt: skip
+            if row.defect_id not in gold:
+                allowed = ", ".join(repr(d) for d in [*gold, VALID_INCIDENTAL])
+                return f"defect_id {row.defect_id!r} is not a gold defect of its case (one of {allowed})"
+        if row.triage_s is not None and not (math.isfinite(row.triage_s) and 0 <= row.triage_s <= MAX_TRIAGE_S):
+            return f"triage_s must be a number of seconds from 0 to {MAX_TRIAGE_S}"
+        return None
+
+    def _canonical(self, name: str, role: Role) -> str:
+        """Names are case-insensitive: the spelling an invitation or the first label gave."""
+        key = name.casefold()
+        found = self.db.execute("SELECT name FROM people WHERE role = ? AND name_key = ?", (role.value, key)).fetchone()
+        if found:
+            return found[0]
+        for (author,) in self.db.execute("SELECT DISTINCT author FROM labels WHERE role = ? ORDER BY seq",
+                                         (role.value,)):  # fmt: skip
+            if author.casefold() == key:
+                return author
+        return name
+
+    # -- people of the labelling app --------------------------------------------------------
+
+    def invite(self, name: str, role: Role) -> str:
+        """A new secret token for ``name`` as ``role`` (a previous token of theirs stops working).
+
+        Only its SHA-256 is stored: the token is returned once, to be handed to that person.
+
+        Raises:
+            UsageError: a bad name, or a role that is not a person's.
+        """
+        if role not in (Role.RATER, Role.ADJUDICATOR):
+            raise UsageError(f"only raters and adjudicators are invited, not a {role.value}")
+        name = check_name(name, role.value)
+        token = secrets.token_urlsafe(32)
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            canonical = self._canonical(name, role)
+            self.db.execute("INSERT OR REPLACE INTO people VALUES (?, ?, ?, ?, ?)",
+                            (role.value, name.casefold(), canonical, _token_digest(token), _utc_now()))  # fmt: skip
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return token
+
+    def people(self, role: Role | None = None) -> list[Person]:
+        """Everyone invited (tokens are not kept, so never returned)."""
+        query, args = "SELECT name, role, created_at FROM people", ()
+        if role is not None:
+            query, args = query + " WHERE role = ?", (role.value,)
+        return [Person(name=r[0], role=Role(r[1]), created_at=r[2])
+                for r in self.db.execute(query + " ORDER BY role, name_key", args)]  # fmt: skip
+
+    def identify(self, token: str) -> Person | None:
+        """Whose token this is, or None."""
+        if not token or len(token) > 200:
+            return None
+        row = self.db.execute("SELECT name, role, created_at FROM people WHERE token_sha256 = ?",
+                              (_token_digest(token),)).fetchone()  # fmt: skip
+        return Person(name=row[0], role=Role(row[1]), created_at=row[2]) if row else None
+
+    # -- tamper evidence --------------------------------------------------------------------
+
+    def verify_chain(self) -> tuple[ChainHead, ChainHead]:
+        """Re-compute the SHA-256 chains of labels and calibrations; their heads.
+
+        Raises:
+            LabelChainBroken: a row was edited, deleted or inserted outside this store.
+        """
+        where = str(self.rundir / LABELS_DB)
+        return chain.verify(self.db, "labels", where), chain.verify(self.db, "calibrations", where)
 
     def rows(self, role: Role | None = None, author: str | None = None, probe: str | None = "") -> list[StoredLabel]:
         """Stored rows in the order written, filtered by role, author and probe (None: any probe)."""
@@ -247,8 +384,16 @@ class LabelStore:
     # -- calibrations ---------------------------------------------------------------------
 
     def add_calibration(self, judge: str, result: dict) -> None:
-        self.db.execute("INSERT INTO calibrations (judge, created_at, result) VALUES (?, ?, ?)",
-                        (judge, _utc_now(), json.dumps(result, sort_keys=True)))  # fmt: skip
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            content = (judge, _utc_now(), json.dumps(result, sort_keys=True))
+            prev = chain.head(self.db, "calibrations")
+            self.db.execute("INSERT INTO calibrations (judge, created_at, result, prev_sha256, row_sha256) "
+                            "VALUES (?, ?, ?, ?, ?)", (*content, prev, chain.chain_digest(prev, content)))  # fmt: skip
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     def latest_calibration(self, judge: str | None = None) -> tuple[str, dict] | None:
         query = "SELECT judge, result FROM calibrations"

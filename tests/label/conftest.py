@@ -142,3 +142,67 @@ def label_all(rundir: Path, tmp_path: Path, decide) -> None:
         path = tmp_path / f"{rater}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         assert run_cli("label", "import", rundir, path, "--rater", rater).returncode == 0
+
+
+@pytest.fixture
+def serve():
+    """Start the labelling app for a run directory on a free loopback port (uvicorn, in a
+    thread); stop it afterwards. Returns the base URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from reviewbench.label.app import build_app
+
+    servers = []
+
+    def start(options) -> str:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        server = uvicorn.Server(uvicorn.Config(build_app(options), log_level="warning", access_log=False))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline, "the app did not start"
+            time.sleep(0.02)
+        servers.append((server, thread, sock))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    yield start
+    for server, thread, sock in servers:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+class Http:
+    """Plain HTTP requests to the app (no redirects followed): status, headers, body."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def __call__(self, method: str, path: str, body: bytes | None = None,
+                 headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:  # fmt: skip
+        import http.client
+        from urllib.parse import urlsplit
+
+        url = urlsplit(self.base)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, \
+                response.read().decode("utf-8", "replace")
+        finally:
+            conn.close()
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+        return self("GET", path, headers=headers)
+
+    def post_json(self, path: str, data: object,
+                  headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:  # fmt: skip
+        payload = data if isinstance(data, bytes) else json.dumps(data).encode()
+        return self("POST", path, payload, {"content-type": "application/json", **(headers or {})})

@@ -1,6 +1,7 @@
 """The labelling app in real headless Chromium (Playwright driving Debian's chromium).
 
-The app runs under uvicorn on a loopback port, on a real run directory and label store.
+The app runs under uvicorn on a loopback port (``serve``, in conftest), on a real run
+directory and label store; every person opens the link with their token, as a rater would.
 Skips only when no chromium is installed (``.ci/run`` installs it).
 """
 
@@ -9,14 +10,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
-import threading
-import time
 
 import pytest
 
 from reviewbench.label import LabelStore, Role, import_labels
-from reviewbench.label.app import AppOptions, build_app
+from reviewbench.label.app import AppOptions
 
 from .conftest import CONDITIONS, MODEL, PROMPT_SHA, run_id
 
@@ -37,33 +35,6 @@ def browser():
             yield browser
         finally:
             browser.close()
-
-
-@pytest.fixture
-def serve():
-    """Start the app for a run directory on a free loopback port; stop it afterwards."""
-    import uvicorn
-
-    servers = []
-
-    def start(options: AppOptions) -> str:
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        server = uvicorn.Server(uvicorn.Config(build_app(options), log_level="warning", access_log=False))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "the app did not start"
-            time.sleep(0.02)
-        servers.append((server, thread, sock))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-    yield start
-    for server, thread, sock in servers:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 @pytest.fixture
@@ -91,12 +62,14 @@ def label_packet_with_keys(page, first_keys: list[str]) -> None:
     page.keyboard.press("Enter")
 
 
+def invite(rundir, name: str, role: Role = Role.RATER) -> str:
+    with LabelStore(rundir) as store:
+        return store.invite(name, role)
+
+
 def test_a_rater_labels_every_packet_with_the_keyboard_only(rundir, serve, page):
     base = serve(AppOptions(rundir))
-    page.goto(base + "/")
-    page.wait_for_selector("#name:focus")  # autofocus lands after load; keys typed before it are lost
-    page.keyboard.type("ann")
-    page.keyboard.press("Enter")
+    page.goto(f"{base}/?token={invite(rundir, 'ann')}")  # the link: the cookie is set, then on to her packets
     pages = 0
     while page.locator("#done").count() == 0:
         page.wait_for_selector("article.claim.current")  # the script has run: keys are heard
@@ -127,6 +100,7 @@ def test_no_page_names_a_condition_a_model_or_a_run(rundir, serve, page):
     base = serve(AppOptions(rundir))
     with LabelStore(rundir) as store:
         packet_ids = sorted({ref.packet_id for ref in store.claims().values()})
+    page.goto(f"{base}/?token={invite(rundir, 'ann')}")
     html = ""
     for packet_id in packet_ids:
         page.goto(f"{base}/r/ann/p/{packet_id}")
@@ -150,9 +124,9 @@ def _set_visibility(page, state: str) -> None:
 
 
 def test_the_triage_timer_pauses_while_hidden_or_idle(rundir, serve, page):
-    base = serve(AppOptions(rundir, rater="ann"))
+    base = serve(AppOptions(rundir))
     page.clock.install()
-    page.goto(base + "/")  # --rater: straight to ann's first packet
+    page.goto(f"{base}/r/ann?token={invite(rundir, 'ann')}")  # straight to ann's first packet
     page.wait_for_selector("article.claim.current")
     seconds = lambda: page.evaluate("window.reviewbenchTimer.activeSeconds()")
     page.keyboard.press("j")
@@ -179,7 +153,8 @@ def test_the_triage_timer_pauses_while_hidden_or_idle(rundir, serve, page):
 
 def test_two_raters_cannot_see_each_others_labels(rundir, serve, page):
     base = serve(AppOptions(rundir))
-    page.goto(base + "/r/ann")
+    ann, bob = invite(rundir, "ann"), invite(rundir, "bob")
+    page.goto(f"{base}/r/ann?token={ann}")
     page.wait_for_selector("article.claim.current")
     packet_url = page.url
     page.keyboard.press("u")
@@ -196,14 +171,13 @@ def test_two_raters_cannot_see_each_others_labels(rundir, serve, page):
     assert "ann-private-note" in page.content()
     assert page.locator("input[data-role=class]:checked").count() == claim_count(page)
     bob_url = packet_url.replace("/r/ann/", "/r/bob/")
-    page.goto(bob_url)
+    page.goto(f"{bob_url}?token={bob}")  # bob's link: this browser is bob's now
     html = page.content()
     assert "ann-private-note" not in html and "ann" not in html.replace("annot", "")
     assert page.locator("input:checked").count() == 0
-    # and an app started for one rater refuses the other
-    solo = serve(AppOptions(rundir, rater="bob"))
-    page.goto(solo + "/r/ann")
-    assert "serves 'bob' only" in page.locator("#error").inner_text()
+    # and bob's cookie does not open ann's pages
+    response = page.goto(packet_url)
+    assert response.status == 403 and "belongs to someone else" in page.locator("#error").inner_text()
 
 
 def test_adjudication_shows_only_disagreements_with_both_labels(rundir, serve, page, tmp_path):
@@ -217,8 +191,8 @@ def test_adjudication_shows_only_disagreements_with_both_labels(rundir, serve, p
     import_labels(rundir, tmp_path / "ann.jsonl", rater="ann")
     import_labels(rundir, tmp_path / "bob.jsonl", rater="bob")
 
-    base = serve(AppOptions(rundir, adjudicate=True))
-    page.goto(base + "/?name=ada")
+    base = serve(AppOptions(rundir))
+    page.goto(f"{base}/?token={invite(rundir, 'ada', Role.ADJUDICATOR)}")
     page.wait_for_selector("article.claim.current")
     assert claim_count(page) == 1 and "style nit" in page.locator("article.claim").inner_text()
     initial = page.locator(".initial-label").all_inner_texts()
@@ -251,10 +225,12 @@ def test_bad_submissions_are_refused_and_store_nothing(rundir, serve):
         claims = store.packets().claims
     packet = claims[0].packet_id
     other = next(c for c in claims if c.packet_id != packet)
+    cookie = f"reviewbench_token={invite(rundir, 'ann')}"
 
     def post(body: bytes, kind: str = "application/json", host: str | None = None) -> tuple[int, str]:
         request = urllib.request.Request(f"{base}/r/ann/p/{packet}", data=body, method="POST",
-                                         headers={"content-type": kind, **({"host": host} if host else {})})  # fmt: skip
+                                         headers={"content-type": kind, "cookie": cookie,
+                                                  **({"host": host} if host else {})})  # fmt: skip
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 return response.status, response.read().decode()

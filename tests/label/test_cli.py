@@ -93,26 +93,63 @@ def test_a_command_judge_through_the_cli(rundir, tmp_path):
 
 
 def test_serve_starts_on_loopback_and_stops_on_ctrl_c(rundir):
+    import re
     import socket
+    import urllib.error
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "label", "serve", str(rundir), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "reviewbench", "label", "serve", str(rundir), "--port", str(port),
+                             "--rater", "ann", "--adjudicator", "ada"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    lines = []
     try:
+        while len(lines) < 3:  # the banner, then one link per person
+            line = proc.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        links = dict(re.findall(r"^  (?:rater|adjudicator) (\S+): (http://127\.0\.0\.1:\d+/\?token=\S+)$",
+                                "".join(lines), re.MULTILINE))  # fmt: skip
+        assert set(links) == {"ann", "ada"} and links["ann"] != links["ada"]
         deadline = time.monotonic() + 30
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                with urllib.request.urlopen(links["ann"], timeout=2) as response:
                     page = response.read().decode()
                     assert "default-src 'none'" in response.headers["content-security-policy"]
                 break
+            except urllib.error.HTTPError:
+                raise
             except OSError:
                 assert time.monotonic() < deadline, "the app did not answer"
                 time.sleep(0.1)
-        assert "Your name" in page
+        assert "Welcome, ann" in page
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5)
+            raise AssertionError("the app answered without a token")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 403
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
+    err = "".join(lines) + err
     assert "Traceback" not in err and "labelling app on http://127.0.0.1:" in err
+
+
+def test_serve_without_anyone_to_serve_is_one_line(rundir):
+    one_error(run("label", "serve", rundir, "--port", "0"), 2, "nobody could open the app")
+
+
+def test_invite_prints_one_link_and_status_names_people_not_tokens(rundir):
+    proc = run("label", "invite", rundir, "cat", "--port", "9001")
+    assert proc.returncode == 0, proc.stderr
+    (link,) = proc.stdout.split()
+    assert link.startswith("http://127.0.0.1:9001/?token=") and len(link) > 60
+    token = link.split("=", 1)[1]
+    status = run("label", "status", rundir, "--json")
+    data = json.loads(status.stdout)
+    assert [(p["name"], p["role"]) for p in data["people"]] == [("cat", "rater")]
+    assert token not in status.stdout and token not in run("label", "status", rundir).stdout
+    assert data["chain"]["labels"]["rows"] == 0
+    one_error(run("label", "invite", rundir, "a/b"), 2, "rater name")

@@ -21,10 +21,12 @@ def label_group() -> None:
     \b
     Examples:
       reviewbench label export runs/first --out packets.jsonl
-      reviewbench label serve runs/first --port 8765          # raters pick a name
+      reviewbench label serve runs/first --rater ann --rater bob   # one secret link each
       reviewbench label import runs/first ann.jsonl --rater ann
-      reviewbench label serve runs/first --adjudicate          # only the disagreements
-      reviewbench label queue runs/first                       # what to label first
+      reviewbench label serve runs/first --adjudicator ada         # she sees the disagreements
+      reviewbench label invite runs/first cat                      # one more rater's link
+      reviewbench label queue runs/first                           # what to label first
+      reviewbench label status runs/first                          # who, how many, chain head
       reviewbench agreement runs/first --json
     """
 
@@ -46,10 +48,10 @@ def export_command(rundir: Path, out: Path, rater: str | None, adjudicator: str 
 
     if rater or adjudicator:
         n = export_labels(rundir, out, rater=rater, adjudicator=adjudicator)
-        err_console.print(f"wrote {n} labels of {rater or adjudicator or ''} to {str(out)}")
+        err_console.print(f"wrote {n} labels of {rater or adjudicator or ''} to {out!s}")
     else:
         n = export_packets(rundir, out)
-        err_console.print(f"wrote {n} packets to {str(out)}")
+        err_console.print(f"wrote {n} packets to {out!s}")
 
 
 @label_group.command("import")
@@ -69,29 +71,110 @@ def import_command(rundir: Path, file: Path, rater: str | None, adjudicator: str
 
     n = import_labels(rundir, file, rater=rater, adjudicator=adjudicator)
     who = f"rater {rater}" if rater else f"adjudicator {adjudicator}"
-    err_console.print(f"imported {n} labels from {str(file)} as {who}")
+    err_console.print(f"imported {n} labels from {file!s} as {who}")
+
+
+def _link(port: int, token: str) -> str:
+    return f"http://127.0.0.1:{port}/?token={token}"
 
 
 @label_group.command("serve")
 @_RUNDIR
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Loopback port.")
-@click.option("--rater", help="Serve this rater only (the name form is skipped, other names refused).")
-@click.option("--adjudicate", is_flag=True, help="Show only disagreements, with both labels; record final labels.")
-def serve_command(rundir: Path, port: int, rater: str | None, adjudicate: bool) -> None:
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
+              help="Loopback port (0: any free one).")  # fmt: skip
+@click.option("--rater", "raters", multiple=True, metavar="NAME", help="Issue a link for this rater (repeatable).")
+@click.option("--adjudicator", "adjudicators", multiple=True, metavar="NAME",
+              help="Issue a link for this adjudicator (repeatable): disagreements only, final labels.")  # fmt: skip
+def serve_command(rundir: Path, port: int, raters: tuple[str, ...], adjudicators: tuple[str, ...]) -> None:
     """Start the labelling web app on 127.0.0.1 (offline: nothing is loaded from elsewhere).
 
-    Raters see packets in their own random order, never another rater's labels; every
-    field has a keyboard shortcut; triage time is active time (paused while the tab is
-    hidden or idle for more than 60 s). Stop with Ctrl-C.
-    """
-    from ..label.app import AppOptions, serve
-    from ..label.store import check_name
+    Every person named gets a new secret token (an earlier one of theirs stops working) and
+    one link, printed here once: http://127.0.0.1:PORT/?token=T. Hand each link to its
+    person only; the app refuses every page without a valid token, and a token opens its
+    own person's pages only. People invited before with 'label invite' keep their links.
+    Names are case-insensitive.
 
-    name = check_name(rater, "adjudicator" if adjudicate else "rater") if rater else None
-    options = AppOptions(rundir=rundir, rater=name, adjudicate=adjudicate)
-    err_console.print(f"labelling app on http://127.0.0.1:{port}/ ({'adjudication' if adjudicate else 'rating'});"
-                      " Ctrl-C to stop", markup=False)  # fmt: skip
-    serve(options, port)
+    Raters see packets in their own random order, never another rater's labels, 25 claims
+    to a page; every field has a keyboard shortcut; triage time is active time (paused while
+    the tab is hidden or idle for more than 60 s). Adjudicators see only the disagreements,
+    with every rater's label, and record final labels with a reason. Stop with Ctrl-C.
+    """
+    from ..errors import UsageError
+    from ..label.app import AppOptions, serve
+    from ..label.store import LabelStore, Role
+
+    with LabelStore(rundir) as store:
+        issued = [(name, role, store.invite(name, role))
+                  for names, role in ((raters, Role.RATER), (adjudicators, Role.ADJUDICATOR)) for name in names]  # fmt: skip
+        people = store.people()
+    if not people:
+        raise UsageError("nobody could open the app: name its people with --rater NAME and --adjudicator NAME, "
+                         "or invite them with 'reviewbench label invite RUNDIR NAME'")  # fmt: skip
+
+    def ready(bound: int) -> None:  # plain lines: a link must never be wrapped
+        click.echo(f"labelling app on http://127.0.0.1:{bound}/; Ctrl-C to stop. One link per person, "
+                   "each for that person only:", err=True)  # fmt: skip
+        for name, role, token in issued:
+            click.echo(f"  {role.value} {name}: {_link(bound, token)}", err=True)
+        others = [p for p in people if (p.name.casefold(), p.role) not in {(n.casefold(), r) for n, r, _ in issued}]
+        if others:
+            click.echo(f"  and {len(others)} invited before, with their own links: "
+                       + ", ".join(f"{p.role.value} {p.name}" for p in others), err=True)  # fmt: skip
+
+    serve(AppOptions(rundir=rundir), port, on_ready=ready)
+
+
+@label_group.command("invite")
+@_RUNDIR
+@click.argument("name")
+@click.option("--adjudicator", is_flag=True, help="Invite an adjudicator (default: a rater).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
+              help="The port 'label serve' listens on, for the link.")  # fmt: skip
+def invite_command(rundir: Path, name: str, adjudicator: bool, port: int) -> None:
+    """Issue a secret link for one rater (or adjudicator) and print it once.
+
+    The person's earlier link, if any, stops working. The store keeps only the token's
+    SHA-256. The link works with 'label serve RUNDIR --port PORT', running now or later.
+    """
+    from ..label.store import LabelStore, Role
+
+    role = Role.ADJUDICATOR if adjudicator else Role.RATER
+    with LabelStore(rundir) as store:
+        token = store.invite(name, role)
+    click.echo(_link(port, token))
+    err_console.print(f"give this link to {role.value} {name} only: it is their identity in the app",
+                      markup=False)  # fmt: skip
+
+
+@label_group.command("status")
+@_RUNDIR
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status_command(rundir: Path, as_json: bool) -> None:
+    """Who is invited, how many label rows each role wrote, and the SHA-256 chain heads.
+
+    Every label and calibration row carries the SHA-256 of the row before it; the chain is
+    checked here (a row edited, deleted or inserted by hand is an error) and its head is
+    printed: publish or timestamp it when labelling ends, and a later head that differs
+    shows the labels changed.
+    """
+    from ..label.store import LabelStore, Role
+
+    with LabelStore(rundir) as store:
+        labels, calibrations = store.verify_chain()
+        people = store.people()
+        rows = {role.value: len(store.rows(role=role, probe=None)) for role in Role}
+    data = {"people": [{"name": p.name, "role": p.role.value, "invited_at": p.created_at} for p in people],
+            "rows": rows,
+            "chain": {"labels": {"rows": labels.rows, "head_sha256": labels.head},
+                      "calibrations": {"rows": calibrations.rows, "head_sha256": calibrations.head}}}  # fmt: skip
+    if as_json:
+        print_json(data)
+        return
+    names = ", ".join(f"{p.role.value} {p.name}" for p in people) or "nobody yet ('label invite')"
+    console.print(f"invited: {names}", markup=False)
+    console.print("label rows: " + ", ".join(f"{role} {n}" for role, n in rows.items()), markup=False)
+    console.print(f"labels chain: {labels.rows} rows, head sha256 {labels.head}", markup=False)
+    console.print(f"calibrations chain: {calibrations.rows} rows, head sha256 {calibrations.head}", markup=False)
 
 
 @label_group.command("queue")
@@ -114,8 +197,8 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, i
     """
     from ..label.queue import label_queue, remaining_by_condition
     from ..label.settle import decisive_comments, score_with_labels, settlement
-    from ..score.gates import veto_outcome
     from ..label.store import LabelStore
+    from ..score.gates import veto_outcome
 
     with LabelStore(rundir) as store:
         items, _ = label_queue(store)

@@ -1,24 +1,41 @@
 """The labelling web app: Starlette pages rendered on the server, served by uvicorn on loopback.
 
-Raters pick a name and get packets in their own random order (claims that can change a
-decision first); they see only the packet, the gold defects and their own earlier labels,
-never another rater's labels or any aggregate. ``--adjudicate`` serves only the claims where
-raters disagree, with both initial labels, and records final labels with a reason. Nothing
-is fetched from elsewhere: the script and style sheet ship in the package, and the Content
-Security Policy allows nothing but this origin.
+Nobody gets in without a secret token. ``label serve --rater NAME --adjudicator NAME`` (or
+``label invite``) issues one per person and prints one URL each, ``/?token=T``; the first
+visit sets it as an HttpOnly, SameSite=Strict cookie, and every request but the two static
+files is refused (403) without a valid token, in the query or the cookie. The token fixes
+who the person is and in which role: a rater's token opens that rater's pages only
+(``/r/<name>/...``), an adjudicator's the adjudication pages (``/a/<name>/...``); names are
+case-insensitive. The store keeps only the tokens' SHA-256.
 
-Labels arrive as JSON (a cross-origin page cannot send that without a preflight the app
-never answers), are validated as :class:`LabelRow` and appended to ``labels.sqlite``.
+Raters get packets in their own random order (claims that can change a decision first);
+they see only the packet, the gold defects and their own earlier labels, never another
+rater's labels or any aggregate. Adjudicators see only the claims where raters disagree,
+with both initial labels, and record final labels with a reason. A packet's claims come
+:data:`PAGE_SIZE` to a page. Nothing is fetched from elsewhere: the script and style sheet
+ship in the package, and the Content Security Policy allows nothing but this origin.
+
+Labels arrive as JSON: the media type must be exactly ``application/json`` (any other
+makes a request a browser would send cross-site without a preflight), a request whose
+``Origin`` is not this app's or whose ``Sec-Fetch-Site`` says it came from elsewhere is
+refused, and bodies are read up to :data:`MAX_BODY` bytes and :data:`MAX_DEPTH` levels of
+nesting. Rows are validated as :class:`LabelRow` and against the packet's gold, then
+appended to ``labels.sqlite``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+import socket
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from urllib.parse import quote
 
 import jinja2
 from pydantic import ValidationError
@@ -32,12 +49,12 @@ from starlette.routing import Route
 from ..errors import ReviewbenchError, UsageError
 from .packets import PacketSet
 from .queue import label_queue
-from .records import ACTIONABILITY_FIELDS, LabelPacket, LabelRow
+from .records import ACTIONABILITY_FIELDS, VALID_INCIDENTAL, LabelPacket, LabelRow
 from .resolve import ClaimStatus, _adjudications, claim_status
 from .settle import gate_priority
-from .store import LabelStore, Role, check_name
+from .store import LabelStore, Person, Role
 
-__all__ = ["AppOptions", "build_app", "serve"]
+__all__ = ["COOKIE", "MAX_BODY", "MAX_DEPTH", "PAGE_SIZE", "AppOptions", "build_app", "serve"]
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'none'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")  # fmt: skip
@@ -47,13 +64,33 @@ FIELD_NAMES = {"location": "location", "consequence": "consequence", "evidence":
 CLASS_KEYS = (("true_finding", "t", "true finding"), ("false_positive", "f", "false positive"),
               ("duplicate", "d", "duplicate"), ("unclear", "u", "unclear"))  # fmt: skip
 
+COOKIE = "reviewbench_token"
+"""The cookie holding a person's token after their first visit."""
+
+PAGE_SIZE = 25
+"""Claims per page of a packet (a review may print tens of thousands of findings)."""
+
+MAX_BODY = 64 * 1024
+"""Bytes a submission may have; a page of :data:`PAGE_SIZE` labels with notes fits."""
+
+MAX_DEPTH = 8
+"""Nesting levels a submission may have (it needs four: body, list, label, fields)."""
+
+_MODES = {"r": Role.RATER, "a": Role.ADJUDICATOR}
+_SAFE_METHODS = ("GET", "HEAD")
+
 
 @dataclass(frozen=True)
 class AppOptions:
     rundir: Path
-    rater: str | None = None
-    """Serve this rater only (other names are refused)."""
-    adjudicate: bool = False
+
+
+class _Refused(Exception):
+    """A request the app answers with an error status and a one-line reason (never raised past it)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _env() -> jinja2.Environment:
@@ -106,39 +143,125 @@ def _html(body: str, status: int = 200) -> HTMLResponse:
                                                            "cache-control": "no-store"})  # fmt: skip
 
 
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+class _Depth:
+    """Nesting depth of JSON text fed in pieces, refused past :data:`MAX_DEPTH` as soon as seen
+    (``json.loads`` would recurse once per level)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_string = False
+        self.escaped = False
+
+    def feed(self, data: bytes) -> None:
+        for byte in data:
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif byte == 0x5C:  # backslash
+                    self.escaped = True
+                elif byte == 0x22:  # quote
+                    self.in_string = False
+            elif byte == 0x22:
+                self.in_string = True
+            elif byte in (0x5B, 0x7B):  # [ {
+                self.depth += 1
+                if self.depth > MAX_DEPTH:
+                    raise _Refused(400, f"not a valid submission: JSON nested too deep (at most {MAX_DEPTH} levels)")
+            elif byte in (0x5D, 0x7D):
+                self.depth -= 1
+
+
+async def _read_json(request: Request) -> object:
+    """The body as JSON, read up to :data:`MAX_BODY` bytes and :data:`MAX_DEPTH` levels."""
+    depth = _Depth()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        depth.feed(chunk)
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _Refused(413, f"a submission is at most {MAX_BODY // 1024} KiB: shorten notes or reasons")
+        chunks.append(chunk)
+    try:
+        return json.loads(b"".join(chunks))
+    except (ValueError, RecursionError):
+        raise _Refused(400, "not a valid submission: not JSON") from None
+
+
 def build_app(options: AppOptions) -> Starlette:
     """The ASGI app for ``options`` (builds the packets once, at start)."""
     state = _State(options)
     env = _env()
-    mode = "a" if options.adjudicate else "r"
 
-    def name_of(request: Request) -> str:
-        name = check_name(request.path_params["name"], "adjudicator" if options.adjudicate else "rater")
-        if options.rater is not None and name != options.rater:
-            raise UsageError(f"this app serves {options.rater!r} only")
-        return name
+    def check_origin(request: Request) -> None:
+        """Only this app's own pages may send requests that change anything."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"http://{request.headers.get('host', '')}":
+            raise _Refused(403, "requests from another origin are refused")
+        fetch_site = request.headers.get("sec-fetch-site")
+        if request.method not in _SAFE_METHODS and fetch_site is not None and fetch_site != "same-origin":
+            raise _Refused(403, "requests from another site are refused")
 
-    def render(template: str, **values: object) -> HTMLResponse:
-        return _html(env.get_template(template).render(mode=mode, **values))
+    def person_of(request: Request) -> tuple[Person, str | None]:
+        """Who the token of the request belongs to, and the token when it came in the query."""
+        check_origin(request)
+        query_token = request.query_params.get("token")
+        token = query_token or request.cookies.get(COOKIE)
+        if not token:
+            raise _Refused(403, "open the link you were given: it carries your token")
+        with LabelStore(options.rundir) as store:
+            person = store.identify(token)
+        if person is None:
+            raise _Refused(403, "this token is not valid (ask for a new link: 'reviewbench label invite')")
+        return person, query_token
 
-    async def error_page(request: Request, exc: Exception) -> Response:
-        if "application/json" in request.headers.get("content-type", ""):
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        return _html(env.get_template("error.html").render(mode=mode, message=str(exc)), status=400)
+    def identity(request: Request) -> tuple[Person, str, str | None]:
+        """The person of a page under ``/{mode}/{name}``: it must be the token's own."""
+        person, query_token = person_of(request)
+        mode = request.path_params["mode"]
+        if _MODES.get(mode) is not person.role or request.path_params["name"].casefold() != person.name.casefold():
+            raise _Refused(403, "this page belongs to someone else")
+        return person, mode, query_token
+
+    def remember(response: Response, query_token: str | None) -> Response:
+        if query_token:  # the first visit: the link's token becomes the cookie
+            response.set_cookie(COOKIE, query_token, httponly=True, samesite="strict", path="/")
+        return response
+
+    def url(mode: str, person: Person, packet_id: str | None = None, page: int = 1) -> str:
+        base = f"/{mode}/{quote(person.name, safe='')}"
+        if packet_id is None:
+            return base
+        return f"{base}/p/{packet_id}" + (f"?page={page}" if page > 1 else "")
+
+    def render(template: str, mode: str, status: int = 200, **values: object) -> HTMLResponse:
+        return _html(env.get_template(template).render(mode=mode, **values), status=status)
+
+    def wants_json(request: Request) -> bool:
+        return request.method not in _SAFE_METHODS or "application/json" in request.headers.get("content-type", "")
+
+    async def refused(request: Request, exc: Exception) -> Response:
+        status = exc.status if isinstance(exc, _Refused) else 400
+        if wants_json(request):
+            return JSONResponse({"error": str(exc)}, status_code=status)
+        mode = request.path_params.get("mode", "r")
+        return render("error.html", mode if mode in _MODES else "r", status=status, message=str(exc))
 
     async def home(request: Request) -> Response:
-        name = request.query_params.get("name")
-        if options.rater is not None:
-            name = options.rater
-        if name:
-            return RedirectResponse(f"/{mode}/{check_name(name)}", status_code=303)
-        return render("home.html", adjudicate=options.adjudicate)
+        person, query_token = person_of(request)
+        mode = "a" if person.role is Role.ADJUDICATOR else "r"
+        return remember(render("home.html", mode, name=person.name, start=url(mode, person)), query_token)
 
-    def rater_next(name: str, store: LabelStore) -> str | None:
+    def rater_next(name: str, store: LabelStore) -> tuple[str, int] | None:
         mine = store.latest(Role.RATER).get(name, {})
         for packet in state.order(name):
-            if any((c.comment_id, c.part) not in mine for c in packet.claims):
-                return packet.packet_id
+            for index, c in enumerate(packet.claims):
+                if (c.comment_id, c.part) not in mine:
+                    return packet.packet_id, index // PAGE_SIZE + 1
         return None
 
     def disputed(store: LabelStore) -> set[tuple[str, int]]:
@@ -148,73 +271,88 @@ def build_app(options: AppOptions) -> Starlette:
         return {k for k in keys if claim_status(raters, adjudicated, k) is ClaimStatus.DISPUTED}
 
     async def start(request: Request) -> Response:
-        name = name_of(request)
+        person, mode, query_token = identity(request)
         with LabelStore(options.rundir) as store:
-            if options.adjudicate:
+            if mode == "a":
                 waiting = disputed(store)
-                target = next((p.packet_id for p in state.packet_set.packets
-                               if any((c.comment_id, c.part) in waiting for c in p.claims)), None)  # fmt: skip
+                packet_id = next((p.packet_id for p in state.packet_set.packets
+                                  if any((c.comment_id, c.part) in waiting for c in p.claims)), None)  # fmt: skip
+                target = None if packet_id is None else (packet_id, 1)
             else:
-                target = rater_next(name, store)
+                target = rater_next(person.name, store)
         if target is None:
-            return render("done.html", name=name, packets=len(state.packets))
-        return RedirectResponse(f"/{mode}/{name}/p/{target}", status_code=303)
+            return remember(render("done.html", mode, name=person.name, packets=len(state.packets)), query_token)
+        return remember(RedirectResponse(url(mode, person, *target), status_code=303), query_token)
 
     def packet_or_404(request: Request) -> LabelPacket:
         packet = state.packets.get(request.path_params["packet_id"])
         if packet is None:
-            raise UsageError("no such packet")
+            raise _Refused(404, "no such packet")
         return packet
 
     async def packet_page(request: Request) -> Response:
-        name = name_of(request)
+        person, mode, query_token = identity(request)
         packet = packet_or_404(request)
         with LabelStore(options.rundir) as store:
-            if options.adjudicate:
+            if mode == "a":
                 waiting = disputed(store)
                 claims = [c for c in packet.claims if (c.comment_id, c.part) in waiting]
-                raters = store.latest(Role.RATER)
-                initial = {(c.comment_id, c.part): [(rater, labels[(c.comment_id, c.part)].row)
-                                                    for rater, labels in sorted(raters.items())
-                                                    if (c.comment_id, c.part) in labels] for c in claims}  # fmt: skip
-                own = {}
             else:
                 claims = list(packet.claims)
+            pages = max(1, math.ceil(len(claims) / PAGE_SIZE))
+            raw = request.query_params.get("page", "1")
+            page = int(raw) if raw.isdigit() and len(raw) < 10 else 0
+            if not 1 <= page <= pages:
+                raise _Refused(400, f"no page {raw[:20]!r} of this packet: pages 1 to {pages}")
+            first = (page - 1) * PAGE_SIZE
+            shown = claims[first:first + PAGE_SIZE]
+            keys = {(c.comment_id, c.part) for c in shown}
+            if mode == "a":
+                raters = store.latest(Role.RATER)
+                initial = {key: [(rater, labels[key].row) for rater, labels in sorted(raters.items()) if key in labels]
+                           for key in keys}  # fmt: skip
+                own = {}
+            else:
                 initial = {}
-                own = {k: v.row for k, v in store.latest(Role.RATER).get(name, {}).items()}
-        order = [p.packet_id for p in state.order(name)]
+                own = {k: v.row for k, v in store.latest(Role.RATER).get(person.name, {}).items() if k in keys}
+        order = [p.packet_id for p in state.order(person.name)]
         position = order.index(packet.packet_id) + 1 if packet.packet_id in order else 0
-        return render("packet.html", name=name, packet=packet, claims=claims, own=own, initial=initial,
-                      position=position, total=len(order), fields=ACTIONABILITY_FIELDS, field_keys=FIELD_KEYS,
-                      field_names=FIELD_NAMES, class_keys=CLASS_KEYS,
-                      diff_lines=packet.diff.splitlines())  # fmt: skip
+        links = {"prev": url(mode, person, packet.packet_id, page - 1) if page > 1 else None,
+                 "next": url(mode, person, packet.packet_id, page + 1) if page < pages else None}  # fmt: skip
+        response = render("packet.html", mode, name=person.name, packet=packet, claims=shown, own=own,
+                          initial=initial, position=position, total=len(order), fields=ACTIONABILITY_FIELDS,
+                          field_keys=FIELD_KEYS, field_names=FIELD_NAMES, class_keys=CLASS_KEYS,
+                          diff_lines=packet.diff.splitlines(), page=page, pages=pages, first=first + 1,
+                          last=first + len(shown), claim_total=len(claims), links=links,
+                          max_body=MAX_BODY)  # fmt: skip
+        return remember(response, query_token)
 
     async def submit(request: Request) -> Response:
-        name = name_of(request)
+        person, mode, _ = identity(request)
         packet = packet_or_404(request)
-        if "application/json" not in request.headers.get("content-type", ""):
-            return JSONResponse({"error": "labels are sent as JSON"}, status_code=415)
-        try:
-            data = await request.json()
-        except ValueError:
-            return JSONResponse({"error": "not a valid submission: not JSON"}, status_code=400)
+        if _media_type(request) != "application/json":
+            raise _Refused(415, "labels are sent as application/json")
+        data = await _read_json(request)
         items = data.get("labels") if isinstance(data, dict) else None
         if not isinstance(items, list) or not items:
-            return JSONResponse({"error": "not a valid submission: no labels"}, status_code=400)
+            raise _Refused(400, "not a valid submission: no labels")
         try:
             rows = [LabelRow.model_validate(item) for item in items]
         except ValidationError as exc:
-            return JSONResponse({"error": f"not a valid submission: {exc.errors()[0]['msg']}"}, status_code=400)
+            raise _Refused(400, f"not a valid submission: {exc.errors()[0]['msg']}") from None
         allowed = {(c.comment_id, c.part) for c in packet.claims}
         if any((r.comment_id, r.part) not in allowed for r in rows):
-            return JSONResponse({"error": "a label names a claim of another packet"}, status_code=400)
-        if options.adjudicate and any(not (r.reason or "").strip() for r in rows):
-            return JSONResponse({"error": "every adjudication needs a reason"}, status_code=400)
-        if not options.adjudicate and any(r.reason is not None for r in rows):
-            return JSONResponse({"error": "reasons belong to adjudications"}, status_code=400)
+            raise _Refused(400, "a label names a claim of another packet")
+        gold = {d.defect_id for d in packet.defects} | {VALID_INCIDENTAL}
+        if any(r.defect_id is not None and r.defect_id not in gold for r in rows):
+            raise _Refused(400, "a label links a defect that is not one of this packet's gold defects")
+        if mode == "a" and any(not (r.reason or "").strip() for r in rows):
+            raise _Refused(400, "every adjudication needs a reason")
+        if mode == "r" and any(r.reason is not None for r in rows):
+            raise _Refused(400, "reasons belong to adjudications")
         with state.lock, LabelStore(options.rundir) as store:
-            store.add(rows, author=name, role=Role.ADJUDICATOR if options.adjudicate else Role.RATER, source="app")
-        return JSONResponse({"saved": len(rows), "next": f"/{mode}/{name}"})
+            store.add(rows, author=person.name, role=person.role, source="app")
+        return JSONResponse({"saved": len(rows), "next": url(mode, person)})
 
     async def static(request: Request) -> Response:
         name = request.path_params["file"]
@@ -223,21 +361,40 @@ def build_app(options: AppOptions) -> Starlette:
             return Response("not found", status_code=404)
         return Response(_static(name), media_type=types[name], headers={"x-content-type-options": "nosniff"})
 
+    async def not_found(request: Request) -> Response:
+        person_of(request)  # nothing is told to a request without a token, not even what exists
+        raise _Refused(404, "no such page")
+
     routes = [
         Route("/", home),
         Route("/static/{file}", static),
-        Route(f"/{mode}/{{name}}", start),
-        Route(f"/{mode}/{{name}}/p/{{packet_id}}", packet_page, methods=["GET"]),
-        Route(f"/{mode}/{{name}}/p/{{packet_id}}", submit, methods=["POST"]),
+        Route("/{mode:str}/{name}", start),
+        Route("/{mode:str}/{name}/p/{packet_id}", packet_page, methods=["GET"]),
+        Route("/{mode:str}/{name}/p/{packet_id}", submit, methods=["POST"]),
+        Route("/{path:path}", not_found, methods=["GET", "POST"]),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])]
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={UsageError: error_page})
+    return Starlette(routes=routes, middleware=middleware,
+                     exception_handlers={_Refused: refused, UsageError: refused})  # fmt: skip
 
 
-def serve(options: AppOptions, port: int) -> None:
-    """Run the app on ``127.0.0.1:port`` until interrupted."""
+def serve(options: AppOptions, port: int, on_ready: Callable[[int], None] | None = None) -> None:
+    """Run the app on ``127.0.0.1:port`` until interrupted; ``on_ready`` gets the port bound
+    (``port`` 0 picks a free one) before the app starts answering."""
     import uvicorn
 
     app = build_app(options)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, server_header=False)
-
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    try:
+        if on_ready is not None:
+            on_ready(sock.getsockname()[1])
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, server_header=False))
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

@@ -143,9 +143,13 @@
       if (adjudicate) { row.reason = s.reason; }
       return row;
     });
+    var body = JSON.stringify({ labels: labels });
+    if (new Blob([body]).size > +root.dataset.maxBody) {  // the app refuses larger submissions
+      status("too much text for one save: shorten the notes or reasons on this page"); return;
+    }
     status("saving…");
     fetch(location.pathname, { method: "POST", headers: { "content-type": "application/json" },
-      body: JSON.stringify({ labels: labels }) })
+      credentials: "same-origin", body: body })
       .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
       .then(function (r) {
         if (!r.ok) { status(r.body.error || "not saved"); return; }

@@ -48,11 +48,11 @@ TAMPERING = {
     "an edited label": ("DROP TRIGGER labels_no_update",
                         "UPDATE labels SET class = 'true_finding', defect_id = 'd-1' WHERE seq = 3"),
     "a deleted label": ("DROP TRIGGER labels_no_delete", "DELETE FROM labels WHERE seq = 5"),
-    "a label slipped in": ("INSERT INTO labels (comment_id, part, author, role, probe, class, source, created_at, "
-                           "rubric_version) SELECT comment_id, part, 'cat', 'rater', '', class, 'import', created_at, "
-                           "rubric_version FROM labels WHERE seq = 1",),
-    "an edited calibration": ("INSERT INTO calibrations (judge, created_at, result) VALUES ('j', 'now', "
-                              "'{\"usable\": true}')",),
+    "a label slipped in": (("INSERT INTO labels (comment_id, part, author, role, probe, class, source, created_at, "
+                            "rubric_version) SELECT comment_id, part, 'cat', 'rater', '', class, 'import', created_at, "
+                            "rubric_version FROM labels WHERE seq = 1"),),
+    "an edited calibration": (("INSERT INTO calibrations (judge, created_at, result) VALUES ('j', 'now', "
+                               "'{\"usable\": true}')"),),
 }  # fmt: skip
 
 

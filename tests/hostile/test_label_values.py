@@ -66,7 +66,7 @@ def test_the_app_refuses_a_bad_link_or_time(world, serve, bad, message):
 
 
 def test_a_judge_linking_a_defect_the_case_lacks_labels_nothing(world, tmp_path):
-    rundir, claims = world
+    rundir, _ = world
     script = tmp_path / "judge.py"
     script.write_text("import json, sys\njson.load(sys.stdin)\n"
                       "print(json.dumps({'class': 'true_finding', 'defect_id': 'nonexistent-defect', 'fields': {}}))\n")  # fmt: skip

@@ -246,3 +246,25 @@ def test_bad_submissions_are_refused_and_store_nothing(rundir, serve):
     assert post(json.dumps({"labels": [label]}).encode(), host="evil.example")[0] == 400  # not loopback
     with LabelStore(rundir) as store:
         assert store.rows(probe=None) == []
+
+
+def test_a_long_packet_is_labelled_page_by_page(tmp_path, serve, page):
+    from reviewbench.label.app import PAGE_SIZE
+
+    from .conftest import write_corpus, write_runs
+
+    findings = {(CONDITIONS[0], "case-3"): [f"remark {i}" for i in range(PAGE_SIZE + 5)]}
+    rundir = write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"), findings=findings)
+    base = serve(AppOptions(rundir))
+    page.goto(f"{base}/?token={invite(rundir, 'ann')}")
+    page.wait_for_selector("article.claim.current")
+    assert claim_count(page) == PAGE_SIZE and "page 1 of 2" in page.locator("#pages").inner_text()
+    before = page.url
+    label_packet_with_keys(page, ["f"])
+    page.wait_for_url(lambda url: url != before and url.endswith("?page=2"))
+    page.wait_for_selector("article.claim.current")
+    assert claim_count(page) == 5
+    label_packet_with_keys(page, ["f"])
+    page.wait_for_selector("#done")
+    with LabelStore(rundir) as store:
+        assert len(store.rows(role=Role.RATER)) == PAGE_SIZE + 5

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 from ..conftest import run_cli
@@ -95,7 +96,6 @@ def test_a_command_judge_through_the_cli(rundir, tmp_path):
 def test_serve_starts_on_loopback_and_stops_on_ctrl_c(rundir):
     import re
     import socket
-    import urllib.error
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

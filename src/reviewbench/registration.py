@@ -38,13 +38,12 @@ from .review.prompt import load_prompt
 from .review.runner import check_conditions
 from .score.gates import load_gates
 from .store.corpus import read_corpus
-from .store.runs import RUNS_DB, RunStore
+from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 
 __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "register"]
 
-REGISTRATION_FILE = "registration.json"
 #: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
-SEAL_KEY = "registration_sha256"
+SEAL_KEY = REGISTRATION_SHA256
 #: The analysis rules a registration freezes, with their defaults.
 DEFAULT_RULES = {"tolerance": 3, "include_unvalidated": False, "bootstrap": 10_000}
 
@@ -243,16 +242,13 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
 
 def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | None = None,
                        bootstrap_seed: int | None = None, new_version: bool = False,
-                       rules: dict | None = None, *, seal: bool = False) -> dict | None:  # fmt: skip
+                       rules: dict | None = None) -> dict | None:  # fmt: skip
     """Verify the file, then the current inputs against the latest registered version, if any.
 
     Returns the registration summary for the record (None when the run is unregistered),
     with the file's ``sha256`` and whether the store recorded it (``sha256_recorded``).
     ``gates_path``/``bootstrap_seed`` None, and a rule absent from ``rules`` or None, mean
     "as registered".
-
-    Args:
-        seal: ``run`` is about to start: record the file's digest if no run is recorded yet.
 
     Raises:
         IntegrityError: ``registration.json`` is not the file whose digest the store
@@ -261,7 +257,7 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
             which registers the current inputs as a new version instead.
     """
     path = rundir / REGISTRATION_FILE
-    held, sealed = _store_state(rundir)
+    _, sealed = _store_state(rundir)
     digest = _check_seal(path, sealed)
     if digest is None:
         return None
@@ -284,11 +280,8 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
                              f"{path}); results would not be comparable: restore it, or pass --new-version")  # fmt: skip
         data = register(experiment, rundir, gates_path, seed, new_version=True, rules=wanted, late=True)
         latest = data["versions"][-1]
-        held, sealed = _store_state(rundir)
+        _, sealed = _store_state(rundir)
         digest = _sha(path.read_bytes())
-    if seal and sealed is None and held == 0:  # the first run starts: from now on the file is fixed
-        _seal(rundir, digest)
-        sealed = digest
     out = {"file": str(path), "version": latest["version"], "registered_at": latest["registered_at"],
            "verified": True, "sha256": digest, "sha256_recorded": sealed is not None,
            "pre_registered": latest.get("pre_registered", True),

@@ -124,3 +124,18 @@ def test_a_run_directory_from_before_the_seal_says_not_recorded(tmp_path, corpus
     assert "not recorded" in scored.out and "verified unchanged" not in scored.out
     as_json = json.loads(cli("score", rundir, "--json").out)
     assert as_json["registration"]["sha256_recorded"] is False
+
+
+def test_the_library_seals_too(tmp_path, corpus):
+    """``register`` then ``run_experiment`` (as the demo does, without the CLI's check)."""
+    from reviewbench import register, run_experiment
+    from reviewbench.review.experiment import load_experiment
+
+    experiment = load_experiment(_experiment(tmp_path, corpus))
+    rundir = tmp_path / "runs"
+    register(experiment, rundir, None)
+    run_experiment(experiment, rundir)
+    db = sqlite3.connect(rundir / "runs.sqlite")
+    recorded = db.execute("SELECT value FROM meta WHERE key = 'registration_sha256'").fetchone()
+    db.close()
+    assert recorded == (_sha(rundir / "registration.json"),)

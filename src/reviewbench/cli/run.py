@@ -73,8 +73,8 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     # Configuration mistakes before anything is made on disk (the lock makes OUT).
     check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
     with run_lock(out):  # one writer per run directory
-        # Refuses an edited registration or changed inputs; the first run records its digest.
-        check_registration(loaded, out, new_version=new_version, seal=True)
+        # Refuses an edited registration or changed inputs (the first run records its digest).
+        check_registration(loaded, out, new_version=new_version)
         show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
                                                                 on_update=on_update), out, as_json)  # fmt: skip
 

@@ -188,6 +188,7 @@ def run_experiment(
             {"experiment_sha256": "experiment", "gold_sha256": "corpus (its gold.jsonl changed)",
              "inputs_sha256": "prompt or guidance text (a prompt or guidance file was edited)"},
         )
+        store.seal_registration()  # from now on, registration.json must stay as it is
         store.set_meta({
             "experiment": json.dumps(experiment.config.model_dump(mode="json"), sort_keys=True),
             "experiment_path": str(experiment.path),

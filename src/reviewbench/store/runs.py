@@ -7,6 +7,7 @@ so a crash at any moment leaves each run either wholly recorded or absent — ne
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections import Counter
@@ -17,9 +18,13 @@ from pathlib import Path
 from ..errors import CorpusError, StoreError, UsageError
 from ..records import Finding, PullRequest, RunRow, RunState, Severity
 
-__all__ = ["RUNS_DB", "CachedReply", "RunRow", "RunStore"]
+__all__ = ["REGISTRATION_FILE", "REGISTRATION_SHA256", "RUNS_DB", "CachedReply", "RunRow", "RunStore"]
 
 RUNS_DB = "runs.sqlite"
+#: The run directory's registration (written by ``registration.py``).
+REGISTRATION_FILE = "registration.json"
+#: The meta key holding that file's SHA-256, recorded when the first run starts.
+REGISTRATION_SHA256 = "registration_sha256"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -158,6 +163,24 @@ class RunStore:
     def set_meta(self, values: dict[str, str]) -> None:
         with self._tx():
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    def seal_registration(self) -> str | None:
+        """Record the SHA-256 of the run directory's ``registration.json`` when the first run
+        starts (no run recorded, none recorded before); return the recorded digest, if any.
+
+        A store that already holds runs without one (an older reviewbench) is never sealed
+        after the fact: the file may have been edited in the meantime.
+        """
+        recorded = self.get_meta(REGISTRATION_SHA256)
+        path = self.path.parent / REGISTRATION_FILE
+        if recorded is not None or not path.is_file():
+            return recorded
+        with self._tx():
+            if self.db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (REGISTRATION_SHA256, digest))
+                return digest
+        return None
 
     def check_meta(self, values: dict[str, str], what: dict[str, str]) -> None:
         """Record ``values`` on first use; afterwards refuse to mix in different ones.

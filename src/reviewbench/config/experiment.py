@@ -115,7 +115,7 @@ def _field(loc: tuple) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "github", "gitea"):
+        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "probe", "github", "gitea"):
             continue  # the union's branch name adds nothing for the user
         else:
             out += f".{part}" if out else str(part)

@@ -11,12 +11,14 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "CALIBRATION_KINDS",
     "AnthropicConfig",
     "CommandConfig",
     "FlagAllConfig",
     "GiteaConfig",
     "GithubConfig",
     "OpenAIConfig",
+    "ProbeConfig",
     "ReviewerConfig",
     "SarifConfig",
     "SilentConfig",
@@ -138,8 +140,26 @@ class FlagAllConfig(_Config):
     kind: Literal["flag_all"]
 
 
+class ProbeConfig(_Config):
+    """Calibration baseline: style or naming remarks that never describe a defect (docs/REVIEW.md).
+
+    A probe tests the benchmark, not a reviewer: what its remarks are credited with is what
+    automatic matching gives for naming a symbol rather than identifying a defect.
+    """
+
+    kind: Literal["probe"]
+    probe: Literal["namer", "quoter", "shape"] = Field(
+        description="namer: '`<enclosing symbol>` would read better with a docstring and type hints' at the "
+                    "first changed line of each hunk; quoter: '`<changed identifier>` is a vague name' there; "
+                    "shape: the namer, only on diffs of two or more hunks or more removed than added lines.")  # fmt: skip
+
+
+#: Kinds that calibrate the metrics rather than review: they never earn a tier (``score``).
+CALIBRATION_KINDS = frozenset({"silent", "flag_all", "probe"})
+
+
 ReviewerConfig = Annotated[
-    OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig | GithubConfig
-    | GiteaConfig,
+    OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig | ProbeConfig
+    | GithubConfig | GiteaConfig,
     Field(discriminator="kind"),
 ]

@@ -49,7 +49,8 @@ def load_experiment(path: Path) -> Experiment:
         UsageError: missing file, TOML syntax error (with line and column), or a field
             with a bad value (named, e.g. ``condition[0].reviewer.model``).
     """
-    config = read_config(path, ExperimentConfig, "openai, anthropic, command, sarif, silent, flag_all, github, gitea")
+    kinds = "openai, anthropic, command, sarif, silent, flag_all, probe, github, gitea"
+    config = read_config(path, ExperimentConfig, kinds)
     return Experiment(config=config, path=path.resolve())
 
 

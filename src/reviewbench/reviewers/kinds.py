@@ -1,3 +1,3 @@
 """Imports every reviewer module so that each registers its kind."""
 
-from . import anthropic, baselines, command, forge, openai, sarif  # noqa: F401
+from . import anthropic, baselines, command, forge, openai, probe, sarif  # noqa: F401

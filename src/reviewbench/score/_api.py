@@ -21,6 +21,7 @@ from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from .bounds import open_pairs, reachable
+from .calibration import calibration_kind, never_earned
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .first_review import first_reviews
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
@@ -410,6 +411,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                   "labels_needed": sum(len(p.comments) for p in still_open[name])}  # fmt: skip
         decision = decide(gates, metrics, gated_cases, breakdown=breakdown, **common,
                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
+        baseline = calibration_kind(inputs.experiment, name)
+        decision = never_earned(gates, decision, baseline)
         unclear = None
         if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
             bounds = {}
@@ -417,6 +420,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 table, cells = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true, interval=interval(slot))
                 again = decide(gates, table, gated_cases, breakdown=cells, **common,
                                attainable=reachable(gated_names, still_open[name], table, cells))  # fmt: skip
+                again = never_earned(gates, again, baseline)
                 bounds[as_true] = (table["precision"], decision_summary(again))
             unclear = {"n": sum(r[2] for r in gated.unclear), "analysis": gates.analysis,
                        "precision_all_false": bounds[False][0], "precision_all_true": bounds[True][0],

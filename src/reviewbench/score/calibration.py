@@ -1,0 +1,49 @@
+"""Calibration baselines never earn a tier, whatever their numbers.
+
+``silent``, ``flag_all`` and the probes (``CALIBRATION_KINDS``) are there to bracket the
+metrics and to test the benchmark's own matching: a probe's remarks never describe a
+defect, so figures good enough to pass the gates say the corpus or the matching can be
+gamed, not that the reviewer can be trusted. Their decision is taken by the gates as for
+any condition, then a grant (or "needs labels", which labels could turn into one) becomes
+the fallback, ``not_earned``, with the reason; a veto or "insufficient evidence" stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..config.gates import Gates
+from ..config.reviewers import CALIBRATION_KINDS
+
+__all__ = ["calibration_kind", "never_earned"]
+
+
+def calibration_kind(experiment: Mapping, name: str) -> str | None:
+    """The reviewer kind of condition ``name`` when it is a calibration baseline, else None."""
+    for condition in experiment.get("condition", []):
+        if condition.get("name") == name:
+            kind = (condition.get("reviewer") or {}).get("kind")
+            return kind if kind in CALIBRATION_KINDS else None
+    return None
+
+
+def never_earned(gates: Gates, decision: dict, kind: str | None) -> dict:
+    """``decision`` unless a calibration baseline (``kind``) was granted a tier or may be."""
+    if kind is None or decision["status"] not in ("granted", "needs_labels"):
+        return decision
+    fallback = gates.fallback
+    # Every tier's uses are not permitted, as gates.decide lists them for the fallback.
+    tiers = [p for t in gates.tier for p in t.permitted]
+    not_permitted = [*fallback.not_permitted, *tiers, *gates.never_permitted]
+    not_permitted += [p for p in [*tiers, *fallback.permitted] if p not in fallback.permitted]
+    gated = "granted " + decision["tier"] if decision["status"] == "granted" else "needs labels"
+    return {
+        **decision,
+        "authority": fallback.authority or fallback.name,
+        "tier": fallback.name,
+        "status": "not_earned",
+        "labels_needed": 0,
+        "permitted": list(fallback.permitted),
+        "not_permitted": list(dict.fromkeys(not_permitted)),
+        "reason": f"a calibration baseline ({kind}) never earns a tier (its gates alone: {gated})",
+    }

@@ -28,6 +28,10 @@ class Condition(_Model):
                                          description="Comparative: the paired difference of two conditions, a - b.")
     margin: float | None = Field(default=None, ge=0, allow_inf_nan=False,
                                  description="Comparative non-inferiority: passes when the low end > -margin.")
+    bound: Literal["value", "interval"] = Field(
+        default="value", description="'interval': judged on the 95% interval's far end, a floor on its low end and "
+        "a ceiling on its high end (inconclusive when the interval straddles the threshold: not passed). "
+        "Not for bounded metrics (identified/located), comparative gates or triage minutes.")
 
     def as_compare(self, name: str) -> Compare:
         assert self.diff is not None

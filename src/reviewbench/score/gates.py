@@ -12,11 +12,20 @@ fails if its upper bound fails, and otherwise leaves the decision at **needs lab
 tier may require an evidence level (``min_evidence``); a tier whose evidence the condition
 lacks is skipped, never granted. No gates file may grant approval, merge rights or security
 sign-off. Comparative gates (``[[compare]]``) compare two conditions on the same cases.
+
+A condition with ``bound = "interval"`` is judged on its 95% interval's far end (a ceiling on
+the high end, a floor on the low end): a noise ceiling is not met by luck on a few clean
+cases. People's figures (``actionability_rate``, ``triage_minutes``, ``triage_minutes_q3``)
+come from the labels the caller passes; without labels such a check is ``not_scored`` and
+never passes. Vetoes are decided first, before any check of the evidence: a veto only
+takes authority away, and a reviewer that flags everything must read "vetoed" however few
+its cases.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import operator
 import re
 import tomllib
@@ -28,14 +37,41 @@ from pydantic import ValidationError
 
 from ..config.gates import Compare, Condition, Gates, Tier
 from ..errors import UsageError
-from .registry import check_metric_name, spec
+from .registry import MetricKind, check_metric_name, spec
+from .result import LabelFigures
 from .verdicts import Evidence
 
-__all__ = ["Compare", "Gates", "decide", "evaluate_compare", "load_gates", "veto_outcome"]
+__all__ = ["Compare", "Gates", "decide", "evaluate_compare", "label_metrics", "load_gates", "veto_outcome", "wilson"]
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 #: Uses no measurement can justify (SPEC 8): a gates file that permits them is refused.
 _FORBIDDEN = re.compile(r"approv|merge|sign[- ]?off", re.IGNORECASE)
+_Z95 = 1.959964  # the standard normal's 97.5th percentile: a two-sided 95% interval
+
+
+def wilson(num: float, den: float) -> tuple[float, float]:
+    """The Wilson score 95% interval of ``num / den`` (``den`` > 0): people's rates have no
+    case resamples, and the Wilson interval stays inside [0, 1] and is not empty at 0 or 1."""
+    p, z2 = num / den, _Z95 * _Z95
+    centre = (p + z2 / (2 * den)) / (1 + z2 / den)
+    half = _Z95 * math.sqrt(p * (1 - p) / den + z2 / (4 * den * den)) / (1 + z2 / den)
+    return round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)
+
+
+def label_metrics(figures: LabelFigures | None) -> dict[str, dict]:
+    """People's figures of one condition as the gates read them (``value``, ``num``, ``den``,
+    ``lo``, ``hi``); empty without labels, so that every gate on them is not scored."""
+    if figures is None:
+        return {}
+    rate, triage = figures.actionability_rate, figures.triage_minutes
+    num, den = rate.get("numerator") or 0, rate.get("denominator") or 0
+    lo, hi = wilson(num, den) if den else (None, None)
+    runs = triage.get("runs") or 0
+    return {
+        "actionability_rate": {"value": rate.get("value") if den else None, "num": num, "den": den, "lo": lo, "hi": hi},
+        "triage_minutes": {"value": triage.get("median"), "num": None, "den": runs, "lo": None, "hi": None},
+        "triage_minutes_q3": {"value": triage.get("q3"), "num": None, "den": runs, "lo": None, "hi": None},
+    }
 
 
 def veto_outcome(outcome: str) -> str:
@@ -53,8 +89,27 @@ def _check_names(gates: Gates, where: str, strata: Collection[str] | None) -> No
                 if _FORBIDDEN.search(use):
                     raise UsageError(f"{where}: {tier.name} permits {use!r}: approval, merge rights and security "
                                      "sign-off can never be granted by a benchmark")  # fmt: skip
+            for c in tier.when:
+                _check_bound(c, f"{where}: {tier.name}")
     for c in gates.compare:
         check_metric_name(c.metric, f"{where}: compare {c.name}", strata)
+
+
+def _check_bound(c: Condition, where: str) -> None:
+    """``bound = "interval"`` only where scoring gives the gated figure a 95% interval."""
+    if c.bound != "interval":
+        return
+    why = None
+    if c.diff is not None:
+        why = "a comparative gate is always judged on its paired interval"
+    elif spec(c.metric).upper is not None:
+        why = f"{c.metric} is judged on its identified and located bounds"
+    elif "@" in c.metric:
+        why = "a stratum's figure has no interval"
+    elif c.metric.startswith("triage_minutes"):
+        why = "triage minutes are quantiles without an interval: gate triage_minutes_q3 for a cautious ceiling"
+    if why:
+        raise UsageError(f"{where}: {c.metric} with bound = \"interval\": {why}")
 
 
 def load_gates(path: Path | None, strata: Collection[str] | None = None) -> tuple[Gates, str, str]:
@@ -97,8 +152,13 @@ def _lookup(metrics: dict[str, dict], breakdown: dict, name: str) -> dict:
 
 
 def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
-           comparative: Mapping[Condition, dict], attainable: Mapping[str, float | None] | None = None) -> dict:  # fmt: skip
+           comparative: Mapping[Condition, dict], attainable: Mapping[str, float | None] | None = None,
+           labels: Mapping[str, dict] | None = None) -> dict:  # fmt: skip
     """Three-valued: ``passed`` True/False, or None when only labels can settle it.
+
+    ``labels``: people's figures (:func:`label_metrics`); a gate on one without labels is
+    ``not_scored`` (``passed`` None). ``bound = "interval"``: ``status`` pass, fail or
+    ``inconclusive`` (the interval straddles the threshold: not passed).
 
     ``attainable``: per bounded metric name, the highest value the comments still on
     automatic evidence could give it (``score/bounds.py``); it replaces the located bound
@@ -112,10 +172,24 @@ def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
         return {"metric": condition.metric, "op": condition.op, "threshold": condition.value,
                 "observed": result["observed"], "passed": result["status"] == "pass", "status": result["status"],
                 "diff": list(condition.diff), "lo": result["lo"], "hi": result["hi"]}  # fmt: skip
-    observed = _lookup(metrics, breakdown, condition.metric).get("value")
+    label = spec(condition.metric).kind is MetricKind.LABEL
+    figure = (labels or {}).get(condition.metric, {}) if label else _lookup(metrics, breakdown, condition.metric)
+    observed = figure.get("value")
     test = _OPS[condition.op]
     upper_name = spec(condition.metric).upper
     out = {"metric": condition.metric, "op": condition.op, "threshold": condition.value, "observed": observed}
+    if label and observed is None:  # no labels: not scored, and only labels can settle it
+        out.update(passed=None, status="not_scored")
+        return out
+    if condition.bound == "interval" and observed is not None:
+        lo, hi = figure.get("lo"), figure.get("hi")
+        lo, hi = (observed, observed) if lo is None or hi is None else (lo, hi)
+        out.update(lo=lo, hi=hi)
+        # The end that must clear the threshold, and the one whose failure fails the gate.
+        must, may = (lo, hi) if condition.op in (">", ">=") else (hi, lo)
+        status = "pass" if test(must, condition.value) else ("fail" if not test(may, condition.value) else "inconclusive")
+        out.update(passed=status == "pass", status=status)  # inconclusive: more cases, not labels, would settle it
+        return out
     if upper_name is None or observed is None:
         out["passed"] = observed is not None and test(observed, condition.value)
         return out
@@ -137,19 +211,23 @@ def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
 def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, breakdown: dict | None = None,
            valid_controls: int | None = None, evidence: Evidence = Evidence.AUTOMATIC,
            labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None,
-           attainable: Mapping[str, float | None] | None = None) -> dict:  # fmt: skip
+           attainable: Mapping[str, float | None] | None = None, labels: LabelFigures | None = None) -> dict:  # fmt: skip
     """The decision for one condition's metrics (the JSON contract's ``decision``).
 
-    ``status``: ``granted`` (a tier's gates pass), ``not_earned`` (none do: the fallback),
-    ``vetoed``,
-    ``insufficient`` (too few cases or controls, or too wide an interval) or
-    ``needs_labels`` (a bounded gate straddles its threshold; ``labels_needed`` findings,
-    located but not identified on automatic evidence, would settle it).
+    ``status``: ``vetoed`` (decided first: a veto holds), ``insufficient`` (too few cases or
+    controls, or too wide an interval), ``granted`` (a tier's gates pass), ``not_earned``
+    (none do: the fallback) or ``needs_labels`` (a bounded gate straddles its threshold,
+    ``labels_needed`` findings, located but not identified on automatic evidence, would
+    settle it; or a gate on people's figures is not scored for want of labels).
+
+    Args:
+        labels: the condition's figures from people's labels, None without labels.
     """
     breakdown = breakdown or {}
     comparative = comparative or {}
+    people = label_metrics(labels)
     used = {c.metric for t in (*gates.veto, *gates.tier) for c in t.when if c.diff is None}
-    checks = {t.name: [_check(c, metrics, breakdown, comparative, attainable) for c in t.when]
+    checks = {t.name: [_check(c, metrics, breakdown, comparative, attainable, people) for c in t.when]
               for t in (*gates.veto, *gates.tier)}  # fmt: skip
     all_permitted = [p for t in (*gates.tier, gates.fallback) for p in t.permitted]
 
@@ -175,6 +253,11 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
             "reason": reason,
         }
 
+    # A veto only takes authority away: decided before the evidence is weighed, so that a
+    # condition flagging every file reads "vetoed" however few its cases or wide its intervals.
+    for veto in gates.veto:
+        if checks[veto.name] and all(c["passed"] is True for c in checks[veto.name]):
+            return verdict(veto, "vetoed", f"veto {veto.name}")
     insufficient = None
     if valid_defect_cases < gates.min_defect_cases:
         insufficient = f"{valid_defect_cases} valid defect cases (< {gates.min_defect_cases})"
@@ -182,8 +265,12 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
         insufficient = f"no valid controls ({valid_controls} < {gates.min_controls} required)"
     else:
         for name in sorted(used):
+            if spec(name).kind is MetricKind.LABEL:
+                continue  # people's figures: a check "not_scored" without labels, never short evidence
             m = _lookup(metrics, breakdown, name)
             lo, hi = m.get("lo"), m.get("hi")
+            if m.get("value") is None and spec(name).over_findings:
+                continue  # no findings at all: the gate fails, on the reviewer's own silence
             if m.get("value") is None:
                 insufficient = f"{name} could not be measured (denominator 0)"
                 break
@@ -195,9 +282,6 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
         result = verdict(gates.fallback, "insufficient", insufficient)
         result["authority"] = "insufficient evidence"
         return result
-    for veto in gates.veto:
-        if checks[veto.name] and all(c["passed"] is True for c in checks[veto.name]):
-            return verdict(veto, "vetoed", f"veto {veto.name}")
     skipped: list[str] = []
     for tier in gates.tier:
         results = [c["passed"] for c in checks[tier.name]]
@@ -207,7 +291,10 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
             skipped.append(f"{tier.name} needs {tier.min_evidence.value} evidence (have {evidence.value})")
             continue
         if any(r is None for r in results):
-            reason = "; ".join([*skipped, f"{tier.name}: the located and identified bounds straddle a threshold"])
+            unscored = [c["metric"] for c in checks[tier.name] if c.get("status") == "not_scored"]
+            why = (f"{', '.join(unscored)} not scored (no labels)" if unscored
+                   else "the located and identified bounds straddle a threshold")  # fmt: skip
+            reason = "; ".join([*skipped, f"{tier.name}: {why}"])
             return verdict(gates.fallback, "needs_labels", reason, labels_needed)
         return verdict(tier, "granted", "; ".join(skipped) or None)
     return verdict(gates.fallback, "not_earned", "; ".join(skipped) or "no tier's gates pass")

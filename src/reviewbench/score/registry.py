@@ -8,6 +8,10 @@ Some metrics are *bounded*: with automatic evidence only, identification is a lo
 and location an upper bound, so ``defect_recall`` (identified) carries ``located_recall``
 as its upper bound and ``precision`` carries ``located_precision``. A gate on a bounded
 metric is decided from both (``score/gates.py``).
+
+People's figures (``LABEL_METRICS``: actionability, triage minutes) come from the labels of
+a run directory, not from the runs: a gate may name them, and without labels they are
+"not scored", never zero and never passing.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from enum import StrEnum
 from ..errors import UsageError
 from ..records import STRATUM_PATTERN, Stratum
 
-__all__ = ["METRICS", "RATE_METRICS", "SUMMARY_METRICS", "MetricKind", "MetricSpec", "check_metric_name", "spec"]
+__all__ = ["LABEL_METRICS", "METRICS", "RATE_METRICS", "SUMMARY_METRICS", "MetricKind", "MetricSpec", "check_metric_name", "spec"]
 
 
 class MetricKind(StrEnum):
@@ -28,6 +32,9 @@ class MetricKind(StrEnum):
     """Σnum/Σden over case clusters, with a bootstrap interval."""
     SUMMARY = "summary"
     """A summary with its own fields (latency quantiles, token totals); not gateable."""
+    LABEL = "label"
+    """From people's (or a calibrated judge's) labels of the run directory; gateable,
+    "not scored" without labels, never per stratum."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,9 @@ class MetricSpec:
     upper: str | None = None
     """The metric that bounds this one from above under automatic evidence."""
     higher_is_better: bool = True
+    over_findings: bool = False
+    """The denominator is the reviewer's own findings: a reviewer that said nothing has no
+    value, which fails a gate on it (its own doing), not short evidence."""
 
 
 _R, _S = MetricKind.RATE, MetricKind.SUMMARY
@@ -54,9 +64,12 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("silence_rate", _R, "defect-case runs with no finding / defect-case runs", higher_is_better=False),
     MetricSpec("false_alarm_rate", _R, "control runs with a finding / control runs", higher_is_better=False),
     MetricSpec("fp_per_clean_case", _R, "false positives on controls / control runs", higher_is_better=False),
-    MetricSpec("precision", _R, "identified findings / (located + false-positive findings)", upper="located_precision"),
-    MetricSpec("located_precision", _R, "located findings / (located + false-positive findings) (upper bound)"),
-    MetricSpec("duplicate_rate", _R, "duplicates / substantive findings", higher_is_better=False),
+    MetricSpec("precision", _R, "identified findings / (located + false-positive findings)", upper="located_precision",
+               over_findings=True),
+    MetricSpec("located_precision", _R, "located findings / (located + false-positive findings) (upper bound)",
+               over_findings=True),
+    MetricSpec("duplicate_rate", _R, "duplicates / substantive findings", higher_is_better=False,
+               over_findings=True),
     MetricSpec("severity_match", _R, "identified defects with the gold severity / identified defects with one"),
     MetricSpec("rename_stability", _R, "(defect, repetition) identified on the variant / identified on the original"),
     MetricSpec("flag_coverage", _R, "non-gold changed files flagged / non-gold changed files", higher_is_better=False),
@@ -73,7 +86,18 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("tokens", _S, "total tokens, in, out and per case"),
 )
 
-_BY_NAME = {m.name: m for m in METRICS}
+#: Figures of people's labels (``label/stats.py``), read by the gates from the labels the
+#: caller passes to scoring (``ScoreOptions.labels``); not in ``metrics`` of ``score --json``.
+LABEL_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("actionability_rate", MetricKind.LABEL, "true findings passing all five actionability fields / "
+               "true findings assessed (labels); a gate reads its Wilson 95% interval with bound = \"interval\""),
+    MetricSpec("triage_minutes", MetricKind.LABEL, "median rater-minutes per labelled run (labels)",
+               higher_is_better=False),
+    MetricSpec("triage_minutes_q3", MetricKind.LABEL, "upper quartile of rater-minutes per labelled run (labels)",
+               higher_is_better=False),
+)
+
+_BY_NAME = {m.name: m for m in (*METRICS, *LABEL_METRICS)}
 RATE_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.kind is MetricKind.RATE)
 SUMMARY_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.kind is MetricKind.SUMMARY)
 
@@ -92,11 +116,15 @@ def check_metric_name(name: str, where: str, strata: Collection[str] | None = No
             (a user-defined stratum) passes.
 
     Raises:
-        UsageError: unknown metric or stratum, or a summary metric (no rate to compare).
+        UsageError: unknown metric or stratum, a summary metric (no rate to compare), or a
+            label figure per stratum (labels are not broken down).
     """
     base, at, stratum = name.partition("@")
-    if base not in _BY_NAME or _BY_NAME[base].kind is not MetricKind.RATE:
-        raise UsageError(f"{where}: unknown metric {name!r}; metrics: {', '.join(RATE_METRICS)}")
+    if base not in _BY_NAME or _BY_NAME[base].kind is MetricKind.SUMMARY:
+        names = ", ".join((*RATE_METRICS, *(m.name for m in LABEL_METRICS)))
+        raise UsageError(f"{where}: unknown metric {name!r}; metrics: {names}")
+    if at and _BY_NAME[base].kind is MetricKind.LABEL:
+        raise UsageError(f"{where}: {name!r}: {base} comes from the labels as a whole, not per stratum")
     known = sorted({s.value for s in Stratum} | set(strata or ()))
     if at and (not re.match(STRATUM_PATTERN, stratum) or (strata is not None and stratum not in known)):
         raise UsageError(f"{where}: unknown stratum in {name!r}; strata: {', '.join(known)}"

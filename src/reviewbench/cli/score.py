@@ -181,13 +181,16 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     refused unless --new-version.
     """
     from ..label.evidence import score_overrides
+    from ..label.report import label_figures
     from ..score import ScoreOptions, score_run  # numpy and scipy: only when scoring
+    from ..score.result import LabelFigures
 
+    # People's figures go in before the decision: a gate may name actionability or triage minutes.
+    labels = {name: LabelFigures(**figures) for name, figures in label_figures(rundir).items()}
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version, cutoff=cutoff,
-                                            overrides=score_overrides(rundir)))  # fmt: skip
-    result = with_label_figures(result, rundir)
+                                            overrides=score_overrides(rundir), labels=labels))  # fmt: skip
     if as_json:
         print_json(result.as_json())
         return

@@ -36,7 +36,7 @@ from .metrics import (
     tally_condition,
 )
 from .registry import RATE_METRICS
-from .result import ScoreResult
+from .result import LabelFigures, ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
@@ -74,6 +74,9 @@ class ScoreOptions:
     """Judge or human labels by comment_id; they replace automatic verdicts (docs/SCORING.md)."""
     cutoff: str | None = None
     """Contamination cut-off (YYYY-MM-DD); None: the experiment's registered ``cutoff``, if any."""
+    labels: Mapping[str, LabelFigures] = field(default_factory=dict)
+    """People's figures by condition (``label.report.label_figures``): the gates may read
+    them, and each condition carries them; a condition without is "not scored" on them."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -408,7 +411,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                     m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
                 }
         common = {"valid_controls": valid_controls, "evidence": evidence, "comparative": comparative,
-                  "labels_needed": sum(len(p.comments) for p in still_open[name])}  # fmt: skip
+                  "labels_needed": sum(len(p.comments) for p in still_open[name]),
+                  "labels": options.labels.get(name)}  # fmt: skip
         decision = decide(gates, metrics, gated_cases, breakdown=breakdown, **common,
                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
         baseline = calibration_kind(inputs.experiment, name)
@@ -439,6 +443,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         }
         if unclear:
             conditions[name]["unclear"] = unclear
+        if name in options.labels:
+            conditions[name]["labels"] = options.labels[name]
         if holdout:
             conditions[name]["holdout"] = held["completed"]
         if cutoff:

@@ -105,10 +105,13 @@ class GateCheck(_Result):
     passed: bool | None = Field(description="Null: the bounds straddle the threshold (needs labels).")
     upper: Number | None = Field(default=None, description="Bounded metrics: the upper bound, the located value "
                                  "or, when lower, what labels can still reach (score/bounds.py).")
-    status: str | None = Field(default=None, description="Comparative: pass, fail or inconclusive.")
+    status: str | None = Field(default=None, description="Comparative or bound = 'interval': pass, fail or "
+                               "inconclusive; a gate on people's figures without labels: not_scored.")
     diff: list[str] | None = Field(default=None, description="Comparative: [a, b], the difference a - b.")
-    lo: float | None = Field(default=None, description="Comparative: low end of the paired interval.")
-    hi: float | None = Field(default=None, description="Comparative: high end of the paired interval.")
+    lo: float | None = Field(default=None, description="Comparative: low end of the paired interval; "
+                             "bound = 'interval': of the metric's 95% interval.")
+    hi: float | None = Field(default=None, description="Comparative: high end of the paired interval; "
+                             "bound = 'interval': of the metric's 95% interval.")
 
 
 class DecisionResult(_Result):

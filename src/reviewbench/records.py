@@ -92,6 +92,10 @@ class Stratum(StrEnum):
     NOISY = "noisy"
     RULE_VIOLATION = "rule_violation"
     SAFE_COUNTEREXAMPLE = "safe_counterexample"
+    MIRROR = "mirror"
+    """The same change as a defect case, the other way (the fix itself for a fix reversal,
+    the un-mutation for a mutation): same files, lines and vocabulary, no defect. Shares
+    the defect case's ``pair_id``; what a reviewer says on both does not discriminate."""
 
 
 class Evidence(StrEnum):
@@ -300,7 +304,15 @@ class GoldRecord(_Record):
     expect_finding: bool = Field(description="False for controls: a clean review is correct.")
     variant_of: CaseId | None = Field(default=None, description="Original case of a rename variant.")
     pair_id: str | None = Field(
-        default=None, description="Shared by paired cases, e.g. a rule violation and its safe counterexample."
+        default=None,
+        description="Shared by paired cases: a defect case and its mirror, a rule violation and its safe "
+        "counterexample.",
+    )
+    changed: list[Location] = Field(
+        default_factory=list,
+        description="Mirrors: the line ranges the patch writes, in the patched tree (the mirror of the defect's "
+        "locations). A finding of the same run there that also names the paired defect makes the defect "
+        "case's naming finding non-discriminating.",
     )
     source_date: str | None = Field(
         default=None,

@@ -56,8 +56,16 @@ class FindingVerdict(_Record):
     scored: bool = Field(description="False when the run did not complete or its case is not analysed.")
     defect_id: str | None = Field(default=None, description="The defect it is located at (or duplicates).")
     located: bool = Field(default=False, description="Path and line within tolerance of the defect.")
-    identified: bool = Field(default=False, description="The claim names the defect (see identified_by).")
+    identified: bool = Field(default=False, description="The finding identifies the defect: by a label (judge or "
+                             "human), or automatically when it names the defect and discriminates (see named, "
+                             "discriminating).")
     identified_by: IdentifiedBy | None = Field(default=None, description="What in the claim named it.")
+    named: bool = Field(default=False, description="The claim names the defect (automatic name matching, before "
+                        "the mirror test): named_recall, a diagnostic.")
+    discriminating: bool | None = Field(default=None, description="For a naming finding: the same condition, in "
+                                        "the same repetition, said nothing naming the defect on the paired mirror "
+                                        "(true), or did (false); null when the pair has no valid, completed mirror "
+                                        "run (then it is no automatic evidence).")
     duplicate_of: str | None = Field(default=None, description="comment_id of the finding that counted first.")
     false_positive: bool = Field(default=False, description="Located at no defect (every finding on a control).")
     file_level: bool = Field(default=False, description="No line, on a defect case: file recall only.")

@@ -74,9 +74,14 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for _, g in controls),
     }
 
+    from ..mine.shape import corpus_shapes, shape_separability
     from ..score.cutoff import case_dates, date_histogram
 
     by_month = date_histogram(case_dates(data))
+    # Can diff shape alone tell defect cases from clean ones? (0.5: no; docs/CORPUS.md)
+    defect_shapes, clean_shapes = corpus_shapes(corpus, data)
+    separability = shape_separability(defect_shapes, clean_shapes)
+    shape = {**separability._asdict(), "defect_cases": len(defect_shapes), "clean_cases": len(clean_shapes)}
 
     reasons = group_reasons(g.validation for g in data.gold if g.validation)
     report = {
@@ -88,6 +93,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "yield": dict(sorted(yields.items())),
         "yield_by_operator": dict(sorted(by_operator.items())),
         "controls": control_counts,
+        "shape": shape,
         "by_source_month": by_month,
         "matched_commits": data.meta.counts.matched_commits,
         "dropped": data.meta.counts.dropped,
@@ -122,6 +128,11 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         console.print(f"controls: {control_counts['mined']} ({control_counts['paired_with_fix_reversals']} at "
                       f"fix commits); {control_counts['valid']} of {control_counts['validated']} validated "
                       "keep the tests green")  # fmt: skip
+    if separability.auc is not None:
+        console.print(f"shape separability: AUC {separability.auc:.2f} of defect cases ({len(defect_shapes)}) against "
+                      f"clean cases ({len(clean_shapes)}) from changed, added and removed lines, files and hunks "
+                      f"(0.5: shape tells nothing); best single feature {separability.best_feature} "
+                      f"{separability.best_feature_auc:.2f}", markup=False)  # fmt: skip
     print_reasons(reasons, data.meta.environment.setup if data.meta.environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)

@@ -80,8 +80,8 @@ def mine_corpus(
         if config.fixes:
             for mined in miner.cases():
                 writer.add(mined.case, mined.gold, mined.patch)
-                # Variants and controls need only the records; the patch is on disk.
-                fixes.append(MinedCase(mined.case, mined.gold, b""))
+                # Variants need only the records; controls read the patch too (its shape).
+                fixes.append(MinedCase(mined.case, mined.gold, mined.patch))
                 if on_commit:
                     on_commit(miner.stats.scanned, len(writer.cases))
             if stats.matched == 0 and not (config.mutations or config.noisy):

@@ -15,13 +15,20 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass
-from typing import NamedTuple
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from ..store.corpus import patch_file
+
+if TYPE_CHECKING:
+    from ..store import Corpus
 
 __all__ = [
     "FEATURES",
     "Separability",
     "Shape",
     "ShapeBin",
+    "corpus_shapes",
     "mann_whitney_auc",
     "patch_shape",
     "shape_bin",
@@ -180,3 +187,21 @@ def shape_separability(defect: Sequence[Shape], clean: Sequence[Shape], *, seed:
         if math.isnan(auc):
             auc = None
     return Separability(auc, best[1] if best else None, best[0] if best else None)
+
+
+def corpus_shapes(corpus: Path, data: Corpus) -> tuple[list[Shape], list[Shape]]:
+    """(defect cases' shapes, clean cases' shapes) of a corpus read with ``read_corpus``.
+
+    Defect cases are those expecting a finding, rename variants left out (they repeat a
+    defect's shape); clean cases are the rest (controls, mirrors, clean noisy diffs).
+    """
+    gold = {g.case_id: g for g in data.gold}
+    defect: list[Shape] = []
+    clean: list[Shape] = []
+    for case in data.cases:
+        record = gold.get(case.case_id)
+        if record is None or record.variant_of:
+            continue
+        shape = patch_shape(patch_file(corpus, case).read_bytes())
+        (defect if record.expect_finding else clean).append(shape)
+    return defect, clean

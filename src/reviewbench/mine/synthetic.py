@@ -22,6 +22,7 @@ from .fix_reversal import MinedCase
 from .head import HeadTree
 from .noisy import NOISE_PER_CASE, noisy_cases
 from .paths import PathClassifier, language_of
+from .shape import patch_shape
 
 __all__ = ["SyntheticSummary", "controls_for", "synthesize"]
 
@@ -57,7 +58,7 @@ def synthesize(
 ) -> tuple[list[MinedCase], SyntheticSummary]:
     """Mutation cases, rename variants of ``fixes`` and of the mutations, and controls."""
     # libcst is imported here, not with the package: every other command starts faster.
-    from .controls import ControlMaker
+    from .controls import POOL_FACTOR, ControlMaker, ShapeQuota
     from .mutation import MutationMiner
     from .identifiers import RepositoryNames
     from .variants import NoVariant, fix_reversal_edits, keyword_names, rename_variant
@@ -120,15 +121,18 @@ def synthesize(
         if wanted or noise_wanted:
             say("controls")
             maker = ControlMaker(config, head)
+            # More candidates than wanted; the quota keeps those shaped like the defect cases.
+            quota = ShapeQuota([patch_shape(d.patch) for d in [*fixes, *(m.mined for m in mutations)]], wanted)
             for_fixes = min(wanted, controls_for(config.effective_controls_ratio, len(fixes)))
             if for_fixes:
                 pairs = [(fix.case.base, [p for p in fix.case.paths if language_of(p) == "python"]) for fix in fixes]
-                paired = maker.paired(pairs, for_fixes)
+                paired, _ = quota.choose(maker.paired(pairs, POOL_FACTOR * for_fixes), for_fixes,
+                                         spread=lambda c: c.mined.case.base)  # one per fix first
             paths = [e.path for m in [*mutations, *for_noise] for e in m.edits]
             paths += [p for fix in fixes for p in fix.case.paths if language_of(p) == "python" and p in head.files]
-            refactors = maker.cases(paths, wanted - len(paired) + noise_wanted)
             at_head = wanted - len(paired)
-            controls, noise = paired + refactors[:at_head], refactors[at_head:]
+            chosen, rest = quota.choose(maker.cases(paths, POOL_FACTOR * at_head + noise_wanted), at_head)
+            controls, noise = paired + chosen, rest[:noise_wanted]
             if len(controls) < wanted:
                 warn(f"only {len(controls)} of {wanted} controls could be made from the Python sources at "
                      "the fix commits and at HEAD")  # fmt: skip

@@ -453,6 +453,11 @@ class CollapseBranch(_InFunction):
         if truth == "False":
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 test, truth = test.expression, "True"
+            elif _boolean(test) and isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                # `x is not None`, as a person writes it (and linters ask), not `not x is None`.
+                flipped = {cst.Is: cst.IsNot, cst.IsNot: cst.Is, cst.In: cst.NotIn, cst.NotIn: cst.In}
+                (target,) = test.comparisons
+                return test.with_changes(comparisons=[target.with_changes(operator=flipped[type(target.operator)]())])
             else:
                 if isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)) and not test.lpar:
                     test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -494,7 +499,7 @@ class CollapseBranch(_InFunction):
             pairs=[("def f(x):\n    if x > 1:\n        return True\n    else:\n        return False\n",
                     "def f(x):\n    return bool(x > 1)\n"),
                    ("def f(x):\n    if x is None:\n        return False\n    return True\n",
-                    "def f(x):\n    return not x is None\n"),
+                    "def f(x):\n    return x is not None\n"),
                    ("def f(x):\n    if x in (1, 2):\n        return True\n    return False\n",
                     "def f(x):\n    return x in (1, 2)\n"),
                    ("def f(x):\n    if x or x == 0:\n        return False\n    return True\n",

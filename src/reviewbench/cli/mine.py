@@ -34,6 +34,8 @@ def _summary_json(summary: MineSummary) -> dict:
     }
     if summary.natural is not None:
         result["natural"] = summary.natural.as_dict()
+    if summary.meta.config.get("mirrors"):
+        result["mirrors"] = {"made": summary.mirrors, "fix_reversals_without": summary.mirrors_missed}
     if _synthetic(summary):
         extra = summary.synthetic
         result["made_at_head"] = {"mutations": extra.mutations, "controls": extra.controls,
@@ -64,7 +66,14 @@ def _print_synthetic(summary: MineSummary) -> None:
                      "fix reversals)")  # fmt: skip
     if extra.mutations:
         notes.append("mutation sites chosen " + ("with" if extra.coverage else "without") + " coverage")
+    if summary.mirrors:
+        notes.append(_mirrors_note(summary))
     console.print("; ".join(notes))
+
+
+def _mirrors_note(summary: MineSummary) -> str:
+    missed = f", {summary.mirrors_missed} fix reversals had none" if summary.mirrors_missed else ""
+    return f"{summary.mirrors} mirrors (clean cases: each defect case's change the other way{missed})"
 
 
 def _print_variants(extra) -> None:  # noqa: ANN001 - a SyntheticSummary
@@ -131,6 +140,8 @@ def _print_summary(summary: MineSummary) -> None:
     console.print(table)
     if variants > 0:
         console.print(f"plus {variants} rename variants of these fix reversals (cases, not commits)")
+    if summary.mirrors and not synthetic:
+        console.print(f"plus {_mirrors_note(summary)}")
 
 
 _HISTORY_OPTIONS = [
@@ -206,6 +217,10 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
 @click.option("--natural", is_flag=True,
               help="Natural history (SZZ): trace each fix to the commit(s) that introduced the lines it "
                    "changed and add each such commit's own diff as a 'natural' case (a holdout stratum).")
+@click.option("--no-mirrors", "no_mirrors", is_flag=True,
+              help="Make no mirrors. By default every fix reversal and mutation gets one: the same change "
+                   "the other way (the fix itself, the un-mutation), a clean case paired with it, so that a "
+                   "remark made on both does not count as naming the defect.")
 @click.option("--coverage-cmd", metavar="CMD",
               help="Shell command running the tests under coverage.py (e.g. 'python -m coverage "
                    "run -m pytest'), run once at HEAD in a sandbox to prefer covered sites.")
@@ -215,8 +230,8 @@ def mine_command(
     repo: Path, out: Path, grep: tuple[str, ...], since, until, max_lines: int,
     limit: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
     test_patterns: tuple[str, ...], seed: int, no_fixes: bool, mutations: int, operators: str | None,
-    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, noisy: int, natural: bool, coverage_cmd: str | None,
-    force: bool, as_json: bool,
+    mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, noisy: int, natural: bool, no_mirrors: bool,
+    coverage_cmd: str | None, force: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Mine REPO into a corpus of review cases.
 
@@ -234,10 +249,14 @@ def mine_command(
     changed (SZZ), whose own diffs become 'natural' cases (a holdout in scoring). With
     --noisy N, N mutations are buried among refactors of other files, beside N diffs of
     refactors only.
+
+    Every fix reversal and mutation also gets its mirror (--no-mirrors: none): the same
+    change the other way, whose base is the defect case's patched tree, a clean case
+    paired with it.
     """
     values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
     values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename, natural=natural, noisy=noisy,
-                  controls_ratio=controls_ratio, coverage_cmd=coverage_cmd)  # fmt: skip
+                  controls_ratio=controls_ratio, coverage_cmd=coverage_cmd, mirrors=not no_mirrors)  # fmt: skip
     if operators is not None:
         values["operators"] = tuple(o.strip() for o in operators.split(",") if o.strip())
     config = MineConfig.build(**values)

@@ -26,7 +26,10 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     """Counts of a corpus by stratum, validation status and drop reason.
 
     Controls are counted apart: how many are paired with a fix reversal (made at its
-    commit) and how many of those validated keep the tests green (the valid ones).
+    commit) and how many of those validated keep the tests green (the valid ones); so are
+    mirrors (each defect case's change the other way, paired with it). The shape
+    separability is the cross-validated AUC with which diff shape alone tells defect cases
+    from clean cases.
     """
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
@@ -73,6 +76,16 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "validated": sum(g.validation is not None for _, g in controls),
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for _, g in controls),
     }
+    # Mirrors (a defect case's change the other way): how many are paired with a defect
+    # case of this corpus, and how many validated keep the tests green (the valid ones).
+    mirrors = [g for g in data.gold if g.stratum == "mirror"]
+    defect_pairs = {g.pair_id for g in data.gold if g.pair_id and g.stratum != "mirror"}
+    mirror_counts = {
+        "mined": len(mirrors),
+        "paired_with_defect_cases": sum(g.pair_id in defect_pairs for g in mirrors),
+        "validated": sum(g.validation is not None for g in mirrors),
+        "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for g in mirrors),
+    }
 
     from ..mine.shape import corpus_shapes, shape_separability
     from ..score.cutoff import case_dates, date_histogram
@@ -93,6 +106,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "yield": dict(sorted(yields.items())),
         "yield_by_operator": dict(sorted(by_operator.items())),
         "controls": control_counts,
+        "mirrors": mirror_counts,
         "shape": shape,
         "by_source_month": by_month,
         "matched_commits": data.meta.counts.matched_commits,
@@ -133,6 +147,10 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
                       f"clean cases ({len(clean_shapes)}) from changed, added and removed lines, files and hunks "
                       f"(0.5: shape tells nothing); best single feature {separability.best_feature} "
                       f"{separability.best_feature_auc:.2f}", markup=False)  # fmt: skip
+    if mirrors:
+        console.print(f"mirrors: {mirror_counts['mined']} ({mirror_counts['paired_with_defect_cases']} paired with "
+                      f"defect cases); {mirror_counts['valid']} of {mirror_counts['validated']} validated keep the "
+                      "tests green")  # fmt: skip
     print_reasons(reasons, data.meta.environment.setup if data.meta.environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)

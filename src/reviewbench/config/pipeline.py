@@ -131,6 +131,10 @@ class MineConfig(BaseModel):
     coverage_cmd: str | None = Field(
         default=None, description="Shell command running the tests under coverage.py, run once at HEAD."
     )
+    mirrors: bool = Field(
+        default=True, description="Add the mirror of every fix reversal and mutation: the same change the "
+        "other way, a clean case paired with it (--no-mirrors: off).",
+    )
 
     @property
     def effective_controls_ratio(self) -> float:

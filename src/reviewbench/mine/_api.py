@@ -14,9 +14,10 @@ from .._version import __version__
 from ..config import MineConfig
 from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
-from ..records import CorpusCounts, CorpusMeta, DropReason, RepoInfo
+from ..records import CorpusCounts, CorpusMeta, DropReason, RepoInfo, Stratum
 from ..store.corpus import CorpusWriter
 from .fix_reversal import FixReversalMiner, MinedCase
+from .mirror import MIRRORED, fix_mirrors, pair_id
 from .natural import NaturalMiner, NaturalSummary
 from .synthetic import SyntheticSummary, synthesize
 
@@ -35,6 +36,9 @@ class MineSummary:
     #: cases too but no commit of their own: outcome tallies of commits use this count.
     fix_commits: int = 0
     natural: NaturalSummary | None = None
+    mirrors: int = 0
+    #: Fix reversals that got no mirror (their forward diff did not pair file for file).
+    mirrors_missed: int = 0
 
 
 def _warn(message: str) -> None:
@@ -80,7 +84,7 @@ def mine_corpus(
         if config.fixes:
             for mined in miner.cases():
                 writer.add(mined.case, mined.gold, mined.patch)
-                # Variants need only the records; controls read the patch too (its shape).
+                # Variants need only the records; mirrors need the patch (their base), controls its shape.
                 fixes.append(MinedCase(mined.case, mined.gold, mined.patch))
                 if on_commit:
                     on_commit(miner.stats.scanned, len(writer.cases))
@@ -93,6 +97,13 @@ def mine_corpus(
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
                 noun = "commit" if stats.matched == 1 else "commits"
                 raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
+        mirrors_missed = 0
+        if config.mirrors and fixes:
+            if on_progress:
+                on_progress("mirrors: the fixes themselves")
+            mirrors, mirrors_missed = fix_mirrors(config.seed, repo, fixes, config.max_lines)
+            for mined in mirrors:
+                writer.add(mined.case, mined.gold, mined.patch, mined.extra)
         natural: NaturalSummary | None = None
         if config.natural:
             if on_progress:
@@ -108,6 +119,8 @@ def mine_corpus(
             if not writer.cases:
                 raise NoCases("no case could be made: no fix reversal, and no mutation site in the "
                               "Python sources at HEAD")  # fmt: skip
+        if config.mirrors:
+            _pair_with_mirrors(config.seed, writer)
         dropped = {reason.value: stats.dropped.get(reason, 0) for reason in DropReason}
         by_stratum = Counter(g.stratum for g in writer.gold)
         strata = {"fix_reversal": by_stratum.get("fix_reversal", 0)}
@@ -117,6 +130,8 @@ def mine_corpus(
             strata["noisy"] = by_stratum.get("noisy", 0)
         if config.natural:
             strata["natural"] = by_stratum.get("natural", 0)
+        if config.mirrors:
+            strata["mirror"] = by_stratum.get("mirror", 0)
         strata.update(by_stratum)
 
         def make_meta(gold_sha256: str) -> CorpusMeta:
@@ -136,4 +151,17 @@ def mine_corpus(
 
         meta = writer.commit(make_meta)
     return MineSummary(out=out, meta=meta, scanned_commits=stats.scanned, synthetic=extra, fix_commits=len(fixes),
-                       natural=natural)
+                       natural=natural, mirrors=by_stratum.get("mirror", 0), mirrors_missed=mirrors_missed)
+
+
+def _pair_with_mirrors(seed: int, writer: CorpusWriter) -> None:
+    """Give each mirrored defect case its mirror's ``pair_id`` (a defect case is written
+    before its mirror exists; its rename variant, made from its unpaired record, stays
+    unpaired)."""
+    paired = {g.pair_id for g in writer.gold if g.stratum == Stratum.MIRROR}
+    writer.gold = [
+        g.model_copy(update={"pair_id": pid})
+        if g.stratum in MIRRORED and g.variant_of is None and (pid := pair_id(seed, g)) in paired
+        else g
+        for g in writer.gold
+    ]

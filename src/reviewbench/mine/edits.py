@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import Case, GoldRecord
+from ..records import Case, GoldRecord, Location
 from .fix_reversal import MinedCase
 from .naming import case_id, neutral_title
 from .paths import language_of
-from .textdiff import file_diff
+from .symbols import SymbolIndex
+from .textdiff import changed_span, file_diff
 
-__all__ = ["FileEdit", "SyntheticCase", "compiles", "make_case"]
+__all__ = ["FileEdit", "SyntheticCase", "compiles", "edited_location", "make_case"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,13 @@ def compiles(source: str, path: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     return True
+
+
+def edited_location(path: str, old: str, new: str) -> Location:
+    """Where one contiguous edit of ``path`` lies in ``new``, labelled with its enclosing
+    symbol: a mutation's gold location, and its mirror's ``changed``."""
+    start, end = changed_span(old, new)
+    return Location(path=path, start_line=start, end_line=end, symbol=SymbolIndex(new, "python").at(start))
 
 
 def make_case(seed: int, key: str, base: str, edits: Sequence[FileEdit], gold: GoldRecord) -> SyntheticCase:

@@ -30,7 +30,7 @@ from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
 from .symbols import SymbolIndex, identifiers
 
-__all__ = ["FixReversalMiner", "MinedCase", "describe_fix_reversal"]
+__all__ = ["FixReversalMiner", "MinedCase", "changed_locations", "describe_fix_reversal"]
 
 
 @dataclass(frozen=True)
@@ -187,25 +187,15 @@ class FixReversalMiner:
     ) -> MinedCase:
         seed = self.config.seed
         cid = case_id(seed, entry.sha)
-        locations: list[Location] = []
+        locations = changed_locations(source, contents)
         restored: set[str] = set()  # identifiers of lines the fix removed, which the patch writes back
         taken: set[str] = set()  # identifiers of lines the fix added, which the patch takes away
-        enclosing: set[str] = set()
         for change in source:
-            index = _symbols(change, contents)
             language = language_of(change.path)
             for block in change.blocks:
                 restored |= identifiers(block.added, language)
                 taken |= identifiers(block.removed, language)
-                if change.new_path is None:
-                    continue
-                start, end = block.span()
-                symbol = index.at(start) if index else None
-                if symbol:
-                    enclosing.add(symbol.rsplit(".", 1)[-1])
-                locations.append(Location(path=change.new_path, start_line=start, end_line=end, symbol=symbol))
-            if change.new_path is None:
-                locations.append(Location(path=change.old_path or "", start_line=0, end_line=0))
+        enclosing = {loc.symbol.rsplit(".", 1)[-1] for loc in locations if loc.symbol}
         fix_removed = restored - taken
         fix_added = taken - restored
         paths = [c.path for c in source]
@@ -268,6 +258,27 @@ def describe_fix_reversal(entry: LogEntry, functions: list[str]) -> str:
         words = words if len(words) <= _BODY_CHARS else words[: _BODY_CHARS - 1].rsplit(" ", 1)[0] + "…"
         text += f". {words}"
     return text
+
+
+def changed_locations(changes: list[FileChange], contents: dict[str, bytes | None]) -> list[Location]:
+    """The line ranges ``changes`` write, numbered in the patched tree, each labelled with its
+    enclosing symbol (a deleted file: line 0 of its old path). A fix reversal's gold
+    locations, and a mirror's ``changed``: one labeller, so that both read alike.
+
+    Args:
+        contents: the patched side's file bytes by blob id (``FileChange.new_blob``).
+    """
+    locations: list[Location] = []
+    for change in changes:
+        if change.new_path is None:
+            locations.append(Location(path=change.old_path or "", start_line=0, end_line=0))
+            continue
+        index = _symbols(change, contents)
+        for block in change.blocks:
+            start, end = block.span()
+            symbol = index.at(start) if index else None
+            locations.append(Location(path=change.new_path, start_line=start, end_line=end, symbol=symbol))
+    return locations
 
 
 def _symbols(change: FileChange, contents: dict[str, bytes | None]) -> SymbolIndex | None:

@@ -18,14 +18,14 @@ from pathlib import PurePosixPath
 import libcst as cst
 
 from ..config import MineConfig
-from ..records import Defect, GoldRecord, Location, Provenance, Stratum
+from ..records import Defect, GoldRecord, Provenance, Stratum
 from .coverage import CoverageMap, TestLocator
-from .edits import FileEdit, SyntheticCase, compiles, make_case
+from .edits import FileEdit, SyntheticCase, compiles, edited_location, make_case
 from .head import HeadTree
 from .mutations import Operator, ParsedModule, Site, registry
 from .naming import case_id
 from .symbols import SymbolIndex, identifiers
-from .textdiff import changed_size, changed_span, split_lines
+from .textdiff import changed_size, split_lines
 
 __all__ = ["MutationMiner", "describe_mutation", "selected_operators"]
 
@@ -182,8 +182,8 @@ class MutationMiner:
             suffix += 1
         self._keys.add(key)
         cid = case_id(self.config.seed, key)
-        start, end = changed_span(text, mutated)
-        symbol = SymbolIndex(mutated, "python").at(start)
+        location = edited_location(path, text, mutated)
+        start, end, symbol = location.start_line, location.end_line, location.symbol
         old_lines, new_lines = split_lines(text), split_lines(mutated)
         changed = old_lines[site.line - 1 : site.end_line] + new_lines[start - 1 : end]
         names = identifiers(changed, "python") | ({symbol.rsplit(".", 1)[-1]} if symbol else set())
@@ -197,7 +197,7 @@ class MutationMiner:
                     defect_id=f"{cid}-d1",
                     defect_class=operator.name,
                     severity=operator.severity,
-                    locations=[Location(path=path, start_line=start, end_line=end, symbol=symbol)],
+                    locations=[location],
                     symbols=sorted(names),
                     hint_terms=list(operator.hint_terms),
                     description=describe_mutation(operator, site.note, symbol),

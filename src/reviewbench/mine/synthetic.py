@@ -1,8 +1,9 @@
 """Cases made at HEAD rather than found in history: mutations, rename variants, controls.
 
-Order matters: mutations first (their files decide where controls go), then a rename
-variant of every defect case, then controls, as many as ``controls_ratio`` times the
-defect cases (variants excluded: they repeat a defect, they do not add one). The fix
+Order matters: mutations first (their files decide where controls go) with their mirrors
+(:mod:`mirror`), then a rename variant of every defect case, then controls, as many as
+``controls_ratio`` times the defect cases (variants and mirrors excluded: they repeat a
+defect or its clean twin, they do not add one). The fix
 reversals' share of the controls is made at their fix commits, on their own files; the
 rest, and whatever the fix commits could not give, at HEAD.
 """
@@ -20,6 +21,7 @@ from .coverage import TestLocator, load_coverage
 from .edits import SyntheticCase
 from .fix_reversal import MinedCase
 from .head import HeadTree
+from .mirror import mutation_mirror
 from .noisy import NOISE_PER_CASE, noisy_cases
 from .paths import PathClassifier, language_of
 from .shape import patch_shape
@@ -89,6 +91,8 @@ def synthesize(
                 warn(f"only {len(mutations)} of {config.mutations} mutations could be made: the Python "
                      f"sources at HEAD{where} have no more usable sites")  # fmt: skip
             made.extend(m.mined for m in mutations)
+            if config.mirrors:
+                made.extend(mutation_mirror(config.seed, m) for m in mutations)
         variants = skipped = 0
         skipped_by: dict[str, int] = {}
         if config.rename:

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import ValidateConfig, resolve_test_settings
 from ..errors import CorpusError
 from ..git.repo import missing_commits, open_repository
-from ..records import Case, GoldRecord, TestEnvironment, Validation
+from ..records import Case, GoldRecord, Stratum, TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
 from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of
@@ -150,6 +150,10 @@ def validate_corpus(
     logs.mkdir(exist_ok=True)
     overlays = {c.case_id: case_overlays(corpus_path, c, gold[c.case_id]) for c in pending}
     bases = Counter((c.base, overlays[c.case_id]) for c in pending)
+    # A mirror's patched tree is its base commit exactly (its patch undoes its base patch):
+    # it counts as one more case there, so that commit's suite runs once and serves both.
+    patched_bases = {c.case_id: c.base for c in pending if c.base_patch and gold[c.case_id].stratum == Stratum.MIRROR}
+    bases.update((base, ()) for base in patched_bases.values())
     jobs = [
         CaseJob(
             case_id=c.case_id,
@@ -162,14 +166,16 @@ def validate_corpus(
             paths=tuple(c.paths),
             products=project,
             bounds_base=c.base if c.base_patch else None,
+            patched_base=patched_bases.get(c.case_id),
         )
         for c in pending
     ]
     # Cases without tests of their own need the whole suite: start those first, so that
     # long runs do not bunch up at the end while other workers sit idle. Rename variants
     # come after the other cases of their kind: by then their original base's suite time,
-    # which bounds their runs, is usually known.
-    jobs.sort(key=lambda job: (bool(job.test_paths), job.bounds_base is not None))
+    # which bounds their runs, is usually known. Mirrors come last: by then the suite at the
+    # commit their patched tree is has usually run for the defect case, and decides them.
+    jobs.sort(key=lambda job: (job.patched_base is not None, bool(job.test_paths), job.bounds_base is not None))
     # ... except one case of each of the first few bases, which go first of all: a wrong
     # environment shows as the same failure on every base, and fail-fast (reasons.py)
     # needs several bases to tell that from one broken commit.

@@ -87,6 +87,10 @@ class CaseJob:
     """A rename variant's original base: its suite time, once known, bounds this case's
     runs too (a rename changes names, not running time), although no case shares the
     variant's own base."""
+    patched_base: str | None = None
+    """A mirror's: its patch undoes its overlays, so its patched tree is this commit exactly
+    (the base of the defect case it mirrors). That commit's whole suite, run once per run
+    whichever case needs it first, decides the mirror when it passes there."""
 
 
 class ScratchTree(ScratchClone):
@@ -121,6 +125,12 @@ class ScratchTree(ScratchClone):
     def carried(self) -> list[str]:
         """The setup's generated files the tree now holds (copied in, now or before)."""
         return sorted({f for products in self._products.values() for f in products.present(self.path)})
+
+    def pristine(self) -> bool:
+        """Whether the tree is exactly its checked-out commit: no tracked file changed,
+        nothing untracked (ignored files aside)."""
+        status = self.git("status", "--porcelain", "--untracked-files=all", check=False)
+        return status.returncode == 0 and not status.stdout.strip()
 
     def applies(self, patch: Path) -> bool:
         return self.git("apply", "--check", str(patch), check=False).returncode == 0
@@ -248,10 +258,11 @@ class BaseResults:
         self._gates: dict[tuple[str, str], threading.Lock] = {}
         self._suite_ran: set[tuple[str, str]] = set()
         self._suite: dict[tuple[str, str], tuple[float, float | None]] = {}
+        self._suite_verdicts: dict[tuple[str, str], tuple[Verdict, Path]] = {}
 
-    def suite_once(self, base: str, command: TestCommand, run: Callable[[], Verdict]) -> bool:
-        """Run the whole suite at ``base`` with ``run`` unless this run already did (other
-        trees wait for the one running it); True when it ran here."""
+    def suite_once(self, base: str, command: TestCommand, run: Callable[[], Verdict], root: Path) -> bool:
+        """Run the whole suite at ``base`` with ``run`` in the tree at ``root`` unless this
+        run already did (other trees wait for the one running it); True when it ran here."""
         key = (base, command.command)
         with self._lock:
             gate = self._gates.setdefault(key, threading.Lock())
@@ -263,7 +274,14 @@ class BaseResults:
             self.record_suite(base, command, verdict)
             with self._lock:
                 self._suite_ran.add(key)
+                self._suite_verdicts[key] = (verdict, root)
             return True
+
+    def suite_verdict(self, base: str, command: TestCommand) -> tuple[Verdict, Path] | None:
+        """The verdict of :meth:`suite_once` at ``base``, and the tree it ran in (the files
+        its modules name lie there)."""
+        with self._lock:
+            return self._suite_verdicts.get((base, command.command))
 
     def record_suite(self, base: str, command: TestCommand, verdict: Verdict) -> None:
         """A whole-suite run at ``base`` (or on a patch of it): the fastest that passed
@@ -418,7 +436,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     known = _base_results(tree)
     if job.shared_base:
         label = "reference (suite) whole suite at base, once per run"
-        if known.suite_once(job.base_key, command, lambda: run_selection(tree, command, [], label, log)):
+        if known.suite_once(job.base_key, command, lambda: run_selection(tree, command, [], label, log), tree.path):
             fresh = False
         adaptive = known.bounds(job.base_key, command, tree.config.timeout)
         if adaptive:
@@ -445,8 +463,33 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             known.record_suite(job.base_key, command, verdict)  # a passing patched suite: as good a measure
         return verdict
 
+    def by_patched_base() -> Validation | None:
+        """A mirror's patched tree is ``job.patched_base`` exactly: when that commit's whole
+        suite passed in this run (run here or for the defect case), it is not observed."""
+        nonlocal spent, probed
+        base = job.patched_base
+        if not base or not tree.apply(job.patch, log) or not tree.pristine():
+            return None
+        label = f"patched (suite) whole suite at {base[:12]}, which the patched tree is exactly; once per run"
+        ran = known.suite_once(base, command, lambda: run_selection(tree, command, [], label, log), tree.path)
+        suite = known.suite_verdict(base, command)
+        if suite is None or suite[0].kind is not VerdictKind.PASS:
+            return None
+        verdict, root = suite
+        if verdict.modules is not None:
+            if shadowing(verdict.modules, root):
+                return None  # the runs of this case's own will say so
+            probed = True
+            exercised.update(tree_files(verdict.modules, root))
+        spent += verdict.duration_s if ran else 0.0
+        _note(log, f"the patch undoes the base patch: the patched tree is {base[:12]} exactly, whose whole suite "
+                   + ("passed here" if ran else "passed earlier in this run"))  # fmt: skip
+        return result(ValidationStatus.NOT_OBSERVED, verdict, SELECTION_SUITE)
+
     try:
-        validation = _decide(tree, command, job, known, fresh, run, result, checkout)
+        validation = by_patched_base()
+        if validation is None:
+            validation = _decide(tree, command, job, known, fresh and not job.patched_base, run, result, checkout)
     except _Shadowed as shadowed:
         return result(ValidationStatus.ERROR, shadowed.verdict, reason=shadowed.reason)
     sources = sorted(p for p in job.paths if p.endswith(".py"))

@@ -45,7 +45,7 @@ def setup(git_repo, tmp_path):
     repo.commit("Round total", {"shop/billing.py": SAFE})
     repo.git("checkout", "-q", "main")
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
     (tmp_path / "gold.toml").write_text(GOLD)
     (tmp_path / "safe.toml").write_text(SAFE_GOLD)
     return repo, base, corpus, tmp_path

@@ -20,7 +20,7 @@ from .conftest import apply_in_clone, validate_config
 
 def _mine(repo, out: Path, **values) -> Path:
     values.setdefault("fixes", False)
-    mine_corpus(MineConfig(repo=repo.path, **values), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, **values), out, warn=lambda _m: None)
     return out
 
 
@@ -74,10 +74,10 @@ def test_plain_fix_mining_makes_controls_unless_the_ratio_is_zero(project, tmp_p
     project.commit("Break clamp", {"pkg/shapes.py": SHAPES.replace("value > high", "value >= high")})
     project.commit("Fix clamp", {"pkg/shapes.py": SHAPES})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path), out)
+    mine_corpus(MineConfig(repo=project.path, mirrors=False), out)
     meta = json.loads((out / "corpus.json").read_text())
     assert meta["counts"]["by_stratum"] == {"fix_reversal": 1, "mutation": 0, "control": 1}
-    mine_corpus(MineConfig(repo=project.path, controls_ratio=0), tmp_path / "none")
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, controls_ratio=0), tmp_path / "none")
     meta = json.loads((tmp_path / "none" / "corpus.json").read_text())
     assert meta["counts"]["by_stratum"] == {"fix_reversal": 1}
 

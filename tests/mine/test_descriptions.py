@@ -36,7 +36,7 @@ def test_every_operator_says_what_its_mutant_now_does_wrong(operator):
 
 def test_mutation_description_names_operator_change_function_and_effect(project, tmp_path):
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path, fixes=False, mutations=12, controls_ratio=0), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, fixes=False, mutations=12, controls_ratio=0), out, warn=lambda _m: None)
     operators = registry()
     golds = read_corpus(out).gold
     assert len(golds) == 12
@@ -56,7 +56,7 @@ def test_mutation_description_names_operator_change_function_and_effect(project,
 
 def test_negated_condition_reads_like_the_example_in_the_issue(project, tmp_path):
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path, fixes=False, mutations=1, controls_ratio=0, seed=1,
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, fixes=False, mutations=1, controls_ratio=0, seed=1,
                            operators=("negate_condition",), paths=("pkg/shapes.py",)),
                 out, warn=lambda _m: None)  # fmt: skip
     (gold,) = read_corpus(out).gold
@@ -90,7 +90,7 @@ def test_fix_reversal_description_carries_the_fix_subject_and_message_in_gold_on
         {"hdr/parse.py": FIXED},
     )
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), out, warn=lambda _m: None)
     (gold,) = read_corpus(out).gold
     description = gold.defects[0].description
     assert "Fix IndexError on an empty header block" in description
@@ -107,7 +107,7 @@ def test_fix_reversal_description_without_a_message_body(project, tmp_path):
     project.commit("Loosen clamp", {"pkg/shapes.py": SHAPES.replace("value > high", "value > high + 1")})
     project.commit("Fix clamp upper bound", {"pkg/shapes.py": SHAPES})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path, controls_ratio=0), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, controls_ratio=0), out, warn=lambda _m: None)
     (gold,) = read_corpus(out).gold
     description = gold.defects[0].description
     assert '"Fix clamp upper bound"' in description and "`clamp`" in description

@@ -42,7 +42,7 @@ def fixes(project):
 
 
 def _mine(repo, out: Path, **values) -> Path:
-    mine_corpus(MineConfig(repo=repo.path, **values), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, **values), out, warn=lambda _m: None)
     return out
 
 
@@ -124,7 +124,7 @@ def test_fix_in_a_file_without_refactor_sites_falls_back_to_head(git_repo, tmp_p
     repo.commit("Fix f", {"app.js": "function f(x) { return x + 1; }\n"})
     warnings: list[str] = []
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path), out, warn=warnings.append)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), out, warn=warnings.append)
     corpus = read_corpus(out)
     (control,) = [c for c, g in zip(corpus.cases, corpus.gold, strict=True) if g.stratum == "control"]
     assert control.paths == ["pkg/util.py"] and control.base == repo.git("rev-parse", "HEAD")
@@ -137,7 +137,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_cli_mine_and_show_count_the_controls(fixes, tmp_path):
     repo, _ = fixes
-    proc = _cli("mine", str(repo.path), "--out", "corpus", "--json", cwd=tmp_path)
+    proc = _cli("mine", str(repo.path), "--out", "corpus", "--no-mirrors", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["by_stratum"]["control"] == 2
@@ -147,7 +147,8 @@ def test_cli_mine_and_show_count_the_controls(fixes, tmp_path):
     table = _cli("show", "corpus", cwd=tmp_path)
     assert "controls: 2 (2 at fix commits); 0 of 0 validated keep the tests green" in " ".join(table.stdout.split())
 
-    off = _cli("mine", str(repo.path), "--out", "plain", "--controls-ratio", "0", "--json", cwd=tmp_path)
+    off = _cli("mine", str(repo.path), "--out", "plain", "--controls-ratio", "0", "--no-mirrors", "--json",
+               cwd=tmp_path)
     assert off.returncode == 0, off.stderr
     assert json.loads(off.stdout)["by_stratum"] == {"fix_reversal": 4}
     assert "control" not in _cli("show", "plain", cwd=tmp_path).stdout

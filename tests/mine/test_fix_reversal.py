@@ -99,7 +99,7 @@ def history(git_repo):
 
 def _mine(repo_path: Path, out: Path, **options) -> None:
     options.setdefault("controls_ratio", 0)  # fix reversals only: controls have their own tests
-    mine_corpus(MineConfig(repo=repo_path, **options), out)
+    mine_corpus(MineConfig(repo=repo_path, mirrors=False, **options), out)
 
 
 def test_mines_exactly_the_genuine_fixes_and_counts_drops(history, tmp_path):
@@ -223,7 +223,7 @@ def test_gold_sha256_is_the_hash_of_gold_jsonl(history, tmp_path):
 
 def test_limit_keeps_the_newest_cases(history, tmp_path):
     repo, genuine = history
-    summary = mine_corpus(MineConfig(repo=repo.path, limit=1, controls_ratio=0), tmp_path / "c")
+    summary = mine_corpus(MineConfig(repo=repo.path, mirrors=False, limit=1, controls_ratio=0), tmp_path / "c")
     corpus = read_corpus(tmp_path / "c")
     assert [g.provenance.commit for g in corpus.gold] == [genuine["parser"]]
     # Only the newest matching commit was examined: nothing older is tallied, and the

@@ -20,7 +20,7 @@ from .conftest import SHAPES, apply_in_clone, changed_lines, validate_config
 def _mine(repo, out: Path, **values) -> Path:
     values.setdefault("fixes", False)
     values.setdefault("controls_ratio", 0)
-    mine_corpus(MineConfig(repo=repo.path, **values), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, **values), out, warn=lambda _m: None)
     return out
 
 
@@ -123,7 +123,7 @@ def test_mutations_beside_fix_reversals_and_the_two_to_one_ratio(project, tmp_pa
     project.commit("Loosen clamp", {"pkg/shapes.py": SHAPES.replace("value > high", "value > high + 1")})
     project.commit("Fix clamp upper bound", {"pkg/shapes.py": SHAPES})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path, mutations=3), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, mutations=3), out, warn=lambda _m: None)
     meta = json.loads((out / "corpus.json").read_text())
     # 1 fix reversal + 3 mutations = 4 defect cases: 2 controls at the default 2:1.
     assert meta["counts"]["by_stratum"] == {"fix_reversal": 1, "mutation": 3, "control": 2}
@@ -159,7 +159,7 @@ def test_coverage_steers_sites_to_executed_lines(git_repo, tmp_path):
     import sys
 
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=3, controls_ratio=0,
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=3, controls_ratio=0,
                            coverage_cmd=f"{sys.executable} -m coverage run -m pytest -q -p no:cacheprovider"),
                 out, warn=lambda m: pytest.fail(m))  # fmt: skip
     corpus = read_corpus(out)
@@ -185,7 +185,7 @@ def test_coverage_node_ids_only_when_they_surely_exist(git_repo, tmp_path):
     import sys
 
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=2, controls_ratio=0, paths=("pkg/*.py",),
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=2, controls_ratio=0, paths=("pkg/*.py",),
                            coverage_cmd=f"{sys.executable} -m coverage run -m pytest -q -p no:cacheprovider"),
                 out, warn=lambda m: pytest.fail(m))  # fmt: skip
     by_path = {g.defects[0].locations[0].path: g.provenance.test_paths for g in read_corpus(out).gold}
@@ -201,7 +201,7 @@ def test_odd_files_still_give_patches_git_prints_identically(git_repo, tmp_path)
         "pkg/tabs.py": "def h(a):\n\tif a > 2:\n\t\treturn 1\n\treturn a - 1\n",
     })  # fmt: skip
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=8, controls_ratio=1.0, rename=True), out,
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=8, controls_ratio=1.0, rename=True), out,
                 warn=lambda _m: None)  # fmt: skip
     corpus = read_corpus(out)
     assert {p for c in corpus.cases for p in c.paths} == {"pkg/my file.py", "pkg/\u00fc.py", "pkg/tabs.py"}

@@ -26,10 +26,12 @@ _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 def mine(repo_path: Path, out: Path, *args: str) -> dict:
     """``reviewbench mine --json`` through the real command line; returns the summary.
 
-    Fix reversals only unless ``args`` ask for controls: these tests are about them.
+    Fix reversals only unless ``args`` ask for controls: these tests are about them (and
+    no mirrors: they have tests of their own).
     """
     if "--controls-ratio" not in args:
         args = (*args, "--controls-ratio", "0")
+    args = (*args, "--no-mirrors")
     proc = run_cli("mine", repo_path, "--out", out, "--json", *args)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""

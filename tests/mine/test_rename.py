@@ -88,7 +88,7 @@ def _words(text: str) -> set[str]:
 
 def test_mutation_variants_keep_the_defect_and_follow_the_rename(project, tmp_path):
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path, fixes=False, mutations=7, rename=True, controls_ratio=0), out,
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, fixes=False, mutations=7, rename=True, controls_ratio=0), out,
                 warn=lambda _m: None)  # fmt: skip
     corpus = read_corpus(out)
     gold = {g.case_id: g for g in corpus.gold}
@@ -137,7 +137,7 @@ def test_fix_reversal_variant_keeps_the_reintroduced_bug(project, tmp_path):
     project.commit("Count everything", {"pkg/shapes.py": buggy})
     project.commit("Fix total with missing values", {"pkg/shapes.py": SHAPES})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path, rename=True, controls_ratio=0), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, rename=True, controls_ratio=0), out, warn=lambda _m: None)
     corpus = read_corpus(out)
     (original,) = [g for g in corpus.gold if not g.variant_of]
     (variant,) = [g for g in corpus.gold if g.variant_of]
@@ -168,7 +168,7 @@ def test_no_variant_without_a_local_to_rename(git_repo, tmp_path):
                          "pkg/__init__.py": "__all__ = ['less']\n"})  # fmt: skip
     out = tmp_path / "corpus"
     warnings: list[str] = []
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
                 warn=warnings.append)  # fmt: skip
     assert len(read_corpus(out).gold) == 1
     assert any("got no rename variant (no_safe_name 1)" in w for w in warnings)
@@ -246,7 +246,7 @@ def test_a_variant_renames_parameters_and_keeps_the_defect_alone(git_repo, tmp_p
     repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def less(a, b):\n    return a < b\n",
                          "tests/test_m.py": "from pkg.m import less\n\n\ndef test_less():\n    assert less(1, 2)\n"})  # fmt: skip
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=1, rename=True, controls_ratio=0), out,
                 warn=lambda _m: None)  # fmt: skip
     corpus = read_corpus(out)
     (variant,) = [g for g in corpus.gold if g.variant_of]
@@ -262,7 +262,7 @@ def test_the_files_context_of_a_variant_shows_the_renamed_code(project, tmp_path
     from reviewbench.review.packet import PacketBuilder
 
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=project.path, fixes=False, mutations=3, rename=True, controls_ratio=0), out,
+    mine_corpus(MineConfig(repo=project.path, mirrors=False, fixes=False, mutations=3, rename=True, controls_ratio=0), out,
                 warn=lambda _m: None)  # fmt: skip
     corpus = read_corpus(out)
     cases = {c.case_id: c for c in corpus.cases}

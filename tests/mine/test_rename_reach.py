@@ -44,7 +44,7 @@ def test_a_function_without_locals_is_renamed_with_its_callers(git_repo, tmp_pat
     repo.commit("init", {"pkg/__init__.py": "", "pkg/calc.py": CALC, "tests/test_calc.py": TEST_CALC,
                          "CHANGES.rst": "Added ``is_small``.\n"})  # fmt: skip
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, paths=("pkg/calc.py",),
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=1, paths=("pkg/calc.py",),
                            operators=("boundary_flip",), rename=True, controls_ratio=0), out,
                 warn=lambda _m: None)  # fmt: skip
     corpus = read_corpus(out)
@@ -73,7 +73,7 @@ def test_a_module_level_defect_renames_the_private_name_it_binds(git_repo, tmp_p
     repo.commit("init", {"pkg/__init__.py": "", "pkg/calc.py": good.replace("10", "100"), "tests/test_calc.py": test})
     repo.commit("Fix the limit", {"pkg/calc.py": good})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, rename=True, controls_ratio=0), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, rename=True, controls_ratio=0), out, warn=lambda _m: None)
     corpus = read_corpus(out)
     (variant,) = [g for g in corpus.gold if g.variant_of]
     vcase = next(c for c in corpus.cases if c.case_id == variant.case_id)
@@ -209,7 +209,7 @@ def test_a_method_whose_name_cannot_change_gets_its_class_renamed(git_repo, tmp_
     repo = git_repo("cls")
     repo.commit("init", {"pkg/__init__.py": "", "pkg/cache.py": cache, "pkg/use.py": use, "tests/test_cache.py": test})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=1, paths=("pkg/cache.py",), rename=True,
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=1, paths=("pkg/cache.py",), rename=True,
                            controls_ratio=0), out, warn=lambda _m: None)  # fmt: skip
     corpus = read_corpus(out)
     (variant,) = [g for g in corpus.gold if g.variant_of]
@@ -250,7 +250,7 @@ def test_a_gold_line_past_the_end_of_the_file_keeps_its_place(git_repo, tmp_path
     repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": buggy})
     repo.commit("Fix totals with missing values", {"pkg/m.py": fixed})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, rename=True, controls_ratio=0), out, warn=lambda _m: None)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, rename=True, controls_ratio=0), out, warn=lambda _m: None)
     corpus = read_corpus(out)
     (original,) = [g for g in corpus.gold if not g.variant_of]
     assert max(loc.end_line for loc in original.defects[0].locations) == len(buggy.splitlines()) + 1
@@ -268,7 +268,7 @@ def test_stubs_are_renamed_with_their_module_and_a_stub_only_defect_is_counted_a
                          "tests/test_calc.py": "from pkg.calc import is_small\n\n\ndef test_it():\n    assert is_small(value=3)\n"})  # fmt: skip
     repo.commit("Fix the size type", {"pkg/types.pyi": "def size() -> float: ...\n"})
     out = tmp_path / "corpus"
-    summary = mine_corpus(MineConfig(repo=repo.path, mutations=1, paths=("pkg/calc.py",), rename=True, controls_ratio=0),
+    summary = mine_corpus(MineConfig(repo=repo.path, mirrors=False, mutations=1, paths=("pkg/calc.py",), rename=True, controls_ratio=0),
                           out, warn=lambda _m: None)  # fmt: skip
     assert summary.synthetic.variants_skipped_by == {"stubs_only": 1}
     corpus = read_corpus(out)

@@ -54,7 +54,7 @@ def shadowing_env(tmp_path):
 
 def test_an_installed_copy_shadowing_the_tree_is_an_error_naming_both(src_layout, shadowing_env, tmp_path):
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=src_layout.path), corpus)
+    mine_corpus(MineConfig(repo=src_layout.path, mirrors=False), corpus)
     # Without src on PYTHONPATH the tests import the installed 1.0, which has no bug: the
     # old tool said not_observed about code no test ran.
     validate_corpus(corpus, _config(test_cmd=f"{shlex.quote(str(shadowing_env))} -m pytest"))
@@ -67,7 +67,7 @@ def test_an_installed_copy_shadowing_the_tree_is_an_error_naming_both(src_layout
 def test_by_default_a_src_layout_runs_the_trees_code_in_the_active_environment(src_layout, shadowing_env, tmp_path,
                                                                                 monkeypatch):  # fmt: skip
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=src_layout.path), corpus)
+    mine_corpus(MineConfig(repo=src_layout.path, mirrors=False), corpus)
     monkeypatch.setenv("VIRTUAL_ENV", str(shadowing_env.parent.parent))
     summary = validate_corpus(corpus, _config())
     assert summary.test_cmd == f"PYTHONPATH=src {shadowing_env} -m pytest"
@@ -119,7 +119,7 @@ def needs_helper(git_repo, tmp_path):
 def test_a_missing_test_dependency_stops_early_and_names_the_remedy(needs_helper, tmp_path):
     repo, _, _ = needs_helper
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), corpus)
     with pytest.raises(ValidationStopped) as stopped:
         validate_corpus(corpus, _config(jobs=1))
     message = str(stopped.value)
@@ -134,7 +134,7 @@ def test_a_missing_test_dependency_stops_early_and_names_the_remedy(needs_helper
 def test_setup_builds_one_environment_per_corpus_and_reuses_it(needs_helper, tmp_path):
     repo, setup, count = needs_helper
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), corpus)
     first = validate_corpus(corpus, _config(setup=setup))
     assert first.by_status == {"observed": 6}
     assert first.environment_built and count() == 1
@@ -176,7 +176,7 @@ def test_a_mutation_in_a_module_no_test_imports_is_not_exercised(git_repo, tmp_p
         "tests/test_used.py": "from pkg.used import inc\n\ndef test_inc():\n    assert inc(1) == 2\n",
     })  # fmt: skip
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, fixes=False, mutations=2, controls_ratio=0, paths=("pkg/unused.py",)), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, fixes=False, mutations=2, controls_ratio=0, paths=("pkg/unused.py",)), corpus)
     validate_corpus(corpus, _config())
     gold = read_corpus(corpus).gold
     assert gold and {g.validation.status.value for g in gold} == {"not_exercised"}
@@ -206,7 +206,7 @@ def test_auto_setup_installs_the_project_with_its_test_extras_and_requirements(t
 def test_cli_stops_with_one_line_then_setup_works_on_a_relative_corpus_path(needs_helper, tmp_path):
     """Regression: a relative CORPUS made --setup clone into a path relative to the wrong folder."""
     repo, setup, count = needs_helper
-    mine_corpus(MineConfig(repo=repo.path), tmp_path / "corpus")
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), tmp_path / "corpus")
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "reviewbench", "validate", "corpus", "--jobs", "2", *args],

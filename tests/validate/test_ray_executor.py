@@ -32,7 +32,7 @@ def test_local_and_ray_agree(ray_runtime, git_repo, tmp_path):
                           "tests/test_a.py": "from pkg.a import a\n\ndef test_a():\n    assert a() == 2\n"})  # fmt: skip
     repo.commit("fix b", {"pkg/b.py": "def b():\n    return 2\n"})
     local = tmp_path / "local"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), local)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), local)
     remote = tmp_path / "ray"
     shutil.copytree(local, remote)
     validate_corpus(local, ValidateConfig(jobs=2, timeout=60))

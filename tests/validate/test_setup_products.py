@@ -94,7 +94,7 @@ def test_a_version_file_the_setup_generates_reaches_every_scratch_tree(git_repo,
     repo = git_repo("tinyv")
     _hatch_like(repo)
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
     summary = validate_corpus(corpus, _config(setup=f"{GENERATE} && {SEE_PYTEST}", keep_going=True))
     assert summary.by_status == {"observed": 3}, summary.reasons
     for log in (corpus / "logs").iterdir():  # every case says where the file came from
@@ -178,7 +178,7 @@ def test_a_missing_installed_project_stops_with_its_real_error_and_no_colour_cod
     repo = git_repo("meta")
     _needs_metadata(repo)
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
     python = envs.venv(tmp_path / "env")
     cli = subprocess.run([sys.executable, "-m", "reviewbench", "validate", str(corpus), "--jobs", "2",
                           "--test-cmd", f"{python} -m pytest"], capture_output=True, text=True, check=False)  # fmt: skip
@@ -201,7 +201,7 @@ def test_a_missing_installed_project_stops_with_its_real_error_and_no_colour_cod
 
 def test_with_setup_the_remedy_is_not_to_pass_setup(needs_helper_repo, tmp_path):
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=needs_helper_repo.path), corpus)
+    mine_corpus(MineConfig(repo=needs_helper_repo.path, mirrors=False), corpus)
     with pytest.raises(ValidationStopped) as stopped:
         validate_corpus(corpus, _config(jobs=1, setup=SEE_PYTEST))  # installs nothing the tests need
     message = str(stopped.value)
@@ -237,7 +237,7 @@ def test_different_missing_modules_on_every_base_still_stop_early(git_repo, tmp_
                                   f"tests/test_f{i}.py": f"import {needed}\nfrom pkg.f{i} import f\n\n"
                                                          f"def test_f():\n    assert f() == {i}\n"})  # fmt: skip
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
     with pytest.raises(ValidationStopped) as stopped:
         validate_corpus(corpus, _config(jobs=1))
     message = str(stopped.value)
@@ -275,7 +275,7 @@ def test_a_pytest_too_new_or_too_old_for_the_commits_gets_a_pin_to_type(git_repo
                                   f"warnings.warn(pytest.PytestRemovedIn10Warning('old style {i}'))\n\n"
                                   f"from pkg.f{i} import f\n\ndef test_f():\n    assert f() == {i}\n"})  # fmt: skip
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
     cli = subprocess.run([sys.executable, "-m", "reviewbench", "validate", str(corpus), "--jobs", "2"],
                          capture_output=True, text=True, check=False)  # fmt: skip
     assert cli.returncode == 0, cli.stderr

@@ -67,7 +67,7 @@ def project(git_repo):
 
 
 def _mine(repo, out: Path) -> Path:
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)  # fix reversals only
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), out)  # fix reversals only
     return out
 
 

@@ -27,7 +27,7 @@ def _corpus(git_repo, tmp_path):
     repo.commit("init", {"pkg/a.py": "X = 1\n", "tests/test_a.py": "def test_a():\n    pass\n"})
     repo.commit("fix X", {"pkg/a.py": "X = 2\n"})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path), out)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), out)
     return repo, out
 
 
@@ -53,7 +53,7 @@ def test_no_detectable_test_command(git_repo, tmp_path):
     repo.commit("init", {"a.go": "package a\n"})
     repo.commit("fix a", {"a.go": "package a\n\nvar X = 1\n"})
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path), corpus)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), corpus)
     _one_line(run(str(corpus)), 2, "--test-cmd")
 
 

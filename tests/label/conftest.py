@@ -1,6 +1,9 @@
 """A small real corpus and run store for the labelling tests, written as mining and running
 write them (``CorpusWriter``, ``RunStore``). Condition and model names are unusual strings
 so a test can prove no page or packet names them.
+
+case-1 has a mirror (the same change the other way, a clean case) that both conditions
+review in silence: a claim naming d-1 identifies it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from reviewbench.records import (
 from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
 
+from ..score.mirrors import mirror_id, paired
+
 CONDITIONS = ("condalphasecret", "condbetasecret")
 MODEL = "modelzetasecret-7b"
 PROMPT_SHA = "f" * 64
@@ -41,12 +46,25 @@ diff --git a/app/{name}.py b/app/{name}.py
  # end
 """
 
+MIRROR_PATCH = """\
+diff --git a/app/{name}.py b/app/{name}.py
+--- a/app/{name}.py
++++ b/app/{name}.py
+@@ -1,3 +1,3 @@
+ def parse(items):
+-    return items[0:len(items) - 1]
++    return items[0:len(items)]
+ # end
+"""
+
 # case id: (defects [(id, description, line)], validation status)
 CASES = {
     "case-1": ([("d-1", "slice drops the last item (off by one)", 2)], "observed"),
     "case-2": ([("d-2", "wrong key used for lookup", 2), ("d-3", "missing None check", 3)], "observed"),
     "case-3": ([], "not_observed"),
 }
+MIRRORED = ("case-1",)
+CASE_IDS = (*CASES, *(mirror_id(c) for c in MIRRORED))
 
 LONG = ("The slice now stops one item early, so the last element is silently dropped. "
         "Callers that page through results will lose one record per page. "
@@ -74,20 +92,20 @@ def write_corpus(out: Path) -> Path:
                        locations=[Location(path=f"app/{cid}.py", start_line=line, end_line=line, symbol="parse")])
                 for did, desc, line in defects
             ]  # fmt: skip
-            writer.add(
-                Case(case_id=cid, base="0" * 40, title="Update parser module", patch=f"patches/{cid}.diff",
-                     paths=[f"app/{cid}.py"], language="python"),
-                GoldRecord(case_id=cid, stratum="control" if not defects else "fix_reversal",
-                           expect_finding=bool(defects), defects=gold_defects, provenance=Provenance(),
-                           validation=Validation(status=status, test_cmd="pytest -q", exit_code=1 if defects else 0,
-                                                 failing_tests=["tests/test_parse.py::test_last"] if defects else [])),
-                PATCH.format(name=cid).encode(),
-            )  # fmt: skip
+            case = Case(case_id=cid, base="0" * 40, title="Update parser module", patch=f"patches/{cid}.diff",
+                        paths=[f"app/{cid}.py"], language="python")
+            gold = GoldRecord(case_id=cid, stratum="control" if not defects else "fix_reversal",
+                              expect_finding=bool(defects), defects=gold_defects, provenance=Provenance(),
+                              validation=Validation(status=status, test_cmd="pytest -q", exit_code=1 if defects else 0,
+                                                    failing_tests=["tests/test_parse.py::test_last"] if defects else []))
+            records = paired(case, gold) if cid in MIRRORED else [(case, gold)]
+            for (c, g), patch in zip(records, (PATCH, MIRROR_PATCH)):
+                writer.add(c, g, patch.format(name=cid).encode())
         writer.commit(lambda sha: CorpusMeta(
             repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
             tool_version="test", config={}, gold_sha256=sha,
-            counts=CorpusCounts(cases=len(CASES), by_stratum={"fix_reversal": 2, "control": 1}, matched_commits=2,
-                                dropped={}),
+            counts=CorpusCounts(cases=len(CASE_IDS), by_stratum={"fix_reversal": 2, "control": 1, "mirror": 1},
+                                matched_commits=2, dropped={}),
         ))  # fmt: skip
     (out / "logs").mkdir()
     (out / "logs" / "case-1.log").write_text("=== patched (suite) run 1\nFAILED tests/test_parse.py::test_last - "
@@ -104,7 +122,7 @@ def write_runs(out: Path, corpus: Path, findings: dict | None = None) -> Path:
                                                        for c in CONDITIONS]}  # fmt: skip
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha, "experiment": json.dumps(experiment)})
     for condition in CONDITIONS:
-        for case_id in CASES:
+        for case_id in CASE_IDS:
             claims = findings_by_run.get((condition, case_id), [])
             findings = [Finding(path=f"app/{case_id}.py", line=2, claim=c, raw=f"app/{case_id}.py:2 {c}")
                         for c in claims]  # fmt: skip

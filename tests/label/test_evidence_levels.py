@@ -82,9 +82,9 @@ def test_score_says_which_evidence_each_figure_rests_on(rundir, tmp_path):
 
     text = run_cli("score", rundir, "--bootstrap", "100").stdout
     alpha_text, beta_text = text.split(f"\n{BETA}")[0], text.split(f"\n{BETA}")[1]
-    assert "(lower bound: the claim names the defect); evidence: people" in alpha_text
+    assert "(labels, else a naming remark the mirror did not get); evidence: people" in alpha_text
     assert "(upper bound); evidence: automatic (matching)" in alpha_text
-    assert "(lower bound: the claim names the defect); evidence: automatic (people 1 of 2)" in beta_text
+    assert "(labels, else a naming remark the mirror did not get); evidence: automatic (people 1 of 2)" in beta_text
 
 
 def test_report_tiles_and_scoreboard_show_who_judged_them(rundir, tmp_path):

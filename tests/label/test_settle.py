@@ -6,7 +6,8 @@ case-1 and case-2 sits at line 2, within reach of every defect there):
 condalphasecret
   case-1 d-1: comment 0 names ``parse`` (identified), comment 1 is its duplicate.
   case-2 d-2: comments 0 and 2 located, not identified; d-3: comment 1, not identified.
-  case-3 (control): comment 0, a false positive.
+  case-3 (control): comment 0, a false positive. case-1's mirror: no comment from either
+condition, so alpha's naming of d-1 discriminates (identifies).
   defect_recall 1/3 = 0.333, located 3/3; precision 1/4, located 3/4.
   Open pairs: (case-2, d-2) by comments 0 and 2, (case-2, d-3) by comment 1: 3 comments,
   3 one-part claims, 6 rater labels.
@@ -133,8 +134,9 @@ def test_each_gate_is_settled_or_says_how_many_labels_remain(rundir, tmp_path):
 
 def test_gates_a_veto_or_too_few_cases_make_moot_are_never_decisive(rundir, tmp_path):
     gates = tmp_path / "gates.toml"
-    # alpha flags its one changed file on every case: flag coverage 1.0 > 0.9, vetoed.
-    gates.write_text(GATES + '[[veto]]\nname = "noisy"\nwhen = [{ metric = "flag_coverage", op = ">", value = 0.9 }]\n')
+    # Non-gold files: the clean cases' one each. alpha flags case-3's and is silent on
+    # case-1's mirror: flag coverage 1/2 > 0.4, vetoed; beta flags neither (0/2).
+    gates.write_text(GATES + '[[veto]]\nname = "noisy"\nwhen = [{ metric = "flag_coverage", op = ">", value = 0.4 }]\n')
     data, table = _queue(rundir, gates)
     assert _state(table[(ALPHA, "noisy")]) == ("pass", 0, 0, 0) and table[(ALPHA, "noisy")]["kind"] == "veto"
     assert table[(ALPHA, "high")]["moot"] == "veto noisy holds"

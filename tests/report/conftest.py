@@ -2,7 +2,9 @@
 
 Written through ``CorpusWriter`` and ``RunStore`` exactly as mining and running write them.
 Two conditions × three repetitions over three analysed defect cases (four defects), two
-controls, a rename variant and an unvalidated case; runs that found, missed, failed, timed
+controls, mirrors of two defect cases (clean cases on which both conditions are silent, so
+that a claim naming those defects identifies them), a rename variant and an unvalidated
+case; runs that found, missed, failed, timed
 out or were never recorded; and findings whose claims, paths and errors try to run script.
 """
 
@@ -28,6 +30,8 @@ from reviewbench.records import (
 from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
 
+from ..score.mirrors import mirror_id, paired
+
 XSS_SCRIPT = "<script>window.__xss=1</script>"
 XSS_IMG = '<img src=x onerror="window.__xss=2">'
 XSS_MODEL = '<img src=x onerror="window.__xss=3">'
@@ -49,6 +53,8 @@ CASES = {
     "case-v1": (["app/core.py"], [("app/core.py", 11, 13, "high")], "observed", "case-a1"),
 }
 ANALYSED_DEFECTS = 4  # a1: 1, a2: 2, a3: 1
+MIRRORED = ("case-a1", "case-a2")  # the cases whose defects some claim names (v1 uses a1's mirror)
+CASE_IDS = (*CASES, *(mirror_id(c) for c in MIRRORED))
 
 
 def F(path, line, severity=None, claim="a claim"):
@@ -77,7 +83,10 @@ RUNS = {
     ("A", "case-u1", 0): ("completed_findings", [F("app/u.py", 3, "low", "unvalidated but right")], None),
     ("B", "case-a1", 0): ("completed_findings", [F("app/core.py", 11, "high", "parse is off"), F("app/core.py", 12, None, "again")], None),
 }
-for _case in CASES:
+for _case in MIRRORED:
+    for _rep in range(REPS):
+        RUNS[("A", mirror_id(_case), _rep)] = ("completed_no_findings", [], None)
+for _case in CASE_IDS:
     for _rep in range(REPS):
         if _case != "case-a3" or _rep != 2:  # B never ran case-a3 repetition 2
             RUNS.setdefault(("B", _case, _rep), ("completed_no_findings", [], None))
@@ -101,18 +110,17 @@ def write_corpus(out: Path) -> Path:
                        symbols=["parse"])
                 for i, (p, s, e, sev) in enumerate(defects)
             ]  # fmt: skip
-            writer.add(
-                Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff", paths=paths,
-                     language="python"),
-                GoldRecord(case_id=cid, stratum="control" if not defects else "fix_reversal",
-                           expect_finding=bool(defects), variant_of=variant_of, defects=gold_defects,
-                           provenance=Provenance(), validation=Validation(status=status)),
-                b"",
-            )  # fmt: skip
+            case = Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff", paths=paths,
+                        language="python")
+            gold = GoldRecord(case_id=cid, stratum="control" if not defects else "fix_reversal",
+                              expect_finding=bool(defects), variant_of=variant_of, defects=gold_defects,
+                              provenance=Provenance(), validation=Validation(status=status))
+            for record in paired(case, gold) if cid in MIRRORED else [(case, gold)]:
+                writer.add(*record, b"")
         writer.commit(lambda sha: CorpusMeta(
             repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
             tool_version="test", config={}, gold_sha256=sha,
-            counts=CorpusCounts(cases=len(CASES), by_stratum={"fix_reversal": 5, "control": 2}, matched_commits=9,
+            counts=CorpusCounts(cases=len(CASE_IDS), by_stratum={"fix_reversal": 5, "control": 2, "mirror": 2}, matched_commits=9,
                                 dropped={"no_source_change": 1, "too_large": 1}),
         ))  # fmt: skip
     return out

@@ -60,7 +60,7 @@ def test_findings_csv(tables):
 def test_cases_csv(tables):
     header, rows = tables["cases.csv"]
     assert tuple(header) == (*CASE_COLUMNS, *(f"rep{r}" for r in range(REPS)))
-    assert len(rows) == 6 * len(CONDITIONS)  # analysed cases × conditions
+    assert len(rows) == 8 * len(CONDITIONS)  # analysed cases (two of them mirrors) × conditions
     rows = {(r["case_id"], r["condition"]): r for r in _rows(tables, "cases.csv")}
     a2 = rows[("case-a2", "A")]
     assert (a2["rep0"], a2["rep1"], a2["rep2"]) == ("found 1/2", "missed", "missed")

@@ -10,6 +10,7 @@ from reviewbench.errors import UsageError
 from reviewbench.report import Outcome, ReportOptions, Summary, Verdict, build_report
 from reviewbench.score import ScoreOptions, score_run
 
+from ..score.mirrors import mirror_id
 from .conftest import ANALYSED_DEFECTS, CONDITIONS, REPS
 
 
@@ -79,7 +80,7 @@ def test_verdicts_add_up_to_scorings_counts(data, rundir):
 
 def test_case_results(data):
     rows = {(c.case_id, c.condition): c for c in data.cases}
-    assert len(rows) == 6 * len(CONDITIONS)  # a1 a2 a3 k1 k2 v1; the unvalidated u1 is out
+    assert len(rows) == 8 * len(CONDITIONS)  # a1 a2 a3 k1 k2 v1 and a1's, a2's mirrors; the unvalidated u1 is out
     a2 = rows[("case-a2", "A")]
     assert a2.outcomes == ("found 1/2", "missed", "missed") and (a2.found_pairs, a2.defect_pairs) == (1, 6)
     assert rows[("case-k1", "A")].outcomes == ("flagged", "clean", "flagged")
@@ -87,6 +88,9 @@ def test_case_results(data):
     assert rows[("case-k2", "A")].outcomes == ("clean", "timed_out", "not_run")
     assert rows[("case-a1", "A")].outcomes == ("located", "found", "failed")
     assert rows[("case-v1", "A")].kind == "rename variant" and rows[("case-v1", "A")].variant_of == "case-a1"
+    mirror = rows[(mirror_id("case-a1"), "A")]  # a clean case, reviewed in silence
+    assert (mirror.kind, mirror.stratum, mirror.outcomes, mirror.false_positives) == (
+        "control", "mirror", ("clean", "clean", "clean"), 0)  # fmt: skip
 
 
 def test_include_unvalidated_widens_the_map(rundir):

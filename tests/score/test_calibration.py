@@ -1,6 +1,7 @@
 """A calibration baseline (silent, flag_all, a probe) earns no tier even when its numbers pass.
 
-The store is test_score's: condition A's figures pass a second-pass gate at 0.4 (granted
+The store is test_score's (its fix reversals mirrored, A silent on the mirrors, so that
+A's namings identify): condition A's figures pass a second-pass gate at 0.4 (granted
 for a command reviewer) and straddle one at 0.6 (needs labels); here A is declared, in the
 registered experiment, as each reviewer kind in turn.
 """
@@ -15,7 +16,7 @@ import pytest
 from reviewbench.score import ScoreOptions, score_run
 from reviewbench.store.runs import RunStore
 
-from .test_score import CASES, RUNS_A, _gates, _row, corpus  # noqa: F401  (corpus: a fixture)
+from .test_score import CASE_IDS, RUNS_A, _gates, _row, corpus  # noqa: F401  (corpus: a fixture)
 
 PROBE = {"kind": "probe", "probe": "namer"}
 
@@ -29,7 +30,7 @@ def _rundir(tmp_path: Path, corpus: Path, reviewer: dict) -> Path:  # noqa: F811
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha, "experiment": json.dumps(experiment)})
     for (case_id, rep), (state, findings, raw) in RUNS_A.items():
         store.record(_row("A", case_id, rep, state, findings, raw, gold_sha), None)
-    for case_id in CASES:
+    for case_id in CASE_IDS:
         for rep in (0, 1):
             store.record(_row("B", case_id, rep, "completed_no_findings", [], "NO_ISSUES", gold_sha), None)
     store.close()
@@ -71,7 +72,8 @@ def test_a_probe_that_would_need_labels_needs_none(tmp_path, corpus):  # noqa: F
 
 def test_a_veto_on_a_probe_stands(tmp_path, corpus):  # noqa: F811
     gates = tmp_path / "gates.toml"
+    # A's flag coverage is 2/11 (test_score): above 0.15.
     gates.write_text(_gates(0.4, "[[veto]]\nname = \"noisy\"\nwhen = [{ metric = \"flag_coverage\", op = \">\", "
-                     "value = 0.3 }]\nauthority = \"nothing until the prompt is tightened\"\n"))  # fmt: skip
+                     "value = 0.15 }]\nauthority = \"nothing until the prompt is tightened\"\n"))  # fmt: skip
     decision = _decision(_rundir(tmp_path, corpus, PROBE), gates)
     assert (decision["status"], decision["tier"]) == ("vetoed", "noisy")

@@ -25,6 +25,7 @@ from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
 
 from ..conftest import run_cli
+from .mirrors import mirror_id, paired
 
 
 def _defect(cid, n, path, start, end, severity=None, symbols=()):
@@ -45,6 +46,9 @@ CASES = {
     "k4": (["app/w.py"], [], "observed", None),  # a control whose tests fail: not valid
     "v1": (["app/a.py"], [("app/a.py", 11, 13, "high", ["parse"])], "observed", "d1"),
 }
+# The valid fix reversals have mirrors (v1 uses d1's), so that naming them can identify them.
+PAIRED = ("d1", "d2")
+CASE_IDS = (*CASES, *(mirror_id(c) for c in PAIRED))
 
 
 @pytest.fixture
@@ -53,21 +57,20 @@ def corpus(tmp_path) -> Path:
     writer = CorpusWriter(out)
     with writer:
         for cid, (paths, defects, status, variant_of) in CASES.items():
-            writer.add(
-                Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
-                     paths=paths, language="python"),
-                GoldRecord(
-                    case_id=cid, stratum="control" if not defects else "fix_reversal",
-                    expect_finding=bool(defects), variant_of=variant_of,
-                    defects=[_defect(cid, i + 1, *d) for i, d in enumerate(defects)],
-                    provenance=Provenance(), validation=Validation(status=status),
-                ),
-                b"",
-            )  # fmt: skip
+            case = Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
+                        paths=paths, language="python")
+            gold = GoldRecord(
+                case_id=cid, stratum="control" if not defects else "fix_reversal",
+                expect_finding=bool(defects), variant_of=variant_of,
+                defects=[_defect(cid, i + 1, *d) for i, d in enumerate(defects)],
+                provenance=Provenance(), validation=Validation(status=status),
+            )
+            for record in paired(case, gold) if cid in PAIRED else [(case, gold)]:
+                writer.add(*record, b"")
         writer.commit(lambda sha: CorpusMeta(
             repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
             tool_version="test", config={}, gold_sha256=sha,
-            counts=CorpusCounts(cases=len(CASES), by_stratum={}, matched_commits=0, dropped={}),
+            counts=CorpusCounts(cases=len(CASE_IDS), by_stratum={}, matched_commits=0, dropped={}),
         ))  # fmt: skip
     return out
 
@@ -94,6 +97,8 @@ RUNS_A = {
     ("k4", 0): ("completed_findings", [F("app/w.py", 1)], "w"),
     ("v1", 0): ("completed_findings", [F("app/a.py", 12, "high", "parse is wrong here")], "a"),
     ("v1", 1): ("completed_no_findings", [], "NO_ISSUES"),
+    # Silent on both mirrors: what A says naming d1 and d2 discriminates.
+    **{(mirror_id(c), rep): ("completed_no_findings", [], "NO_ISSUES") for c in PAIRED for rep in (0, 1)},
 }
 
 
@@ -119,7 +124,7 @@ def rundir(tmp_path, corpus) -> Path:
                     "experiment": json.dumps({"condition": [{"name": "A"}, {"name": "B"}]})})  # fmt: skip
     for (case_id, rep), (state, findings, raw) in RUNS_A.items():
         store.record(_row("A", case_id, rep, state, findings, raw, gold_sha), None)
-    for case_id in CASES:
+    for case_id in CASE_IDS:
         for rep in (0, 1):
             store.record(_row("B", case_id, rep, "completed_no_findings", [], "NO_ISSUES", gold_sha), None)
     store.close()
@@ -142,10 +147,15 @@ def _frac(metric):
 def test_every_metric_by_hand(rundir):
     result = _score(rundir, ScoreOptions(bootstrap=1000))
     m = _m(result)
-    # Located: d1 r0, d1 r1, d2#1 r0. Identified (the claim names a gold symbol): d1 r0
+    # Located: d1 r0, d1 r1, d2#1 r0. Named (the claim names a gold symbol): d1 r0
     # ("parse") and d2#1 r0 ("load", on the second finding at b.py, which is credited
-    # ahead of the unidentified first one).
+    # ahead of the unidentified first one). Both identified: A said nothing on the mirrors.
     assert _frac(m["defect_recall"]) == (2, 4)
+    assert _frac(m["named_recall"]) == (2, 4)
+    assert _frac(m["discriminating_recall"]) == (2, 4)  # every completed run's mirror run completed
+    # Runs identifying every defect of their case, beside a silent mirror run: d1 r0 of
+    # d1 r0, d1 r1, d2 r0 (d2#2 never identified); the variant v1 is no pair of its own.
+    assert _frac(m["pair_accuracy"]) == (1, 3)
     assert _frac(m["located_recall"]) == (3, 4)
     assert m["defect_recall"]["value"] == 0.5
     assert _frac(m["recall_any"]) == (2, 3)  # d1#1 yes (r0), d2#1 yes (r0), d2#2 never
@@ -154,20 +164,23 @@ def test_every_metric_by_hand(rundir):
     assert _frac(m["symbol_recall"]) == (1, 3)  # "parse" in d1 r0; "loader" is not "load"
     assert _frac(m["localisation"]) == (3, 4)  # d2's c.py named by a file-level finding, not located
     assert _frac(m["silence_rate"]) == (0, 3)  # the failed run d2 r1 is not silence
-    assert _frac(m["false_alarm_rate"]) == (2, 5)  # k2 r1 timed out: not a clean run; k4 invalid
-    assert _frac(m["fp_per_clean_case"]) == (4, 5)
-    assert m["fp_per_clean_case"]["distribution"] == {"0": 3, "1": 1, "2": 0, "3+": 1, "median": 0, "max": 3,
-                                                      "runs": 5}  # fmt: skip
+    # Clean runs: k1, k3 x 2, k2 r0 and the four silent mirror runs (k2 r1 timed out: not a
+    # clean run; k4 invalid).
+    assert _frac(m["false_alarm_rate"]) == (2, 9)
+    assert _frac(m["fp_per_clean_case"]) == (4, 9)
+    assert m["fp_per_clean_case"]["distribution"] == {"0": 7, "1": 1, "2": 0, "3+": 1, "median": 0, "max": 3,
+                                                      "runs": 9}  # fmt: skip
     assert _frac(m["precision"]) == (2, 8)  # 2 identified of 3 credited + 5 FP (a.py:30, 4 on controls)
     assert _frac(m["located_precision"]) == (3, 8)
     assert _frac(m["duplicate_rate"]) == (1, 9)  # b.py:5 duplicates the credited b.py:6
     assert _frac(m["severity_match"]) == (2, 2)  # identified defects only
     assert _frac(m["rename_stability"]) == (1, 1)  # v1 r0 identified where d1 r0 was
     # Non-gold changed files: none on the defect cases (their files are all gold); one
-    # per control run: k1 r1 and k2 r0 flag theirs.
-    assert _frac(m["flag_coverage"]) == (2, 5)
-    assert _frac(m["completion"]) == (10, 12)
-    assert m["completion"]["states"] == {"completed_findings": 6, "completed_no_findings": 4,
+    # per control run (k1 r1 and k2 r0 flag theirs), one per d1 mirror run (a.py) and two
+    # per d2 mirror run (b.py, c.py), none flagged.
+    assert _frac(m["flag_coverage"]) == (2, 11)
+    assert _frac(m["completion"]) == (14, 16)
+    assert m["completion"]["states"] == {"completed_findings": 6, "completed_no_findings": 8,
                                          "failed": 1, "timed_out": 1}  # fmt: skip
     # Seed figures, over every run of the original defect cases (the failed one included).
     assert _frac(m["seed_file_recall"]) == (2, 4)  # a.py in d1 r0's output, c.py in d2 r0's
@@ -176,13 +189,14 @@ def test_every_metric_by_hand(rundir):
     assert _frac(m["weighted_points"]) == (5, 10)  # d1 high 3 + d2#1 med 2, of 2 x (3 + 2)
     assert _frac(m["seed_rename_stable"]) == (1, 2)
     assert m["latency_s"]["value"] == 1.0 and m["latency_s"]["min"] == 1.0 and m["latency_s"]["max"] == 2.0
-    assert m["tokens"]["in"] == 120 and m["tokens"]["out"] == 60
+    assert m["tokens"]["in"] == 160 and m["tokens"]["out"] == 80  # 16 runs in the analysis
     for name in ("defect_recall", "precision", "false_alarm_rate"):
         assert m[name]["lo"] <= m[name]["value"] <= m[name]["hi"]
     # End to end: the failed d2 r1 misses both its defects, the timed-out k2 r1 is a false alarm.
     e2e = result["conditions"]["A"]["end_to_end"]["metrics"]
     assert _frac(e2e["defect_recall"]) == (2, 6) and _frac(e2e["located_recall"]) == (3, 6)
-    assert _frac(e2e["false_alarm_rate"]) == (3, 6)
+    assert _frac(e2e["discriminating_recall"]) == (2, 6) and _frac(e2e["pair_accuracy"]) == (1, 4)
+    assert _frac(e2e["false_alarm_rate"]) == (3, 10)
     assert _frac(e2e["file_recall"]) == (3, 4)
     assert _frac(e2e["silence_rate"]) == (0, 3)  # a missing review is not silence either
     assert e2e["seed_file_recall"] == m["seed_file_recall"]
@@ -196,15 +210,17 @@ def test_breakdowns_by_class_severity_and_stratum(rundir):
     assert breakdown["severity"]["high"]["defect_recall"]["den"] == 2
     assert breakdown["severity"]["unrated"]["defect_recall"]["num"] == 0
     assert breakdown["stratum"]["control"]["false_alarm_rate"] == {"value": 0.4, "num": 2, "den": 5}
+    assert breakdown["stratum"]["mirror"]["false_alarm_rate"] == {"value": 0.0, "num": 0, "den": 4}
 
 
 def test_unvalidated_cases_are_out_unless_widened(rundir):
     narrow = _score(rundir, ScoreOptions(bootstrap=200))
     wide = _score(rundir, ScoreOptions(bootstrap=200, include_unvalidated=True))
-    assert narrow["corpus"]["eligible_defect_cases"] == 2 and narrow["corpus"]["eligible_controls"] == 3
-    assert wide["corpus"]["eligible_defect_cases"] == 3 and wide["corpus"]["eligible_controls"] == 4
+    # Clean cases: k1-k3 and the two mirrors; widened, k4 too.
+    assert narrow["corpus"]["eligible_defect_cases"] == 2 and narrow["corpus"]["eligible_controls"] == 5
+    assert wide["corpus"]["eligible_defect_cases"] == 3 and wide["corpus"]["eligible_controls"] == 6
     assert _frac(_m(wide)["defect_recall"]) == (2, 5)  # d3's miss now counts
-    assert _frac(_m(wide)["false_alarm_rate"]) == (3, 6)  # and k4's alarm
+    assert _frac(_m(wide)["false_alarm_rate"]) == (3, 10)  # and k4's alarm
 
 
 def test_null_values_when_the_denominator_is_zero(rundir):
@@ -257,9 +273,9 @@ def test_gates_veto_tiers_and_what_is_not_permitted(rundir, tmp_path):
     assert all(c["passed"] for c in decision["gates"]["second_pass"])
     silent = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["B"]["decision"]
     assert silent["tier"] == "none" and silent["not_permitted"] == ["gating", "attention list", "merge rights"]
-    # A veto (flags on most non-gold files: A's flag coverage is 2/5) overrides the tier.
+    # A veto (flags on non-gold files: A's flag coverage is 2/11 = 0.18) overrides the tier.
     gates.write_text(_gates(0.4, "[[veto]]\nname = \"noisy\"\nwhen = [{ metric = \"flag_coverage\", op = \">\", "
-                     "value = 0.3 }]\nauthority = \"nothing until the prompt is tightened\"\n"
+                     "value = 0.15 }]\nauthority = \"nothing until the prompt is tightened\"\n"
                      "not_permitted = [\"cost savings\"]\n"))  # fmt: skip
     vetoed = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
     assert vetoed["authority"] == "nothing until the prompt is tightened" and vetoed["status"] == "vetoed"
@@ -282,10 +298,10 @@ def test_a_gate_between_the_bounds_needs_labels(rundir, tmp_path):
 
 def test_too_few_controls_is_insufficient_evidence(rundir, tmp_path):
     gates = tmp_path / "gates.toml"
-    gates.write_text(_gates(0.4).replace("min_controls = 1", "min_controls = 5"))
+    gates.write_text(_gates(0.4).replace("min_controls = 1", "min_controls = 6"))
     decision = _score(rundir, ScoreOptions(bootstrap=200, gates=gates))["conditions"]["A"]["decision"]
     assert decision["status"] == "insufficient" and decision["authority"] == "insufficient evidence"
-    assert decision["reason"] == "no valid controls (3 < 5 required)"
+    assert decision["reason"] == "no valid controls (5 < 6 required)"  # k1-k3 and the two mirrors
 
 
 def test_cli_json_contract_and_scoreboard(rundir):
@@ -321,8 +337,10 @@ def test_cli_json_contract_and_scoreboard(rundir):
     board = run_cli("score", str(rundir), "--bootstrap", "200").stdout  # fmt: skip
     for line in ("detection", "severity match", "false alarms", "rename-stable"):
         assert line in board
-    assert "2/4" in board and "3/4" in board and "2/5" in board and "NOT permitted" in board
-    assert "lower bound" in board and "not registered" in board
+    assert "2/4" in board and "3/4" in board and "2/9" in board and "NOT permitted" in board
+    # Identification is explained: naming counts only where the mirror's review was silent.
+    assert "said nothing naming it on the defect's mirror" in " ".join(board.split())
+    assert "(upper bound)" in board and "not registered" in board
 
 
 def test_changed_gold_is_refused(rundir, corpus):

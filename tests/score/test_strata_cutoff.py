@@ -25,8 +25,10 @@ from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
 
 from ..conftest import run_cli
+from .mirrors import mirror_id, paired
 
-# case id: (stratum, source date, found by condition A)
+# case id: (stratum, source date, found by condition A). Each found case has a mirror, dated
+# as it is, on which A is silent: A's naming there identifies.
 CASES = {
     "d1": ("fix_reversal", "2023-01-01T12:00:00+00:00", True),
     "d2": ("fix_reversal", "2025-06-01T12:00:00+00:00", False),
@@ -45,27 +47,31 @@ def rundir(tmp_path) -> Path:
 def _rundir(tmp_path: Path, cases: dict) -> Path:
     corpus = tmp_path / "corpus"
     with CorpusWriter(corpus) as writer:
-        for cid, (stratum, when, _found) in cases.items():
+        for cid, (stratum, when, found) in cases.items():
             control = stratum == "control"
             defects = [] if control else [Defect(defect_id=f"{cid}-d1", **{"class": stratum},
                                                  locations=[Location(path=f"{cid}.py", start_line=5, end_line=5, symbol=f"parse_{cid}")],
                                                  symbols=[f"parse_{cid}"])]  # fmt: skip
-            writer.add(Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
-                            paths=[f"{cid}.py"], language="python"),
-                       GoldRecord(case_id=cid, stratum=stratum, expect_finding=not control, defects=defects,
-                                  provenance=Provenance(), source_date=when,
-                                  validation=Validation(status="not_observed" if control else "observed")),
-                       b"")  # fmt: skip
+            case = Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
+                        paths=[f"{cid}.py"], language="python")
+            gold = GoldRecord(case_id=cid, stratum=stratum, expect_finding=not control, defects=defects,
+                              provenance=Provenance(), source_date=when,
+                              validation=Validation(status="not_observed" if control else "observed"))
+            for record in paired(case, gold) if found else [(case, gold)]:
+                writer.add(*record, b"")
         meta = writer.commit(lambda sha: CorpusMeta(
             repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
             tool_version="test", config={}, gold_sha256=sha,
-            counts=CorpusCounts(cases=len(cases), by_stratum={}, matched_commits=0, dropped={})))  # fmt: skip
+            counts=CorpusCounts(cases=len(cases) + sum(f for *_, f in cases.values()), by_stratum={},
+                                matched_commits=0, dropped={})))  # fmt: skip
     out = tmp_path / "runs"
     out.mkdir()
     store = RunStore(out / "runs.sqlite", create=True)
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": meta.gold_sha256,
                     "experiment": json.dumps({"condition": [{"name": "A"}]})})  # fmt: skip
-    for cid, (_stratum, _when, found) in cases.items():
+    runs = {cid: found for cid, (*_, found) in cases.items()}
+    runs.update({mirror_id(cid): False for cid, (*_, found) in cases.items() if found})  # silent on the mirrors
+    for cid, found in runs.items():
         # Names the enclosing symbol: an identified finding, not merely a located one.
         findings = [Finding(path=f"{cid}.py", line=5, claim=f"parse_{cid} is wrong", raw="bug")] if found else []
         store.record(RunRow(
@@ -105,9 +111,11 @@ def test_cutoff_splits_every_metric_before_and_after(rundir):
     assert set(split["before"]["metrics"]) == set(result["conditions"]["A"]["metrics"]) - {"latency_s", "tokens"}
     difference = split["difference"]["metrics"]["defect_recall"]
     assert difference["diff"] == -0.5 and difference["lo"] <= -0.5 <= difference["hi"]
-    # The control k1 is dated by mining time: after the cut-off.
-    assert split["after"]["metrics"]["false_alarm_rate"]["den"] == 1
-    assert split["before"]["metrics"]["false_alarm_rate"]["den"] == 0
+    # Clean cases: the control k1 and d3's mirror are dated by mining time, after the
+    # cut-off; d1's (2023) and n1's (2020) mirrors, dated as their pairs, before it (a
+    # mirror is a clean case of the headline whatever its pair's stratum).
+    assert split["after"]["metrics"]["false_alarm_rate"]["den"] == 2
+    assert split["before"]["metrics"]["false_alarm_rate"]["den"] == 2
     assert result["analysis"]["cutoff"] == {"date": "2024-01-01", "registered": False, "registered_date": None}
 
 
@@ -128,9 +136,10 @@ def test_show_prints_the_source_date_histogram(rundir):
     corpus = rundir.parent / "corpus"
     proc = run_cli("show", corpus, "--json")
     assert proc.returncode == 0, proc.stderr
-    # d3 and k1 carry no date of their own: they count at the corpus's creation (2026-01).
-    assert json.loads(proc.stdout)["by_source_month"] == {"2020-01": 1, "2021-01": 1, "2023-01": 1, "2025-06": 1,
-                                                          "2026-01": 2}  # fmt: skip
+    # d3, its mirror and k1 carry no date of their own: they count at the corpus's creation
+    # (2026-01); the mirrors of n1 (2020-01) and d1 (2023-01) count with their pairs.
+    assert json.loads(proc.stdout)["by_source_month"] == {"2020-01": 2, "2021-01": 1, "2023-01": 2, "2025-06": 1,
+                                                          "2026-01": 3}  # fmt: skip
     text = run_cli("show", corpus).stdout
     assert "source month" in text and "2025-06" in text
 
@@ -185,15 +194,17 @@ def test_a_gate_names_a_user_defined_stratum_and_a_typo_is_refused(tmp_path):
 
 
 def test_the_report_shows_the_holdout_and_the_cutoff_split(rundir, tmp_path, cli):
-    """By hand (as above): natural 1/2 found; before 2024-01-01 1/1 (d1), from then on 1/2
-    (d2 missed, d3 found; the control k1 is the third case there); after - before -0.500."""
+    """By hand (as above): natural 1/2 found; before 2024-01-01 1/1 (d1, its mirror resampled
+    with it, and n1's mirror, whose natural case is in the holdout: 2 resampled cases), from
+    then on 1/2 (d2 missed, d3 found with its mirror in its cluster, and the control k1: 3
+    resampled cases); after - before -0.500."""
     from reviewbench.report import ReportOptions, build_report
 
     data = build_report(rundir, ReportOptions(bootstrap=200, cutoff="2024-01-01"))
     [condition] = data.conditions
     rows = {row.label: row for row in condition.splits}
-    assert list(rows) == ["natural (holdout, 2 cases)", "before 2024-01-01 (1 case)",
-                          "from 2024-01-01 on (3 cases)"]  # d2, d3 and the control k1
+    assert list(rows) == ["natural (holdout, 2 cases)", "before 2024-01-01 (2 cases)",
+                          "from 2024-01-01 on (3 cases)"]
     recall = {label: (row.metrics["defect_recall"].num, row.metrics["defect_recall"].den) for label, row in rows.items()}
     assert list(recall.values()) == [(1, 2), (1, 1), (1, 2)]
     assert condition.split_difference["defect_recall"]["diff"] == -0.5
@@ -204,7 +215,7 @@ def test_the_report_shows_the_holdout_and_the_cutoff_split(rundir, tmp_path, cli
     page = html.read_text()
     section = page[page.index('id="splits"'):]
     section = section[: section.index("</section>")]
-    for text in ("natural (holdout, 2 cases)", "before 2024-01-01 (1 case)", "from 2024-01-01 on (3 cases)",
+    for text in ("natural (holdout, 2 cases)", "before 2024-01-01 (2 cases)", "from 2024-01-01 on (3 cases)",
                  "1/2", "1/1", "−0.500"):  # fmt: skip
         assert text in section, text
     # Without a cut-off the holdout still shows, and no split row does.

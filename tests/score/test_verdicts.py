@@ -1,8 +1,10 @@
 """Identified defects, not comments near the diff (issue 13), on small stores built by hand.
 
-Twelve single-file defect cases and six two-file controls, validated, written through the
-project's own corpus writer and run store; each condition is a reviewer whose every answer
-is planned, so every figure below is known in advance.
+Twelve single-file defect cases, each with its mirror (the same change the other way, a
+clean case: naming a defect identifies it only where the mirror's review said nothing
+naming it), and six two-file controls, validated, written through the project's own corpus
+writer and run store; each condition is a reviewer whose every answer is planned, so every
+figure below is known in advance.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from reviewbench.store.corpus import CorpusWriter
 from reviewbench.store.runs import RunRow, RunStore
 
 from ..conftest import run_cli
+from .mirrors import mirror_id, paired
 
 DEFECTS = 12
 CONTROLS = 6
@@ -50,13 +53,12 @@ def corpus(tmp_path) -> Path:
     out = tmp_path / "corpus"
     with CorpusWriter(out) as writer:
         for i in range(DEFECTS):
-            writer.add(
-                Case(case_id=f"d{i}", base="0" * 40, title="Update module", patch=f"patches/d{i}.diff",
-                     paths=[f"pkg/mod{i}.py"], language="python"),
-                GoldRecord(case_id=f"d{i}", stratum="fix_reversal", expect_finding=True, defects=[_defect(i)],
-                           provenance=Provenance(), validation=Validation(status="observed")),
-                b"",
-            )  # fmt: skip
+            case = Case(case_id=f"d{i}", base="0" * 40, title="Update module", patch=f"patches/d{i}.diff",
+                        paths=[f"pkg/mod{i}.py"], language="python")
+            gold = GoldRecord(case_id=f"d{i}", stratum="fix_reversal", expect_finding=True, defects=[_defect(i)],
+                              provenance=Provenance(), validation=Validation(status="observed"))
+            for record in paired(case, gold):
+                writer.add(*record, b"")
         for i in range(CONTROLS):
             writer.add(
                 Case(case_id=f"k{i}", base="0" * 40, title="Update module", patch=f"patches/k{i}.diff",
@@ -68,7 +70,7 @@ def corpus(tmp_path) -> Path:
         writer.commit(lambda sha: CorpusMeta(
             repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
             tool_version="test", config={}, gold_sha256=sha,
-            counts=CorpusCounts(cases=DEFECTS + CONTROLS, by_stratum={}, matched_commits=0, dropped={}),
+            counts=CorpusCounts(cases=2 * DEFECTS + CONTROLS, by_stratum={}, matched_commits=0, dropped={}),
         ))  # fmt: skip
     return out
 
@@ -85,13 +87,17 @@ def _named(i):
     return [_finding(f"pkg/mod{i}.py", 11, f"handler_{i} no longer caps retry_limit_{i}")]
 
 
-# condition -> case index -> (state, findings); controls get no findings (completed) unless said.
+# condition -> case index -> (state, findings); controls and mirrors get no findings
+# (completed) unless said.
 PLANS = {
     "lint": lambda i: ("completed_findings", _lint(i)),
     "named": lambda i: ("completed_findings", _named(i)),
     "prose": lambda i: ("completed_findings", _named(i)) if i % 2 == 0 else ("invalid", []),
     "perfect": lambda i: ("completed_findings", _named(i)),
+    "echo": lambda i: ("completed_findings", _named(i)),
 }
+# condition -> case index -> (state, findings) on d{i}'s mirror: "echo" says the same there.
+MIRROR_PLANS = {"echo": lambda i: ("completed_findings", _named(i))}
 
 
 def _run(condition, case_id, state, findings, gold_sha, model="m"):
@@ -118,6 +124,8 @@ def rundir(tmp_path, corpus) -> Path:
             state, findings = plan(i)
             model = f"m-{i % 2}" if condition == "perfect" else "m"  # the endpoint routed to two models
             store.record(_run(condition, f"d{i}", state, findings, gold_sha, model), None)
+            state, findings = MIRROR_PLANS.get(condition, lambda i: ("completed_no_findings", []))(i)
+            store.record(_run(condition, mirror_id(f"d{i}"), state, findings, gold_sha), None)
         for i in range(CONTROLS):
             store.record(_run(condition, f"k{i}", "completed_no_findings", [], gold_sha), None)
     store.close()
@@ -151,10 +159,11 @@ def test_identification_rules():
     assert identify("UP045 Use `X | None` for type annotations", fix) is None
     assert identify("EM101 Exception must not use a string literal", fix) is None
     assert identify("PyJWKSet now hides the key error", fix) is IdentifiedBy.ADDED_IDENTIFIER
-    # A plain word counts when the claim quotes it as code (ruff's F841 on the demo's reversal).
+    # A plain word counts when a reviewer's claim quotes it as code; in a rule remark the
+    # quotes are the analyser's template (ruff's F841 on the demo's reversal names nothing).
     renamed = Defect(defect_id="r", defect_class="fix_reversal", locations=[], removed_identifiers=["subtotal"])
-    assert identify("F841 Local variable `subtotal` is assigned to but never used", renamed) is (
-        IdentifiedBy.REMOVED_IDENTIFIER)  # fmt: skip
+    assert identify("`subtotal` is assigned to but never read any more", renamed) is IdentifiedBy.REMOVED_IDENTIFIER
+    assert identify("F841 Local variable `subtotal` is assigned to but never used", renamed) is None
     assert identify("the subtotal looks off", renamed) is None
     # What ruff --select ALL said on real cachetools fix reversals: a rule's message names the
     # function it sits in (its template's subject), which says where, not what is wrong.
@@ -165,7 +174,9 @@ def test_identification_rules():
     assert identify("C901 `cachedmethod` is too complex (11 > 10)", cached) is None
     assert identify("PLR0913 Too many arguments in function definition (6 > 5) in wrapper", cached) is None
     assert identify("cachedmethod no longer keys on the instance", cached) is IdentifiedBy.SYMBOL  # a reviewer's claim
+    # A code-shaped identifier the fix touched still names the defect in a rule remark.
     assert identify("ARG001 Unused function argument: `_methodkey`", cached) is IdentifiedBy.ADDED_IDENTIFIER
+    assert identify("the cache key ignores `_methodkey`", cached) is IdentifiedBy.ADDED_IDENTIFIER  # a reviewer's
     # ... even when the fix's own lines name that function (a deprecation warning inside it).
     warned = Defect(defect_id="w", defect_class="fix_reversal", locations=[Location(path="f.py", start_line=1,
                     end_line=1, symbol="mru_cache")], added_identifiers=["mru_cache", "DeprecationWarning"])  # fmt: skip
@@ -203,10 +214,14 @@ def test_a_linter_on_changed_lines_is_located_but_never_identified(rundir, tmp_p
 
 
 def test_a_reviewer_naming_the_symbol_is_identified_and_gets_its_planned_figures(rundir):
-    named = _score(rundir)["conditions"]["named"]
+    result = _score(rundir)
+    named = result["conditions"]["named"]
     m = named["metrics"]
+    # It names handler_i on d{i} and says nothing on d{i}'s mirror: every naming discriminates.
     assert _frac(m["defect_recall"]) == (12, 12) and _frac(m["located_recall"]) == (12, 12)
-    assert _frac(m["precision"]) == (12, 12) and _frac(m["false_alarm_rate"]) == (0, 6)
+    assert _frac(m["named_recall"]) == (12, 12) and _frac(m["discriminating_recall"]) == (12, 12)
+    assert _frac(m["pair_accuracy"]) == (12, 12)
+    assert _frac(m["precision"]) == (12, 12) and _frac(m["false_alarm_rate"]) == (0, 18)  # 6 controls, 12 mirrors
     assert _frac(m["seed_symbol_recall"]) == (12, 12) and _frac(m["seed_file_recall"]) == (12, 12)
     assert _frac(m["weighted_points"]) == (36, 36) and _frac(m["seed_severity_match"]) == (12, 12)
     # Automatic evidence earns nothing above triage: second_pass is skipped, and silence
@@ -215,14 +230,26 @@ def test_a_reviewer_naming_the_symbol_is_identified_and_gets_its_planned_figures
     verdicts = [json.loads(line) for line in (rundir / "verdicts.jsonl").read_text().splitlines()]
     [v] = [v for v in verdicts if v["run_id"] == "named-d3"]
     assert v["comment_id"] == "named-d3:0" and v["identified"] and v["identified_by"] == "symbol"
+    assert v["named"] and v["discriminating"] is True
     assert v["located"] and v["defect_id"] == "d3-d1" and v["evidence"] == "automatic"
+    # The same claim, said on the mirror too: named, located, and not identified.
+    echo = result["conditions"]["echo"]["metrics"]
+    assert _frac(echo["named_recall"]) == (12, 12) and _frac(echo["located_recall"]) == (12, 12)
+    assert _frac(echo["defect_recall"]) == (0, 12) and _frac(echo["discriminating_recall"]) == (0, 12)
+    assert _frac(echo["pair_accuracy"]) == (0, 12)
+    # 12 credited findings, none identified, and a false positive on every mirror.
+    assert _frac(echo["precision"]) == (0, 24) and _frac(echo["false_alarm_rate"]) == (12, 18)
+    [v] = [v for v in verdicts if v["run_id"] == "echo-d3"]
+    assert v["named"] and v["discriminating"] is False and not v["identified"] and v["identified_by"] == "symbol"
+    [v] = [v for v in verdicts if v["run_id"] == mirror_id("echo-d3")]
+    assert v["false_positive"] and v["defect_id"] is None
 
 
 def test_prose_on_half_the_cases_halves_end_to_end_recall(rundir):
     prose = _score(rundir)["conditions"]["prose"]
     assert _frac(prose["metrics"]["defect_recall"]) == (6, 6)  # completed runs only
     assert _frac(prose["end_to_end"]["metrics"]["defect_recall"]) == (6, 12)
-    assert _frac(prose["metrics"]["completion"]) == (12, 18)
+    assert _frac(prose["metrics"]["completion"]) == (24, 30)  # 6 of 12 defect runs, 6 controls, 12 mirrors
 
 
 def test_missing_reviews_do_not_turn_a_failure_into_insufficient_evidence(rundir, tmp_path):
@@ -241,7 +268,8 @@ def test_missing_reviews_do_not_turn_a_failure_into_insufficient_evidence(rundir
 
 def test_a_perfect_reviewer_on_single_file_cases_is_not_vetoed(rundir):
     perfect = _score(rundir)["conditions"]["perfect"]
-    assert _frac(perfect["metrics"]["flag_coverage"]) == (0, 12)  # only the controls' files are non-gold
+    # Non-gold files: the controls' two each and the mirrors' one each (clean cases: all non-gold).
+    assert _frac(perfect["metrics"]["flag_coverage"]) == (0, 24)
     assert perfect["decision"]["status"] != "vetoed"
 
 

@@ -20,6 +20,7 @@ from .._text import printable
 from .._version import __version__
 from ..errors import ReviewbenchError, Terminated
 from ._errors import os_error_line
+from .audit import audit_command
 from .case import case_group
 from .demo import demo_command
 from .label import agreement_command, judge_group, label_group
@@ -66,6 +67,7 @@ cli.add_command(show_command)
 cli.add_command(case_group)
 cli.add_command(schema_command)
 cli.add_command(validate_command)
+cli.add_command(audit_command)
 cli.add_command(experiment_group)
 cli.add_command(run_command)
 cli.add_command(runs_command)

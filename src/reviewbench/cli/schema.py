@@ -23,9 +23,10 @@ SCHEMAS = {
     "labels": ("reviewbench.label.records", "LabelRow"),
     "verdicts": ("reviewbench.score", "FindingVerdict"),
     "score": ("reviewbench.score", "ScoreResult"),
+    "audit": ("reviewbench.score.audit", "Audit"),
 }
 #: Outputs: their schema is that of what is written (serialization mode).
-_WRITTEN = {"verdicts", "score"}
+_WRITTEN = {"verdicts", "score", "audit"}
 
 
 def json_schema(name: str) -> dict:
@@ -44,6 +45,6 @@ def schema_command(name: str) -> None:
     """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
-    verdicts (a run directory's verdicts.jsonl), score (score --json), packets (label
-    export's packets) or labels (label import/export rows)."""
+    verdicts (a run directory's verdicts.jsonl), score (score --json), audit (a corpus's
+    audit.json), packets (label export's packets) or labels (label import/export rows)."""
     print_json(json_schema(name))

@@ -13,13 +13,13 @@ __all__ = ["print_scoreboard", "score_command"]
 
 # Seed 001's four summary lines, with location beside identification: (label, metric, meaning).
 SUMMARY = (
-    ("detection", "defect_recall", "defects identified (lower bound: the claim names the defect)"),
+    ("detection", "defect_recall", "defects identified (labels, else a naming remark the mirror did not get)"),
     ("located", "located_recall", "defects with a finding at their lines (upper bound)"),
     ("severity match", "severity_match", "identified defects with the gold severity"),
     ("false alarms", "false_alarm_rate", "clean runs with at least one finding"),
     ("rename-stable", "rename_stability", "defects identified again after renaming"),
 )
-TABLE = ("recall_any", "recall_all", "file_recall", "symbol_recall", "localisation", "silence_rate",
+TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any", "recall_all", "file_recall", "symbol_recall", "localisation", "silence_rate",
          "fp_per_clean_case", "precision", "located_precision", "duplicate_rate", "flag_coverage", "completion",
          "seed_file_recall", "seed_symbol_recall", "seed_severity_match", "seed_rename_stable",
          "weighted_points")  # fmt: skip
@@ -219,8 +219,13 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
                   f"controls, {corpus['eligible_variants']} rename variants of {corpus['cases']} in the corpus "
                   f"({scope}); 95% intervals from {result['analysis']['bootstrap']['resamples']} case "
                   f"resamples, seed {result['analysis']['bootstrap']['seed']}", markup=False)  # fmt: skip
-    console.print("defect_recall and precision count identified findings only: a lower bound until judge or "
-                  "human labels settle the rest; located_recall is the upper bound", markup=False)  # fmt: skip
+    console.print("defect_recall and precision count identified findings: by people, else a calibrated judge, "
+                  "else a finding that names the defect where the same reviewer said nothing naming it on the "
+                  "defect's mirror (the same change, clean); named_recall counts naming alone, located_recall "
+                  "where findings land", markup=False)  # fmt: skip
+    audit = result["analysis"].get("audit")
+    console.print(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)",
+                  markup=False)  # fmt: skip
     registration = result["registration"]
     if registration:
         when = "pre-registered" if registration.get("pre_registered", True) else "registered after runs"

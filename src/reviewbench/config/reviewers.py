@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "CALIBRATION_KINDS",
@@ -151,7 +151,22 @@ class ProbeConfig(_Config):
     probe: Literal["namer", "quoter", "shape"] = Field(
         description="namer: '`<enclosing symbol>` would read better with a docstring and type hints' at the "
                     "first changed line of each hunk; quoter: '`<changed identifier>` is a vague name' there; "
-                    "shape: the namer, only on diffs of two or more hunks or more removed than added lines.")  # fmt: skip
+                    "shape: the namer, only on diffs of two or more hunks or more removed than added lines "
+                    "(or, with feature, on diffs whose feature is at least at_least / at most at_most).")  # fmt: skip
+    feature: Literal["changed", "added", "removed", "files", "hunks"] | None = Field(
+        default=None, description="shape only: the shape feature that decides (audit passes the corpus's most "
+                                  "separating one).")  # fmt: skip
+    at_least: float | None = Field(default=None, description="shape with feature: comment when it is >= this.")
+    at_most: float | None = Field(default=None, description="shape with feature: comment when it is <= this.")
+
+    @model_validator(mode="after")
+    def _rule(self) -> ProbeConfig:
+        bounds = (self.at_least is not None) + (self.at_most is not None)
+        if self.feature is not None and (self.probe != "shape" or bounds != 1):
+            raise ValueError("feature is for probe = \"shape\", with exactly one of at_least or at_most")
+        if self.feature is None and bounds:
+            raise ValueError("at_least / at_most need a feature")
+        return self
 
 
 #: Kinds that calibrate the metrics rather than review: they never earn a tier (``score``).

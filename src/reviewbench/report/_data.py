@@ -341,8 +341,11 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     chosen = set(names)
     comparisons = tuple(Comparison(**c.model_dump()) for c in result.comparisons if c.a in chosen and c.b in chosen)
 
-    notes = ["defect_recall and precision count identified findings only (the claim names the defect): a lower "
-             "bound until judge or human labels settle the located ones; located_recall is the upper bound"]
+    notes = ["defect_recall and precision count identified findings: by people, else a calibrated judge, else a "
+             "finding that names the defect while the same reviewer named nothing of it on the defect's mirror (the "
+             "same change, clean); named_recall counts naming alone, located_recall where findings land"]
+    audit = result.analysis.get("audit")
+    notes.append(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
     if result.registration and not result.registration.get("pre_registered", True):
         notes.append("registered after runs: the gates and rules were fixed after results could be seen")
     if include_unvalidated:

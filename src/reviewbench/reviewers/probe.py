@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..config.reviewers import ProbeConfig
 from ..mine.paths import language_of
+from ..mine.shape import patch_shape
 from ..mine.symbols import SymbolIndex, identifiers
 from ..records import Finding, ReviewPacket, Severity
 from ._diff import _target
@@ -138,10 +139,21 @@ def _quoted(hunk: Hunk) -> str | None:
     return None
 
 
-def probe_findings(probe: str, packet: ReviewPacket) -> list[Finding]:
-    """The findings probe ``probe`` writes on ``packet`` (deterministic, at most one per hunk)."""
+def _shaped(config: ProbeConfig, diff: str, parts: list[Hunk]) -> bool:
+    """Whether the ``shape`` probe speaks on this diff: its configured feature's rule, or the
+    fixed one (:func:`looks_like_a_defect`)."""
+    if config.feature is None:
+        return looks_like_a_defect(parts)
+    value = getattr(patch_shape(diff), config.feature)
+    return value >= config.at_least if config.at_least is not None else value <= (config.at_most or 0)
+
+
+def probe_findings(probe: str | ProbeConfig, packet: ReviewPacket) -> list[Finding]:
+    """The findings a probe writes on ``packet`` (deterministic, at most one per hunk)."""
+    config = probe if isinstance(probe, ProbeConfig) else ProbeConfig(kind="probe", probe=probe)  # type: ignore[arg-type]
+    probe = config.probe
     parts = hunks(packet.diff)
-    if probe == "shape" and not looks_like_a_defect(parts):
+    if probe == "shape" and not _shaped(config, packet.diff, parts):
         return []
     findings: list[Finding] = []
     for hunk in parts:
@@ -165,7 +177,7 @@ class ProbeReviewer:
         self.config = config
 
     async def review(self, packet: ReviewPacket, tree: Path | None) -> ReviewReply:
-        findings = probe_findings(self.config.probe, packet)
+        findings = probe_findings(self.config, packet)
         text = "\n".join(f.raw for f in findings) or NO_ISSUES
         return ReviewReply(text=text, model=f"probe-{self.config.probe}", findings=tuple(findings))
 

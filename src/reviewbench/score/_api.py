@@ -33,6 +33,7 @@ from .metrics import (
     fp_distribution,
     latency_summary,
     run_outcome,
+    with_mirror,
     tally_condition,
 )
 from .registry import RATE_METRICS
@@ -40,6 +41,8 @@ from .result import LabelFigures, ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
+from .audit import read_audit, unsound
+from .discriminate import discriminate, mirror_of, pairings
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,
@@ -89,11 +92,17 @@ def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
 
 
 def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseInfo]:
-    """Cases in the analysis: observed defect cases and passing controls (or all, widened).
+    """Cases in the analysis: observed defect cases and passing clean cases (or all, widened).
 
-    A rename variant needs its original in the analysis too: it is scored against it.
+    A rename variant needs its original in the analysis too: it is scored against it. A
+    rename variant and a mirror are resampled in their original's (defect case's) cluster.
     """
     gold = {g.case_id: g for g in corpus.gold}
+    # A mirror is resampled with its defect case: the pair figures read both together.
+    paired_with = {}
+    for defect_id, mirror in mirror_of(corpus.gold).items():
+        if not gold[defect_id].variant_of:
+            paired_with.setdefault(mirror.case_id, defect_id)
     out: dict[str, CaseInfo] = {}
     for case in corpus.cases:
         g = gold.get(case.case_id)
@@ -104,7 +113,7 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
             continue
         out[case.case_id] = CaseInfo(
             case_id=case.case_id,
-            cluster=original or case.case_id,
+            cluster=original or paired_with.get(case.case_id) or case.case_id,
             stratum=g.stratum,
             control=not g.expect_finding,
             variant=original is not None,
@@ -226,19 +235,20 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
 
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
                overrides: Mapping[str, VerdictOverride]) -> dict[str, list[FindingVerdict]]:  # fmt: skip
-    """Every run's verdicts, by run id (one pass; labels applied by comment_id)."""
+    """Every run's verdicts, by run id: matched, tested against the mirror
+    (``discriminate.py``), then labels applied by comment_id."""
     gold = {g.case_id: g for g in corpus.gold}
     paths = {c.case_id: c.paths for c in corpus.cases}
-    out: dict[str, list[FindingVerdict]] = {}
+    automatic: dict[str, list[FindingVerdict]] = {}
     for run in runs:
         g = gold.get(run.case_id)
-        verdicts = judge_run(
+        automatic[run.run_id] = judge_run(
             run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
             findings=run.findings, defects=g.defects if g else [], paths=paths.get(run.case_id, []),
             tolerance=tolerance, scored=run.case_id in cases and run.state.completed,
         )  # fmt: skip
-        out[run.run_id] = apply_overrides(verdicts, overrides) if overrides else verdicts
-    return out
+    judged = discriminate(automatic, runs, gold, cases, tolerance)
+    return {run_id: apply_overrides(v, overrides) if overrides else v for run_id, v in judged.items()}
 
 
 def _drift(tally: ConditionTally, configured: str | None) -> dict | None:
@@ -280,9 +290,12 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
     dates = case_dates(corpus) if cutoff else {}
     verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
+    audit = read_audit(corpus.path, corpus.meta.gold_sha256)
     write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
+    paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
     outcomes: dict[str, RunOutcome] = {
-        run.run_id: run_outcome(run, everything[run.case_id], verdicts[run.run_id])
+        run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
+                                paired.get(run.run_id))  # fmt: skip
         for run in runs if run.case_id in everything
     }
 
@@ -416,7 +429,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         decision = decide(gates, metrics, gated_cases, breakdown=breakdown, **common,
                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
         baseline = calibration_kind(inputs.experiment, name)
-        decision = never_earned(gates, decision, baseline)
+        decision = unsound(never_earned(gates, decision, baseline), audit)
         unclear = None
         if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
             bounds = {}
@@ -485,9 +498,12 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "gates_sha256": inputs.gates_sha,
             "gates": str(inputs.gates_path) if inputs.gates_path else "built-in",
             "gated_analysis": gates.analysis,
-            "identification": "automatic identification is a lower bound: a claim that names the defect in other "
-                              "words is not counted until a judge or human labels it",
+            "identification": "per comment, the strongest evidence: people, else a calibrated judge, else a claim "
+                              "that names the defect while the same condition, in the same repetition, named "
+                              "nothing of it on the defect's mirror (a defect case without a reviewed, valid "
+                              "mirror gets no automatic identification); naming alone is named_recall",
             "verdicts": str(rundir / VERDICTS_FILE),
+            "audit": {"sound": audit.sound, "line": audit.line(), "reasons": audit.reasons} if audit else None,
             "cutoff": {"date": cutoff_text, "registered": bool(inputs.experiment.get("cutoff"))
                        and cutoff_text == inputs.experiment.get("cutoff"),
                        "registered_date": inputs.experiment.get("cutoff")} if cutoff_text else None,

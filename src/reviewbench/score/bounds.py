@@ -25,7 +25,7 @@ from .verdicts import Evidence, FindingVerdict
 
 __all__ = ["BOUNDED", "OpenPair", "attainable", "open_pairs"]
 
-#: Bounded metrics: the lower bound named, then the upper bound automatic evidence gives.
+#: Bounded metrics: the identified figure named, then where findings land (what labels could reach).
 BOUNDED = {"defect_recall": "located_recall", "precision": "located_precision"}
 
 

@@ -7,7 +7,7 @@ permitted: the granted tier's own exclusions, every use that only a higher tier 
 permit, and the uses never permitted at all.
 
 Every metric a gates file names must be in the registry (``score/registry.py``); a gate on
-a bounded metric (``defect_recall``, ``precision``) passes only if its lower bound passes,
+a bounded metric (``defect_recall``, ``precision``) passes only if its identified value passes,
 fails if its upper bound fails, and otherwise leaves the decision at **needs labels**. A
 tier may require an evidence level (``min_evidence``); a tier whose evidence the condition
 lacks is skipped, never granted. No gates file may grant approval, merge rights or security

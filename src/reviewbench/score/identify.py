@@ -1,4 +1,8 @@
-"""Automatic identification: does a located finding's claim name the defect? (a lower bound)
+"""Automatic naming: does a located finding's claim name the defect?
+
+Naming is not yet identification: a style remark names the function it sits in. A naming
+finding identifies its defect automatically only when the same condition said nothing
+naming it on the defect's mirror (``discriminate.py``); this module decides the naming.
 
 A finding near the change is *located*; it *identifies* the defect when its claim names
 it, in this order of evidence:
@@ -84,7 +88,9 @@ def evidence_name(name: str) -> bool:
 
 
 def _code_shaped(name: str) -> bool:
-    return "_" in name.strip("_") or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
+    """An underscore (leading ones too: ``_methodkey`` is no word of prose), a digit, or an
+    inner capital."""
+    return "_" in name or any(c.isdigit() for c in name) or any(c.isupper() for c in name[1:])
 
 
 @lru_cache(maxsize=4096)
@@ -107,11 +113,15 @@ def _quoted(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("`(?:" + "|".join(re.escape(t) for t in terms) + ")`", re.IGNORECASE)
 
 
-def _names_identifier(claim: str, names: list[str]) -> bool:
-    """Code-shaped names as whole words; plain-word names only when quoted as code."""
+def _names_identifier(claim: str, names: list[str], *, quotes_count: bool = True) -> bool:
+    """Code-shaped names as whole words; plain-word names only when quoted as code, and
+    not at all when ``quotes_count`` is false (a rule remark: the analyser's template puts
+    the plain names of where it sits in backticks, ``ANN001 … argument `attr```)."""
     usable = [n for n in names if _usable(n)]
     if _names(claim, [n for n in usable if _code_shaped(n)]):
         return True
+    if not quotes_count:
+        return False
     pattern = _quoted(tuple(sorted({n for n in usable if not _code_shaped(n)})))
     return pattern is not None and pattern.search(claim) is not None
 
@@ -136,7 +146,8 @@ def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
     removed, added = set(defect.removed_identifiers), set(defect.added_identifiers)
     symbols = [loc.symbol for loc in defect.locations if loc.symbol]
     removed_names, added_names = list(defect.removed_identifiers), list(defect.added_identifiers)
-    if _RULE_CODE.match(claim):  # a rule remark: the names of where it sits are its template's
+    rule = _RULE_CODE.match(claim) is not None
+    if rule:  # a rule remark: the names of where it sits are its template's
         where = {part.lower() for s in symbols for part in s.split(".")}
         removed_names = [n for n in removed_names if n.lower() not in where]
         added_names = [n for n in added_names if n.lower() not in where]
@@ -144,9 +155,9 @@ def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
         symbols += [s for s in defect.symbols if s not in removed and s not in added]
         if _names(claim, symbols):
             return IdentifiedBy.SYMBOL
-    if _names_identifier(claim, removed_names):
+    if _names_identifier(claim, removed_names, quotes_count=not rule):
         return IdentifiedBy.REMOVED_IDENTIFIER
-    if _names_identifier(claim, added_names):
+    if _names_identifier(claim, added_names, quotes_count=not rule):
         return IdentifiedBy.ADDED_IDENTIFIER
     hints = _pattern(tuple(sorted({h for h in defect.hint_terms if h.strip()})))
     if hints is not None and hints.search(claim):

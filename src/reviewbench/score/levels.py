@@ -26,6 +26,7 @@ _DEFECT, _CONTROL, _VARIANT = "defect", "control", "variant"
 POPULATIONS: dict[str, tuple[str, ...]] = {
     "defect_recall": (_DEFECT,),
     "recall_any": (_DEFECT,),
+    "pair_accuracy": (_DEFECT,),
     "recall_all": (_DEFECT,),
     "severity_match": (_DEFECT,),
     "seed_severity_match": (_DEFECT,),

@@ -21,17 +21,18 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..records import Defect
 from ..store.runs import RunRow
 from .levels import case_kind
+from .discriminate import Pairing
 from .identify import evidence_name
 from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
 
-__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "run_outcome", "tally_condition"]
+__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "run_outcome", "tally_condition", "with_mirror"]
 
 _POINTS = {"high": 3, "med": 2, "low": 1}
 
@@ -81,6 +82,18 @@ class RunOutcome:
     credited findings whose defect nothing else identifies): left out of it, counted beside."""
     unclear_credited: int = 0
     """Of ``unclear``, the credited ones (left out of located_precision's numerator too)."""
+    named: tuple[bool, ...] = ()
+    """Per gold defect: some located finding names it (automatic name matching)."""
+    discriminating: tuple[bool, ...] = ()
+    """Per gold defect: some located finding names it and the mirror's run said nothing
+    naming it (``discriminate.py``)."""
+    paired: bool = False
+    """The case has a mirror in the analysis and this run's condition reviewed it in the
+    same repetition (set by scoring, :func:`with_mirror`)."""
+    mirror_completed: bool = False
+    """That mirror run completed."""
+    mirror_clean: bool = False
+    """That mirror run completed with no finding."""
 
 
 def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict]) -> RunOutcome:
@@ -95,6 +108,8 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     index = {d.defect_id: i for i, d in enumerate(defects)}
     located = [False] * len(defects)
     identified = [False] * len(defects)
+    named = [False] * len(defects)
+    discriminating = [False] * len(defects)
     severity_ok: list[bool | None] = [None] * len(defects)
     credited = fps = dups = unsettled = unclear_fps = 0
     unclear_at: list[int] = []
@@ -111,6 +126,8 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
             continue
         i = index[v.defect_id]
         identified[i] = identified[i] or v.identified
+        named[i] = named[i] or v.named
+        discriminating[i] = discriminating[i] or (v.named and v.discriminating is True)
         if v.duplicate_of is None:
             credited += 1
             if v.unclear:
@@ -123,16 +140,24 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     # it (a duplicate, in effect): the defect stays one identified finding of the denominator.
     unclear_credited = sum(1 for i in unclear_at if not identified[i])
     matcher = PathMatcher([*case.paths, *gold_paths])
-    named = [f.path for f in run.findings if f.path]
-    file_hit = tuple(any(matcher.agrees(p, loc.path) for p in named for loc in d.locations) for d in defects)
-    flagged_other = sum(1 for p in others if any(matcher.agrees(w, p) for w in named))
+    written = [f.path for f in run.findings if f.path]
+    file_hit = tuple(any(matcher.agrees(p, loc.path) for p in written for loc in d.locations) for d in defects)
+    flagged_other = sum(1 for p in others if any(matcher.agrees(w, p) for w in written))
     return RunOutcome(
         completed=True, located=tuple(located), identified=tuple(identified), severity_ok=tuple(severity_ok),
         file_hit=file_hit, credited=credited, identified_findings=sum(identified), false_positives=fps,
         duplicates=dups, findings=len(run.findings), flagged_other=flagged_other, other_files=len(others),
         unsettled=unsettled, evidence=tuple(v.evidence.value for v in verdicts if v.scored),
         unclear=unclear_fps + unclear_credited, unclear_credited=unclear_credited,
+        named=tuple(named), discriminating=tuple(discriminating),
     )  # fmt: skip
+
+
+def with_mirror(outcome: RunOutcome, pairing: Pairing | None) -> RunOutcome:
+    """``outcome`` with what its mirror run says (``pairing`` None: no mirror reviewed)."""
+    if pairing is None:
+        return outcome
+    return replace(outcome, paired=True, mirror_completed=pairing.completed, mirror_clean=pairing.clean)
 
 
 @dataclass
@@ -237,10 +262,19 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
         if m.unclear:
             tally.unclear.append((case.cluster, case.stratum, m.unclear, m.unclear_credited))
         tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)
+        # Pairs: only where the mirror was reviewed (completed, for the completed analysis;
+        # end to end, a mirror review that went missing is a pair the reviewer did not tell apart).
+        paired = m.paired and (m.mirror_completed or end_to_end)
+        if paired:
+            tally.add("pair_accuracy", case, int(m.completed and all(m.identified) and m.mirror_clean), 1)
         for i, defect in enumerate(case.defects):
             cls, severity = _defect_tags(defect)
             tally.add("defect_recall", case, int(m.identified[i]), 1, cls, severity)
             tally.add("located_recall", case, int(m.located[i]), 1, cls, severity)
+            tally.add("named_recall", case, int(bool(m.named) and m.named[i]), 1, cls, severity)
+            if paired:
+                tally.add("discriminating_recall", case, int(bool(m.discriminating) and m.discriminating[i]
+                                                             and m.mirror_completed), 1, cls, severity)  # fmt: skip
             if m.file_hit[i]:
                 tally.add("localisation", case, int(m.located[i]), 1, cls, severity)
             if m.identified[i] and m.severity_ok[i] is not None:

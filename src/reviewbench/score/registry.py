@@ -4,7 +4,8 @@ A metric's name here is the name in ``score --json``, in a gates file, in the re
 in ``docs/SCORING.md`` (a test checks the doc lists every one). A gates file may also name
 a metric per stratum, ``defect_recall@mutation``, computed from the breakdown.
 
-Some metrics are *bounded*: with automatic evidence only, identification is a lower bound
+Some metrics are *bounded*: with automatic evidence only, identification (a naming finding
+the mirror's review did not echo) is the low end
 and location an upper bound, so ``defect_recall`` (identified) carries ``located_recall``
 as its upper bound and ``precision`` carries ``located_precision``. A gate on a bounded
 metric is decided from both (``score/gates.py``).
@@ -54,8 +55,15 @@ class MetricSpec:
 _R, _S = MetricKind.RATE, MetricKind.SUMMARY
 
 METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("defect_recall", _R, "(run, defect) pairs with an identified finding / pairs", upper="located_recall"),
+    MetricSpec("defect_recall", _R, "(run, defect) pairs with an identified finding / pairs: identified by people, "
+               "else a calibrated judge, else a naming finding the mirror's run does not echo", upper="located_recall"),
     MetricSpec("located_recall", _R, "(run, defect) pairs with a located finding / pairs (upper bound)"),
+    MetricSpec("named_recall", _R, "(run, defect) pairs with a located finding whose claim names the defect / pairs "
+               "(diagnostic: naming alone, which style remarks achieve)"),
+    MetricSpec("discriminating_recall", _R, "(run, defect) pairs with a naming finding the mirror's run does not "
+               "echo / pairs whose mirror the condition reviewed"),
+    MetricSpec("pair_accuracy", _R, "defect-case runs identifying every defect whose mirror run has no finding / "
+               "defect-case runs whose mirror the condition reviewed"),
     MetricSpec("recall_any", _R, "defects identified in at least one repetition / defects with a run"),
     MetricSpec("recall_all", _R, "defects identified in every repetition / defects with a run"),
     MetricSpec("file_recall", _R, "defect-case runs with a finding naming a gold file / defect-case runs"),

@@ -107,7 +107,10 @@ def judge_run(
     tolerance: int,
     scored: bool,
 ) -> list[FindingVerdict]:
-    """The automatic verdict of every finding of one run (``defects`` empty: a control).
+    """The automatic verdict of every finding of one run (``defects`` empty: a clean case).
+
+    ``identified`` is ``named`` here; :func:`score.discriminate.discriminate` then keeps it
+    only where the paired mirror's run said nothing naming the same defect.
 
     Each defect is credited to one finding: the first located one that identifies it,
     else the first located one; other findings located there are duplicates of it. A
@@ -150,14 +153,14 @@ def judge_run(
             gold = defects[d].severity
             out.append(FindingVerdict(
                 comment_id=cid, run_id=run_id, index=f, scored=True, defect_id=defects[d].defect_id, located=True,
-                identified=d in names[f], identified_by=names[f].get(d),
+                identified=d in names[f], named=d in names[f], identified_by=names[f].get(d),
                 severity_ok=None if gold is None else finding.severity == gold, **base,
             ))  # fmt: skip
         elif hits[f]:
             d = next((i for i in hits[f] if i in primary), hits[f][0])
             out.append(FindingVerdict(
                 comment_id=cid, run_id=run_id, index=f, scored=True, defect_id=defects[d].defect_id, located=True,
-                identified=d in names[f], identified_by=names[f].get(d),
+                identified=d in names[f], named=d in names[f], identified_by=names[f].get(d),
                 duplicate_of=comment_id(run_id, primary[d]) if d in primary else None, **base,
             ))  # fmt: skip
         elif finding.line is None:

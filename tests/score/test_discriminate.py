@@ -1,0 +1,202 @@
+"""Discriminating identification (issue 24): naming a defect earns automatic credit only when
+the same condition said nothing naming it on the mirror. Every figure computed by hand on a
+small known store (corpus and runs written for real)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewbench.records import (
+    Case,
+    CorpusCounts,
+    CorpusMeta,
+    Defect,
+    Finding,
+    GoldRecord,
+    Location,
+    Provenance,
+    RepoInfo,
+    Validation,
+)
+from reviewbench.score import ScoreOptions, score_run
+from reviewbench.store.corpus import CorpusWriter
+from reviewbench.store.runs import RunRow, RunStore
+
+# case id: (path, defect line range and symbol, or None for a mirror; pair id; validation)
+CASES = {
+    "d1": ("app/a.py", (10, 12, "parse"), "p1", "observed"),
+    "d2": ("app/b.py", (5, 6, "load_rows"), "p2", "observed"),
+    "d3": ("app/c.py", (3, 3, "render"), None, "observed"),  # unpaired: no mirror at all
+    "d4": ("app/d.py", (7, 7, "flush"), "p4", "observed"),  # its mirror is not valid
+    "m1": ("app/a.py", (9, 11, "parse"), "p1", "not_observed"),
+    "m2": ("app/b.py", (5, 5, "load_rows"), "p2", "not_observed"),
+    "m4": ("app/d.py", (7, 7, "flush"), "p4", "observed"),  # tests fail after its patch: invalid
+}
+
+
+def _gold(cid: str) -> GoldRecord:
+    path, (start, end, symbol), pair, status = CASES[cid]
+    location = Location(path=path, start_line=start, end_line=end, symbol=symbol)
+    mirror = cid.startswith("m")
+    defects = [] if mirror else [Defect(defect_id=f"{cid}-d1", defect_class="fix_reversal", locations=[location],
+                                        symbols=[symbol])]  # fmt: skip
+    return GoldRecord(case_id=cid, stratum="mirror" if mirror else "fix_reversal", expect_finding=not mirror,
+                      pair_id=pair, changed=[location] if mirror else [], defects=defects,
+                      provenance=Provenance(), validation=Validation(status=status))  # fmt: skip
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    out = tmp_path / "corpus"
+    with CorpusWriter(out) as writer:
+        for cid, (path, *_rest) in CASES.items():
+            writer.add(Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
+                            paths=[path], language="python"), _gold(cid), b"")  # fmt: skip
+        writer.commit(lambda sha: CorpusMeta(
+            repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
+            tool_version="test", config={}, gold_sha256=sha,
+            counts=CorpusCounts(cases=len(CASES), by_stratum={}, matched_commits=0, dropped={}),
+        ))  # fmt: skip
+    return out
+
+
+def F(path, line, claim):
+    return Finding(path=path, line=line, severity="med", claim=claim, raw=f"{path}:{line} {claim}")
+
+
+def _style(cid: str) -> list[Finding]:
+    """The namer probe's remark: the enclosing function, at the first changed line."""
+    path, (start, _end, symbol), *_ = CASES[cid]
+    return [F(path, start, f"`{symbol}` would read better with a docstring and type hints")]
+
+
+EXPLAIN = {
+    "d1": [F("app/a.py", 11, "parse drops the header row when the file ends without a newline")],
+    "d2": [F("app/b.py", 5, "load_rows skips the last record: the range stops one short")],
+    "d3": [F("app/c.py", 3, "render escapes nothing: user text reaches the page")],
+    "d4": [F("app/d.py", 7, "flush loses buffered bytes")],
+}
+#: Condition -> (case, repetition) -> (state, findings)
+RUNS: dict[str, dict[tuple[str, int], tuple[str, list[Finding]]]] = {
+    # Explains every defect, silent on every mirror: except m2 in repetition 1, which failed.
+    "explainer": {
+        **{(c, r): ("completed_findings", EXPLAIN[c]) for c in ("d1", "d2", "d3", "d4") for r in (0, 1)},
+        **{(c, r): ("completed_no_findings", []) for c in ("m1", "m2", "m4") for r in (0, 1)},
+        ("m2", 1): ("failed", []),
+    },
+    # The same style remark on both sides of every pair.
+    "namer": {(c, r): ("completed_findings", _style(c)) for c in CASES for r in (0, 1)},
+}
+
+
+def _row(condition, case_id, rep, state, findings, gold_sha):
+    return RunRow(
+        run_id=f"{condition}-{case_id}-{rep}", case_id=case_id, condition=condition, repetition=rep,
+        variant="original", state=state, started_at="2026-01-01T00:00:00.000+00:00",
+        ended_at="2026-01-01T00:00:01.000+00:00", latency_s=1.0, attempts=1, cached=False,
+        model_requested="m", model_returned="m", params={}, prompt_sha256="p" * 64, guidance_sha256=None,
+        gold_sha256=gold_sha, tool_version="test", tokens_in=None, tokens_out=None,
+        raw_output="\n".join(f.raw for f in findings) or "NO_ISSUES", unparsed=[], error=None,
+        cache_key=f"k-{condition}-{case_id}-{rep}", findings=findings,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def rundir(tmp_path, corpus) -> Path:
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    out = tmp_path / "runs"
+    out.mkdir()
+    store = RunStore(out / "runs.sqlite", create=True)
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha,
+                    "experiment": json.dumps({"condition": [{"name": n} for n in RUNS]})})  # fmt: skip
+    for condition, runs in RUNS.items():
+        for (case_id, rep), (state, findings) in runs.items():
+            store.record(_row(condition, case_id, rep, state, findings, gold_sha), None)
+    store.close()
+    return out
+
+
+def _frac(metrics, name):
+    return metrics[name]["num"], metrics[name]["den"]
+
+
+def test_a_reviewer_that_explains_each_defect_and_is_silent_on_mirrors_gets_its_planned_figures(rundir):
+    result = score_run(rundir, ScoreOptions(bootstrap=200)).as_json()
+    m = result["conditions"]["explainer"]["metrics"]
+    # Valid defect cases d1..d4 (8 runs, 8 (run, defect) pairs); every claim names its
+    # defect's function. Discriminating where the mirror was reviewed and said nothing:
+    # d1 r0, d1 r1, d2 r0 (m2 r1 failed: no evidence); d3 has no mirror, d4's is invalid.
+    assert _frac(m, "named_recall") == (8, 8)
+    assert _frac(m, "discriminating_recall") == (3, 3)
+    assert _frac(m, "defect_recall") == (3, 8)
+    assert _frac(m, "pair_accuracy") == (3, 3)
+    # Clean cases: m1 and m2 (m4 is invalid); m2 r1 failed, out of the completed analysis.
+    assert _frac(m, "false_alarm_rate") == (0, 3)
+    assert _frac(m, "precision") == (3, 8)  # 3 identified of 8 credited findings, no false positive
+    e2e = result["conditions"]["explainer"]["end_to_end"]["metrics"]
+    # End to end the missing m2 r1 review leaves d2 r1's pair undecided in the reviewer's
+    # disfavour: a pair it did not tell apart, and a false alarm on the clean side.
+    assert _frac(e2e, "discriminating_recall") == (3, 4)
+    assert _frac(e2e, "pair_accuracy") == (3, 4)
+    assert _frac(e2e, "false_alarm_rate") == (1, 4)
+
+
+def test_a_namer_on_both_sides_of_every_pair_identifies_nothing(rundir):
+    result = score_run(rundir, ScoreOptions(bootstrap=200)).as_json()
+    m = result["conditions"]["namer"]["metrics"]
+    assert _frac(m, "named_recall") == (8, 8)  # naming: the diagnostic it games
+    assert _frac(m, "discriminating_recall") == (0, 4)  # d1, d2 x 2 repetitions
+    assert _frac(m, "defect_recall") == (0, 8)
+    assert _frac(m, "pair_accuracy") == (0, 4)
+    assert _frac(m, "false_alarm_rate") == (4, 4)
+    assert _frac(m, "precision") == (0, 12)  # 8 located, 4 false positives on the mirrors
+
+
+def test_verdicts_record_named_and_discriminating(rundir):
+    score_run(rundir, ScoreOptions(bootstrap=100))
+    rows = [json.loads(line) for line in (rundir / "verdicts.jsonl").read_text().splitlines()]
+    by_run = {r["run_id"]: r for r in rows if r["index"] == 0}
+    assert (by_run["explainer-d1-0"]["named"], by_run["explainer-d1-0"]["discriminating"]) == (True, True)
+    assert by_run["explainer-d1-0"]["identified"] is True
+    assert by_run["explainer-d2-1"]["discriminating"] is None  # its mirror run failed
+    assert by_run["explainer-d3-0"]["discriminating"] is None  # no mirror
+    assert by_run["explainer-d4-0"]["discriminating"] is None  # an invalid mirror is no evidence
+    assert by_run["namer-d1-0"]["discriminating"] is False and by_run["namer-d1-0"]["identified"] is False
+    assert by_run["namer-m1-0"]["false_positive"] is True
+
+
+GRANT = ('analysis = "completed"\nmin_defect_cases = 1\nmin_controls = 1\nmax_interval_width = 1.0\n'
+         '[[tier]]\nname = "triage"\nwhen = [{ metric = "discriminating_recall", op = ">=", value = 0.5 }]\n'
+         'permitted = ["triage"]\n[fallback]\nname = "none"\n')  # fmt: skip
+
+
+def _audit(corpus: Path, sound: bool):
+    from reviewbench.score.audit import Audit, Fraction, ProbeFigures, ShapeFigures
+
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    zero = Fraction(num=0, den=4)
+    audit = Audit(gold_sha256=gold_sha, probes={"namer": ProbeFigures(named=zero, discriminating=zero, false_alarms=zero)},
+                  shape=ShapeFigures(auc=0.9 if not sound else 0.5, best_feature="removed", best_feature_auc=0.9,
+                                     defect_cases=4, clean_cases=3),
+                  sound=sound, reasons=[] if sound else ["diff shape separates defect cases from clean ones"])  # fmt: skip
+    (corpus / "audit.json").write_text(audit.model_dump_json())
+
+
+@pytest.mark.parametrize("sound", [True, False])
+def test_no_tier_rests_on_automatic_evidence_over_a_corpus_whose_audit_is_not_sound(rundir, corpus, tmp_path, sound):
+    gates = tmp_path / "gates.toml"
+    gates.write_text(GRANT)
+    _audit(corpus, sound)
+    result = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates)).as_json()
+    decision = result["conditions"]["explainer"]["decision"]
+    assert result["analysis"]["audit"]["sound"] is sound
+    if sound:
+        assert (decision["status"], decision["tier"]) == ("granted", "triage")
+    else:
+        assert decision["status"] == "needs_labels" and "not sound" in decision["reason"]
+    # An audit of other gold is not this corpus's: it is ignored.
+    (corpus / "audit.json").write_text((corpus / "audit.json").read_text().replace('"gold_sha256":"', '"gold_sha256":"0'))
+    assert score_run(rundir, ScoreOptions(bootstrap=100, gates=gates)).as_json()["analysis"]["audit"] is None

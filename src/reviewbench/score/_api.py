@@ -20,9 +20,11 @@ from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
+from .audit import read_audit, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
+from .discriminate import discriminate, mirror_of, pairings
 from .first_review import first_reviews
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .levels import metric_evidence
@@ -33,16 +35,14 @@ from .metrics import (
     fp_distribution,
     latency_summary,
     run_outcome,
-    with_mirror,
     tally_condition,
+    with_mirror,
 )
 from .registry import RATE_METRICS
 from .result import LabelFigures, ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
-from .audit import read_audit, unsound
-from .discriminate import discriminate, mirror_of, pairings
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,

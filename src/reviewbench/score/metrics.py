@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 
 from ..records import Defect
 from ..store.runs import RunRow
-from .levels import case_kind
 from .discriminate import Pairing
 from .identify import evidence_name
+from .levels import case_kind
 from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict

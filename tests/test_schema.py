@@ -80,7 +80,7 @@ def test_every_file_of_a_mined_corpus_validates(schemas, corpus):
     validators = {name: Draft202012Validator(schema) for name, schema in schemas.items()}
     for name, file in (("cases", "cases.jsonl"), ("gold", "gold.jsonl")):
         lines = (corpus / file).read_text(encoding="utf-8").splitlines()
-        assert len(lines) == 6  # 4 fix reversals, 2 controls
+        assert len(lines) == 10  # 4 fix reversals, their 4 mirrors (base_patch, changed, pair_id), 2 controls
         for number, line in enumerate(lines, start=1):
             errors = list(validators[name].iter_errors(json.loads(line)))
             assert errors == [], f"{file}:{number}: {errors[0].message}"

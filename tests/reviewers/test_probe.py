@@ -43,7 +43,7 @@ def corpus(git_repo, tmp_path) -> Path:
                 {"app/calc.py": CALC.format("sum(v for v in values if v is not None)", "max(len(values), 1)")})
     repo.commit("fix scale of negative amounts", {"app/sign.py": "def scale(amount):\n    return abs(amount) * 2\n"})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0, mirrors=False), out)  # the remarks on defect cases
     return out
 
 
@@ -131,3 +131,20 @@ def test_a_hunk_without_a_name_gets_no_remark(make_packet):
 
     reply = asyncio.run(go())
     assert (reply.text, reply.findings) == ("NO_ISSUES", ())
+
+
+def test_the_shape_probe_takes_the_feature_and_cut_the_audit_gives_it():
+    from reviewbench.records import ReviewPacket
+    from reviewbench.reviewers.probe import probe_findings
+
+    packet = ReviewPacket.model_construct(diff=DIFF, files={})
+    # DIFF removes 3 lines and adds 2, in 2 hunks.
+    at_three = ProbeConfig(kind="probe", probe="shape", feature="removed", at_least=3)
+    at_four = ProbeConfig(kind="probe", probe="shape", feature="removed", at_least=4)
+    one_hunk = ProbeConfig(kind="probe", probe="shape", feature="hunks", at_most=1)
+    assert [f.line for f in probe_findings(at_three, packet)] == [41]  # the second hunk names no symbol
+    assert probe_findings(at_four, packet) == [] and probe_findings(one_hunk, packet) == []
+    for bad in ({"feature": "removed"}, {"feature": "removed", "at_least": 1, "at_most": 2}, {"at_least": 1},
+                {"probe": "namer", "feature": "hunks", "at_most": 1}):
+        with pytest.raises(ValueError, match="feature|at_least"):
+            ProbeConfig(**{"kind": "probe", "probe": "shape", **bad})

@@ -48,6 +48,16 @@ for line in lines:
 
 @pytest.fixture
 def corpus(git_repo, tmp_path) -> Path:
+    return _corpus(git_repo, tmp_path, mirrors=True)
+
+
+@pytest.fixture
+def plain_corpus(git_repo, tmp_path) -> Path:
+    """The same three fixes without their mirrors: three runs in flight at once."""
+    return _corpus(git_repo, tmp_path, mirrors=False)
+
+
+def _corpus(git_repo, tmp_path: Path, mirrors: bool) -> Path:
     repo = git_repo()
     # Names long enough to identify a defect by (a one-letter symbol names nothing).
     repo.commit("init", {"app/a.py": "def alpha_value(x):\n    return x\n", "app/b.py": "def beta_value(x):\n    return x\n",
@@ -56,7 +66,7 @@ def corpus(git_repo, tmp_path) -> Path:
     repo.commit("fix b", {"app/b.py": "def beta_value(x):\n    return x + 1\n"})
     repo.commit("fix c", {"app/c.py": "def gamma_value(x):\n    return abs(x)\n"})
     out = tmp_path / "project" / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0, mirrors=mirrors), out)
     return out
 
 
@@ -78,11 +88,13 @@ def test_a_reviewer_that_reads_the_gold_scores_zero_in_the_sandbox(tmp_path, cor
         reviewer = f'{{ kind = "command", command = {command}, expose = {expose}, sandbox = {str(sandbox).lower()} }}'
         out = tmp_path / f"runs-{sandbox}"
         summary = run_experiment(load_experiment(_experiment(tmp_path, corpus, reviewer)), out)
-        assert sum(summary.by_state.values()) == 3
+        assert sum(summary.by_state.values()) == 6  # 3 fix reversals and their mirrors
         metric = score_run(out, ScoreOptions(include_unvalidated=True))["conditions"]["A"]["metrics"]["defect_recall"]
         recall[sandbox] = (summary.by_state, metric["num"], metric["den"])
-    assert recall[False] == ({"completed_findings": 3}, 3, 3)  # unsandboxed, it "finds" every defect
-    assert recall[True] == ({"completed_no_findings": 3}, 0, 3)  # sandboxed, it sees no gold: zero
+    # Unsandboxed, it "finds" every defect, and the gold keeps it silent on every mirror, so
+    # even discriminating identification credits it: only the sandbox stops it.
+    assert recall[False] == ({"completed_findings": 3, "completed_no_findings": 3}, 3, 3)
+    assert recall[True] == ({"completed_no_findings": 6}, 0, 3)  # sandboxed, it sees no gold: zero
 
 
 def _alive_with(marker: str, program: str | None = None) -> list[int]:
@@ -99,7 +111,8 @@ def _alive_with(marker: str, program: str | None = None) -> list[int]:
     return found
 
 
-def test_ctrl_c_kills_every_sandboxed_reviewer_and_leaves_no_scratch(tmp_path, corpus):
+def test_ctrl_c_kills_every_sandboxed_reviewer_and_leaves_no_scratch(tmp_path, plain_corpus):
+    corpus = plain_corpus
     marker = f"{700 + os.getpid() % 100}.{time.time_ns() % 10**6}"
     command = json.dumps(f"setsid sleep {marker} & sleep {marker}")
     experiment = _experiment(tmp_path, corpus, f'{{ kind = "command", command = {command} }}', context="tree")

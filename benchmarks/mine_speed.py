@@ -7,9 +7,11 @@ process, on the same repository, with the same commit-message filter (the Python
 ``\\b(?:fix|fixes|fixed|bugfix|hotfix)\\b``):
 
 ``reviewbench``
-    ``mine_corpus(MineConfig(repo=REPO, controls_ratio=0), <fresh temp dir>, force=True)``:
-    the real mining stage with its defaults (max 60 changed source lines) but no controls
-    (pydriller makes none: the history walk is what is compared), writing a corpus.
+    ``mine_corpus(MineConfig(repo=REPO, controls_ratio=0, mirrors=False), <fresh temp dir>,
+    force=True)``: the real mining stage with its defaults (max 60 changed source lines) but
+    no controls and no mirrors (pydriller makes neither: the history walk is what is
+    compared, and the figures in benchmarks/README.md were measured before mirrors),
+    writing a corpus.
     It reads history in one ``git log``, diffs all matching commits through one
     ``git diff-tree --stdin`` and reads blobs through one ``git cat-file --batch``.
 ``pydriller``
@@ -268,7 +270,8 @@ class Reviewbench(Method):
         return Path(tempfile.mkdtemp(prefix="mine-speed-rb-", dir=self.tmp_root))
 
     def run(self, state: Path) -> RunResult:
-        summary = mine_corpus(MineConfig(repo=self.repo, controls_ratio=0), state / "corpus", force=True)
+        config = MineConfig(repo=self.repo, controls_ratio=0, mirrors=False)  # neither controls nor mirrors
+        summary = mine_corpus(config, state / "corpus", force=True)
         counts = summary.meta.counts
         merges = counts.dropped.get("merge", 0)
         return RunResult(

@@ -4,10 +4,14 @@
 Both tools run on scratch clones of the same repository in the same invocation:
 
 ``reviewbench``
-    ``reviewbench mine CLONE --no-fixes --mutations N --controls-ratio 0`` and then
-    ``reviewbench validate CORPUS --test-cmd CMD --jobs J --reruns R``. The figure is the
+    ``reviewbench mine CLONE --no-fixes --mutations N --controls-ratio 0 --no-mirrors`` and
+    then ``reviewbench validate CORPUS --test-cmd CMD --jobs J --reruns R``. The figure is the
     mutation cases validation marks ``observed`` (tests pass at HEAD, fail on every rerun
-    with the patch), per CPU-minute of both commands.
+    with the patch), per CPU-minute of both commands. Mining makes no mirrors (the clean
+    un-mutation paired with each mutant, a default of ``mine``): mutmut makes none, and the
+    measured figures in benchmarks/README.md were taken without them, so ``made`` stays the
+    N mutants and CPU is spent on them alone. A ``--baseline-src`` older than
+    ``--no-mirrors`` makes none anyway and is run without the option.
 ``mutmut``
     ``mutmut run --max-children J`` with a ``[mutmut]`` section written into the clone's
     ``setup.cfg`` (source paths, test selection, the same deselected tests). The figure is
@@ -84,11 +88,20 @@ def per_minute(count: int, cpu_s: float) -> float:
     return count / (cpu_s / 60) if cpu_s > 0 else 0.0
 
 
+def _no_mirrors(env: dict[str, str] | None) -> list[str]:
+    """``--no-mirrors`` if the reviewbench that ``env`` runs has it (code older than mirrors
+    makes none and rejects the option); asked outside any measurement."""
+    proc = subprocess.run([PYTHON, "-m", "reviewbench", "mine", "--help"], capture_output=True, text=True,
+                          check=False, env=env)  # fmt: skip
+    return ["--no-mirrors"] if "--no-mirrors" in proc.stdout else []
+
+
 def run_reviewbench(repo: Path, work: Path, args: argparse.Namespace, test_cmd: str,
                     env: dict[str, str] | None = None, corpus_name: str = "corpus") -> dict:  # fmt: skip
     corpus = work / corpus_name
     mine = [PYTHON, "-m", "reviewbench", "mine", str(repo), "--out", str(corpus), "--no-fixes",
-            "--mutations", str(args.mutations), "--controls-ratio", "0", "--seed", str(args.seed), "--json"]
+            "--mutations", str(args.mutations), "--controls-ratio", "0", *_no_mirrors(env),
+            "--seed", str(args.seed), "--json"]  # fmt: skip
     if args.coverage:
         mine += ["--coverage-cmd", f"{shlex.quote(PYTHON)} -m coverage run -m pytest -q -p no:cacheprovider"
                  + "".join(f" --deselect {shlex.quote(d)}" for d in args.deselect)]

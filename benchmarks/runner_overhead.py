@@ -138,7 +138,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rb-runner-bench-") as tmp:
         work = Path(tmp)
         _synthetic_repo(work / "repo", args.cases)
-        mine_corpus(MineConfig(repo=work / "repo", controls_ratio=0), work / "corpus")  # fix reversals only
+        # Fix reversals only, no mirrors: the plan must hold cases x repeats runs, as `ideal` counts.
+        mine_corpus(MineConfig(repo=work / "repo", controls_ratio=0, mirrors=False), work / "corpus")
         experiment_path = work / "experiment.toml"
         experiment_path.write_text(
             f'corpus = "corpus"\nrepeats = {args.repeats}\nseed = 1\n[[condition]]\nname = "A"\n'

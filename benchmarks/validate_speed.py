@@ -22,6 +22,11 @@ corpus twice, in the same Python process, one method after the other:
     bug, ``--jobs`` workers (default: the number of cores), tests in a network-denying
     sandbox. Its logs are ``COPY/logs/<case_id>.log``.
 
+Mining makes no mirrors (``MineConfig(mirrors=False)``; by default every fix reversal gets
+one, a clean case whose base is the reversal's patched tree, given as a base patch): the
+naive loop applies a case's patch to its base alone and has no notion of a base patch, and
+the measured figures in benchmarks/README.md were taken on fix reversals only.
+
 Measured for each method, as deltas around the method only (mining is excluded):
 
 * CPU time: ``resource.getrusage`` user+sys of ``RUSAGE_SELF`` (this process, all threads)
@@ -415,7 +420,9 @@ def compare(args: argparse.Namespace, work: Path) -> int:
                           check=True).stdout.strip()  # fmt: skip
     with Clock() as mining:
         summary = mine_corpus(
-            MineConfig(repo=clone, limit=args.limit, since=args.since, controls_ratio=0), mined, force=True
+            MineConfig(repo=clone, limit=args.limit, since=args.since, controls_ratio=0, mirrors=False),
+            mined,
+            force=True,
         )
     cases = read_corpus(mined).cases
     n = len(cases)

@@ -33,7 +33,10 @@ def test_mine_json_summary_and_show(git_repo, tmp_path):
     proc = run("mine", str(repo.path), "--out", str(out), "--json", "--controls-ratio", "0")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
-    assert summary["cases"] == 1
+    # Mined by default: the one fix reversal and its mirror (a mirror per fix reversal).
+    assert summary["cases"] == 2
+    assert summary["by_stratum"] == {"fix_reversal": 1, "mirror": 1}
+    assert summary["mirrors"] == {"made": 1, "fix_reversals_without": 0}
     assert summary["matched_commits"] == 2
     assert summary["scanned_commits"] == 3
     assert summary["dropped"]["no_source_change"] == 1
@@ -42,15 +45,21 @@ def test_mine_json_summary_and_show(git_repo, tmp_path):
     shown = run("show", str(out), "--json", "--cases")
     assert shown.returncode == 0, shown.stderr
     report = json.loads(shown.stdout)
-    assert report["cases"] == 1
-    assert report["by_stratum"] == {"fix_reversal": 1}
-    assert report["by_validation"] == {"unvalidated": 1}
-    [row] = report["case_rows"]
+    # The fix reversal and its mirror, as mined by default.
+    assert report["cases"] == 2
+    assert report["by_stratum"] == {"fix_reversal": 1, "mirror": 1}
+    assert report["by_validation"] == {"unvalidated": 2}
+    assert report["mirrors"]["mined"] == 1 and report["mirrors"]["paired_with_defect_cases"] == 1
+    rows = {r["stratum"]: r for r in report["case_rows"]}
+    assert sorted(rows) == ["fix_reversal", "mirror"]
+    row = rows["fix_reversal"]
     assert row["paths"] == ["app/core.py"] and row["language"] == "python"
+    assert rows["mirror"]["paths"] == row["paths"] and rows["mirror"]["case_id"] != row["case_id"]
 
     table = run("show", str(out), "--cases")
     assert table.returncode == 0
     assert row["case_id"] in table.stdout and "1/2" in table.stdout  # drop share num/den
+    assert rows["mirror"]["case_id"] in table.stdout
 
 
 def test_mine_table_shows_numerators_and_denominators(git_repo, tmp_path):

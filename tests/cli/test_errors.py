@@ -68,9 +68,10 @@ def fixed(git_repo):
 
 @pytest.fixture
 def corpus(fixed, tmp_path):
-    """A mined corpus of ``fixed``: its two fix reversals, no controls."""
+    """A mined corpus of ``fixed``: its two fix reversals, no controls, no mirrors (the
+    tests below count its gold lines)."""
     out = tmp_path / "corpus"
-    proc = run("mine", fixed.path, "--out", out, "--controls-ratio", "0")
+    proc = run("mine", fixed.path, "--out", out, "--controls-ratio", "0", "--no-mirrors")
     assert proc.returncode == 0, proc.stderr
     return out
 
@@ -111,7 +112,7 @@ def test_shallow_clone_warns_and_counts_the_boundary_commit_as_no_parent(git_rep
     subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{repo.path}", str(clone)],
                    check=True, capture_output=True)  # fmt: skip
     out = tmp_path / "out"
-    proc = run("mine", clone, "--out", out, "--json", "--controls-ratio", "0")
+    proc = run("mine", clone, "--out", out, "--json", "--controls-ratio", "0", "--no-mirrors")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "shallow clone" in proc.stderr and "truncated" in " ".join(proc.stderr.split())
@@ -144,7 +145,7 @@ def test_a_matching_root_commit_is_counted_as_no_parent(git_repo, tmp_path):
     repo = git_repo()
     repo.commit("Fix everything at once", {"calc.py": SOURCE_V1})
     repo.commit("Fix total of None", {"calc.py": SOURCE_V2})
-    proc = run("mine", repo.path, "--out", tmp_path / "out", "--json", "--controls-ratio", "0")
+    proc = run("mine", repo.path, "--out", tmp_path / "out", "--json", "--controls-ratio", "0", "--no-mirrors")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["cases"] == 1 and summary["dropped"]["no_parent"] == 1

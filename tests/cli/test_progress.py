@@ -38,7 +38,7 @@ def test_run_prints_status_lines_when_stderr_is_not_a_terminal(git_repo, tmp_pat
     repo.commit("init", {"a.py": "def a(x):\n    return x\n", "b.py": "def b(x):\n    return x\n"})
     repo.commit("fix a", {"a.py": "def a(x):\n    return x or 0\n"})
     repo.commit("fix b", {"b.py": "def b(x):\n    return x + 1\n"})
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), tmp_path / "corpus")  # two cases
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), tmp_path / "corpus")  # two cases
     experiment = tmp_path / "experiment.toml"
     experiment.write_text(f'corpus = "{tmp_path / "corpus"}"\nrepeats = 2\n'
                           '[[condition]]\nname = "s"\nreviewer = { kind = "silent" }\n')  # fmt: skip

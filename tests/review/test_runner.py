@@ -25,7 +25,7 @@ from ..reviewers.servers import FakeLLMServer, Reply
 
 @pytest.fixture
 def corpus(git_repo, tmp_path) -> Path:
-    """A corpus of three fix reversals (and no controls)."""
+    """A corpus of three fix reversals (no controls, no mirrors: the tests count its runs)."""
     repo = git_repo()
     repo.commit("init", {"app/a.py": "def a(x):\n    return x\n", "app/b.py": "def b(x):\n    return x\n",
                          "app/c.py": "def c(x):\n    return x\n"})  # fmt: skip
@@ -33,7 +33,7 @@ def corpus(git_repo, tmp_path) -> Path:
     repo.commit("fix b", {"app/b.py": "def b(x):\n    return x + 1\n"})
     repo.commit("fix c", {"app/c.py": "def c(x):\n    return abs(x)\n"})
     out = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0), out)
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), out)
     return out
 
 

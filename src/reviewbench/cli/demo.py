@@ -29,7 +29,8 @@ Now on your own repository and endpoint:
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel validation workers [default: cores].")
 def demo_command(out: Path, jobs: int | None) -> None:
     """Run the whole pipeline offline on an embedded sample project: build its history, mine
-    it, validate every case with its tests, run three built-in reviewers (silent, flag_all,
+    it, validate every case with its tests, audit the matcher with the built-in probes, run
+    three built-in reviewers (silent, flag_all,
     and ruff through SARIF), score them and write the report."""
     from ..demo import run_demo
 
@@ -42,6 +43,10 @@ def demo_command(out: Path, jobs: int | None) -> None:
 
         result = run_demo(out, step=step, jobs=jobs)
     print_scoreboard(result.rundir, with_label_figures(result.score, result.rundir))
+    if result.audit:
+        probes = "; ".join(f"{name} named {p.named.num:g}/{p.named.den:g}, credited {p.discriminating.num:g}/"
+                           f"{p.discriminating.den:g}" for name, p in result.audit.probes.items())  # fmt: skip
+        console.print(f"Probes (reviewbench audit {out}/corpus): {probes}", markup=False)
     console.print(f"\nDone in {time.monotonic() - started:.0f}s. Everything is in {out}/: the sample repository "
                   f"(shelfkit/), the corpus, the runs (runs/runs.sqlite) and score.json.", markup=False)  # fmt: skip
     if result.report:

@@ -1,7 +1,7 @@
 """The offline demo: the whole pipeline, end to end, on the embedded sample project.
 
-Builds the sample repository, mines it, validates every case with its tests, registers
-and runs an experiment with the built-in reviewers (``silent``, ``flag_all`` and ruff as a
+Builds the sample repository, mines it, validates every case with its tests, audits the
+matcher with the built-in probes, registers and runs an experiment with the built-in reviewers (``silent``, ``flag_all`` and ruff as a
 real static analyser through ``sarif``), scores it and writes the report. Nothing leaves
 the machine.
 """
@@ -25,6 +25,8 @@ from ..registration import register
 from ..review.experiment import load_experiment
 from ..review.runner import run_experiment
 from ..score import ScoreOptions, ScoreResult, score_run
+from ..score.audit import Audit
+from ..score.audit_run import audit_corpus
 from ..validate import validate_corpus
 from .labels import LabelDemo, label_demo
 from .sample import build_sample_repository
@@ -66,6 +68,8 @@ class DemoResult:
     report: Path
     labels: LabelDemo | None = None
     """Human labels of the demo's findings (scripted raters), agreement and judge calibration."""
+    audit: Audit | None = None
+    """The matcher audit of the corpus: the probes' figures and the shape separability."""
 
 
 def _prepare(out: Path) -> None:
@@ -100,6 +104,8 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     mine_corpus(MineConfig(repo=repo, seed=SEED, mutations=8, controls_ratio=0.5, rename=True), corpus)
     step("validating every case with the project's tests")
     validate_corpus(corpus, ValidateConfig.build(**({"jobs": jobs} if jobs else {}), timeout=120))
+    step("auditing the matcher: the built-in probes (namer, quoter, shape) and the shape separability")
+    audit = audit_corpus(corpus)
     experiment_path = out / "experiment.toml"
     experiment_path.write_text(EXPERIMENT.format(seed=SEED, ruff=_ruff_command(), expose=_interpreter_paths()), encoding="utf-8")
     experiment = load_experiment(experiment_path)
@@ -114,7 +120,7 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     score = score_run(rundir, ScoreOptions(overrides=score_overrides(rundir)))  # registered rules, people's labels
     (out / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
-    return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels)
+    return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels, audit=audit)
 
 
 def _write_report(rundir: Path, target: Path, score: ScoreResult) -> Path:

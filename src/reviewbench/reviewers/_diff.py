@@ -1,4 +1,4 @@
-"""Which post-patch lines a unified diff adds, per file.
+"""Reading a unified diff as a reviewer does: its hunks, and which post-patch lines it adds.
 
 Hunks are read by their line counts, so an added line that itself begins with ``+++`` or
 ``---`` is not mistaken for a file header.
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import codecs
 import re
+from dataclasses import dataclass, field
 
-__all__ = ["added_lines"]
+__all__ = ["Hunk", "added_lines", "hunks"]
 
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 
 
 def _unquote(path: str) -> str:
@@ -35,25 +36,55 @@ def _target(value: str) -> str | None:
     return value.removeprefix("b/")
 
 
-def added_lines(diff: str) -> dict[str, frozenset[int]]:
-    """Post-patch line numbers of the lines ``diff`` adds, keyed by post-patch path."""
-    found: dict[str, set[int]] = {}
+@dataclass
+class Hunk:
+    """One hunk of a unified diff, as a reviewer reads it."""
+
+    path: str | None
+    """Post-patch path (None for a deleted file)."""
+    start: int
+    """Post-patch line the hunk's header starts at."""
+    section: str
+    """What git wrote after the ``@@`` header (the nearest definition above), if anything."""
+    first_changed: int = 0
+    """Post-patch line of the first added or removed line (a removal: the line after it)."""
+    post: list[str] = field(default_factory=list)
+    """The hunk's post-patch lines (context and added), from ``start``."""
+    changed: list[str] = field(default_factory=list)
+    """Added and removed lines without their ``+``/``-``, in diff order."""
+    added: int = 0
+    removed: int = 0
+    added_at: list[int] = field(default_factory=list)
+    """Post-patch line numbers of the added lines."""
+
+
+def _walk(diff: str) -> list[Hunk]:
+    """Every hunk of ``diff``, read by its line counts (those of deleted files too)."""
+    out: list[Hunk] = []
     path: str | None = None
     old_left = new_left = 0
     line = 0
     for raw in diff.splitlines():
         if old_left > 0 or new_left > 0:
-            tag = raw[:1]
+            tag, text = raw[:1], raw[1:]
+            hunk = out[-1]
+            if tag in ("+", "-") and not hunk.changed:
+                hunk.first_changed = max(line, 1)
             if tag == "+":
-                if path is not None:
-                    found.setdefault(path, set()).add(line)
+                hunk.added_at.append(line)
+                hunk.post.append(text)
+                hunk.changed.append(text)
+                hunk.added += 1
                 line += 1
                 new_left -= 1
                 continue
             if tag == "-":
+                hunk.changed.append(text)
+                hunk.removed += 1
                 old_left -= 1
                 continue
-            if tag in (" ", ""):  # an empty line is context whose space was stripped
+            if tag in (" ", ""):
+                hunk.post.append(text)
                 line += 1
                 old_left -= 1
                 new_left -= 1
@@ -69,4 +100,21 @@ def added_lines(diff: str) -> dict[str, frozenset[int]]:
             old_left = int(m.group(1)) if m.group(1) is not None else 1
             line = int(m.group(2))
             new_left = int(m.group(3)) if m.group(3) is not None else 1
+            out.append(Hunk(path=path, start=line, section=m.group(4).strip()))
+    return out
+
+
+def hunks(diff: str) -> list[Hunk]:
+    """The hunks of ``diff`` that change a file still there after it, as a reviewer reads them."""
+    return [h for h in _walk(diff) if h.changed and h.path is not None]
+
+
+def added_lines(diff: str) -> dict[str, frozenset[int]]:
+    """Post-patch line numbers of the lines ``diff`` adds, keyed by post-patch path."""
+    found: dict[str, set[int]] = {}
+    for hunk in _walk(diff):
+        if hunk.path is not None and hunk.added_at:
+            found.setdefault(hunk.path, set()).update(hunk.added_at)
     return {name: frozenset(lines) for name, lines in found.items()}
+
+

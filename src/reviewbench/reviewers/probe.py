@@ -25,7 +25,6 @@ found gets no remark.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.reviewers import ProbeConfig
@@ -33,79 +32,13 @@ from ..mine.paths import language_of
 from ..mine.shape import patch_shape
 from ..mine.symbols import SymbolIndex, identifiers
 from ..records import Finding, ReviewPacket, Severity
-from ._diff import _target
+from ._diff import Hunk, hunks
 from .base import ReviewReply, register
 
 __all__ = ["Hunk", "ProbeReviewer", "hunks", "looks_like_a_defect", "probe_findings"]
 
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 NO_ISSUES = "NO_ISSUES"
-
-
-@dataclass
-class Hunk:
-    """One hunk of a unified diff, as a reviewer reads it."""
-
-    path: str | None
-    """Post-patch path (None for a deleted file)."""
-    start: int
-    """Post-patch line the hunk's header starts at."""
-    section: str
-    """What git wrote after the ``@@`` header (the nearest definition above), if anything."""
-    first_changed: int = 0
-    """Post-patch line of the first added or removed line (a removal: the line after it)."""
-    post: list[str] = field(default_factory=list)
-    """The hunk's post-patch lines (context and added), from ``start``."""
-    changed: list[str] = field(default_factory=list)
-    """Added and removed lines without their ``+``/``-``, in diff order."""
-    added: int = 0
-    removed: int = 0
-
-
-def hunks(diff: str) -> list[Hunk]:
-    """The hunks of ``diff``, read by their line counts (as ``_diff.added_lines`` does)."""
-    out: list[Hunk] = []
-    path: str | None = None
-    old_left = new_left = 0
-    line = 0
-    for raw in diff.splitlines():
-        if old_left > 0 or new_left > 0:
-            tag, text = raw[:1], raw[1:]
-            hunk = out[-1]
-            if tag in ("+", "-") and not hunk.changed:
-                hunk.first_changed = max(line, 1)
-            if tag == "+":
-                hunk.post.append(text)
-                hunk.changed.append(text)
-                hunk.added += 1
-                line += 1
-                new_left -= 1
-                continue
-            if tag == "-":
-                hunk.changed.append(text)
-                hunk.removed += 1
-                old_left -= 1
-                continue
-            if tag in (" ", ""):
-                hunk.post.append(text)
-                line += 1
-                old_left -= 1
-                new_left -= 1
-                continue
-            if tag == "\\":
-                continue
-            old_left = new_left = 0  # counts were wrong: read it as a header line
-        if raw.startswith("diff --git "):
-            path = None
-        elif raw.startswith("+++ "):
-            path = _target(raw[4:])
-        elif m := _HUNK.match(raw):
-            old_left = int(m.group(1)) if m.group(1) is not None else 1
-            line = int(m.group(2))
-            new_left = int(m.group(3)) if m.group(3) is not None else 1
-            out.append(Hunk(path=path, start=line, section=m.group(4).strip()))
-    return [h for h in out if h.changed and h.path is not None]
 
 
 def looks_like_a_defect(parts: list[Hunk]) -> bool:

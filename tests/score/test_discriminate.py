@@ -89,6 +89,13 @@ RUNS: dict[str, dict[tuple[str, int], tuple[str, list[Finding]]]] = {
     },
     # The same style remark on both sides of every pair.
     "namer": {(c, r): ("completed_findings", _style(c)) for c in CASES for r in (0, 1)},
+    # Names the defect on the defect side, and remarks on other words at the mirrored lines
+    # (as a quoter picking another changed name on the other side of a diff does).
+    "two_faced": {
+        **{(c, r): ("completed_findings", EXPLAIN[c]) for c in ("d1", "d2", "d3", "d4") for r in (0, 1)},
+        **{(c, r): ("completed_findings", [F(CASES[c][0], CASES[c][1][0], "`tmp` is a vague name")])
+           for c in ("m1", "m2", "m4") for r in (0, 1)},
+    },
 }
 
 
@@ -200,3 +207,10 @@ def test_no_tier_rests_on_automatic_evidence_over_a_corpus_whose_audit_is_not_so
     # An audit of other gold is not this corpus's: it is ignored.
     (corpus / "audit.json").write_text((corpus / "audit.json").read_text().replace('"gold_sha256":"', '"gold_sha256":"0'))
     assert score_run(rundir, ScoreOptions(bootstrap=100, gates=gates)).as_json()["analysis"]["audit"] is None
+
+
+def test_any_remark_at_the_mirrored_lines_is_equivalent_whatever_its_words(rundir):
+    m = score_run(rundir, ScoreOptions(bootstrap=100)).as_json()["conditions"]["two_faced"]["metrics"]
+    assert _frac(m, "named_recall") == (8, 8)
+    assert _frac(m, "discriminating_recall") == (0, 4) and _frac(m, "defect_recall") == (0, 8)
+    assert _frac(m, "false_alarm_rate") == (4, 4)

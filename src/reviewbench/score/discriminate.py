@@ -7,9 +7,9 @@ docstring", at the first changed line of every hunk, names every defect's functi
 defect case of a fix reversal or a mutation therefore has a **mirror** (stratum
 ``mirror``, the same ``pair_id``): the same change the other way, same files, lines and
 vocabulary, no defect. A naming finding is **discriminating** when the same condition, in
-the same repetition, said nothing naming that defect on the mirror: no finding of the
-mirror's run near the mirrored lines (gold ``changed``, within the tolerance; or without a
-line, on one of those files) whose claim names the defect by the same rules.
+the same repetition, said nothing equivalent on the mirror: no finding of the mirror's run
+at the mirrored lines (gold ``changed``, within the tolerance), whatever it says, and none
+without a line on one of those files that names the defect by the same rules.
 
 Only a discriminating naming finding identifies its defect automatically. Where the pair
 has no valid mirror (no mirror in the corpus, an invalid one) or its run did not complete,
@@ -108,13 +108,19 @@ def _near(finding: Finding, changed: Sequence[Location], matcher: PathMatcher, t
 
 def _named_on_mirror(run: RunRow, mirror: GoldRecord, defects: Sequence[Defect], tolerance: int,
                      originals: Sequence[Defect] | None = None) -> set[str]:  # fmt: skip
-    """The ids of ``defects`` some finding of the mirror's run names near the mirrored lines
-    (a rename variant's defect also by its original's names: the mirror has those). A mirror
-    without ``changed`` lines (an authored counterexample) counts every finding."""
+    """The ids of ``defects`` the mirror's run said something equivalent of: any finding at
+    the mirrored lines (within the tolerance) speaks of the same change, whatever its words
+    (a quoter picks another changed name on the other side); one without a line, on a
+    mirrored file, when it names the defect (a rename variant's defect also by its
+    original's names: the mirror has those). A mirror without ``changed`` lines (an authored
+    counterexample) counts every finding that names the defect."""
     matcher = PathMatcher([loc.path for loc in mirror.changed])
     named: set[str] = set()
     for finding in run.findings:
         if mirror.changed and not _near(finding, mirror.changed, matcher, tolerance):
+            continue
+        if mirror.changed and finding.line is not None:
+            named.update(d.defect_id for d in defects)
             continue
         for i, defect in enumerate(defects):
             alike = [defect, *([originals[i]] if originals is not None and i < len(originals) else [])]

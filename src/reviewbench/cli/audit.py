@@ -40,8 +40,8 @@ def audit_command(corpus: Path, as_json: bool) -> None:
         table.add_row(name, *(f"{f.num:g}/{f.den:g}" for f in (probe.named, probe.discriminating, probe.false_alarms)))
     console.print(table)
     shape = audit.shape
-    auc = f"{shape.auc:.2f}" if shape.auc is not None else "not measured (too few cases)"
-    best = f"; best single feature {shape.best_feature} {shape.best_feature_auc:.2f}" if shape.best_feature else ""
+    auc = f"{shape.auc:.3f}" if shape.auc is not None else "not measured (too few cases)"
+    best = f"; best single feature {shape.best_feature} {shape.best_feature_auc:.3f}" if shape.best_feature else ""
     console.print(f"shape separability: AUC {auc} over {shape.defect_cases} defect and {shape.clean_cases} clean "
                   f"cases (at most {MAX_SHAPE_AUC} is sound){best}")  # fmt: skip
     for reason in audit.reasons:

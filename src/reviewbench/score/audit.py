@@ -72,7 +72,7 @@ class Audit(_Record):
         worst = max(self.probes.items(), key=lambda kv: _rate(kv[1].discriminating), default=None)
         probe = (f"probes' discriminating recall at most {_fmt(worst[1].discriminating)} ({worst[0]})"
                  if worst else "no probe ran")  # fmt: skip
-        shape = f"shape AUC {self.shape.auc:.2f}" if self.shape.auc is not None else "shape AUC not measured"
+        shape = f"shape AUC {self.shape.auc:.3f}" if self.shape.auc is not None else "shape AUC not measured"
         verdict = "sound" if self.sound else "NOT SOUND: no tier rests on automatic evidence"
         if all(p.discriminating.den == 0 for p in self.probes.values()):
             probe = "no reviewed mirror pair: automatic identification credits nothing here"

@@ -111,9 +111,9 @@ def audit_corpus(corpus: Path, *, write: bool = True) -> Audit:
     reasons = [f"probe {name} is credited with {_fmt(p.discriminating)} defects (discriminating recall above "
                f"{MAX_PROBE_RECALL:.0%})" for name, p in probes.items() if _rate(p.discriminating) > MAX_PROBE_RECALL]
     if separability.auc is not None and separability.auc > MAX_SHAPE_AUC:
-        reasons.append(f"diff shape separates defect cases from clean ones (AUC {separability.auc:.2f} > "
+        reasons.append(f"diff shape separates defect cases from clean ones (AUC {separability.auc:.3f} > "
                        f"{MAX_SHAPE_AUC}; best single feature: {separability.best_feature} "
-                       f"{separability.best_feature_auc:.2f})")
+                       f"{separability.best_feature_auc:.3f})")
     if not clean:
         reasons.append("no valid clean case: restraint cannot be measured")
     audit = Audit(

@@ -23,7 +23,9 @@ from reviewbench.records import (
 )
 from reviewbench.score import ScoreOptions, score_run
 from reviewbench.store.corpus import CorpusWriter
-from reviewbench.store.runs import RunRow, RunStore
+from reviewbench.store.runs import RunStore
+
+from .test_score import _row
 
 # case id: (path, defect line range and symbol, or None for a mirror; pair id; validation)
 CASES = {
@@ -99,18 +101,6 @@ RUNS: dict[str, dict[tuple[str, int], tuple[str, list[Finding]]]] = {
 }
 
 
-def _row(condition, case_id, rep, state, findings, gold_sha):
-    return RunRow(
-        run_id=f"{condition}-{case_id}-{rep}", case_id=case_id, condition=condition, repetition=rep,
-        variant="original", state=state, started_at="2026-01-01T00:00:00.000+00:00",
-        ended_at="2026-01-01T00:00:01.000+00:00", latency_s=1.0, attempts=1, cached=False,
-        model_requested="m", model_returned="m", params={}, prompt_sha256="p" * 64, guidance_sha256=None,
-        gold_sha256=gold_sha, tool_version="test", tokens_in=None, tokens_out=None,
-        raw_output="\n".join(f.raw for f in findings) or "NO_ISSUES", unparsed=[], error=None,
-        cache_key=f"k-{condition}-{case_id}-{rep}", findings=findings,
-    )  # fmt: skip
-
-
 @pytest.fixture
 def rundir(tmp_path, corpus) -> Path:
     gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
@@ -121,7 +111,8 @@ def rundir(tmp_path, corpus) -> Path:
                     "experiment": json.dumps({"condition": [{"name": n} for n in RUNS]})})  # fmt: skip
     for condition, runs in RUNS.items():
         for (case_id, rep), (state, findings) in runs.items():
-            store.record(_row(condition, case_id, rep, state, findings, gold_sha), None)
+            raw = "\n".join(f.raw for f in findings) or "NO_ISSUES"
+            store.record(_row(condition, case_id, rep, state, findings, raw, gold_sha), None)
     store.close()
     return out
 

@@ -360,7 +360,9 @@ def test_a_run_that_fails_after_opening_its_pull_request_records_it(tmp_path, co
         # The second pull request is never reviewed; another one that the refusal reached
         # after the bot's review keeps the review time it saw (seen once under a loaded CI).
         assert pull.number != 2 or pull.first_review_at is None
-    assert all(p["state"] == "closed" for p in server.pulls.values())
+    # Every pull request is closed, unless the one refusal landed on a close request itself
+    # (a stale pull request that a resume closes: test_kill_9_mid_run_then_resume_...).
+    assert sum(p["state"] != "closed" for p in server.pulls.values()) <= 1
 
 
 def test_ctrl_c_mid_run_records_each_interrupted_run_with_its_pull_request(tmp_path, corpus, bare):

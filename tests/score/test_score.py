@@ -28,10 +28,15 @@ from ..conftest import run_cli
 from .mirrors import mirror_id, paired
 
 
+# What each enclosing symbol's fix removed: naming where (the symbol) is no evidence, naming
+# what changed is.
+REMOVED = {"parse": "header_len", "load": "skip_rows"}
+
+
 def _defect(cid, n, path, start, end, severity=None, symbols=()):
     return Defect(defect_id=f"{cid}-d{n}", defect_class="fix_reversal" if n == 1 else "mutation_x",
                   severity=severity, locations=[Location(path=path, start_line=start, end_line=end)],
-                  symbols=list(symbols))  # fmt: skip
+                  symbols=list(symbols), removed_identifiers=[REMOVED[s] for s in symbols])  # fmt: skip
 
 
 CASES = {
@@ -81,10 +86,10 @@ def F(path, line, severity=None, claim="claim"):
 
 # Condition A's runs: (case, repetition) -> (state, findings, raw text)
 RUNS_A = {
-    ("d1", 0): ("completed_findings", [F("app/a.py", 11, "high", "parse mishandles the header")],
+    ("d1", 0): ("completed_findings", [F("app/a.py", 11, "high", "parse mishandles header_len")],
                 "app/a.py:11 high parse fails"),  # fmt: skip
     ("d1", 1): ("completed_findings", [F("app/a.py", 30, "low"), F("app/a.py", 9, "high")], "two findings"),
-    ("d2", 0): ("completed_findings", [F("app/b.py", 5, "low"), F("app/b.py", 6, "med", "load drops a record"),
+    ("d2", 0): ("completed_findings", [F("app/b.py", 5, "low"), F("app/b.py", 6, "med", "load drops a record at skip_rows"),
                                        F("app/c.py", None)], "app/c.py: loader issue"),  # fmt: skip
     ("d2", 1): ("failed", [], None),
     ("d3", 0): ("completed_no_findings", [], "NO_ISSUES"),
@@ -95,7 +100,7 @@ RUNS_A = {
     ("k3", 0): ("completed_no_findings", [], "NO_ISSUES"),
     ("k3", 1): ("completed_no_findings", [], "NO_ISSUES"),
     ("k4", 0): ("completed_findings", [F("app/w.py", 1)], "w"),
-    ("v1", 0): ("completed_findings", [F("app/a.py", 12, "high", "parse is wrong here")], "a"),
+    ("v1", 0): ("completed_findings", [F("app/a.py", 12, "high", "header_len is wrong here")], "a"),
     ("v1", 1): ("completed_no_findings", [], "NO_ISSUES"),
     # Silent on both mirrors: what A says naming d1 and d2 discriminates.
     **{(mirror_id(c), rep): ("completed_no_findings", [], "NO_ISSUES") for c in PAIRED for rep in (0, 1)},

@@ -214,9 +214,14 @@ def test_no_tier_rests_on_automatic_evidence_over_a_corpus_whose_audit_is_not_so
         assert (decision["status"], decision["tier"]) == ("granted", "triage")
     else:
         assert decision["status"] == "needs_labels" and "not sound" in decision["reason"]
-    # An audit of other gold is not this corpus's: it is ignored.
+    # The recorded "sound" is re-checked before the grant; "not sound" is taken as written.
+    assert result["analysis"]["audit"]["source"] == ("re-run by score" if sound else "recorded in audit.json")
+    # An audit of other gold is not this corpus's: it is ignored, and the audit re-run
+    # (sound here: the hand-written patches are empty, so no probe speaks and shape is flat).
     (corpus / "audit.json").write_text((corpus / "audit.json").read_text().replace('"gold_sha256":"', '"gold_sha256":"0'))
-    assert score_run(rundir, ScoreOptions(bootstrap=100, gates=gates)).as_json()["analysis"]["audit"] is None
+    again = score_run(rundir, ScoreOptions(bootstrap=100, gates=gates)).as_json()
+    assert again["analysis"]["audit"]["source"] == "re-run by score" and again["analysis"]["audit"]["sound"]
+    assert again["conditions"]["explainer"]["decision"]["status"] == "granted"
 
 
 def test_any_remark_at_the_mirrored_lines_is_equivalent_whatever_its_words(rundir):
@@ -224,3 +229,51 @@ def test_any_remark_at_the_mirrored_lines_is_equivalent_whatever_its_words(rundi
     assert _frac(m, "named_recall") == (8, 8)
     assert _frac(m, "discriminating_recall") == (0, 4) and _frac(m, "defect_recall") == (0, 8)
     assert _frac(m, "false_alarm_rate") == (4, 4)
+
+
+def _shaped_patch(cid: str) -> bytes:
+    """A defect case removes three lines, its mirror adds them back: diff shape alone tells
+    the two apart (the audit's shape AUC is 1.0)."""
+    path, (start, _end, _symbol), *_ = CASES[cid]
+    lines = ["    check()", "    check()", "    check()"]
+    sign, old, new = ("-", 3, 0) if not cid.startswith("m") else ("+", 0, 3)
+    body = "\n".join(f"{sign}{line}" for line in lines)
+    return (f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{start},{old + 1} +{start},{new + 1} @@\n"
+            f" def f():\n{body}\n").encode()
+
+
+@pytest.mark.parametrize("recorded", ["forged_sound", "absent"])
+def test_a_grant_on_automatic_evidence_re_runs_the_audit_rather_than_trust_a_file(tmp_path, recorded):
+    """``audit.json`` lies in the corpus, which may come from anyone: a file claiming "sound"
+    (or none at all) is re-checked by running the audit before any tier rests on automatic
+    evidence."""
+    corpus = tmp_path / "corpus"
+    with CorpusWriter(corpus) as writer:
+        for cid, (path, *_rest) in CASES.items():
+            writer.add(Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
+                            paths=[path], language="python"), _gold(cid), _shaped_patch(cid))  # fmt: skip
+        writer.commit(lambda sha: CorpusMeta(
+            repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",
+            tool_version="test", config={}, gold_sha256=sha,
+            counts=CorpusCounts(cases=len(CASES), by_stratum={}, matched_commits=0, dropped={}),
+        ))  # fmt: skip
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    rundir = tmp_path / "runs"
+    rundir.mkdir()
+    store = RunStore(rundir / "runs.sqlite", create=True)
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha,
+                    "experiment": json.dumps({"condition": [{"name": "explainer"}]})})  # fmt: skip
+    for (case_id, rep), (state, findings) in RUNS["explainer"].items():
+        raw = "\n".join(f.raw for f in findings) or "NO_ISSUES"
+        store.record(_row("explainer", case_id, rep, state, findings, raw, gold_sha), None)
+    store.close()
+    if recorded == "forged_sound":
+        _audit(corpus, sound=True)
+    gates = tmp_path / "gates.toml"
+    gates.write_text(GRANT)
+    result = score_run(rundir, ScoreOptions(bootstrap=100, gates=gates)).as_json()
+    decision = result["conditions"]["explainer"]["decision"]
+    assert decision["status"] == "needs_labels" and "not sound" in decision["reason"]
+    audit = result["analysis"]["audit"]
+    assert audit["sound"] is False and audit["source"] == "re-run by score"
+    assert any("diff shape separates" in r for r in audit["reasons"])

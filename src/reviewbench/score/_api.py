@@ -20,7 +20,7 @@ from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
-from .audit import read_audit, unsound
+from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
@@ -290,7 +290,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
     dates = case_dates(corpus) if cutoff else {}
     verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
-    audit = read_audit(corpus.path, corpus.meta.gold_sha256)
+    audit = AuditCheck(corpus.path, corpus.meta.gold_sha256)
     write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
     paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
     outcomes: dict[str, RunOutcome] = {
@@ -503,7 +503,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                               "nothing of it on the defect's mirror (a defect case without a reviewed, valid "
                               "mirror gets no automatic identification); naming alone is named_recall",
             "verdicts": str(rundir / VERDICTS_FILE),
-            "audit": {"sound": audit.sound, "line": audit.line(), "reasons": audit.reasons} if audit else None,
+            "audit": audit.summary(),
             "cutoff": {"date": cutoff_text, "registered": bool(inputs.experiment.get("cutoff"))
                        and cutoff_text == inputs.experiment.get("cutoff"),
                        "registered_date": inputs.experiment.get("cutoff")} if cutoff_text else None,

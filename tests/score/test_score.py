@@ -224,6 +224,7 @@ def test_unvalidated_cases_are_out_unless_widened(rundir):
     # Clean cases: k1-k3 and the two mirrors; widened, k4 too.
     assert narrow["corpus"]["eligible_defect_cases"] == 2 and narrow["corpus"]["eligible_controls"] == 5
     assert wide["corpus"]["eligible_defect_cases"] == 3 and wide["corpus"]["eligible_controls"] == 6
+    assert narrow["corpus"]["eligible_mirrors"] == wide["corpus"]["eligible_mirrors"] == 2
     assert _frac(_m(wide)["defect_recall"]) == (2, 5)  # d3's miss now counts
     assert _frac(_m(wide)["false_alarm_rate"]) == (3, 10)  # and k4's alarm
 
@@ -346,6 +347,7 @@ def test_cli_json_contract_and_scoreboard(rundir):
     # Identification is explained: naming counts only where the mirror's review was silent.
     assert "said nothing naming it on the defect's mirror" in " ".join(board.split())
     assert "(upper bound)" in board and "not registered" in board
+    assert "5 clean cases (3 controls, 2 mirrors)" in " ".join(board.split())  # a mirror is no control
 
 
 def test_changed_gold_is_refused(rundir, corpus):

@@ -486,6 +486,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "cases": len(corpus.cases),
             "eligible_defect_cases": eligible_defects,
             "eligible_controls": valid_controls,
+            "eligible_mirrors": sum(1 for c in cases.values() if c.control and c.stratum == "mirror"),
             "eligible_variants": sum(1 for c in cases.values() if c.variant),
             "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
             "by_validation": dict(sorted(validation.items())),

@@ -36,9 +36,13 @@ CASES = {
     "m1": ("app/a.py", (9, 11, "parse"), "p1", "not_observed"),
     "m2": ("app/b.py", (5, 5, "load_rows"), "p2", "not_observed"),
     "m4": ("app/d.py", (7, 7, "flush"), "p4", "observed"),  # tests fail after its patch: invalid
+    # The tests do not observe d5, so d5 is out, and so is its mirror, valid though it is:
+    # an unpaired mirror is a clean case with a fix's shape, not a defect case's.
+    "d5": ("app/e.py", (4, 9, "emit"), "p5", "not_observed"),
+    "m5": ("app/e.py", (4, 9, "emit"), "p5", "not_observed"),
 }
 # What each pair's fix removed (the mirror's side of the diff has the same names).
-REMOVED = {"p1": "header_row", "p2": "stop_index", None: "escape_html", "p4": "write_buffer"}
+REMOVED = {"p1": "header_row", "p2": "stop_index", None: "escape_html", "p4": "write_buffer", "p5": "emit_line"}
 
 
 def _gold(cid: str) -> GoldRecord:
@@ -141,8 +145,10 @@ def test_a_reviewer_that_explains_each_defect_and_is_silent_on_mirrors_gets_its_
     assert _frac(m, "discriminating_recall") == (3, 3)
     assert _frac(m, "defect_recall") == (3, 8)
     assert _frac(m, "pair_accuracy") == (3, 3)
-    # Clean cases: m1 and m2 (m4 is invalid); m2 r1 failed, out of the completed analysis.
+    # Clean cases: m1 and m2 (m4 is invalid, m5's defect case is); m2 r1 failed, out of the
+    # completed analysis.
     assert _frac(m, "false_alarm_rate") == (0, 3)
+    assert result["corpus"]["eligible_controls"] == result["corpus"]["eligible_mirrors"] == 2
     assert _frac(m, "precision") == (3, 8)  # 3 identified of 8 credited findings, no false positive
     e2e = result["conditions"]["explainer"]["end_to_end"]["metrics"]
     # End to end the missing m2 r1 review leaves d2 r1's pair undecided in the reviewer's

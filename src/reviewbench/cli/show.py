@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from ..score._api import eligible_cases
 from ..store import read_corpus
 from ..validate.reasons import group_reasons
 from ._output import console, escape, print_json, printable
@@ -85,6 +86,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "paired_with_defect_cases": sum(g.pair_id in defect_pairs for g in mirrors),
         "validated": sum(g.validation is not None for g in mirrors),
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for g in mirrors),
+        # Scored: valid, and its defect case too (an unpaired mirror has a fix's shape).
+        "in_analysis": sum(1 for c in eligible_cases(data, include_unvalidated=False).values() if c.stratum == "mirror"),
     }
 
     from ..mine.shape import corpus_shapes, shape_separability
@@ -150,7 +153,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     if mirrors:
         console.print(f"mirrors: {mirror_counts['mined']} ({mirror_counts['paired_with_defect_cases']} paired with "
                       f"defect cases); {mirror_counts['valid']} of {mirror_counts['validated']} validated keep the "
-                      "tests green")  # fmt: skip
+                      f"tests green; {mirror_counts['in_analysis']} scored (valid, with their defect case valid)")  # fmt: skip
     print_reasons(reasons, data.meta.environment.setup if data.meta.environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)

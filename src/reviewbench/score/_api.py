@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
-from ..records import GoldRecord, ValidationStatus
+from ..records import GoldRecord, Stratum, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from .audit import AuditCheck, unsound
@@ -95,7 +95,10 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
     """Cases in the analysis: observed defect cases and passing clean cases (or all, widened).
 
     A rename variant needs its original in the analysis too: it is scored against it. A
-    rename variant and a mirror are resampled in their original's (defect case's) cluster.
+    mirror needs its defect case: unpaired, it is a clean case with a fix's shape (on tomli,
+    the valid mirrors of 11 unobserved fix reversals, 2 to 39 changed lines, made diff shape
+    tell clean cases from the 1-3-line valid defect cases). A rename variant and a mirror are
+    resampled in their original's (defect case's) cluster.
     """
     gold = {g.case_id: g for g in corpus.gold}
     # A mirror is resampled with its defect case: the pair figures read both together.
@@ -103,6 +106,10 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
     for defect_id, mirror in mirror_of(corpus.gold).items():
         if not gold[defect_id].variant_of:
             paired_with.setdefault(mirror.case_id, defect_id)
+    partners: dict[str | None, list[GoldRecord]] = {}
+    for g in corpus.gold:
+        if g.pair_id is not None and g.stratum != Stratum.MIRROR and g.expect_finding and not g.variant_of:
+            partners.setdefault(g.pair_id, []).append(g)
     out: dict[str, CaseInfo] = {}
     for case in corpus.cases:
         g = gold.get(case.case_id)
@@ -110,6 +117,8 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
             continue
         original = g.variant_of
         if original and (original not in gold or not _valid(gold[original], include_unvalidated)):
+            continue
+        if g.stratum == Stratum.MIRROR and not any(_valid(d, include_unvalidated) for d in partners.get(g.pair_id, ())):
             continue
         out[case.case_id] = CaseInfo(
             case_id=case.case_id,

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from ..score._api import eligible_cases
 from ..store import read_corpus
 from ..validate.reasons import group_reasons
 from ._output import console, escape, print_json, printable
@@ -32,6 +31,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     separability is the cross-validated AUC with which diff shape alone tells defect cases
     from clean cases.
     """
+    from ..score import eligible_cases  # scoring's rule; numpy loads only for show
+
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
     by_stratum = Counter(g.stratum for g in data.gold)
@@ -87,7 +88,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "validated": sum(g.validation is not None for g in mirrors),
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for g in mirrors),
         # Scored: valid, and its defect case too (an unpaired mirror has a fix's shape).
-        "in_analysis": sum(1 for c in eligible_cases(data, include_unvalidated=False).values() if c.stratum == "mirror"),
+        "in_analysis": sum(1 for c in eligible_cases(data, include_unvalidated=False).values()
+                           if c.stratum == "mirror"),
     }
 
     from ..mine.shape import corpus_shapes, shape_separability

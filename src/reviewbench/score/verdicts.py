@@ -18,6 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -117,13 +118,14 @@ def judge_run(
     finding is credited to at most one defect. A finding with a line located at no
     defect is a false positive; one without a line is file-level.
     """
-    base = {"case_id": case_id, "condition": condition, "repetition": repetition}
+    def verdict(index: int, **fields: Any) -> FindingVerdict:
+        return FindingVerdict(comment_id=comment_id(run_id, index), run_id=run_id, index=index, case_id=case_id,
+                              condition=condition, repetition=repetition, scored=scored, **fields)  # fmt: skip
+
     if not scored:
-        return [FindingVerdict(comment_id=comment_id(run_id, i), run_id=run_id, index=i, scored=False, **base)
-                for i in range(len(findings))]  # fmt: skip
+        return [verdict(i) for i in range(len(findings))]
     if not defects:
-        return [FindingVerdict(comment_id=comment_id(run_id, i), run_id=run_id, index=i, scored=True,
-                               false_positive=True, **base) for i in range(len(findings))]  # fmt: skip
+        return [verdict(i, false_positive=True) for i in range(len(findings))]
     matcher = PathMatcher([*paths, *(loc.path for d in defects for loc in d.locations)])
     hits: list[list[int]] = []
     names: list[dict[int, IdentifiedBy]] = []
@@ -145,29 +147,21 @@ def judge_run(
         primary[d] = chosen
         taken.add(chosen)
     credited = {f: d for d, f in primary.items()}
-    out = []
+    out: list[FindingVerdict] = []
     for f, finding in enumerate(findings):
-        cid = comment_id(run_id, f)
-        if f in credited:
-            d = credited[f]
+        if f in credited or hits[f]:
+            d = credited[f] if f in credited else next((i for i in hits[f] if i in primary), hits[f][0])
             gold = defects[d].severity
-            out.append(FindingVerdict(
-                comment_id=cid, run_id=run_id, index=f, scored=True, defect_id=defects[d].defect_id, located=True,
-                identified=d in names[f], named=d in names[f], identified_by=names[f].get(d),
-                severity_ok=None if gold is None else finding.severity == gold, **base,
-            ))  # fmt: skip
-        elif hits[f]:
-            d = next((i for i in hits[f] if i in primary), hits[f][0])
-            out.append(FindingVerdict(
-                comment_id=cid, run_id=run_id, index=f, scored=True, defect_id=defects[d].defect_id, located=True,
-                identified=d in names[f], named=d in names[f], identified_by=names[f].get(d),
-                duplicate_of=comment_id(run_id, primary[d]) if d in primary else None, **base,
-            ))  # fmt: skip
+            extra: dict[str, Any] = (
+                {"severity_ok": None if gold is None else finding.severity == gold} if f in credited
+                else {"duplicate_of": comment_id(run_id, primary[d]) if d in primary else None}
+            )  # fmt: skip
+            out.append(verdict(f, defect_id=defects[d].defect_id, located=True, identified=d in names[f],
+                               named=d in names[f], identified_by=names[f].get(d), **extra))  # fmt: skip
         elif finding.line is None:
-            out.append(FindingVerdict(comment_id=cid, run_id=run_id, index=f, scored=True, file_level=True, **base))
+            out.append(verdict(f, file_level=True))
         else:
-            out.append(FindingVerdict(comment_id=cid, run_id=run_id, index=f, scored=True, false_positive=True,
-                                      **base))  # fmt: skip
+            out.append(verdict(f, false_positive=True))
     return out
 
 
@@ -183,7 +177,7 @@ def apply_overrides(verdicts: Iterable[FindingVerdict],
         if label is None or not v.scored or label.evidence.rank < v.evidence.rank:
             out.append(v)
             continue
-        update: dict = {"identified": label.identified and v.located, "evidence": label.evidence,
+        update: dict[str, Any] = {"identified": label.identified and v.located, "evidence": label.evidence,
                         "identified_by": v.identified_by if label.identified else None}  # fmt: skip
         if label.false_positive is not None:
             update["false_positive"] = label.false_positive

@@ -38,9 +38,10 @@ from .metrics import (
     tally_condition,
     with_mirror,
 )
+from .paired import difference, mcnemar_table, paired_columns
 from .registry import RATE_METRICS
 from .result import LabelFigures, ScoreResult
-from .stats import mcnemar_exact, percentile_interval, resample_ratios
+from .stats import percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
@@ -53,7 +54,7 @@ from .verdicts import (
     write_verdicts,
 )
 
-__all__ = ["ScoreOptions", "eligible_cases", "score_run"]
+__all__ = ["RunTallies", "ScoreOptions", "eligible_cases", "score_run", "tally_runs"]
 
 _DEFAULTS = {"tolerance": 3, "bootstrap": 10_000, "include_unvalidated": False}
 _ANALYSES = ("completed", "end_to_end")
@@ -164,17 +165,6 @@ def _breakdown(tally: ConditionTally) -> dict:
     }  # fmt: skip
 
 
-def _mcnemar_counts(a: ConditionTally, b: ConditionTally) -> tuple[int, int]:
-    only_a = only_b = 0
-    for key, found_a in a.found.items():
-        found_b = b.found.get(key)
-        if found_b is None:
-            continue
-        only_a += found_a and not found_b
-        only_b += found_b and not found_a
-    return only_a, only_b
-
-
 @dataclass(frozen=True)
 class _Inputs:
     runs: list[RunRow]
@@ -272,6 +262,59 @@ def _configured_model(experiment: dict, name: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class RunTallies:
+    """A run directory read and counted as scoring counts it, before any resample: what
+    ``score_run`` and the comparison of two run directories (``compare.py``) both start from."""
+
+    inputs: _Inputs
+    everything: dict[str, CaseInfo]
+    """Every case in the analysis, holdout strata included."""
+    cases: dict[str, CaseInfo]
+    """The headline's cases (no holdout stratum)."""
+    holdout: dict[str, CaseInfo]
+    verdicts: dict[str, list[FindingVerdict]]
+    outcomes: dict[str, RunOutcome]
+    by_condition: dict[str, list[RunRow]]
+    names: list[str]
+    """Conditions in the experiment's order, then any others by name."""
+    tallies: dict[tuple[str, str], ConditionTally]
+    """By (condition, analysis): ``completed`` and ``end_to_end``."""
+
+
+def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[str] | None = None) -> RunTallies:
+    """Judge every run of ``rundir`` and tally each condition in both analyses.
+
+    Args:
+        only: case ids to keep in the analysis (None: every eligible case); the runs of the
+            others are still judged, so a kept case's mirror still decides discrimination.
+
+    Raises:
+        CorpusError, UsageError: as :func:`score_run`.
+    """
+    inputs = _load(rundir, options)
+    corpus, runs = inputs.corpus, inputs.runs
+    everything = eligible_cases(corpus, inputs.include_unvalidated)
+    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
+    paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
+    outcomes: dict[str, RunOutcome] = {
+        run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
+                                paired.get(run.run_id))  # fmt: skip
+        for run in runs if run.case_id in everything
+    }
+    if only is not None:
+        everything = {k: c for k, c in everything.items() if k in only}
+    cases, holdout = split_holdout(everything)  # natural cases: beside the headline, never in it
+    order = [c["name"] for c in inputs.experiment.get("condition", [])]
+    by_condition: dict[str, list[RunRow]] = defaultdict(list)
+    for run in runs:
+        by_condition[run.condition].append(run)
+    names = [n for n in order if n in by_condition] + sorted(set(by_condition) - set(order))
+    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end")
+               for name in names for analysis in _ANALYSES}  # fmt: skip
+    return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies)
+
+
 def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResult:
     """Score every condition of a run directory (see ``docs/SCORING.md``).
 
@@ -282,30 +325,15 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         UsageError: the corpus's gold changed since the runs, registered rules or inputs
             changed, or the gates are invalid.
     """
-    inputs = _load(rundir, options)
+    tallied = tally_runs(rundir, options)
+    inputs, cases, holdout, verdicts = tallied.inputs, tallied.cases, tallied.holdout, tallied.verdicts
     gates, corpus, runs = inputs.gates, inputs.corpus, inputs.runs
-    everything = eligible_cases(corpus, inputs.include_unvalidated)
-    cases, holdout = split_holdout(everything)  # natural cases: beside the headline, never in it
+    outcomes, by_condition, names, tallies = tallied.outcomes, tallied.by_condition, tallied.names, tallied.tallies
     cutoff_text = options.cutoff or inputs.experiment.get("cutoff")
     cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
     dates = case_dates(corpus) if cutoff else {}
-    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
     audit = read_audit(corpus.path, corpus.meta.gold_sha256)
     write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
-    paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
-    outcomes: dict[str, RunOutcome] = {
-        run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
-                                paired.get(run.run_id))  # fmt: skip
-        for run in runs if run.case_id in everything
-    }
-
-    order = [c["name"] for c in inputs.experiment.get("condition", [])]
-    by_condition: dict[str, list[RunRow]] = defaultdict(list)
-    for run in runs:
-        by_condition[run.condition].append(run)
-    names = [n for n in order if n in by_condition] + sorted(set(by_condition) - set(order))
-    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end")
-               for name in names for analysis in _ANALYSES}  # fmt: skip
 
     clusters = sorted({c.cluster for c in cases.values()})
     index = {cluster: i for i, cluster in enumerate(clusters)}
@@ -320,11 +348,11 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     for a, b in pairs:
         for analysis in _ANALYSES:
             for metric in RATE_METRICS:
-                (na, da), (nb, db) = sums[(a, analysis, metric)], sums[(b, analysis, metric)]
-                shared = (da > 0) & (db > 0)  # paired: only cases both conditions were scored on
-                for who, (n, d) in (("a", (na, da)), ("b", (nb, db))):
+                # paired: only cases both conditions were scored on
+                both = paired_columns(sums[(a, analysis, metric)], sums[(b, analysis, metric)])
+                for who, column in zip(("a", "b"), both, strict=True):
                     slots[(a, b, analysis, metric, who)] = len(columns)
-                    columns.append((n * shared, d * shared))
+                    columns.append(column)
     unclear_slots: dict[str, tuple[int, int]] = {}  # the precision variants of the gated analysis
     for name in names:
         rows = tallies[(name, gates.analysis)].unclear
@@ -352,14 +380,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         return (None, None) if np.isnan(low) else (round(float(low), 6), round(float(high), 6))
 
     def paired(sa: int, sb: int) -> tuple[float | None, float | None, float | None]:
-        (na, da), (nb, db) = columns[sa], columns[sb]
-        if da.sum() == 0 or db.sum() == 0:
-            return None, None, None
-        diff = round(na.sum() / da.sum() - nb.sum() / db.sum(), 6)
-        dlo, dhi = percentile_interval((samples[:, sa] - samples[:, sb])[:, None])
-        if np.isnan(dlo[0]):
-            return diff, None, None
-        return diff, round(float(dlo[0]), 6), round(float(dhi[0]), 6)
+        return difference(columns[sa], columns[sb], samples[:, sa], samples[:, sb])
 
     def metrics_of(name: str, analysis: str) -> dict[str, dict]:
         tally = tallies[(name, analysis)]
@@ -470,7 +491,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 diff, low, high = paired(slots[(a, b, analysis, metric, "a")], slots[(a, b, analysis, metric, "b")])
                 p = None
                 if metric == "defect_recall":
-                    p = mcnemar_exact(*_mcnemar_counts(tallies[(a, analysis)], tallies[(b, analysis)]))
+                    p = mcnemar_table(tallies[(a, analysis)].found, tallies[(b, analysis)].found).p
                 comparisons.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
                                     "lo": low, "hi": high, "mcnemar_p": p})  # fmt: skip
 
@@ -523,10 +544,7 @@ def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, in
         if a not in names or b not in names:
             continue
         metric, _, stratum = gate.metric.partition("@")
-        na, da = _sums(tallies[(a, analysis)].rows, index, stratum or None)[metric]
-        nb, db = _sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]
-        shared = (da > 0) & (db > 0)
         out[i] = (len(columns), len(columns) + 1)
-        columns.append((na * shared, da * shared))
-        columns.append((nb * shared, db * shared))
+        columns.extend(paired_columns(_sums(tallies[(a, analysis)].rows, index, stratum or None)[metric],
+                                      _sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]))
     return out

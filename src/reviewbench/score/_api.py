@@ -54,7 +54,7 @@ from .verdicts import (
     write_verdicts,
 )
 
-__all__ = ["RunTallies", "ScoreOptions", "eligible_cases", "score_run", "tally_runs"]
+__all__ = ["RunTallies", "ScoreOptions", "cluster_sums", "eligible_cases", "score_run", "tally_runs"]
 
 _DEFAULTS = {"tolerance": 3, "bootstrap": 10_000, "include_unvalidated": False}
 _ANALYSES = ("completed", "end_to_end")
@@ -132,7 +132,7 @@ def _value(num: float, den: float) -> float | None:
     return round(num / den, 6) if den > 0 else None
 
 
-def _sums(rows, index: dict[str, int], stratum: str | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # type: ignore[no-untyped-def]
+def cluster_sums(rows, index: dict[str, int], stratum: str | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # type: ignore[no-untyped-def]
     """Per metric, the per-cluster sums of numerators and denominators (one pass)."""
     size = len(index)
     empty = {m: (np.zeros(size), np.zeros(size)) for m in RATE_METRICS}
@@ -340,7 +340,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     columns: list[tuple[np.ndarray, np.ndarray]] = []
     slots: dict[tuple, int] = {}
     sums = {(name, analysis, metric): pair for (name, analysis), tally in tallies.items()
-            for metric, pair in _sums(tally.rows, index).items()}  # fmt: skip
+            for metric, pair in cluster_sums(tally.rows, index).items()}  # fmt: skip
     for key, pair in sums.items():
         slots[key] = len(columns)
         columns.append(pair)
@@ -545,6 +545,6 @@ def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, in
             continue
         metric, _, stratum = gate.metric.partition("@")
         out[i] = (len(columns), len(columns) + 1)
-        columns.extend(paired_columns(_sums(tallies[(a, analysis)].rows, index, stratum or None)[metric],
-                                      _sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]))
+        columns.extend(paired_columns(cluster_sums(tallies[(a, analysis)].rows, index, stratum or None)[metric],
+                                      cluster_sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]))
     return out

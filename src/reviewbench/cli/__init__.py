@@ -24,6 +24,7 @@ from .audit import audit_command
 from .case import case_group
 from .compare import compare_command
 from .demo import demo_command
+from .gate import gate_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
 from .report import report_command
@@ -46,6 +47,7 @@ Examples:
   reviewbench runs runs/first --json                  # every run with its state
   reviewbench score runs/first                        # metrics, intervals, decision
   reviewbench compare runs/first runs/second          # paired differences between two run directories
+  reviewbench gate runs/second --baseline runs/first  # CI: exit 0 pass, 1 fail, 3 inconclusive
   reviewbench report runs/first --csv out --sarif f.sarif  # report.html, CSV, SARIF
   reviewbench show corpus --cases                     # what was mined, and what was dropped
   reviewbench case add corpus --base main --head rule-break --gold gold.toml --stratum rule_violation
@@ -76,6 +78,7 @@ cli.add_command(runs_command)
 cli.add_command(export_command)
 cli.add_command(score_command)
 cli.add_command(compare_command)
+cli.add_command(gate_command)
 cli.add_command(register_command)
 cli.add_command(report_command)
 cli.add_command(tasks_group)

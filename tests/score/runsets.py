@@ -88,19 +88,25 @@ class Reviewer:
     kind: str = "command"
     failed: set[int] = field(default_factory=set)
     """Defect case indices whose run failed (no review), every repetition."""
+    switch: tuple[int, str] | None = None
+    """(i, model): defect cases (and their mirrors) and controls of index i and above are
+    answered by another model (a mid-run routing change)."""
+
+    def model_for(self, index: int) -> str:
+        return self.switch[1] if self.switch and index >= self.switch[0] else self.model
 
     def at(self, which: set[int] | dict[int, set[int]], rep: int) -> set[int]:
         return which.get(rep, set()) if isinstance(which, dict) else which
 
 
 def _row(condition: str, case_id: str, rep: int, reviewer: Reviewer, gold_sha: str, findings: list[Finding],
-         failed: bool = False, day: str = "2026-03-01") -> RunRow:  # fmt: skip
+         failed: bool = False, day: str = "2026-03-01", index: int = 0) -> RunRow:  # fmt: skip
     state = "failed" if failed else ("completed_findings" if findings else "completed_no_findings")
     return RunRow(
         run_id=f"{condition}-{case_id}-{rep}", case_id=case_id, condition=condition, repetition=rep,
         variant="original", state=state, started_at=f"{day}T00:00:00.000+00:00",
         ended_at=f"{day}T00:00:01.000+00:00", latency_s=1.0, attempts=1, cached=False,
-        model_requested=reviewer.model, model_returned=None if failed else reviewer.model, params={},
+        model_requested=reviewer.model, model_returned=None if failed else reviewer.model_for(index), params={},
         prompt_sha256=hashlib.sha256(reviewer.prompt.encode()).hexdigest(), guidance_sha256=None,
         gold_sha256=gold_sha, tool_version="test", tokens_in=10, tokens_out=5,
         raw_output=None if failed else "\n".join(f.raw for f in findings) or "NO_ISSUES", unparsed=[],
@@ -124,13 +130,13 @@ def write_runs(path: Path, corpus: Path, conditions: dict[str, Reviewer], defect
                 if i in reviewer.at(reviewer.finds, rep):
                     said = [Finding(path=f"app/m{i}.py", line=11, severity="high", claim=f"fetch{i} is off by one",
                                     raw=f"app/m{i}.py:11 high fetch{i} is off by one")]  # fmt: skip
-                store.record(_row(name, defect_id(i), rep, reviewer, gold_sha, said, i in reviewer.failed, day), None)
-                store.record(_row(name, mirror_id(defect_id(i)), rep, reviewer, gold_sha, [], day=day), None)
+                store.record(_row(name, defect_id(i), rep, reviewer, gold_sha, said, i in reviewer.failed, day, i), None)
+                store.record(_row(name, mirror_id(defect_id(i)), rep, reviewer, gold_sha, [], day=day, index=i), None)
             for j in range(controls):
                 said = []
                 if j in reviewer.at(reviewer.flags, rep):
                     said = [Finding(path=f"app/c{j}.py", line=3, severity="low", claim="looks odd",
                                     raw=f"app/c{j}.py:3 low looks odd")]  # fmt: skip
-                store.record(_row(name, control_id(j), rep, reviewer, gold_sha, said, day=day), None)
+                store.record(_row(name, control_id(j), rep, reviewer, gold_sha, said, day=day, index=j), None)
     store.close()
     return path

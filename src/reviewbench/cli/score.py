@@ -23,6 +23,8 @@ TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any",
          "fp_per_clean_case", "precision", "located_precision", "duplicate_rate", "flag_coverage", "completion",
          "seed_file_recall", "seed_symbol_recall", "seed_severity_match", "seed_rename_stable",
          "weighted_points")  # fmt: skip
+#: Per returned model id, when the model changed during a run.
+DRIFT_METRICS = ("defect_recall", "located_recall", "false_alarm_rate")
 #: End-to-end figures shown beside the completed-run ones (a missing review counts against).
 END_TO_END = ("defect_recall", "located_recall", "false_alarm_rate")
 
@@ -32,6 +34,11 @@ def _fmt(m: dict) -> tuple[str, str, str]:
     fraction = f"{m['num']}/{m['den']}"
     interval = "" if m.get("lo") is None else f"[{m['lo']:.3f}, {m['hi']:.3f}]"
     return value, fraction, interval
+
+
+def _drift_figure(metric: str, m: dict) -> str:
+    value, fraction, interval = _fmt(m)
+    return f"{metric} {fraction} = {value}" + (f" {interval}" if interval else "")
 
 
 def _evidence(data: dict, metric: str) -> str:
@@ -64,6 +71,10 @@ def _print_condition(name: str, data: dict) -> None:
     if drift:
         console.print(f"  MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
                       f"{', '.join(drift['returned'])}", markup=False)  # fmt: skip
+        for model, part in (drift.get("by_model") or {}).items():  # each model's runs apart (not paired)
+            figures = "; ".join(_drift_figure(m, part["metrics"][m]) for m in DRIFT_METRICS)
+            console.print(f"    answered by {model} ({part['runs']} runs, {part['cases']} cases): {figures}",
+                          markup=False)  # fmt: skip
     table = Table(show_edge=False, box=None, padding=(0, 1))
     for column in ("metric", "num/den", "value", "95% interval", "evidence"):
         table.add_column(column, justify="left" if column in ("metric", "evidence") else "right")

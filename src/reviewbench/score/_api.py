@@ -25,6 +25,7 @@ from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
+from .drift import per_model_scores
 from .first_review import first_reviews
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .levels import metric_evidence
@@ -475,6 +476,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
+        drift = conditions[name]["model_drift"]
+        if drift and len(drift["returned"]) > 1:  # a change during the run: each model's own figures
+            drift["by_model"] = per_model_scores(by_condition[name], cases, outcomes, inputs.bootstrap, inputs.seed)
         if unclear:
             conditions[name]["unclear"] = unclear
         if name in options.labels:

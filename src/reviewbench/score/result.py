@@ -23,6 +23,7 @@ __all__ = [
     "GateCheck",
     "MetricEvidence",
     "MetricValue",
+    "ModelFigures",
     "PairedComparison",
     "ScoreResult",
     "UnclearDecision",
@@ -138,9 +139,20 @@ class MetricEvidence(_Result):
     automatic: int = Field(description="Comments it counts on automatic matching only.")
 
 
+class ModelFigures(_Result):
+    """The completed runs one returned model id answered, scored on their own."""
+
+    runs: int = Field(description="Completed runs this model id answered.")
+    cases: int = Field(description="Distinct cases among them.")
+    metrics: dict[str, MetricValue] = Field(description="Every rate metric over those runs, with its interval.")
+
+
 class ModelDrift(_Result):
     requested: list[str] = Field(description="Model ids requested.")
     returned: list[str] = Field(description="Distinct model ids the completed runs reported.")
+    by_model: dict[str, ModelFigures] | None = Field(default=None, description="With several returned ids (a "
+                                                     "change during the run): each id's runs scored apart, "
+                                                     "not paired (they answered different runs).")
 
 
 class UnclearDecision(_Result):

@@ -184,3 +184,14 @@ def test_bad_input_exits_2_in_one_line(tmp_path):
         proc = reviewbench("gate", *args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_a_reviewer_missing_from_the_new_run_is_not_a_pass(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus", 12, 10)
+    same = Reviewer(finds=set(range(8)))
+    base = write_runs(tmp_path / "w1", corpus, {"R": same, "S": same}, 12, 10)
+    new = write_runs(tmp_path / "w2", corpus, {"R": same}, 12, 10)
+    proc = reviewbench("gate", new, "--baseline", base)
+    assert proc.returncode == 3, proc.stdout
+    assert "not gated: S: in the baseline only: the new run has no such condition (inconclusive)" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == "gate: inconclusive (2 passed, 0 failed, 0 inconclusive, 1 baseline condition(s) not run); exit 3"

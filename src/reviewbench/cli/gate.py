@@ -89,4 +89,5 @@ def _print(result) -> None:  # type: ignore[no-untyped-def]
     o = result.outcome
     console.print(f"gate: {o.status.value} ({o.passed} passed, {o.failed} failed, {o.inconclusive} inconclusive"
                   + (f", {len(result.model_changes)} model change(s)" if result.model_changes else "")
+                  + (f", {len(result.missing)} baseline condition(s) not run" if result.missing else "")
                   + f"); exit {o.exit_code}")  # fmt: skip

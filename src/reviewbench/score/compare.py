@@ -169,7 +169,8 @@ def _registration(t: RunTallies) -> str | None:
 
 def _side(rundir: Path, t: RunTallies) -> RunSide:
     return RunSide(rundir=str(rundir), corpus=str(t.inputs.corpus.path), gold_sha256=t.inputs.corpus.meta.gold_sha256,
-                   runs=len(t.inputs.runs), conditions=list(t.names), registration=_registration(t))  # fmt: skip
+                   runs=len(t.inputs.runs), conditions=list(t.names), registration=_registration(t),
+                   baselines=[n for n in t.names if calibration_kind(t.inputs.experiment, n)])  # fmt: skip
 
 
 def _run_changes(ta: RunTallies, tb: RunTallies) -> dict[str, Change]:

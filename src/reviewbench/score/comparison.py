@@ -97,6 +97,7 @@ class RunSide(_Record):
     gold_sha256: str
     runs: int = Field(description="Runs in the store.")
     conditions: list[str]
+    baselines: list[str] = Field(description="Its conditions that are calibration baselines or probes.")
     registration: str | None = Field(description="'version N of DATE, SHA-256 …' when registered.")
 
 

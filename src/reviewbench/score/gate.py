@@ -95,6 +95,8 @@ class GateResult(_Record):
                                         "run (people's labels in one, automatic matching in the other): "
                                         "a difference may be the labels', not the reviewer's.")  # fmt: skip
     not_gated: dict[str, str] = Field(description="Conditions left out, with why.")
+    missing: list[str] = Field(description="Reviewer conditions of the baseline the new run does not have: not "
+                               "measured, so the gate is at best inconclusive.")  # fmt: skip
     outcome: GateOutcome
     comparison: RunComparison = Field(description="The comparison the rules were judged on (compare --json).")
 
@@ -208,10 +210,12 @@ def gate_runs(rundir: Path, baseline: Path, rules_path: Path | None = None,
                              f"(paired: {', '.join(sorted(names))})")  # fmt: skip
     not_gated = {c.b: f"a calibration baseline ({c.baseline}): gated only when named with --condition"
                  for c in comparison.conditions if c.baseline and c.b not in explicit}  # fmt: skip
-    for side, unpaired in comparison.unpaired.items():
-        for name in unpaired:
-            if side == "b":
-                not_gated[name] = "not in the baseline (pair it with --condition BASELINE_NAME=NAME)"
+    for name in comparison.unpaired["b"]:
+        not_gated[name] = "not in the baseline (pair it with --condition BASELINE_NAME=NAME)"
+    # A reviewer of the baseline that the new run did not run was not measured: never a pass.
+    missing = [n for n in comparison.unpaired["a"] if n not in comparison.a.baselines]
+    for name in missing:
+        not_gated[name] = "in the baseline only: the new run has no such condition (inconclusive)"
     gated = [c for c in comparison.conditions if c.b not in not_gated]
     if not gated:
         raise UsageError(f"nothing to gate: every paired condition ({', '.join(sorted(names))}) is a calibration "
@@ -234,14 +238,14 @@ def gate_runs(rundir: Path, baseline: Path, rules_path: Path | None = None,
     counts = {s: sum(1 for o in outcomes if o.status is s) for s in GateStatus}
     if counts[GateStatus.FAIL] or (changes and rules.fail_on_model_change):
         status = GateStatus.FAIL
-    elif counts[GateStatus.INCONCLUSIVE] or not outcomes:
+    elif counts[GateStatus.INCONCLUSIVE] or not outcomes or missing:
         status = GateStatus.INCONCLUSIVE
     else:
         status = GateStatus.PASS
     return GateResult(
         run=str(rundir), baseline=str(baseline), rules_file=str(rules_path) if rules_path else "built-in",
         rules_sha256=sha, rules=outcomes, model_changes=changes, fail_on_model_change=rules.fail_on_model_change,
-        evidence_changes=[c.b for c in gated if not c.changed["evidence"].same], not_gated=not_gated,
+        evidence_changes=[c.b for c in gated if not c.changed["evidence"].same], not_gated=not_gated, missing=missing,
         outcome=GateOutcome(status=status, exit_code=status.exit_code, passed=counts[GateStatus.PASS],
                             failed=counts[GateStatus.FAIL], inconclusive=counts[GateStatus.INCONCLUSIVE]),
         comparison=comparison,

@@ -163,7 +163,7 @@ def test_different_corpora_refused_unless_shared_cases(tmp_path):
     refused = reviewbench("compare", a, b)
     assert refused.returncode != 0 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
-    assert "different corpora" in refused.stderr and "--shared-cases" in refused.stderr
+    assert "different corpora" in refused.stderr and "26 cases agree, 4 do not: add --shared-cases" in refused.stderr
     proc = reviewbench("compare", a, b, "--shared-cases", "--json")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)

@@ -129,7 +129,10 @@ def print_comparison(result) -> None:  # type: ignore[no-untyped-def]
     """The comparison as text: provenance, then one table per paired condition."""
     data = result.as_json()
     shared, boot = data["shared_cases"], data["analysis"]["bootstrap"]
-    if shared["restricted"]:
+    if shared["restricted"] and not (shared["only_a"] or shared["only_b"] or shared["differing"]):
+        scope = (f"different gold files whose {shared['cases']} cases all agree in patch and labels (the files "
+                 "differ elsewhere, e.g. validation records)")  # fmt: skip
+    elif shared["restricted"]:
         scope = (f"different corpora, shared cases only: {shared['cases']} cases (left out: {shared['only_a']} only in "
                  f"a, {shared['only_b']} only in b, {shared['differing']} changed)")  # fmt: skip
     else:

@@ -214,12 +214,17 @@ def compare_runs(rundir_a: Path, rundir_b: Path, options: CompareOptions = Compa
     tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b))
     corpus_a, corpus_b = ta.inputs.corpus, tb.inputs.corpus
     restricted = corpus_a.meta.gold_sha256 != corpus_b.meta.gold_sha256
-    if restricted and not options.shared_cases:
-        raise UsageError(f"{rundir_a} and {rundir_b} were run on different corpora (gold SHA-256 "
-                         f"{corpus_a.meta.gold_sha256[:12]}… and {corpus_b.meta.gold_sha256[:12]}…); "
-                         "add --shared-cases to compare only the cases both hold unchanged")  # fmt: skip
     if restricted:
         shared, only_a, only_b, differing = _shared(corpus_a, corpus_b)
+    if restricted and not options.shared_cases:
+        same = not (only_a or only_b or differing)
+        hint = (f"; their {len(shared)} cases agree in patch and labels (gold.jsonl differs elsewhere, e.g. "
+                "validation records), so --shared-cases compares them all" if same
+                else f"; {len(shared)} cases agree, {only_a + only_b + differing} do not: add --shared-cases to "
+                "compare only those that agree")  # fmt: skip
+        raise UsageError(f"{rundir_a} and {rundir_b} were run on different corpora (gold SHA-256 "
+                         f"{corpus_a.meta.gold_sha256[:12]}… and {corpus_b.meta.gold_sha256[:12]}…){hint}")  # fmt: skip
+    if restricted:
         if not shared:
             raise UsageError(f"{rundir_a} and {rundir_b} share no case (same id, patch and gold): nothing to compare")
         ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a), only=shared)

@@ -81,3 +81,38 @@ def test_a_worse_endpoint_fails_the_gate_and_the_same_one_passes(tmp_path, corpu
     passed = reviewbench("gate", same, "--baseline", week1)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert passed.stdout.splitlines()[-1] == "gate: pass (2 passed, 0 failed, 0 inconclusive); exit 0"
+
+
+def test_rerun_repeats_the_registered_experiment_ready_for_the_gate(tmp_path, corpus):
+    with FakeLLMServer() as server:
+        server.default = Reply.answer(_reviewer(set(range(DEFECTS))))
+        week1 = _run(tmp_path, corpus, server, "week1")
+        experiment = tmp_path / "experiment.toml"
+        # A new model string in the experiment file: rerun registers the file as it is now.
+        experiment.write_text(experiment.read_text().replace('model = "m"', 'model = "m-2"'))
+        rerun = reviewbench("rerun", week1, "--out", tmp_path / "week2")
+        assert rerun.returncode == 0, rerun.stderr
+    assert f"changed since: experiment {experiment}" in rerun.stdout
+    assert f"next: reviewbench gate {tmp_path / 'week2'} --baseline {week1}" in rerun.stdout
+    old = json.loads((week1 / "registration.json").read_text())["versions"][-1]["frozen"]
+    new = json.loads((tmp_path / "week2" / "registration.json").read_text())["versions"][-1]["frozen"]
+    assert (new["gates"], new["seeds"], new["rules"], new["corpus"]) == (old["gates"], old["seeds"], old["rules"],
+                                                                          old["corpus"])  # fmt: skip
+    assert new["experiment"]["sha256"] != old["experiment"]["sha256"]
+    # week1's experiment file changed since its registration: score refuses it, but compare
+    # and gate read its runs as history (the registration file itself verified).
+    assert reviewbench("score", week1).returncode == 2
+    gate = reviewbench("gate", tmp_path / "week2", "--baseline", week1)
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "MODEL CHANGED bot: requested m -> m-2; returned m -> m-2 [reported]" in gate.stdout
+
+
+def test_rerun_refuses_what_it_cannot_repeat(tmp_path, corpus):
+    unregistered = tmp_path / "plain"
+    from .runsets import Reviewer, write_runs
+
+    write_runs(unregistered, corpus, {"bot": Reviewer()}, DEFECTS, CONTROLS)
+    proc = reviewbench("rerun", unregistered, "--out", tmp_path / "again")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "is not registered: rerun repeats a registered experiment" in proc.stderr
+    assert not (tmp_path / "again").exists()

@@ -28,6 +28,7 @@ from .gate import gate_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
 from .report import report_command
+from .rerun import rerun_command
 from .run import experiment_group, export_command, register_command, run_command, runs_command
 from .schema import schema_command
 from .score import score_command
@@ -47,6 +48,7 @@ Examples:
   reviewbench runs runs/first --json                  # every run with its state
   reviewbench score runs/first                        # metrics, intervals, decision
   reviewbench compare runs/first runs/second          # paired differences between two run directories
+  reviewbench rerun runs/first --out runs/second      # the registered experiment again (after a prompt edit)
   reviewbench gate runs/second --baseline runs/first  # CI: exit 0 pass, 1 fail, 3 inconclusive
   reviewbench report runs/first --csv out --sarif f.sarif  # report.html, CSV, SARIF
   reviewbench show corpus --cases                     # what was mined, and what was dropped
@@ -74,6 +76,7 @@ cli.add_command(validate_command)
 cli.add_command(audit_command)
 cli.add_command(experiment_group)
 cli.add_command(run_command)
+cli.add_command(rerun_command)
 cli.add_command(runs_command)
 cli.add_command(export_command)
 cli.add_command(score_command)

@@ -21,7 +21,7 @@ from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunStore
 from ._output import console, count_table, print_json, progress
 
-__all__ = ["experiment_group", "export_command", "register_command", "run_command", "runs_command"]
+__all__ = ["experiment_group", "export_command", "register_command", "run_command", "run_loaded", "runs_command"]
 
 
 def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]], Any], out: Path,
@@ -63,13 +63,18 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     provenance in OUT/runs.sqlite. Running again resumes: finished runs are kept, and a
     cached response is never requested twice.
     """
+    run_loaded(load_experiment(experiment), out, retry_failed, new_version, as_json)
+
+
+def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool = False,  # type: ignore[no-untyped-def]
+               as_json: bool = False) -> None:  # fmt: skip
+    """Run a loaded experiment into ``out`` as ``run`` does (shared with ``rerun``)."""
     from ..registration import check_registration
     from ..review.runner import (  # the runner pulls in every reviewer kind
         check_conditions,
         run_experiment,
     )
 
-    loaded = load_experiment(experiment)
     # Configuration mistakes before anything is made on disk (the lock makes OUT).
     check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
     with run_lock(out):  # one writer per run directory

@@ -82,6 +82,10 @@ class ScoreOptions:
     labels: Mapping[str, LabelFigures] = field(default_factory=dict)
     """People's figures by condition (``label.report.label_figures``): the gates may read
     them, and each condition carries them; a condition without is "not scored" on them."""
+    historical: bool = False
+    """Read the runs as history (``compare``, ``gate``): the registration file is verified and
+    its rules apply, but today's experiment file, prompts, guidance and gates need not match
+    it (a rerun after a prompt edit changed them); the gates are not applied (built-in)."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -207,15 +211,19 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
     registration = None
     experiment_path = experiment_file and Path(experiment_file)
+    if options.historical:
+        from ..registration import registered_summary
+
+        registration = registered_summary(rundir)
     # Also when the file is gone but the runs recorded one: check_registration refuses that.
-    if experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
+    elif experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
         registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
                                           new_version=options.new_version, rules=asked)  # fmt: skip
     rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}
     gates_path = options.gates
     seed = options.seed if options.seed is not None else 0
     if registration:
-        if gates_path is None and registration["gates"]["path"] != "built-in":
+        if gates_path is None and registration["gates"]["path"] != "built-in" and not options.historical:
             gates_path = Path(registration["gates"]["path"])
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
         rules = registration["rules"]

@@ -210,8 +210,8 @@ def compare_runs(rundir_a: Path, rundir_b: Path, options: CompareOptions = Compa
     """
     if options.analysis not in ANALYSES:
         raise UsageError(f"unknown analysis {options.analysis!r}; analyses: {', '.join(ANALYSES)}")
-    ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a))
-    tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b))
+    ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a, historical=True))
+    tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b, historical=True))
     corpus_a, corpus_b = ta.inputs.corpus, tb.inputs.corpus
     restricted = corpus_a.meta.gold_sha256 != corpus_b.meta.gold_sha256
     if restricted:
@@ -227,8 +227,8 @@ def compare_runs(rundir_a: Path, rundir_b: Path, options: CompareOptions = Compa
     if restricted:
         if not shared:
             raise UsageError(f"{rundir_a} and {rundir_b} share no case (same id, patch and gold): nothing to compare")
-        ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a), only=shared)
-        tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b), only=shared)
+        ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a, historical=True), only=shared)
+        tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b, historical=True), only=shared)
     else:
         shared, only_a, only_b, differing = {c.case_id for c in corpus_a.cases}, 0, 0, 0
     pairs = _pairs(ta, tb, options.pairs)

@@ -88,6 +88,8 @@ class Reviewer:
     kind: str = "command"
     failed: set[int] = field(default_factory=set)
     """Defect case indices whose run failed (no review), every repetition."""
+    usage: bool = True
+    """The runs report token usage (10 in, 5 out), except failed ones."""
     switch: tuple[int, str] | None = None
     """(i, model): defect cases (and their mirrors) and controls of index i and above are
     answered by another model (a mid-run routing change)."""
@@ -108,7 +110,8 @@ def _row(condition: str, case_id: str, rep: int, reviewer: Reviewer, gold_sha: s
         ended_at=f"{day}T00:00:01.000+00:00", latency_s=1.0, attempts=1, cached=False,
         model_requested=reviewer.model, model_returned=None if failed else reviewer.model_for(index), params={},
         prompt_sha256=hashlib.sha256(reviewer.prompt.encode()).hexdigest(), guidance_sha256=None,
-        gold_sha256=gold_sha, tool_version="test", tokens_in=10, tokens_out=5,
+        gold_sha256=gold_sha, tool_version="test", tokens_in=10 if reviewer.usage and not failed else None,
+        tokens_out=5 if reviewer.usage and not failed else None,
         raw_output=None if failed else "\n".join(f.raw for f in findings) or "NO_ISSUES", unparsed=[],
         error="boom" if failed else None, cache_key=f"k-{condition}-{case_id}-{rep}", findings=findings,
     )  # fmt: skip

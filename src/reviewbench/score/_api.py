@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config.prices import PriceTable
 from ..errors import UsageError
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
@@ -23,6 +24,7 @@ from ..store.runs import RUNS_DB, RunRow, RunStore
 from .audit import read_audit, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
+from .cost import condition_cost
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
 from .drift import per_model_scores
@@ -82,6 +84,9 @@ class ScoreOptions:
     labels: Mapping[str, LabelFigures] = field(default_factory=dict)
     """People's figures by condition (``label.report.label_figures``): the gates may read
     them, and each condition carries them; a condition without is "not scored" on them."""
+    prices: PriceTable | None = None
+    """A price table (``score --prices``): each condition's cost per run and per identified
+    defect (``score/cost.py``), apart from the token usage; None: no cost."""
     historical: bool = False
     """Read the runs as history (``compare``, ``gate``): the registration file is verified and
     its rules apply, but today's experiment file, prompts, guidance and gates need not match
@@ -493,6 +498,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             conditions[name]["labels"] = options.labels[name]
         if holdout:
             conditions[name]["holdout"] = held["completed"]
+        if options.prices is not None:
+            conditions[name]["cost"] = condition_cost(by_condition[name], cases, completed, options.prices,
+                                                      inputs.bootstrap, inputs.seed)  # fmt: skip
         if cutoff:
             conditions[name]["cutoff"] = cutoff_scores(completed, cases, dates, cutoff, inputs.bootstrap, inputs.seed)
 

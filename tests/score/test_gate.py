@@ -195,3 +195,9 @@ def test_a_reviewer_missing_from_the_new_run_is_not_a_pass(tmp_path):
     assert proc.returncode == 3, proc.stdout
     assert "not gated: S: in the baseline only: the new run has no such condition (inconclusive)" in proc.stdout
     assert proc.stdout.splitlines()[-1] == "gate: inconclusive (2 passed, 0 failed, 0 inconclusive, 1 baseline condition(s) not run); exit 3"
+
+
+def test_a_run_is_not_its_own_baseline(tmp_path):
+    base, _ = _pair(tmp_path, Reviewer(), Reviewer(), defects=3, controls=2)
+    proc = reviewbench("gate", base, "--baseline", base)
+    assert proc.returncode == 2 and "is its own baseline" in proc.stderr and proc.stderr.count("\n") == 1

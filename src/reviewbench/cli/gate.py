@@ -77,6 +77,10 @@ def _print(result) -> None:  # type: ignore[no-untyped-def]
         parts = [f"{what} {', '.join(map(str, ch.a)) or 'none'} -> {', '.join(map(str, ch.b)) or 'none'}"
                  for what, ch in (("requested", change.requested), ("returned", change.returned)) if not ch.same]  # fmt: skip
         console.print(f"MODEL CHANGED {change.condition}: {'; '.join(parts)} [{verdict}]")
+    scoring = c.changed["rules"]
+    if not scoring.same:
+        console.print(f"  note: the two runs are scored under different registered rules ({scoring.a} in the "
+                      f"baseline, {scoring.b} now): a difference may be the rules'")  # fmt: skip
     for name in result.evidence_changes:
         console.print(f"  note: {name}'s figures rest on different evidence in the two runs (labels in one, not the "
                       "other): label both, or read a difference as partly the labels'")  # fmt: skip

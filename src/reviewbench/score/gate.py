@@ -197,6 +197,8 @@ def gate_runs(rundir: Path, baseline: Path, rules_path: Path | None = None,
     """
     rules, sha = load_gate_rules(rules_path)
     options = options or CompareOptions()
+    if rundir.resolve() == baseline.resolve():
+        raise UsageError(f"{rundir} is its own baseline: gate a new run against an earlier one")
     explicit = {p[1] for p in options.pairs}
     comparison = compare_runs(baseline, rundir, CompareOptions(
         pairs=options.pairs, shared_cases=options.shared_cases, analysis=rules.analysis, bootstrap=options.bootstrap,

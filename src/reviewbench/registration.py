@@ -41,7 +41,7 @@ from .store.corpus import read_corpus
 from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 
 __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "latest_version",
-           "register", "registered_summary"]
+           "register", "registered_summary", "registered_versions"]
 
 #: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
 SEAL_KEY = REGISTRATION_SHA256
@@ -187,24 +187,36 @@ def _check_seal(path: Path, recorded: str | None) -> str | None:
 
 def _latest(rundir: Path) -> tuple[Path, dict, str, str | None] | None:
     """(file, latest version, its digest, the digest the store recorded), the file verified."""
+    found = _verified(rundir)
+    return (found[0], found[1][-1], found[2], found[3]) if found else None
+
+
+def _verified(rundir: Path) -> tuple[Path, list[dict], str, str | None] | None:
     path = rundir / REGISTRATION_FILE
     _, sealed = _store_state(rundir)
     digest = _check_seal(path, sealed)
     if digest is None:
         return None
-    return path, _read(path)["versions"][-1], digest, sealed
+    return path, _read(path)["versions"], digest, sealed
 
 
-def latest_version(rundir: Path) -> dict | None:
-    """The latest registered version of ``rundir`` (None: not registered), once the file is
-    verified to be the one its runs recorded: what ``rerun`` repeats.
+def registered_versions(rundir: Path) -> list[dict]:
+    """Every registered version of ``rundir``, oldest first ([] when not registered), once
+    the file is verified to be the one its runs recorded.
 
     Raises:
         IntegrityError: the file changed or went missing since the runs recorded it.
         UsageError: the file is not a readable registration.
     """
-    found = _latest(rundir)
-    return found[1] if found else None
+    found = _verified(rundir)
+    return found[1] if found else []
+
+
+def latest_version(rundir: Path) -> dict | None:
+    """The latest registered version of ``rundir`` (None: not registered), verified as
+    :func:`registered_versions`: what ``rerun`` repeats."""
+    versions = registered_versions(rundir)
+    return versions[-1] if versions else None
 
 
 def register(experiment: Experiment, rundir: Path, gates_path: Path | None, bootstrap_seed: int = 0,

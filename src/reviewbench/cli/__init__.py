@@ -28,6 +28,7 @@ from .gate import gate_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
 from .report import report_command
+from .release import release_command
 from .rerun import rerun_command
 from .run import experiment_group, export_command, register_command, run_command, runs_command
 from .schema import schema_command
@@ -87,6 +88,7 @@ cli.add_command(report_command)
 cli.add_command(tasks_group)
 cli.add_command(label_group)
 cli.add_command(agreement_command)
+cli.add_command(release_command)
 cli.add_command(judge_group)
 
 

@@ -63,6 +63,8 @@ CASES = {
     "case-2": ([("d-2", "wrong key used for lookup", 2), ("d-3", "missing None check", 3)], "observed"),
     "case-3": ([], "not_observed"),
 }
+# What names a defect (the enclosing `parse` says only where).
+HINTS = {"d-1": ["last item"]}
 MIRRORED = ("case-1",)
 CASE_IDS = (*CASES, *(mirror_id(c) for c in MIRRORED))
 
@@ -89,7 +91,8 @@ def write_corpus(out: Path) -> Path:
         for cid, (defects, status) in CASES.items():
             gold_defects = [
                 Defect(defect_id=did, defect_class="fix_reversal", description=desc,
-                       locations=[Location(path=f"app/{cid}.py", start_line=line, end_line=line, symbol="parse")])
+                       locations=[Location(path=f"app/{cid}.py", start_line=line, end_line=line, symbol="parse")],
+                       hint_terms=HINTS.get(did, []))
                 for did, desc, line in defects
             ]  # fmt: skip
             case = Case(case_id=cid, base="0" * 40, title="Update parser module", patch=f"patches/{cid}.diff",

@@ -4,7 +4,7 @@ Figures planned by hand on the fixture of ``conftest.py`` (tolerance 3: every co
 case-1 and case-2 sits at line 2, within reach of every defect there):
 
 condalphasecret
-  case-1 d-1: comment 0 names ``parse`` (identified), comment 1 is its duplicate.
+  case-1 d-1: comment 0 says its hint term "last item" (identified), comment 1 is its duplicate.
   case-2 d-2: comments 0 and 2 located, not identified; d-3: comment 1, not identified.
   case-3 (control): comment 0, a false positive. case-1's mirror: no comment from either
 condition, so alpha's naming of d-1 discriminates (identifies).

@@ -169,7 +169,7 @@ def test_show_lists_and_counts_mirrors(fixed, tmp_path):
     data = json.loads(shown.stdout)
     assert data["by_stratum"]["mirror"] == 1
     assert sorted(row["stratum"] for row in data["case_rows"]) == ["fix_reversal", "mirror"]
-    assert data["mirrors"] == {"mined": 1, "paired_with_defect_cases": 1, "validated": 0, "valid": 0}
+    assert data["mirrors"] == {"mined": 1, "paired_with_defect_cases": 1, "validated": 0, "valid": 0, "in_analysis": 0}
     text = run_cli("show", out, "--cases")
     assert "mirrors: 1 (1 paired with defect cases)" in text.stdout
 
@@ -225,3 +225,6 @@ def test_validate_marks_the_mirror_not_observed_and_its_defect_observed(fixed, t
     log = (out / "logs" / f"{mirror.case_id}.log").read_text()
     assert "the patched tree is" in log and "whole suite passed" in log
     assert "patched (fix_tests) run" not in log
+    shown = json.loads(run_cli("show", out, "--json").stdout)["mirrors"]
+    assert (shown["valid"], shown["in_analysis"]) == (1, 1)  # valid, and so is its defect case
+

@@ -64,9 +64,9 @@ def F(path, line, severity=None, claim="a claim"):
 # (condition, case, repetition) -> (state, findings, error); absent keys were never run.
 RUNS = {
     ("A", "case-a1", 0): ("completed_findings", [F("app/core.py", 11, "high", XSS_SCRIPT)], None),
-    ("A", "case-a1", 1): ("completed_findings", [F("app/core.py", 10, "med", "off by one in parse")], None),
+    ("A", "case-a1", 1): ("completed_findings", [F("app/core.py", 10, "med", "off by one in parse_key")], None),
     ("A", "case-a1", 2): ("failed", [], XSS_ERROR),
-    ("A", "case-a2", 0): ("completed_findings", [F("app/b.py", 5, "med", "parse reads the wrong key"), F("app/c.py", 90, "low", XSS_IMG)], None),
+    ("A", "case-a2", 0): ("completed_findings", [F("app/b.py", 5, "med", "parse_key reads the wrong key"), F("app/c.py", 90, "low", XSS_IMG)], None),
     ("A", "case-a2", 1): ("completed_findings", [F("app/b.py", 40, "low", FORMULA)], None),
     ("A", "case-a2", 2): ("completed_no_findings", [], None),
     ("A", "case-a3", 0): ("completed_no_findings", [], None),
@@ -81,7 +81,7 @@ RUNS = {
     ("A", "case-v1", 1): ("completed_no_findings", [], None),
     ("A", "case-v1", 2): ("completed_no_findings", [], None),
     ("A", "case-u1", 0): ("completed_findings", [F("app/u.py", 3, "low", "unvalidated but right")], None),
-    ("B", "case-a1", 0): ("completed_findings", [F("app/core.py", 11, "high", "parse is off"), F("app/core.py", 12, None, "again")], None),
+    ("B", "case-a1", 0): ("completed_findings", [F("app/core.py", 11, "high", "parse_key is off"), F("app/core.py", 12, None, "again")], None),
 }
 for _case in MIRRORED:
     for _rep in range(REPS):
@@ -107,7 +107,7 @@ def write_corpus(out: Path) -> Path:
             gold_defects = [
                 Defect(defect_id=f"{cid}-d{i + 1}", defect_class="fix_reversal" if i == 0 else "off_by_one",
                        severity=sev, locations=[Location(path=p, start_line=s, end_line=e, symbol="parse")],
-                       symbols=["parse"])
+                       symbols=["parse", "parse_key"], removed_identifiers=["parse_key"])
                 for i, (p, s, e, sev) in enumerate(defects)
             ]  # fmt: skip
             case = Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff", paths=paths,

@@ -52,7 +52,7 @@ def test_findings_csv(tables):
     assert formula["verdict"] == "false_positive"
     assert {r["verdict"] for r in rows if r["run_id"] == "A-case-u1-0"} == {"not_scored"}  # not validated: out of the analysis
     [named] = [r for r in rows if r["run_id"] == "A-case-a1-1"]
-    assert (named["verdict"], named["identified_by"], named["comment_id"]) == ("true_positive", "symbol", "A-case-a1-1:0")
+    assert (named["verdict"], named["identified_by"], named["comment_id"]) == ("true_positive", "removed_identifier", "A-case-a1-1:0")
     [remark] = [r for r in rows if r["claim"] == "file-level remark"]
     assert remark["line"] == "" and remark["verdict"] == "file_level"
 

@@ -49,7 +49,7 @@ def test_found_tiles_are_scorings_matched_pairs(data, rundir):
 def test_tile_outcomes_and_summaries(data):
     row, tile = _tile(data, "case-a1", "case-a1-d1", "A", 0)
     assert tile.outcome is Outcome.LOCATED and tile.finding.line == 11  # its claim names nothing of the defect
-    assert _tile(data, "case-a1", "case-a1-d1", "A", 1)[1].outcome is Outcome.FOUND  # "off by one in parse"
+    assert _tile(data, "case-a1", "case-a1-d1", "A", 1)[1].outcome is Outcome.FOUND  # "off by one in parse_key"
     assert _tile(data, "case-a1", "case-a1-d1", "A", 2)[1].outcome is Outcome.INCOMPLETE
     assert _tile(data, "case-a3", "case-a3-d1", "B", 2)[1].outcome is Outcome.NOT_RUN
     assert _tile(data, "case-a2", "case-a2-d2", "A", 0)[1].outcome is Outcome.MISSED

@@ -42,7 +42,7 @@ def test_one_result_per_finding(log):
     assert img["locations"][0]["physicalLocation"] == {"artifactLocation": {"uri": "app/c.py"},
                                                        "region": {"startLine": 90}}  # fmt: skip
     assert img["properties"]["verdict"] == "false_positive" and img["properties"]["case_id"] == "case-a2"
-    assert by_claim["parse reads the wrong key"]["level"] == "warning"
+    assert by_claim["parse_key reads the wrong key"]["level"] == "warning"
     assert by_claim["path tries markup"]["level"] == "error"
     assert by_claim["path tries markup"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
         "app/%22%3E%3Csvg%20onload%3Dwindow.__xss%3D5%3E.py")  # fmt: skip

@@ -38,9 +38,10 @@ for line in lines:
     if record["case_id"] == packet["case_id"]:
         for defect in record["defects"]:
             for loc in defect["locations"]:
-                # Names what the gold names, so the finding identifies the defect, not just
+                # Names what the fix changed, so the finding identifies the defect, not just
                 # lands near it.
-                print(f"{loc['path']}:{loc['start_line']} high {loc.get('symbol') or ''} {defect['description']}")
+                names = " ".join(defect["removed_identifiers"] + defect["added_identifiers"])
+                print(f"{loc['path']}:{loc['start_line']} high {names} {defect['description']}")
         if not record["defects"]:
             print("NO_ISSUES")
 """
@@ -59,12 +60,12 @@ def plain_corpus(git_repo, tmp_path) -> Path:
 
 def _corpus(git_repo, tmp_path: Path, mirrors: bool) -> Path:
     repo = git_repo()
-    # Names long enough to identify a defect by (a one-letter symbol names nothing).
+    # Each fix adds a code-shaped name: what identifies its defect (the function says where).
     repo.commit("init", {"app/a.py": "def alpha_value(x):\n    return x\n", "app/b.py": "def beta_value(x):\n    return x\n",
                          "app/c.py": "def gamma_value(x):\n    return x\n"})  # fmt: skip
-    repo.commit("fix a", {"app/a.py": "def alpha_value(x):\n    if x is None:\n        return 0\n    return x\n"})
-    repo.commit("fix b", {"app/b.py": "def beta_value(x):\n    return x + 1\n"})
-    repo.commit("fix c", {"app/c.py": "def gamma_value(x):\n    return abs(x)\n"})
+    repo.commit("fix a", {"app/a.py": "def alpha_value(x):\n    if x is None:\n        return ALPHA_DEFAULT\n    return x\n"})
+    repo.commit("fix b", {"app/b.py": "def beta_value(x):\n    return x + BETA_STEP\n"})
+    repo.commit("fix c", {"app/c.py": "def gamma_value(x):\n    return abs(x) * GAMMA_SCALE\n"})
     out = tmp_path / "project" / "corpus"
     mine_corpus(MineConfig(repo=repo.path, controls_ratio=0, mirrors=mirrors), out)
     return out

@@ -34,7 +34,7 @@ def test_the_probes_are_credited_with_nothing_and_score_prints_the_verdict(git_r
     for name, probe in audit["probes"].items():
         assert probe["discriminating"]["num"] == 0, name  # naming that holds for the mirror is no credit
         assert probe["discriminating"]["den"] == probe["named"]["den"] == 1, name  # one fix, paired with its mirror
-    assert audit["probes"]["namer"]["named"]["num"] == 1  # it names `scale`: named, never identified
+    assert audit["probes"]["namer"]["named"]["num"] == 0  # it names `scale`: where, never what
     assert (corpus / "audit.json").is_file()
     assert json.loads((corpus / "audit.json").read_text())["sound"] == audit["sound"]
     text = cli("audit", corpus)

@@ -28,10 +28,15 @@ from ..conftest import run_cli
 from .mirrors import mirror_id, paired
 
 
+# What each enclosing symbol's fix removed: naming where (the symbol) is no evidence, naming
+# what changed is.
+REMOVED = {"parse": "header_len", "load": "skip_rows"}
+
+
 def _defect(cid, n, path, start, end, severity=None, symbols=()):
     return Defect(defect_id=f"{cid}-d{n}", defect_class="fix_reversal" if n == 1 else "mutation_x",
                   severity=severity, locations=[Location(path=path, start_line=start, end_line=end)],
-                  symbols=list(symbols))  # fmt: skip
+                  symbols=list(symbols), removed_identifiers=[REMOVED[s] for s in symbols])  # fmt: skip
 
 
 CASES = {
@@ -81,10 +86,10 @@ def F(path, line, severity=None, claim="claim"):
 
 # Condition A's runs: (case, repetition) -> (state, findings, raw text)
 RUNS_A = {
-    ("d1", 0): ("completed_findings", [F("app/a.py", 11, "high", "parse mishandles the header")],
+    ("d1", 0): ("completed_findings", [F("app/a.py", 11, "high", "parse mishandles header_len")],
                 "app/a.py:11 high parse fails"),  # fmt: skip
     ("d1", 1): ("completed_findings", [F("app/a.py", 30, "low"), F("app/a.py", 9, "high")], "two findings"),
-    ("d2", 0): ("completed_findings", [F("app/b.py", 5, "low"), F("app/b.py", 6, "med", "load drops a record"),
+    ("d2", 0): ("completed_findings", [F("app/b.py", 5, "low"), F("app/b.py", 6, "med", "load drops a record at skip_rows"),
                                        F("app/c.py", None)], "app/c.py: loader issue"),  # fmt: skip
     ("d2", 1): ("failed", [], None),
     ("d3", 0): ("completed_no_findings", [], "NO_ISSUES"),
@@ -95,7 +100,7 @@ RUNS_A = {
     ("k3", 0): ("completed_no_findings", [], "NO_ISSUES"),
     ("k3", 1): ("completed_no_findings", [], "NO_ISSUES"),
     ("k4", 0): ("completed_findings", [F("app/w.py", 1)], "w"),
-    ("v1", 0): ("completed_findings", [F("app/a.py", 12, "high", "parse is wrong here")], "a"),
+    ("v1", 0): ("completed_findings", [F("app/a.py", 12, "high", "header_len is wrong here")], "a"),
     ("v1", 1): ("completed_no_findings", [], "NO_ISSUES"),
     # Silent on both mirrors: what A says naming d1 and d2 discriminates.
     **{(mirror_id(c), rep): ("completed_no_findings", [], "NO_ISSUES") for c in PAIRED for rep in (0, 1)},
@@ -219,6 +224,7 @@ def test_unvalidated_cases_are_out_unless_widened(rundir):
     # Clean cases: k1-k3 and the two mirrors; widened, k4 too.
     assert narrow["corpus"]["eligible_defect_cases"] == 2 and narrow["corpus"]["eligible_controls"] == 5
     assert wide["corpus"]["eligible_defect_cases"] == 3 and wide["corpus"]["eligible_controls"] == 6
+    assert narrow["corpus"]["eligible_mirrors"] == wide["corpus"]["eligible_mirrors"] == 2
     assert _frac(_m(wide)["defect_recall"]) == (2, 5)  # d3's miss now counts
     assert _frac(_m(wide)["false_alarm_rate"]) == (3, 10)  # and k4's alarm
 
@@ -341,6 +347,7 @@ def test_cli_json_contract_and_scoreboard(rundir):
     # Identification is explained: naming counts only where the mirror's review was silent.
     assert "said nothing naming it on the defect's mirror" in " ".join(board.split())
     assert "(upper bound)" in board and "not registered" in board
+    assert "5 clean cases (3 controls, 2 mirrors)" in " ".join(board.split())  # a mirror is no control
 
 
 def test_changed_gold_is_refused(rundir, corpus):

@@ -51,7 +51,8 @@ def _rundir(tmp_path: Path, cases: dict) -> Path:
             control = stratum == "control"
             defects = [] if control else [Defect(defect_id=f"{cid}-d1", **{"class": stratum},
                                                  locations=[Location(path=f"{cid}.py", start_line=5, end_line=5, symbol=f"parse_{cid}")],
-                                                 symbols=[f"parse_{cid}"])]  # fmt: skip
+                                                 symbols=[f"parse_{cid}", f"limit_{cid}"],
+                                                 removed_identifiers=[f"limit_{cid}"])]  # fmt: skip
             case = Case(case_id=cid, base="0" * 40, title="Update module", patch=f"patches/{cid}.diff",
                         paths=[f"{cid}.py"], language="python")
             gold = GoldRecord(case_id=cid, stratum=stratum, expect_finding=not control, defects=defects,
@@ -72,8 +73,8 @@ def _rundir(tmp_path: Path, cases: dict) -> Path:
     runs = {cid: found for cid, (*_, found) in cases.items()}
     runs.update({mirror_id(cid): False for cid, (*_, found) in cases.items() if found})  # silent on the mirrors
     for cid, found in runs.items():
-        # Names the enclosing symbol: an identified finding, not merely a located one.
-        findings = [Finding(path=f"{cid}.py", line=5, claim=f"parse_{cid} is wrong", raw="bug")] if found else []
+        # Names what the fix removed: an identified finding, not merely a located one.
+        findings = [Finding(path=f"{cid}.py", line=5, claim=f"limit_{cid} is gone", raw="bug")] if found else []
         store.record(RunRow(
             run_id=f"A-{cid}", case_id=cid, condition="A", repetition=0, variant="original",
             state="completed_findings" if found else "completed_no_findings",

@@ -142,7 +142,8 @@ def _frac(m):
 
 def test_identification_rules():
     d = _defect(3)
-    assert identify("handler_3 no longer checks", d) is IdentifiedBy.SYMBOL
+    assert identify("handler_3 no longer checks", d) is None  # where it sits, not what is wrong
+    assert identify("`handler_3` would read better with a docstring", d) is None
     assert identify("RETRY_LIMIT_3 is gone", d) is IdentifiedBy.REMOVED_IDENTIFIER
     assert identify("E501 Line too long (97 > 88)", d) is None
     assert identify("handler_30 is unrelated", d) is None  # whole words only
@@ -173,7 +174,8 @@ def test_identification_rules():
     assert identify("ANN201 Missing return type annotation for public function `cached`", cached) is None
     assert identify("C901 `cachedmethod` is too complex (11 > 10)", cached) is None
     assert identify("PLR0913 Too many arguments in function definition (6 > 5) in wrapper", cached) is None
-    assert identify("cachedmethod no longer keys on the instance", cached) is IdentifiedBy.SYMBOL  # a reviewer's claim
+    assert identify("cachedmethod no longer keys on the instance", cached) is None  # where, even in a reviewer's claim
+    assert identify("`cached` ignores the instance", cached) is IdentifiedBy.CHANGED_IDENTIFIER  # a gold symbol elsewhere
     # A code-shaped identifier the fix touched still names the defect in a rule remark.
     assert identify("ARG001 Unused function argument: `_methodkey`", cached) is IdentifiedBy.ADDED_IDENTIFIER
     assert identify("the cache key ignores `_methodkey`", cached) is IdentifiedBy.ADDED_IDENTIFIER  # a reviewer's
@@ -181,7 +183,7 @@ def test_identification_rules():
     warned = Defect(defect_id="w", defect_class="fix_reversal", locations=[Location(path="f.py", start_line=1,
                     end_line=1, symbol="mru_cache")], added_identifiers=["mru_cache", "DeprecationWarning"])  # fmt: skip
     assert identify("ANN201 Missing return type annotation for public function `mru_cache`", warned) is None
-    assert identify("mru_cache no longer warns that it is deprecated", warned) is IdentifiedBy.SYMBOL
+    assert identify("mru_cache no longer warns that it is deprecated", warned) is None  # its own name: where
     # A close paraphrase of the gold description (rapidfuzz), not a few shared words.
     assert identify("caps the retry limit when the upstream handler times out", d) is IdentifiedBy.PARAPHRASE
     assert identify("the upstream call times out", d) is None
@@ -213,7 +215,7 @@ def test_a_linter_on_changed_lines_is_located_but_never_identified(rundir, tmp_p
     assert decision["gates"]["triage"][0]["passed"] is None
 
 
-def test_a_reviewer_naming_the_symbol_is_identified_and_gets_its_planned_figures(rundir):
+def test_a_reviewer_naming_what_the_fix_removed_is_identified_and_gets_its_planned_figures(rundir):
     result = _score(rundir)
     named = result["conditions"]["named"]
     m = named["metrics"]
@@ -229,7 +231,7 @@ def test_a_reviewer_naming_the_symbol_is_identified_and_gets_its_planned_figures
     assert named["decision"]["tier"] == "none" and "second_pass needs judge evidence" in named["decision"]["reason"]
     verdicts = [json.loads(line) for line in (rundir / "verdicts.jsonl").read_text().splitlines()]
     [v] = [v for v in verdicts if v["run_id"] == "named-d3"]
-    assert v["comment_id"] == "named-d3:0" and v["identified"] and v["identified_by"] == "symbol"
+    assert v["comment_id"] == "named-d3:0" and v["identified"] and v["identified_by"] == "removed_identifier"
     assert v["named"] and v["discriminating"] is True
     assert v["located"] and v["defect_id"] == "d3-d1" and v["evidence"] == "automatic"
     # The same claim, said on the mirror too: named, located, and not identified.
@@ -240,7 +242,7 @@ def test_a_reviewer_naming_the_symbol_is_identified_and_gets_its_planned_figures
     # 12 credited findings, none identified, and a false positive on every mirror.
     assert _frac(echo["precision"]) == (0, 24) and _frac(echo["false_alarm_rate"]) == (12, 18)
     [v] = [v for v in verdicts if v["run_id"] == "echo-d3"]
-    assert v["named"] and v["discriminating"] is False and not v["identified"] and v["identified_by"] == "symbol"
+    assert v["named"] and v["discriminating"] is False and not v["identified"] and v["identified_by"] == "removed_identifier"
     [v] = [v for v in verdicts if v["run_id"] == mirror_id("echo-d3")]
     assert v["false_positive"] and v["defect_id"] is None
 

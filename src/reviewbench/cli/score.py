@@ -252,8 +252,8 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
     """The compact scoreboard of every condition (shared with the demo)."""
     corpus = result["corpus"]
     scope = "all cases (--include-unvalidated)" if corpus["include_unvalidated"] else "validated cases only"
-    console.print(f"Scored {rundir}: {corpus['eligible_defect_cases']} defect cases, {corpus['eligible_controls']} "
-                  f"controls, {corpus['eligible_variants']} rename variants of {corpus['cases']} in the corpus "
+    console.print(f"Scored {rundir}: {corpus['eligible_defect_cases']} defect cases, {_clean(corpus)}, "
+                  f"{corpus['eligible_variants']} rename variants of {corpus['cases']} in the corpus "
                   f"({scope}); 95% intervals from {result['analysis']['bootstrap']['resamples']} case "
                   f"resamples, seed {result['analysis']['bootstrap']['seed']}", markup=False)  # fmt: skip
     console.print("defect_recall and precision count identified findings: by people, else a calibrated judge, "
@@ -300,3 +300,9 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
             rule = f"margin {g['margin']:g}" if g["margin"] is not None else f"{g['op']} {g['value']:g}"
             console.print(f"  {g['name']}: {g['metric']} {g['diff'][0]} - {g['diff'][1]}{interval} ({rule}): "
                           f"{g['status']}", markup=False)  # fmt: skip
+
+
+def _clean(corpus: dict) -> str:
+    """"32 clean cases (12 controls, 20 mirrors)": a mirror is no control."""
+    clean, mirrors = corpus["eligible_controls"], corpus.get("eligible_mirrors", 0)
+    return f"{clean} clean cases ({clean - mirrors} controls, {mirrors} mirrors)" if mirrors else f"{clean} controls"

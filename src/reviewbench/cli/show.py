@@ -31,6 +31,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     separability is the cross-validated AUC with which diff shape alone tells defect cases
     from clean cases.
     """
+    from ..score import eligible_cases  # scoring's rule; numpy loads only for show
+
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
     by_stratum = Counter(g.stratum for g in data.gold)
@@ -85,6 +87,9 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         "paired_with_defect_cases": sum(g.pair_id in defect_pairs for g in mirrors),
         "validated": sum(g.validation is not None for g in mirrors),
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for g in mirrors),
+        # Scored: valid, and its defect case too (an unpaired mirror has a fix's shape).
+        "in_analysis": sum(1 for c in eligible_cases(data, include_unvalidated=False).values()
+                           if c.stratum == "mirror"),
     }
 
     from ..mine.shape import corpus_shapes, shape_separability
@@ -150,7 +155,7 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     if mirrors:
         console.print(f"mirrors: {mirror_counts['mined']} ({mirror_counts['paired_with_defect_cases']} paired with "
                       f"defect cases); {mirror_counts['valid']} of {mirror_counts['validated']} validated keep the "
-                      "tests green")  # fmt: skip
+                      f"tests green; {mirror_counts['in_analysis']} scored (valid, with their defect case valid)")  # fmt: skip
     print_reasons(reasons, data.meta.environment.setup if data.meta.environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)

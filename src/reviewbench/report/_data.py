@@ -153,7 +153,7 @@ def _corpus_view(corpus, result: dict) -> CorpusView:  # type: ignore[no-untyped
         matched_commits=meta.counts.matched_commits, dropped=dict(sorted(meta.counts.dropped.items())),
         by_validation=summary["by_validation"], defect_cases=len(originals), observed=observed,
         eligible_defect_cases=summary["eligible_defect_cases"], eligible_controls=summary["eligible_controls"],
-        eligible_variants=summary["eligible_variants"], include_unvalidated=summary["include_unvalidated"],
+        eligible_mirrors=summary.get("eligible_mirrors", 0), eligible_variants=summary["eligible_variants"], include_unvalidated=summary["include_unvalidated"],
     )  # fmt: skip
 
 

@@ -288,6 +288,8 @@ class CorpusView:
     """Of those, validated ``observed``: the validation yield's numerator."""
     eligible_defect_cases: int
     eligible_controls: int
+    """Clean cases: controls and mirrors."""
+    eligible_mirrors: int
     eligible_variants: int
     include_unvalidated: bool
 

@@ -18,10 +18,10 @@ import numpy as np
 
 from ..config.prices import PriceTable
 from ..errors import UsageError
-from ..records import GoldRecord, ValidationStatus
+from ..records import GoldRecord, Stratum, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
-from .audit import read_audit, unsound
+from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
 from .cost import condition_cost
@@ -106,7 +106,10 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
     """Cases in the analysis: observed defect cases and passing clean cases (or all, widened).
 
     A rename variant needs its original in the analysis too: it is scored against it. A
-    rename variant and a mirror are resampled in their original's (defect case's) cluster.
+    mirror needs its defect case: unpaired, it is a clean case with a fix's shape (on tomli,
+    the valid mirrors of 11 unobserved fix reversals, 2 to 39 changed lines, made diff shape
+    tell clean cases from the 1-3-line valid defect cases). A rename variant and a mirror are
+    resampled in their original's (defect case's) cluster.
     """
     gold = {g.case_id: g for g in corpus.gold}
     # A mirror is resampled with its defect case: the pair figures read both together.
@@ -114,6 +117,10 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
     for defect_id, mirror in mirror_of(corpus.gold).items():
         if not gold[defect_id].variant_of:
             paired_with.setdefault(mirror.case_id, defect_id)
+    partners: dict[str | None, list[GoldRecord]] = {}
+    for g in corpus.gold:
+        if g.pair_id is not None and g.stratum != Stratum.MIRROR and g.expect_finding and not g.variant_of:
+            partners.setdefault(g.pair_id, []).append(g)
     out: dict[str, CaseInfo] = {}
     for case in corpus.cases:
         g = gold.get(case.case_id)
@@ -121,6 +128,8 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
             continue
         original = g.variant_of
         if original and (original not in gold or not _valid(gold[original], include_unvalidated)):
+            continue
+        if g.stratum == Stratum.MIRROR and not any(_valid(d, include_unvalidated) for d in partners.get(g.pair_id, ())):
             continue
         out[case.case_id] = CaseInfo(
             case_id=case.case_id,
@@ -346,7 +355,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     cutoff_text = options.cutoff or inputs.experiment.get("cutoff")
     cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
     dates = case_dates(corpus) if cutoff else {}
-    audit = read_audit(corpus.path, corpus.meta.gold_sha256)
+    audit = AuditCheck(corpus.path, corpus.meta.gold_sha256)
     write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
 
     clusters = sorted({c.cluster for c in cases.values()})
@@ -527,6 +536,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "cases": len(corpus.cases),
             "eligible_defect_cases": eligible_defects,
             "eligible_controls": valid_controls,
+            "eligible_mirrors": sum(1 for c in cases.values() if c.control and c.stratum == "mirror"),
             "eligible_variants": sum(1 for c in cases.values() if c.variant),
             "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
             "by_validation": dict(sorted(validation.items())),
@@ -544,7 +554,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                               "nothing of it on the defect's mirror (a defect case without a reviewed, valid "
                               "mirror gets no automatic identification); naming alone is named_recall",
             "verdicts": str(rundir / VERDICTS_FILE),
-            "audit": {"sound": audit.sound, "line": audit.line(), "reasons": audit.reasons} if audit else None,
+            "audit": audit.summary(),
             "cutoff": {"date": cutoff_text, "registered": bool(inputs.experiment.get("cutoff"))
                        and cutoff_text == inputs.experiment.get("cutoff"),
                        "registered_date": inputs.experiment.get("cutoff")} if cutoff_text else None,

@@ -4,36 +4,41 @@ Naming is not yet identification: a style remark names the function it sits in. 
 finding identifies its defect automatically only when the same condition said nothing
 naming it on the defect's mirror (``discriminate.py``); this module decides the naming.
 
-A finding near the change is *located*; it *identifies* the defect when its claim names
-it, in this order of evidence:
+A finding near the change is *located*; its claim *names* the defect when it says what
+changed, in this order of evidence:
 
-1. ``symbol``: the defect's enclosing symbol (a location's ``symbol`` or a gold symbol);
-2. ``removed_identifier`` / ``added_identifier``: an identifier the fix removed or added;
-3. ``hint_term``: one of the gold hint terms (seed 001);
-4. ``paraphrase``: a close paraphrase of the gold description, by rapidfuzz's
+1. ``removed_identifier`` / ``added_identifier``: an identifier the fix removed or added;
+   ``changed_identifier``: another name of the changed lines (a gold symbol that is not
+   where it sits: a mutation's operands);
+2. ``hint_term``: one of the gold hint terms (seed 001);
+3. ``paraphrase``: a close paraphrase of the gold description, by rapidfuzz's
    ``token_set_ratio`` at or above :data:`PARAPHRASE_MIN` with at least
    :data:`PARAPHRASE_SHARED` content words in common (so a two-word claim that happens to
    be a subset of the description does not count).
 
+The defect's *enclosing symbol* (its locations' ``symbol``, any part of it) is never evidence:
+it says where, not what is wrong. Every remark about a function names it ("`parse` would
+read better with a docstring", an analyser's "Missing return type annotation for public
+function `cached`"), and a reviewer that speaks only on defect-shaped diffs (two hunks,
+more removed than added lines) is not echoed on the mirror, whose shape is the other way:
+on the demo corpus such a probe was credited with 2 of 20 defects by naming functions. An
+identifier the fix touched that is also a name of where it sits is no evidence either.
+
 Names and hint terms match as whole words, case-insensitively, in the claim only (the raw
-line also holds the path, which would name every symbol of a like-named file). Short and
-generic identifiers (Python keywords and builtins, dunder names such as ``__init__``, fewer
-than four characters — seed 000's ``[A-Za-z_][A-Za-z0-9_]{3,}``) are not evidence. A removed
-or added identifier must also be *code-shaped* (an underscore, a digit, or a capital after
-its first letter: ``retry_limit``, ``PyJWKSet``) or quoted as code in the claim
-(`` `subtotal` ``), because the identifiers a fix touches include plain words
-(``annotations`` from ``from __future__ import annotations``, words of a message string)
-that any linter remark may contain; an enclosing symbol may be a plain word. A claim that says none of these may still identify the defect in other words: that
-is what judge and human labels settle.
+line also holds the path). Short and generic identifiers (Python keywords and builtins,
+dunder names such as ``__init__``, fewer than four characters — seed 000's
+``[A-Za-z_][A-Za-z0-9_]{3,}``) are not evidence. An identifier must also be
+*code-shaped* (an underscore, a digit, or a capital after its first letter:
+``retry_limit``, ``PyJWKSet``) or quoted as code in the claim (`` `subtotal` ``), because
+the identifiers a fix touches include plain words (``annotations`` from ``from __future__
+import annotations``, words of a message string) that any linter remark may contain. A
+claim that says none of these may still identify the defect in other words: that is what
+judge and human labels settle.
 
 A *rule remark* — a claim that opens with an analyser's rule code (``ANN201``, ``C901``,
-``PLR0913``: what the ``sarif`` reviewer writes) — names what its rule's template names: the
-function it sits in ("Missing return type annotation for public function `cached`",
-"`cachedmethod` is too complex"). That says where, not what is wrong (seed 003: "rather than
-merely repeating a broad rule"), so in a rule remark the defect's enclosing symbols (and the
-names of its locations' symbols) are no evidence; an identifier the fix touched still is
-(``F841 Local variable `subtotal` is assigned to but never used``). On cachetools, ``ruff
---select ALL`` was otherwise credited with identifying 2 of 15 fix reversals.
+``PLR0913``: what the ``sarif`` reviewer writes) — quotes what its rule's template quotes,
+plain names included (``ANN001 … argument `attr```), so there only code-shaped identifiers
+count (``F841 Local variable `subtotal` is assigned to but never used``).
 """
 
 from __future__ import annotations
@@ -70,9 +75,12 @@ _RULE_CODE = re.compile(r"^\s*\[?[A-Z]{1,6}[0-9]{2,5}\]?(?:\s|:|$)")
 
 
 class IdentifiedBy(StrEnum):
-    SYMBOL = "symbol"
+    """What in a claim named the defect: what changed, never where (the enclosing symbol)."""
+
     REMOVED_IDENTIFIER = "removed_identifier"
     ADDED_IDENTIFIER = "added_identifier"
+    CHANGED_IDENTIFIER = "changed_identifier"
+    """Another name of the changed lines (a gold symbol: a mutation's operands)."""
     HINT_TERM = "hint_term"
     PARAPHRASE = "paraphrase"
 
@@ -143,22 +151,18 @@ def identify(claim: str, defect: Defect) -> IdentifiedBy | None:
     """How ``claim`` names ``defect`` (None: it does not, as far as automatic evidence goes)."""
     if not claim:
         return None
-    removed, added = set(defect.removed_identifiers), set(defect.added_identifiers)
-    symbols = [loc.symbol for loc in defect.locations if loc.symbol]
-    removed_names, added_names = list(defect.removed_identifiers), list(defect.added_identifiers)
     rule = _RULE_CODE.match(claim) is not None
-    if rule:  # a rule remark: the names of where it sits are its template's
-        where = {part.lower() for s in symbols for part in s.split(".")}
-        removed_names = [n for n in removed_names if n.lower() not in where]
-        added_names = [n for n in added_names if n.lower() not in where]
-    else:
-        symbols += [s for s in defect.symbols if s not in removed and s not in added]
-        if _names(claim, symbols):
-            return IdentifiedBy.SYMBOL
-    if _names_identifier(claim, removed_names, quotes_count=not rule):
-        return IdentifiedBy.REMOVED_IDENTIFIER
-    if _names_identifier(claim, added_names, quotes_count=not rule):
-        return IdentifiedBy.ADDED_IDENTIFIER
+    touched = {*defect.removed_identifiers, *defect.added_identifiers}
+    where = {part.lower() for loc in defect.locations if loc.symbol for part in loc.symbol.split(".")}
+
+    def what(names: list[str] | set[str]) -> list[str]:
+        return sorted(n for n in names if n.lower() not in where)
+
+    for by, names in ((IdentifiedBy.REMOVED_IDENTIFIER, defect.removed_identifiers),
+                      (IdentifiedBy.ADDED_IDENTIFIER, defect.added_identifiers),
+                      (IdentifiedBy.CHANGED_IDENTIFIER, [s for s in defect.symbols if s not in touched])):  # fmt: skip
+        if _names_identifier(claim, what(names), quotes_count=not rule):
+            return by
     hints = _pattern(tuple(sorted({h for h in defect.hint_terms if h.strip()})))
     if hints is not None and hints.search(claim):
         return IdentifiedBy.HINT_TERM

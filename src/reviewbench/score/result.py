@@ -262,7 +262,8 @@ class CorpusSummary(_Result):
     gold_sha256: str
     cases: int
     eligible_defect_cases: int
-    eligible_controls: int
+    eligible_controls: int = Field(description="Clean cases in the analysis: controls and mirrors.")
+    eligible_mirrors: int = Field(default=0, description="Of those, mirrors (the other way of a defect case).")
     eligible_variants: int
     holdout_cases: int = Field(default=0, description="Holdout cases (natural), scored apart.")
     by_validation: dict[str, int]

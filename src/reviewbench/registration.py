@@ -40,7 +40,8 @@ from .score.gates import load_gates
 from .store.corpus import read_corpus
 from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 
-__all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "register"]
+__all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "latest_version",
+           "register", "registered_summary", "registered_versions"]
 
 #: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
 SEAL_KEY = REGISTRATION_SHA256
@@ -184,6 +185,40 @@ def _check_seal(path: Path, recorded: str | None) -> str | None:
     return digest
 
 
+def _latest(rundir: Path) -> tuple[Path, dict, str, str | None] | None:
+    """(file, latest version, its digest, the digest the store recorded), the file verified."""
+    found = _verified(rundir)
+    return (found[0], found[1][-1], found[2], found[3]) if found else None
+
+
+def _verified(rundir: Path) -> tuple[Path, list[dict], str, str | None] | None:
+    path = rundir / REGISTRATION_FILE
+    _, sealed = _store_state(rundir)
+    digest = _check_seal(path, sealed)
+    if digest is None:
+        return None
+    return path, _read(path)["versions"], digest, sealed
+
+
+def registered_versions(rundir: Path) -> list[dict]:
+    """Every registered version of ``rundir``, oldest first ([] when not registered), once
+    the file is verified to be the one its runs recorded.
+
+    Raises:
+        IntegrityError: the file changed or went missing since the runs recorded it.
+        UsageError: the file is not a readable registration.
+    """
+    found = _verified(rundir)
+    return found[1] if found else []
+
+
+def latest_version(rundir: Path) -> dict | None:
+    """The latest registered version of ``rundir`` (None: not registered), verified as
+    :func:`registered_versions`: what ``rerun`` repeats."""
+    versions = registered_versions(rundir)
+    return versions[-1] if versions else None
+
+
 def register(experiment: Experiment, rundir: Path, gates_path: Path | None, bootstrap_seed: int = 0,
              new_version: bool = False, *, rules: dict | None = None, late: bool = False,
              owner: str | None = None, approver: str | None = None) -> dict:  # fmt: skip
@@ -282,6 +317,10 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
         latest = data["versions"][-1]
         _, sealed = _store_state(rundir)
         digest = _sha(path.read_bytes())
+    return _summary(path, latest, digest, sealed)
+
+
+def _summary(path: Path, latest: dict, digest: str, sealed: str | None) -> dict:
     out = {"file": str(path), "version": latest["version"], "registered_at": latest["registered_at"],
            "verified": True, "sha256": digest, "sha256_recorded": sealed is not None,
            "pre_registered": latest.get("pre_registered", True),
@@ -291,6 +330,20 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
         if latest.get(who):
             out[who] = latest[who]
     return out
+
+
+def registered_summary(rundir: Path) -> dict | None:
+    """The registration summary of ``rundir`` as :func:`check_registration` gives it, with
+    the file verified but not today's inputs: for reading runs as history (``compare``,
+    ``gate``), whose experiment file or prompts may have been edited since (a rerun after a
+    prompt edit). ``inputs_checked`` is False.
+
+    Raises:
+        IntegrityError: the file changed or went missing since the runs recorded it.
+        UsageError: the file is not a readable registration.
+    """
+    found = _latest(rundir)
+    return {**_summary(*found), "inputs_checked": False} if found else None
 
 
 def _comparable(value: dict, key: str) -> object:

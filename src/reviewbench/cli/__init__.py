@@ -22,10 +22,14 @@ from ..errors import ReviewbenchError, Terminated
 from ._errors import os_error_line
 from .audit import audit_command
 from .case import case_group
+from .compare import compare_command
 from .demo import demo_command
+from .gate import gate_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
 from .report import report_command
+from .release import release_command
+from .rerun import rerun_command
 from .run import experiment_group, export_command, register_command, run_command, runs_command
 from .schema import schema_command
 from .score import score_command
@@ -44,6 +48,9 @@ Examples:
   reviewbench experiment init && reviewbench run experiment.toml --out runs/first
   reviewbench runs runs/first --json                  # every run with its state
   reviewbench score runs/first                        # metrics, intervals, decision
+  reviewbench compare runs/first runs/second          # paired differences between two run directories
+  reviewbench rerun runs/first --out runs/second      # the registered experiment again (after a prompt edit)
+  reviewbench gate runs/second --baseline runs/first  # CI: exit 0 pass, 1 fail, 3 inconclusive
   reviewbench report runs/first --csv out --sarif f.sarif  # report.html, CSV, SARIF
   reviewbench show corpus --cases                     # what was mined, and what was dropped
   reviewbench case add corpus --base main --head rule-break --gold gold.toml --stratum rule_violation
@@ -70,14 +77,18 @@ cli.add_command(validate_command)
 cli.add_command(audit_command)
 cli.add_command(experiment_group)
 cli.add_command(run_command)
+cli.add_command(rerun_command)
 cli.add_command(runs_command)
 cli.add_command(export_command)
 cli.add_command(score_command)
+cli.add_command(compare_command)
+cli.add_command(gate_command)
 cli.add_command(register_command)
 cli.add_command(report_command)
 cli.add_command(tasks_group)
 cli.add_command(label_group)
 cli.add_command(agreement_command)
+cli.add_command(release_command)
 cli.add_command(judge_group)
 
 

@@ -21,7 +21,7 @@ from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunStore
 from ._output import console, count_table, print_json, progress
 
-__all__ = ["experiment_group", "export_command", "register_command", "run_command", "runs_command"]
+__all__ = ["experiment_group", "export_command", "register_command", "run_command", "run_loaded", "runs_command"]
 
 
 def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]], Any], out: Path,
@@ -63,13 +63,18 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     provenance in OUT/runs.sqlite. Running again resumes: finished runs are kept, and a
     cached response is never requested twice.
     """
+    run_loaded(load_experiment(experiment), out, retry_failed, new_version, as_json)
+
+
+def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool = False,  # type: ignore[no-untyped-def]
+               as_json: bool = False) -> None:  # fmt: skip
+    """Run a loaded experiment into ``out`` as ``run`` does (shared with ``rerun``)."""
     from ..registration import check_registration
     from ..review.runner import (  # the runner pulls in every reviewer kind
         check_conditions,
         run_experiment,
     )
 
-    loaded = load_experiment(experiment)
     # Configuration mistakes before anything is made on disk (the lock makes OUT).
     check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
     with run_lock(out):  # one writer per run directory
@@ -110,11 +115,19 @@ def runs_command(rundir: Path, as_json: bool) -> None:
 
 @click.command("export")
 @click.argument("rundir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl", show_default=True)
-@click.option("--out", "out", type=click.Path(path_type=Path), help="File to write (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "inspect", "hf"]), default="jsonl",
+              show_default=True)
+@click.option("--out", "out", type=click.Path(path_type=Path),
+              help="File to write (default: stdout); for inspect and hf, the directory to write (required).")
 def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
     """Export the runs of RUNDIR as JSONL (full records, plus seed 000's task/model/repeat/text)
-    or CSV (one row per run)."""
+    or CSV (one row per run); as inspect_ai evaluation logs (inspect: one OUT/CONDITION.json
+    per condition, one sample per run with its scores; 'inspect view' opens them); or the
+    corpus's public side as a Hugging Face datasets directory (hf: OUT/data/test.jsonl and a
+    dataset card; no gold, no mirrors or rename variants; datasets.load_dataset(OUT) reads it)."""
+    if fmt in ("inspect", "hf"):
+        _export_elsewhere(rundir, fmt, out)
+        return
     store = _store(rundir)
     try:
         runs = list(store.runs())
@@ -148,6 +161,41 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
             if exc.filename is None:
                 exc.filename = str(out)
             raise
+
+
+def _export_elsewhere(rundir: Path, fmt: str, out: Path | None) -> None:
+    """The ecosystem formats: a directory each, written from the scored run directory."""
+    from datetime import UTC, datetime
+
+    from ..errors import UsageError
+    from ..store.corpus import read_corpus
+
+    if out is None:
+        raise UsageError(f"--format {fmt} writes a directory: give it with --out")
+    store = _store(rundir)
+    try:
+        runs = list(store.runs())
+        corpus_path = store.get_meta("corpus_path")
+    finally:
+        store.close()
+    if not corpus_path:
+        raise UsageError(f"{rundir} records no corpus; was it written by 'reviewbench run'?")
+    corpus = read_corpus(Path(corpus_path))
+    if fmt == "hf":
+        from ..report.hf_dataset import public_cases, write_hf_dataset
+
+        write_hf_dataset(corpus, out)
+        console.print(f"wrote {out}: {len(public_cases(corpus))} of {len(corpus.cases)} cases, public side only "
+                      "(no gold, no mirrors or rename variants)")  # fmt: skip
+        return
+    from ..label.evidence import score_overrides
+    from ..report.inspect_log import inspect_logs, write_inspect_logs
+    from ..score import ScoreOptions, score_run
+
+    result = score_run(rundir, ScoreOptions(overrides=score_overrides(rundir)))
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    written = write_inspect_logs(inspect_logs(result, runs, corpus, created), out)
+    console.print(f"wrote {len(written)} inspect_ai log(s) to {out}: " + ", ".join(p.name for p in written))
 
 
 @click.group("experiment")

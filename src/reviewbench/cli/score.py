@@ -23,6 +23,8 @@ TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any",
          "fp_per_clean_case", "precision", "located_precision", "duplicate_rate", "flag_coverage", "completion",
          "seed_file_recall", "seed_symbol_recall", "seed_severity_match", "seed_rename_stable",
          "weighted_points")  # fmt: skip
+#: Per returned model id, when the model changed during a run.
+DRIFT_METRICS = ("defect_recall", "located_recall", "false_alarm_rate")
 #: End-to-end figures shown beside the completed-run ones (a missing review counts against).
 END_TO_END = ("defect_recall", "located_recall", "false_alarm_rate")
 
@@ -32,6 +34,29 @@ def _fmt(m: dict) -> tuple[str, str, str]:
     fraction = f"{m['num']}/{m['den']}"
     interval = "" if m.get("lo") is None else f"[{m['lo']:.3f}, {m['hi']:.3f}]"
     return value, fraction, interval
+
+
+def _cost_line(cost: dict) -> str:
+    """Cost from the price table, apart from the usage proxy (token counts)."""
+    unit = f" {cost['currency']}" if cost["currency"] else ""
+    if cost["unpriced_models"]:
+        return f"cost: not given: no price for {', '.join(cost['unpriced_models'])}"
+    if cost["per_run"] is None:
+        return "cost: not given: no run reported usage"
+
+    def figure(f: dict, of: str) -> str:
+        value = "n/a" if f["value"] is None else f"{f['value']:.6g}{unit}"
+        interval = "" if f["lo"] is None else f" [{f['lo']:.6g}, {f['hi']:.6g}]"
+        return f"{value}{interval} per {of} ({f['num']:.6g}{unit} / {f['den']})"
+
+    bound = "" if cost["complete"] else f"; at least: {cost['runs_without_usage']} runs reported no usage"
+    return (f"cost (price table): {cost['total']:.6g}{unit} total; " + figure(cost["per_run"], "run") + "; "
+            + figure(cost["per_identified_defect"], "identified defect") + bound)
+
+
+def _drift_figure(metric: str, m: dict) -> str:
+    value, fraction, interval = _fmt(m)
+    return f"{metric} {fraction} = {value}" + (f" {interval}" if interval else "")
 
 
 def _evidence(data: dict, metric: str) -> str:
@@ -64,6 +89,10 @@ def _print_condition(name: str, data: dict) -> None:
     if drift:
         console.print(f"  MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
                       f"{', '.join(drift['returned'])}", markup=False)  # fmt: skip
+        for model, part in (drift.get("by_model") or {}).items():  # each model's runs apart (not paired)
+            figures = "; ".join(_drift_figure(m, part["metrics"][m]) for m in DRIFT_METRICS)
+            console.print(f"    answered by {model} ({part['runs']} runs, {part['cases']} cases): {figures}",
+                          markup=False)  # fmt: skip
     table = Table(show_edge=False, box=None, padding=(0, 1))
     for column in ("metric", "num/den", "value", "95% interval", "evidence"):
         table.add_column(column, justify="left" if column in ("metric", "evidence") else "right")
@@ -82,6 +111,8 @@ def _print_condition(name: str, data: dict) -> None:
         table.add_row("time_to_first_review_s (median)", f"{first['num']}/{first['den']}", _seconds(first['value']),
                       first_review_note(first))  # fmt: skip
     console.print(table)
+    if data.get("cost"):
+        console.print("  " + _cost_line(data["cost"]), markup=False)
     decision = data["decision"]
     reason = f" ({decision['reason']})" if decision.get("reason") else ""
     status = decision["status"].replace("_", " ")
@@ -165,10 +196,13 @@ def _print_splits(data: dict) -> None:
 @click.option("--cutoff", metavar="DATE",
               help="Contamination cut-off (YYYY-MM-DD): every metric also on the cases before and after it, "
                    "with their difference [default: the experiment's registered cutoff, if any].")
+@click.option("--prices", type=click.Path(path_type=Path),
+              help="Price table TOML ([prices] \"MODEL\" = { input_per_mtok, output_per_mtok }): cost per run and "
+                   "per identified defect, with intervals; none for a model it does not price.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def score_command(rundir: Path, tolerance: int | None, resamples: int | None, seed: int | None,
                   gates: Path | None, include_unvalidated: bool | None, new_version: bool,
-                  cutoff: str | None, as_json: bool) -> None:  # fmt: skip
+                  cutoff: str | None, prices: Path | None, as_json: bool) -> None:  # fmt: skip
     """Score the runs of RUNDIR: every finding's verdict (RUNDIR/verdicts.jsonl), metrics
     with numerators, denominators and 95% intervals, located and identified recall side by
     side, an end-to-end analysis where missing reviews count against, paired comparisons,
@@ -187,10 +221,13 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
 
     # People's figures go in before the decision: a gate may name actionability or triage minutes.
     labels = {name: LabelFigures(**figures) for name, figures in label_figures(rundir).items()}
+    from ..score.cost import load_prices
+
+    table = load_prices(prices) if prices is not None else None
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version, cutoff=cutoff,
-                                            overrides=score_overrides(rundir), labels=labels))  # fmt: skip
+                                            overrides=score_overrides(rundir), labels=labels, prices=table))  # fmt: skip
     if as_json:
         print_json(result.as_json())
         return

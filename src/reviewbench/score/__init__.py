@@ -1,4 +1,5 @@
-"""Stage 4: judge every finding, compute metrics with intervals, decide (SPEC 8).
+"""Stage 4: judge every finding, compute metrics with intervals, decide (SPEC 8); compare
+two run directories and gate a new run on a baseline (``compare.py``, ``gate.py``).
 
 Names load on first use: ``run`` and ``register`` read the gates file through
 :mod:`.gates` without paying for scipy, which scoring itself needs.
@@ -9,21 +10,30 @@ from .._lazy import lazy_exports as _lazy_exports
 __all__ = [
     "METRICS",
     "RATE_METRICS",
+    "CompareOptions",
     "Evidence",
     "FindingVerdict",
+    "GateResult",
     "Gates",
+    "RunComparison",
     "ScoreOptions",
     "ScoreResult",
     "VerdictOverride",
+    "compare_runs",
     "decide",
     "eligible_cases",
+    "gate_runs",
+    "load_gate_rules",
     "load_gates",
     "match_run",
     "score_run",
+    "tally_runs",
 ]
 
 __getattr__, __dir__ = _lazy_exports(globals(), {
-    "ScoreOptions": "._api", "eligible_cases": "._api", "score_run": "._api",
+    "ScoreOptions": "._api", "eligible_cases": "._api", "score_run": "._api", "tally_runs": "._api",
+    "CompareOptions": ".compare", "compare_runs": ".compare", "RunComparison": ".comparison",
+    "GateResult": ".gate", "gate_runs": ".gate", "load_gate_rules": ".gate",
     "Gates": ".gates", "decide": ".gates", "load_gates": ".gates",
     "match_run": ".match",
     "METRICS": ".registry", "RATE_METRICS": ".registry",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config.prices import PriceTable
 from ..errors import UsageError
 from ..records import GoldRecord, Stratum, ValidationStatus
 from ..store.corpus import Corpus, read_corpus
@@ -23,8 +24,10 @@ from ..store.runs import RUNS_DB, RunRow, RunStore
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
+from .cost import condition_cost
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
+from .drift import per_model_scores
 from .first_review import first_reviews
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .levels import metric_evidence
@@ -38,9 +41,10 @@ from .metrics import (
     tally_condition,
     with_mirror,
 )
+from .paired import difference, mcnemar_table, paired_columns
 from .registry import RATE_METRICS
 from .result import LabelFigures, ScoreResult
-from .stats import mcnemar_exact, percentile_interval, resample_ratios
+from .stats import percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
@@ -53,7 +57,7 @@ from .verdicts import (
     write_verdicts,
 )
 
-__all__ = ["ScoreOptions", "eligible_cases", "score_run"]
+__all__ = ["RunTallies", "ScoreOptions", "cluster_sums", "eligible_cases", "score_run", "tally_runs"]
 
 _DEFAULTS = {"tolerance": 3, "bootstrap": 10_000, "include_unvalidated": False}
 _ANALYSES = ("completed", "end_to_end")
@@ -80,6 +84,13 @@ class ScoreOptions:
     labels: Mapping[str, LabelFigures] = field(default_factory=dict)
     """People's figures by condition (``label.report.label_figures``): the gates may read
     them, and each condition carries them; a condition without is "not scored" on them."""
+    prices: PriceTable | None = None
+    """A price table (``score --prices``): each condition's cost per run and per identified
+    defect (``score/cost.py``), apart from the token usage; None: no cost."""
+    historical: bool = False
+    """Read the runs as history (``compare``, ``gate``): the registration file is verified and
+    its rules apply, but today's experiment file, prompts, guidance and gates need not match
+    it (a rerun after a prompt edit changed them); the gates are not applied (built-in)."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -140,7 +151,7 @@ def _value(num: float, den: float) -> float | None:
     return round(num / den, 6) if den > 0 else None
 
 
-def _sums(rows, index: dict[str, int], stratum: str | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # type: ignore[no-untyped-def]
+def cluster_sums(rows, index: dict[str, int], stratum: str | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # type: ignore[no-untyped-def]
     """Per metric, the per-cluster sums of numerators and denominators (one pass)."""
     size = len(index)
     empty = {m: (np.zeros(size), np.zeros(size)) for m in RATE_METRICS}
@@ -171,17 +182,6 @@ def _breakdown(tally: ConditionTally) -> dict:
                for key, metrics in sorted(by_key.items())}
         for axis, by_key in groups.items()
     }  # fmt: skip
-
-
-def _mcnemar_counts(a: ConditionTally, b: ConditionTally) -> tuple[int, int]:
-    only_a = only_b = 0
-    for key, found_a in a.found.items():
-        found_b = b.found.get(key)
-        if found_b is None:
-            continue
-        only_a += found_a and not found_b
-        only_b += found_b and not found_a
-    return only_a, only_b
 
 
 @dataclass(frozen=True)
@@ -225,15 +225,19 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
     registration = None
     experiment_path = experiment_file and Path(experiment_file)
+    if options.historical:
+        from ..registration import registered_summary
+
+        registration = registered_summary(rundir)
     # Also when the file is gone but the runs recorded one: check_registration refuses that.
-    if experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
+    elif experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
         registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
                                           new_version=options.new_version, rules=asked)  # fmt: skip
     rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}
     gates_path = options.gates
     seed = options.seed if options.seed is not None else 0
     if registration:
-        if gates_path is None and registration["gates"]["path"] != "built-in":
+        if gates_path is None and registration["gates"]["path"] != "built-in" and not options.historical:
             gates_path = Path(registration["gates"]["path"])
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
         rules = registration["rules"]
@@ -281,6 +285,59 @@ def _configured_model(experiment: dict, name: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class RunTallies:
+    """A run directory read and counted as scoring counts it, before any resample: what
+    ``score_run`` and the comparison of two run directories (``compare.py``) both start from."""
+
+    inputs: _Inputs
+    everything: dict[str, CaseInfo]
+    """Every case in the analysis, holdout strata included."""
+    cases: dict[str, CaseInfo]
+    """The headline's cases (no holdout stratum)."""
+    holdout: dict[str, CaseInfo]
+    verdicts: dict[str, list[FindingVerdict]]
+    outcomes: dict[str, RunOutcome]
+    by_condition: dict[str, list[RunRow]]
+    names: list[str]
+    """Conditions in the experiment's order, then any others by name."""
+    tallies: dict[tuple[str, str], ConditionTally]
+    """By (condition, analysis): ``completed`` and ``end_to_end``."""
+
+
+def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[str] | None = None) -> RunTallies:
+    """Judge every run of ``rundir`` and tally each condition in both analyses.
+
+    Args:
+        only: case ids to keep in the analysis (None: every eligible case); the runs of the
+            others are still judged, so a kept case's mirror still decides discrimination.
+
+    Raises:
+        CorpusError, UsageError: as :func:`score_run`.
+    """
+    inputs = _load(rundir, options)
+    corpus, runs = inputs.corpus, inputs.runs
+    everything = eligible_cases(corpus, inputs.include_unvalidated)
+    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
+    paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
+    outcomes: dict[str, RunOutcome] = {
+        run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
+                                paired.get(run.run_id))  # fmt: skip
+        for run in runs if run.case_id in everything
+    }
+    if only is not None:
+        everything = {k: c for k, c in everything.items() if k in only}
+    cases, holdout = split_holdout(everything)  # natural cases: beside the headline, never in it
+    order = [c["name"] for c in inputs.experiment.get("condition", [])]
+    by_condition: dict[str, list[RunRow]] = defaultdict(list)
+    for run in runs:
+        by_condition[run.condition].append(run)
+    names = [n for n in order if n in by_condition] + sorted(set(by_condition) - set(order))
+    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end")
+               for name in names for analysis in _ANALYSES}  # fmt: skip
+    return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies)
+
+
 def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResult:
     """Score every condition of a run directory (see ``docs/SCORING.md``).
 
@@ -291,37 +348,22 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         UsageError: the corpus's gold changed since the runs, registered rules or inputs
             changed, or the gates are invalid.
     """
-    inputs = _load(rundir, options)
+    tallied = tally_runs(rundir, options)
+    inputs, cases, holdout, verdicts = tallied.inputs, tallied.cases, tallied.holdout, tallied.verdicts
     gates, corpus, runs = inputs.gates, inputs.corpus, inputs.runs
-    everything = eligible_cases(corpus, inputs.include_unvalidated)
-    cases, holdout = split_holdout(everything)  # natural cases: beside the headline, never in it
+    outcomes, by_condition, names, tallies = tallied.outcomes, tallied.by_condition, tallied.names, tallied.tallies
     cutoff_text = options.cutoff or inputs.experiment.get("cutoff")
     cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
     dates = case_dates(corpus) if cutoff else {}
-    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
     audit = AuditCheck(corpus.path, corpus.meta.gold_sha256)
     write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
-    paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
-    outcomes: dict[str, RunOutcome] = {
-        run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
-                                paired.get(run.run_id))  # fmt: skip
-        for run in runs if run.case_id in everything
-    }
-
-    order = [c["name"] for c in inputs.experiment.get("condition", [])]
-    by_condition: dict[str, list[RunRow]] = defaultdict(list)
-    for run in runs:
-        by_condition[run.condition].append(run)
-    names = [n for n in order if n in by_condition] + sorted(set(by_condition) - set(order))
-    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end")
-               for name in names for analysis in _ANALYSES}  # fmt: skip
 
     clusters = sorted({c.cluster for c in cases.values()})
     index = {cluster: i for i, cluster in enumerate(clusters)}
     columns: list[tuple[np.ndarray, np.ndarray]] = []
     slots: dict[tuple, int] = {}
     sums = {(name, analysis, metric): pair for (name, analysis), tally in tallies.items()
-            for metric, pair in _sums(tally.rows, index).items()}  # fmt: skip
+            for metric, pair in cluster_sums(tally.rows, index).items()}  # fmt: skip
     for key, pair in sums.items():
         slots[key] = len(columns)
         columns.append(pair)
@@ -329,11 +371,11 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     for a, b in pairs:
         for analysis in _ANALYSES:
             for metric in RATE_METRICS:
-                (na, da), (nb, db) = sums[(a, analysis, metric)], sums[(b, analysis, metric)]
-                shared = (da > 0) & (db > 0)  # paired: only cases both conditions were scored on
-                for who, (n, d) in (("a", (na, da)), ("b", (nb, db))):
+                # paired: only cases both conditions were scored on
+                both = paired_columns(sums[(a, analysis, metric)], sums[(b, analysis, metric)])
+                for who, column in zip(("a", "b"), both, strict=True):
                     slots[(a, b, analysis, metric, who)] = len(columns)
-                    columns.append((n * shared, d * shared))
+                    columns.append(column)
     unclear_slots: dict[str, tuple[int, int]] = {}  # the precision variants of the gated analysis
     for name in names:
         rows = tallies[(name, gates.analysis)].unclear
@@ -361,14 +403,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         return (None, None) if np.isnan(low) else (round(float(low), 6), round(float(high), 6))
 
     def paired(sa: int, sb: int) -> tuple[float | None, float | None, float | None]:
-        (na, da), (nb, db) = columns[sa], columns[sb]
-        if da.sum() == 0 or db.sum() == 0:
-            return None, None, None
-        diff = round(na.sum() / da.sum() - nb.sum() / db.sum(), 6)
-        dlo, dhi = percentile_interval((samples[:, sa] - samples[:, sb])[:, None])
-        if np.isnan(dlo[0]):
-            return diff, None, None
-        return diff, round(float(dlo[0]), 6), round(float(dhi[0]), 6)
+        return difference(columns[sa], columns[sb], samples[:, sa], samples[:, sb])
 
     def metrics_of(name: str, analysis: str) -> dict[str, dict]:
         tally = tallies[(name, analysis)]
@@ -463,12 +498,18 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "valid_defect_cases": valid_defect_cases,
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
+        drift = conditions[name]["model_drift"]
+        if drift and len(drift["returned"]) > 1:  # a change during the run: each model's own figures
+            drift["by_model"] = per_model_scores(by_condition[name], cases, outcomes, inputs.bootstrap, inputs.seed)
         if unclear:
             conditions[name]["unclear"] = unclear
         if name in options.labels:
             conditions[name]["labels"] = options.labels[name]
         if holdout:
             conditions[name]["holdout"] = held["completed"]
+        if options.prices is not None:
+            conditions[name]["cost"] = condition_cost(by_condition[name], cases, completed, options.prices,
+                                                      inputs.bootstrap, inputs.seed)  # fmt: skip
         if cutoff:
             conditions[name]["cutoff"] = cutoff_scores(completed, cases, dates, cutoff, inputs.bootstrap, inputs.seed)
 
@@ -479,7 +520,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                 diff, low, high = paired(slots[(a, b, analysis, metric, "a")], slots[(a, b, analysis, metric, "b")])
                 p = None
                 if metric == "defect_recall":
-                    p = mcnemar_exact(*_mcnemar_counts(tallies[(a, analysis)], tallies[(b, analysis)]))
+                    p = mcnemar_table(tallies[(a, analysis)].found, tallies[(b, analysis)].found).p
                 comparisons.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
                                     "lo": low, "hi": high, "mcnemar_p": p})  # fmt: skip
 
@@ -533,10 +574,7 @@ def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, in
         if a not in names or b not in names:
             continue
         metric, _, stratum = gate.metric.partition("@")
-        na, da = _sums(tallies[(a, analysis)].rows, index, stratum or None)[metric]
-        nb, db = _sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]
-        shared = (da > 0) & (db > 0)
         out[i] = (len(columns), len(columns) + 1)
-        columns.append((na * shared, da * shared))
-        columns.append((nb * shared, db * shared))
+        columns.extend(paired_columns(cluster_sums(tallies[(a, analysis)].rows, index, stratum or None)[metric],
+                                      cluster_sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]))
     return out

@@ -18,11 +18,14 @@ __all__ = [
     "AnalysisScore",
     "CompareResult",
     "ConditionScore",
+    "CostFigure",
+    "CostScore",
     "DecisionResult",
     "DecisionStatus",
     "GateCheck",
     "MetricEvidence",
     "MetricValue",
+    "ModelFigures",
     "PairedComparison",
     "ScoreResult",
     "UnclearDecision",
@@ -138,9 +141,20 @@ class MetricEvidence(_Result):
     automatic: int = Field(description="Comments it counts on automatic matching only.")
 
 
+class ModelFigures(_Result):
+    """The completed runs one returned model id answered, scored on their own."""
+
+    runs: int = Field(description="Completed runs this model id answered.")
+    cases: int = Field(description="Distinct cases among them.")
+    metrics: dict[str, MetricValue] = Field(description="Every rate metric over those runs, with its interval.")
+
+
 class ModelDrift(_Result):
     requested: list[str] = Field(description="Model ids requested.")
     returned: list[str] = Field(description="Distinct model ids the completed runs reported.")
+    by_model: dict[str, ModelFigures] | None = Field(default=None, description="With several returned ids (a "
+                                                     "change during the run): each id's runs scored apart, "
+                                                     "not paired (they answered different runs).")
 
 
 class UnclearDecision(_Result):
@@ -174,6 +188,28 @@ class LabelFigures(_Result):
         description="Rater minutes per run, summed over raters: {median, q1, q3, runs}.")
 
 
+class CostFigure(_Result):
+    value: float | None = Field(description="num / den; null when den is 0.")
+    num: float = Field(description="Total cost of the priced runs.")
+    den: int = Field(description="Priced runs, or identified (run, defect) pairs.")
+    lo: float | None = Field(description="Low end of the 95% case-clustered bootstrap interval.")
+    hi: float | None
+
+
+class CostScore(_Result):
+    """Cost from a price table (``score --prices``), never mixed with the token usage."""
+
+    currency: str | None = Field(description="As the price table says.")
+    complete: bool = Field(description="False when some runs reported no usage: the figures leave them out "
+                                       "(a lower bound).")  # fmt: skip
+    total: float | None = Field(description="Σ cost of the priced runs; null when a model is not priced.")
+    per_run: CostFigure | None
+    per_identified_defect: CostFigure | None = Field(description="Σ cost / identified (run, defect) pairs.")
+    unpriced_models: list[str] = Field(description="Models that answered (or were asked, without an answer) and "
+                                       "have no price: no cost is given then.")  # fmt: skip
+    runs_without_usage: int
+
+
 class ConditionScore(_Result):
     metrics: dict[str, MetricValue] = Field(description="Completed-run analysis, every registered metric.")
     breakdown: Breakdown = Field(description="Completed-run breakdown.")
@@ -192,6 +228,7 @@ class ConditionScore(_Result):
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
     holdout: dict[str, Any] | None = Field(default=None, description="Holdout strata (natural), never pooled into "
                                            "the headline: {stratum: {cases, metrics}}.")
+    cost: CostScore | None = Field(default=None, description="With a price table only.")
     cutoff: dict[str, Any] | None = Field(default=None, description="Contamination split: {date, before, after, "
                                           "difference, undated}, when a cutoff is given or registered.")
 

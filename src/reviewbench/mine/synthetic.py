@@ -45,6 +45,10 @@ class SyntheticSummary:
     """Defect cases that got no rename variant, by reason (``variants.NoVariant``)."""
 
 
+def _sources(head: HeadTree) -> str:
+    return "JavaScript/TypeScript sources" if head.scripted else "Python sources"
+
+
 def controls_for(ratio: float, defect_cases: int) -> int:
     """Controls for ``defect_cases`` at ``ratio``, rounded half up (1.5 → 2, 2.5 → 3)."""
     return math.floor(ratio * defect_cases + 0.5)
@@ -88,8 +92,8 @@ def synthesize(
             mutations, for_noise = mutations[: config.mutations], mutations[config.mutations :]
             if len(mutations) < config.mutations:
                 where = f" matching {', '.join(config.paths)}" if config.paths else ""
-                warn(f"only {len(mutations)} of {config.mutations} mutations could be made: the Python "
-                     f"sources at HEAD{where} have no more usable sites")  # fmt: skip
+                warn(f"only {len(mutations)} of {config.mutations} mutations could be made: the {_sources(head)} "
+                     f"at HEAD{where} have no more usable sites")  # fmt: skip
             made.extend(m.mined for m in mutations)
             if config.mirrors:
                 made.extend(mutation_mirror(config.seed, m) for m in mutations)
@@ -138,7 +142,7 @@ def synthesize(
             chosen, rest = quota.choose(maker.cases(paths, POOL_FACTOR * at_head + noise_wanted), at_head)
             controls, noise = paired + chosen, rest[:noise_wanted]
             if len(controls) < wanted:
-                warn(f"only {len(controls)} of {wanted} controls could be made from the Python sources at "
+                warn(f"only {len(controls)} of {wanted} controls could be made from the {_sources(head)} at "
                      "the fix commits and at HEAD")  # fmt: skip
             made.extend(c.mined for c in controls)
             if for_noise:

@@ -73,6 +73,10 @@ exports.merge = function (target, source) {
     return target;
 };
 
+module.exports = function (str) {
+    return str;
+};
+
 Foo.prototype.bar = function () {
     return 1;
 };
@@ -110,10 +114,11 @@ class Stack extends Base {
     (14, "isArrow"), (15, "isArrow"), (16, "isArrow"),
     (18, "plain"), (20, "plain"), (22, "plain"),
     (24, "merge"), (25, "merge"),
-    (28, "Foo.bar"), (29, "Foo.bar"),
-    (33, "stringify"), (34, "stringify"), (36, "parse"), (37, "parse"), (39, "short"),
-    (42, "Stack"), (43, "Stack.create"), (44, "Stack.create"), (47, "Stack.#secret"),
-    (51, "Stack.field"), (52, "Stack.field"),
+    (28, "module.exports"), (29, "module.exports"),
+    (32, "Foo.bar"), (33, "Foo.bar"),
+    (37, "stringify"), (38, "stringify"), (40, "parse"), (41, "parse"), (43, "short"),
+    (46, "Stack"), (47, "Stack.create"), (48, "Stack.create"), (51, "Stack.#secret"),
+    (55, "Stack.field"), (56, "Stack.field"),
 ])  # fmt: skip
 def test_javascript_definitions_of_every_common_shape(line, expected):
     assert SymbolIndex(JS, "javascript").at(line) == expected
@@ -133,9 +138,9 @@ export const withBase = <T extends string>(input: T, base = ""): T => {
   return input;
 };
 
-export interface Options {
+export type Options = {
   strict: boolean;
-}
+};
 
 export class Router<T> implements Handler {
   private routes: Map<string, T> = new Map();
@@ -163,7 +168,7 @@ export default function (input: string) {
     (15, "Options"),
     (18, "Router"), (19, "Router"), (21, "Router.add"), (22, "Router.add"),
     (26, "Router.size"),
-    (31, None),  # an anonymous default export has no name to give
+    (30, "default"), (31, "default"),  # an anonymous default export is the module's default
 ])  # fmt: skip
 def test_typescript_definitions_and_not_the_nearest_one_above(line, expected):
     assert SymbolIndex(TS, "typescript").at(line) == expected

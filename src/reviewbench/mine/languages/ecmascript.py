@@ -26,6 +26,7 @@ __all__ = ["JavaScript", "TypeScript", "examples", "parse"]
 _DECLARATIONS = frozenset({
     "function_declaration", "generator_function_declaration", "class_declaration",
     "abstract_class_declaration", "interface_declaration", "enum_declaration", "internal_module",
+    "type_alias_declaration",
     "method_definition", "method_signature", "abstract_method_signature", "function_signature",
 })  # fmt: skip
 #: Values that are a definition when bound to a name.
@@ -71,11 +72,13 @@ def _binding_name(node: tree_sitter.Node | None) -> str | None:
         return None
     if node is not None and node.type == "string":
         text = text[1:-1]
+    if text in ("module.exports", "exports"):
+        return "module.exports"  # the module's one export: the name its hunk header shows
     parts = [p for p in text.split(".") if p != "prototype"]
     while parts[:1] in (["module"], ["exports"], ["this"]) and len(parts) > 1:
         parts = parts[1:]
     name = ".".join(parts)
-    return name if _NAME.match(name) and name not in ("module", "exports") else None
+    return name if _NAME.match(name) else None
 
 
 def _definition(node: tree_sitter.Node) -> tuple[str, tuple[int, ...]] | None:
@@ -85,6 +88,10 @@ def _definition(node: tree_sitter.Node) -> tuple[str, tuple[int, ...]] | None:
     if kind in _DECLARATIONS or kind in ("function_expression", "generator_function", "class"):
         name = _binding_name(node.child_by_field_name("name"))
         return (name, ()) if name else None
+    if kind == "export_statement" and any(c.type == "default" for c in node.children):
+        value = node.child_by_field_name("value") or node.child_by_field_name("declaration")
+        if value is not None and value.type in _FUNCTIONS and value.child_by_field_name("name") is None:
+            return ("default", (value.id,))  # `export default function () {}`: the module's default export
     inner = node
     if kind in ("lexical_declaration", "variable_declaration", "expression_statement") and node.named_child_count == 1:
         inner = node.named_children[0]

@@ -29,8 +29,20 @@ exports.total = function (values) {
   return sum;
 };
 
+function formatMessage(label, unit, value, low, high) {
+  return label + ' ' + value + ' ' + unit + ' in ' + low + '..' + high;
+}
+
+function describe(value, low, high) {
+  const label = 'range';
+  const unit = 'items';
+  const message = formatMessage(label, unit, clamp(value, low, high), low, high);
+  return message;
+}
+
 module.exports.clamp = clamp;
 module.exports.windowOf = windowOf;
+module.exports.describe = describe;
 """
 
 TEXT = """\
@@ -66,7 +78,7 @@ TEST_RANGE = """\
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
-const { clamp, windowOf, total } = require('../lib/range');
+const { clamp, windowOf, total, describe } = require('../lib/range');
 
 test('clamp', () => {
   assert.strictEqual(clamp(5, 0, 10), 5);
@@ -81,6 +93,10 @@ test('windowOf', () => {
 
 test('total', () => {
   assert.strictEqual(total([1, 2, 3]), 6);
+});
+
+test('describe', () => {
+  assert.strictEqual(describe(12, 0, 10), 'range 10 items in 0..10');
 });
 """
 
@@ -107,7 +123,7 @@ test('join', () => {
 
 JS_PROJECT = {
     "package.json": json.dumps({"name": "tiny", "version": "1.0.0", "private": True,
-                                "scripts": {"test": "node --test test/"}}, indent=2) + "\n",  # fmt: skip
+                                "scripts": {"test": "node --test test/"}}, indent=2) + "\n",
     "lib/range.js": RANGE,
     "lib/text.js": TEXT,
     "test/range.test.js": TEST_RANGE,

@@ -39,7 +39,7 @@ _NOT_LIBRARY_DIRS = frozenset({"bench", "benchmarks", "examples", "example", "sc
 _MAX_BYTES = 1_000_000
 
 
-def describe_mutation(operator: type[Operator] | type[ScriptOperator], note: str, symbol: str | None) -> str:
+def describe_mutation(operator: type[Operator | ScriptOperator], note: str, symbol: str | None) -> str:
     """Gold words for a mutant: the operator, what it changed, where, and what now goes wrong.
 
     E.g. "a condition was inverted: inverted the condition `x > 0` in `parse_header`: the
@@ -85,7 +85,7 @@ class MutationMiner:
         self.locator = locator
         #: JavaScript/TypeScript rather than Python, for a Node project (docs/LANGUAGES.md).
         self.scripted = head.scripted
-        self.operators: dict[str, type[Operator] | type[ScriptOperator]] = (
+        self.operators: dict[str, type[Operator | ScriptOperator]] = (
             {cls.name: cls for cls in selected_script_operators(config.operators)} if self.scripted
             else {cls.name: cls for cls in selected_operators(config.operators)})  # fmt: skip
         self.used: Counter[str] = Counter()

@@ -23,7 +23,7 @@ from .fix_reversal import MinedCase
 from .head import HeadTree
 from .mirror import mutation_mirror
 from .noisy import NOISE_PER_CASE, noisy_cases
-from .paths import PathClassifier, language_of
+from .paths import SCRIPT_LANGUAGES, PathClassifier, language_of
 from .shape import patch_shape
 
 __all__ = ["SyntheticSummary", "controls_for", "synthesize"]
@@ -43,6 +43,11 @@ class SyntheticSummary:
     noisy: int = 0
     variants_skipped_by: dict[str, int] = field(default_factory=dict)
     """Defect cases that got no rename variant, by reason (``variants.NoVariant``)."""
+
+
+def _editable(head: HeadTree, path: str) -> bool:
+    """Whether controls may edit ``path``: Python, or JavaScript/TypeScript in a Node project."""
+    return language_of(path) in SCRIPT_LANGUAGES if head.scripted else language_of(path) == "python"
 
 
 def _sources(head: HeadTree) -> str:
@@ -65,8 +70,9 @@ def synthesize(
     """Mutation cases, rename variants of ``fixes`` and of the mutations, and controls."""
     # libcst is imported here, not with the package: every other command starts faster.
     from .controls import POOL_FACTOR, ControlMaker, ShapeQuota
-    from .mutation import MutationMiner
     from .identifiers import RepositoryNames
+    from .mutation import MutationMiner
+    from .script_controls import ScriptControlMaker
     from .variants import NoVariant, fix_reversal_edits, keyword_names, rename_variant
 
     say = progress or (lambda _text: None)
@@ -128,16 +134,16 @@ def synthesize(
         noisy: list[SyntheticCase] = []
         if wanted or noise_wanted:
             say("controls")
-            maker = ControlMaker(config, head)
+            maker = ScriptControlMaker(config, head) if head.scripted else ControlMaker(config, head)
             # More candidates than wanted; the quota keeps those shaped like the defect cases.
             quota = ShapeQuota([patch_shape(d.patch) for d in [*fixes, *(m.mined for m in mutations)]], wanted)
             for_fixes = min(wanted, controls_for(config.effective_controls_ratio, len(fixes)))
             if for_fixes:
-                pairs = [(fix.case.base, [p for p in fix.case.paths if language_of(p) == "python"]) for fix in fixes]
+                pairs = [(fix.case.base, [p for p in fix.case.paths if _editable(head, p)]) for fix in fixes]
                 paired, _ = quota.choose(maker.paired(pairs, POOL_FACTOR * for_fixes), for_fixes,
                                          spread=lambda c: c.mined.case.base)  # one per fix first
             paths = [e.path for m in [*mutations, *for_noise] for e in m.edits]
-            paths += [p for fix in fixes for p in fix.case.paths if language_of(p) == "python" and p in head.files]
+            paths += [p for fix in fixes for p in fix.case.paths if _editable(head, p) and p in head.files]
             at_head = wanted - len(paired)
             chosen, rest = quota.choose(maker.cases(paths, POOL_FACTOR * at_head + noise_wanted), at_head)
             controls, noise = paired + chosen, rest[:noise_wanted]

@@ -23,9 +23,19 @@ from . import (  # noqa: F401 - imported to register
     statement_swap,
     wrong_argument,
 )
-from ._base import ParsedScript, ScriptExamples, ScriptOperator, ScriptSite, register, registry
+from ._base import (
+    FUNCTIONS,
+    ParsedScript,
+    ScriptExamples,
+    ScriptOperator,
+    ScriptSite,
+    register,
+    registry,
+    text_of,
+)
 
-__all__ = ["ParsedScript", "ScriptExamples", "ScriptOperator", "ScriptSite", "examples_of", "register", "registry"]
+__all__ = ["FUNCTIONS", "ParsedScript", "ScriptExamples", "ScriptOperator", "ScriptSite", "examples_of", "register",
+           "registry", "text_of"]
 
 
 def examples_of(operator: type[ScriptOperator]) -> ScriptExamples:

@@ -71,6 +71,8 @@ class ScriptOperator(ABC):
     effect: ClassVar[str] = ""
     #: The node types :meth:`visit` is called for.
     node_types: ClassVar[frozenset[str]]
+    #: Whether sites outside functions count (only refactors for controls set this).
+    module_level: ClassVar[bool] = False
 
     @abstractmethod
     def visit(self, node: tree_sitter.Node, script: ParsedScript) -> Iterator[ScriptSite]:
@@ -113,10 +115,9 @@ class ParsedScript:
         stack: list[tuple[tree_sitter.Node, bool]] = [(self.tree.root_node, False)]
         while stack:
             node, inside = stack.pop()
-            if inside:
-                for index, op in enumerate(instances):
-                    if node.type in op.node_types:
-                        found[index].extend(op.visit(node, self))
+            for index, op in enumerate(instances):
+                if node.type in op.node_types and (inside or op.module_level):
+                    found[index].extend(op.visit(node, self))
             inner = inside or node.type in FUNCTIONS
             stack.extend((child, inner) for child in reversed(node.named_children))
         return [site for sites in found for site in sites]

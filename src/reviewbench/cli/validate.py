@@ -19,7 +19,8 @@ __all__ = ["validate_command"]
 @click.option("--test-cmd", help="Shell command running the tests (default: PYTHON -m pytest, when the "
               "repository has pytest configuration or a tests/ folder; PYTHON is your active environment "
               "($VIRTUAL_ENV, else python3 on PATH) or the --setup environment; a src layout gets "
-              "PYTHONPATH=src).")
+              "PYTHONPATH=src. A package.json project: its test script, without pre/post hooks or lint "
+              "steps, node_modules/.bin on PATH).")
 @click.option("--setup", help="Build one isolated test environment for the corpus (cached under "
               "CORPUS/envs/): a fresh venv, then this command inside it, e.g. \"pip install -e '.[test]'\"; "
               "'auto': the project editable with its test extras or requirements, and pytest.")

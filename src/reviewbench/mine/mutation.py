@@ -27,6 +27,7 @@ from .naming import case_id
 from .paths import language_of
 from .script_mutations import ParsedScript, ScriptOperator, ScriptSite
 from .script_mutations import registry as script_registry
+from .script_tests import ScriptTestLocator
 from .symbols import SymbolIndex, identifiers
 from .textdiff import changed_size, split_lines
 
@@ -78,7 +79,7 @@ class MutationMiner:
     """Chooses mutation sites at HEAD and turns them into cases."""
 
     def __init__(self, config: MineConfig, head: HeadTree, coverage: CoverageMap | None,
-                 locator: TestLocator) -> None:  # fmt: skip
+                 locator: TestLocator | ScriptTestLocator) -> None:  # fmt: skip
         self.config = config
         self.head = head
         self.coverage = coverage

@@ -24,6 +24,7 @@ from .head import HeadTree
 from .mirror import mutation_mirror
 from .noisy import NOISE_PER_CASE, noisy_cases
 from .paths import SCRIPT_LANGUAGES, PathClassifier, language_of
+from .script_tests import ScriptTestLocator
 from .shape import patch_shape
 
 __all__ = ["SyntheticSummary", "controls_for", "synthesize"]
@@ -84,13 +85,14 @@ def synthesize(
         for_noise: list[SyntheticCase] = []
         covered = False
         if config.mutations or config.noisy:
-            tests = head.tests
+            tests = head.script_tests if head.scripted else head.tests
             coverage = None
             if config.coverage_cmd or (repo.path / ".coverage").is_file():
                 say("measuring coverage at HEAD")
                 coverage = load_coverage(repo, config.coverage_cmd, set(head.files), tests, warn)
             covered = coverage is not None
-            locator = TestLocator(tests, head.texts(tests))
+            locator = (ScriptTestLocator(tests, head.texts(tests)) if head.scripted
+                       else TestLocator(tests, head.texts(tests)))  # fmt: skip
             miner = MutationMiner(config, head, coverage, locator)
             wanted_mutations = config.mutations + config.noisy
             mutations = miner.cases(wanted_mutations, on_case=lambda n: say(f"mutations: {n}/{wanted_mutations}"))

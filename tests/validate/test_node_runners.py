@@ -41,6 +41,15 @@ def test_npm_run_chains_resolve_and_hooks_and_linters_are_left_out_with_a_note(t
     assert TestCommand(found.command).runner is NodeRunner.TAPE
 
 
+def test_package_manager_exec_forms_run_the_program(tmp_path):
+    root = _package(tmp_path, {"lint": "eslint .", "test:types": "tsc --noEmit",
+                               "test": "pnpm lint && pnpm test:types && pnpm vitest run"})  # fmt: skip
+    found = detect_node_command(root)
+    assert found is not None and found.command.endswith(" vitest run")
+    assert any("eslint ." in n and "tsc --noEmit" in n for n in found.notes)
+    assert TestCommand(found.command).runner is NodeRunner.VITEST
+
+
 @pytest.mark.parametrize("scripts", [{}, {"test": 'echo "Error: no test specified" && exit 1'}])
 def test_no_test_script_is_a_usage_error_naming_test_cmd(tmp_path, scripts):
     with pytest.raises(UsageError, match="no test script: pass --test-cmd"):
@@ -85,6 +94,17 @@ ok 4 later # SKIP
 # pass  2
 # fail  1
 """
+
+
+def test_a_crash_before_any_report_names_the_thrown_error_not_the_node_footer():
+    from reviewbench.validate.node import node_error_line
+
+    output = ("/x/node_modules/nyc/index.js:90\n    throw err0;\n    ^\n\n"
+              "Error: EROFS: read-only file system, mkdir '/t/node_modules/.cache'\n    at Object.mkdirSync\n\n"
+              "Node.js v20.20.2\n")  # fmt: skip
+    assert node_error_line(output) == "Error: EROFS: read-only file system, mkdir '/t/node_modules/.cache'"
+    assert node_error_line("TypeError [ERR_INVALID_ARG_TYPE]: bad\n") == "TypeError [ERR_INVALID_ARG_TYPE]: bad"
+    assert node_error_line("all good\n") is None
 
 
 def test_tape_tap_names_the_failing_test_and_assertion():
@@ -180,6 +200,10 @@ def _with_dependency(git_repo):
                                     "const { double } = require('helper');\n"
                                     "const { total } = require('../lib/range');\n\n"
                                     "test('double total', () => {\n  assert.strictEqual(double(total([1, 2])), 6);\n});\n"}  # fmt: skip
+    # A tool that writes its cache into node_modules, as nyc, babel and vite do.
+    files["package.json"] = files["package.json"].replace('"node --test test/"', '"node cache.js && node --test test/"')
+    files["cache.js"] = ("require('fs').mkdirSync('node_modules/.cache/tool', { recursive: true });\n"
+                         "require('fs').writeFileSync('node_modules/.cache/tool/x', '1');\n")  # fmt: skip
     repo.write(files)
     subprocess.run(["npm", "install", "--package-lock-only", "--offline", "--no-audit", "--no-fund"], cwd=repo.path,
                    check=True, capture_output=True)  # fmt: skip
@@ -201,6 +225,8 @@ def test_setup_auto_runs_npm_ci_once_and_every_tree_links_node_modules(git_repo,
     fix = next(g for g in gold if g.stratum == "fix_reversal")
     assert fix.validation.status == "observed" and "double total" in fix.validation.failing_tests
     assert all(g.validation.status != "error" for g in gold), [g.validation for g in gold]
+    # The trees' caches never reached the shared install.
+    assert not (installed / ".cache").exists()
     # A second run reuses the install.
     again = validate_corpus(out, ValidateConfig(jobs=1, timeout=120, reruns=1, setup="auto", force=True))
     assert not again.environment_built and any("reused" in n for n in again.notes)
@@ -221,3 +247,12 @@ def test_a_failing_npm_install_is_one_line_naming_its_log(git_repo, tmp_path):
     assert proc.stderr.count("\n") == 1 and "npm ci" in proc.stderr and "setup.log" in proc.stderr
     (log,) = list((out / "envs").glob("node-*/setup.log"))
     assert "npm" in log.read_text()
+
+
+def test_the_fail_fast_advice_for_node_names_npm_not_pip():
+    from reviewbench.validate.reasons import remedy
+
+    missing = "Error: Cannot find module 'tape'"
+    assert "--setup auto" in remedy(missing) and "pip" not in remedy(missing)
+    assert "pip" not in remedy("Node.js v20.20.2") and "--since" in remedy("Node.js v20.20.2")
+    assert "--setup auto" not in remedy(missing, "auto") and "--test-cmd" in remedy(missing, "auto")

@@ -22,8 +22,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-__all__ = ["NodeCommand", "NodeReport", "NodeRunner", "detect_node_command", "node_notes", "node_runner", "read_report",
-           "read_tap", "reporting", "selected"]
+__all__ = [
+    "NodeCommand",
+    "NodeReport",
+    "NodeRunner",
+    "detect_node_command",
+    "node_error_line",
+    "node_notes",
+    "node_runner",
+    "read_report",
+    "read_tap",
+    "reporting",
+    "selected",
+]
 
 
 class NodeRunner(StrEnum):
@@ -84,9 +95,16 @@ def node_runner(command: str) -> NodeRunner | None:
     return None
 
 
+_EXEC = re.compile(r"^(?:npx(?:\s+--no-install|\s+--yes)?|pnpm(?:\s+exec)?|yarn(?:\s+exec)?|bunx|npm\s+exec\s+--)\s+(?!run\b)(\S.*)$")
+
+
 def _resolve(step: str, scripts: dict[str, str], depth: int = 0) -> list[str]:
-    """``step`` with ``npm run x`` replaced by script ``x``'s own steps, recursively."""
+    """``step`` with ``npm run x`` replaced by script ``x``'s own steps, recursively, and
+    ``pnpm vitest run`` / ``npx jest`` by the program they run (from ``node_modules/.bin``)."""
     match = _RUN.match(step)
+    executed = _EXEC.match(step)
+    if executed is not None and (match is None or match.group(1) not in scripts):
+        return [executed.group(1)]
     if match is None or depth > 8:
         return [step]
     name = "test" if step.startswith("npm test") else match.group(1)
@@ -156,6 +174,18 @@ def reporting(command: str, runner: NodeRunner, report: Path) -> str:
     elif runner is NodeRunner.VITEST and at < len(words) and words[at] == "run":
         at += 1
     return shlex.join(words[:at] + extra + words[at:])
+
+
+_NODE_ERROR = re.compile(r"^\s*(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[[A-Z_]+\])?: \S.*")
+
+
+def node_error_line(output: str) -> str | None:
+    """The first thrown error of a Node run that left no report (``Error: EROFS: …``,
+    ``TypeError [ERR_…]: …``, ``Error: Cannot find module 'x'``), not node's version footer."""
+    for line in _ANSI.sub("", output).splitlines():
+        if _NODE_ERROR.match(line):
+            return line.strip()[:300]
+    return None
 
 
 @dataclass(frozen=True)

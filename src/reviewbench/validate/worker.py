@@ -19,6 +19,8 @@ from ..config import Network, ValidateConfig
 from ..git.scratch import ScratchClone
 from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
+from ..store.scratch import remove_tree
+from .node import node_error_line
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .products import SetupProducts
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
@@ -96,6 +98,10 @@ class CaseJob:
     whichever case needs it first, decides the mirror when it passes there."""
 
 
+#: Marks a tree's ``node_modules`` as the links :meth:`ScratchTree.use_node_modules` made.
+_LINKED = ".reviewbench-linked"
+
+
 class ScratchTree(ScratchClone):
     """One private clone of the repository for a worker, checked out at a case's base on
     demand, with the sandbox its tests run in."""
@@ -114,8 +120,8 @@ class ScratchTree(ScratchClone):
         super().__init__(repo, path)
 
     def use_node_modules(self, modules: Path | None) -> None:
-        """Give the tree a ``node_modules`` link to ``modules`` (after every checkout too);
-        the clone's own exclude file ignores it, so the tree still reads as pristine."""
+        """Give the tree the installed ``modules`` (after every checkout too), read-only;
+        the clone's own exclude file ignores them, so the tree still reads as pristine."""
         if modules is None or self._node_modules == modules:
             return
         self._node_modules = modules
@@ -126,15 +132,22 @@ class ScratchTree(ScratchClone):
         self._link_node_modules()
 
     def _link_node_modules(self) -> None:
+        """The tree's own ``node_modules`` folder of links, one per installed entry: the
+        packages stay shared and read-only, while tools that write ``node_modules/.cache``
+        (nyc, babel, vite) write into the tree. Their cache is emptied at every checkout."""
         modules = self._node_modules
-        link = self.path / "node_modules"
-        if modules is None or link.is_symlink() and os.readlink(link) == str(modules):
+        if modules is None:
             return
-        if os.path.lexists(link):
-            if not link.is_symlink():
-                return  # the commit has a node_modules of its own: leave it
-            link.unlink()
-        link.symlink_to(modules, target_is_directory=True)
+        own = self.path / "node_modules"
+        if os.path.lexists(own) and (own.is_symlink() or not (own / _LINKED).is_file()):
+            return  # the commit has a node_modules of its own: leave it
+        if not os.path.lexists(own):
+            own.mkdir()
+            for entry in sorted(os.listdir(modules)):
+                if entry != ".cache":
+                    (own / entry).symlink_to(modules / entry)
+            (own / _LINKED).write_text(f"{modules}\n", encoding="utf-8")
+        remove_tree(own / ".cache")
 
     def use_products(self, project: Path | None) -> None:
         """Carry the files the ``--setup`` command generated in ``project`` into this tree."""
@@ -263,7 +276,8 @@ def run_selection(
     error_line = None
     if verdict.kind not in (VerdictKind.PASS, VerdictKind.NO_TESTS):
         # A Node runner's report names the failing assertion; else the output's first error.
-        error_line = first_error_line(verdict.error_line or output, tree.path)
+        error_line = first_error_line(verdict.error_line or (command.runner and node_error_line(output)) or output,
+                                      tree.path)  # fmt: skip
     verdict = dataclasses.replace(verdict, modules=read_probe(probe), error_line=error_line)
     cpu = f", {verdict.cpu_s:.2f} CPU s" if verdict.cpu_s is not None else ""
     _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{cpu}{', warm' if warm else ''})"

@@ -245,8 +245,19 @@ def test_a_failing_npm_install_is_one_line_naming_its_log(git_repo, tmp_path):
     proc = run_cli("validate", "corpus", "--setup", "auto", cwd=tmp_path)  # a relative path, as users type it
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "npm ci" in proc.stderr and "setup.log" in proc.stderr
+    assert "npm error" in proc.stderr  # npm's own line, not its notices
     (log,) = list((out / "envs").glob("node-*/setup.log"))
     assert "npm" in log.read_text()
+
+
+def test_the_install_command_follows_the_lockfile_and_pins_pnpm():
+    from reviewbench.validate.npm import node_install_command
+
+    assert node_install_command({"package.json", "package-lock.json"}).startswith("npm ci")
+    assert node_install_command({"pnpm-lock.yaml"}, "pnpm@10.33.0+sha512.abc") == (
+        "npx --yes pnpm@10.33.0 install --frozen-lockfile")
+    assert node_install_command({"pnpm-lock.yaml"}) == "npx --yes pnpm install --frozen-lockfile"
+    assert "--no-package-lock" in node_install_command({"package.json"})
 
 
 def test_the_fail_fast_advice_for_node_names_npm_not_pip():
@@ -256,3 +267,38 @@ def test_the_fail_fast_advice_for_node_names_npm_not_pip():
     assert "--setup auto" in remedy(missing) and "pip" not in remedy(missing)
     assert "pip" not in remedy("Node.js v20.20.2") and "--since" in remedy("Node.js v20.20.2")
     assert "--setup auto" not in remedy(missing, "auto") and "--test-cmd" in remedy(missing, "auto")
+
+
+WASM_TEST = """\
+const test = require('node:test');
+const assert = require('node:assert');
+test('instantiates wasm memory', () => {
+  // V8 reserves gigabytes of address space per wasm memory, and touches almost none.
+  assert.ok(new WebAssembly.Memory({ initial: 1 }).buffer.byteLength > 0);
+});
+"""
+
+HOG_TEST = """\
+const test = require('node:test');
+test('fills memory', () => {
+  const kept = [];
+  for (let i = 0; i < 64; i++) kept.push(Buffer.alloc(32 * 1024 * 1024, 1));
+});
+"""
+
+
+@pytest.mark.parametrize(("memory_mb", "test_file", "status"), [
+    (4096, WASM_TEST, "observed"),  # the default limit lets WebAssembly (vitest's) start
+    (256, HOG_TEST, "base_failing"),  # and a test filling 2 GiB is still stopped at 256 MiB
+])  # fmt: skip
+def test_the_memory_limit_lets_wasm_start_and_still_limits_node(git_repo, tmp_path, memory_mb, test_file, status):
+    repo = git_repo("mem")
+    repo.commit("init", {**JS_PROJECT, "test/extra.test.js": test_file,
+                         "lib/range.js": RANGE.replace("    sum += v;", "    sum -= v;")})  # fmt: skip
+    repo.commit("Fix total", {"lib/range.js": RANGE})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0, mirrors=False), out)
+    # The fix changed no test: the whole suite decides, with the extra test in it.
+    validate_corpus(out, ValidateConfig(jobs=1, timeout=120, reruns=1, memory_mb=memory_mb))
+    (gold,) = read_corpus(out).gold
+    assert gold.validation.status == status, gold.validation  # observed: total's test fails, the wasm one passes

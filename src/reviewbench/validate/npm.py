@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ from ..errors import GitError, SetupFailed
 from ..git.repo import GIT
 from ..git.scratch import ScratchClone
 from ..sandbox import Sandbox
+from .node import node_error_line
 
 __all__ = ["NODE_MODULES", "NodeModules", "build_node_modules", "node_install_command"]
 
@@ -36,9 +38,10 @@ _TIMEOUT_S = 1800.0
 _LOCKFILES = (
     ("package-lock.json", "npm ci --no-audit --no-fund"),
     ("npm-shrinkwrap.json", "npm ci --no-audit --no-fund"),
-    ("pnpm-lock.yaml", "corepack pnpm install --frozen-lockfile"),
-    ("yarn.lock", "corepack yarn install --frozen-lockfile"),
+    ("pnpm-lock.yaml", "npx --yes {pnpm} install --frozen-lockfile"),
+    ("yarn.lock", "COREPACK_INTEGRITY_KEYS=0 corepack yarn install --frozen-lockfile"),
 )
+_PNPM = re.compile(r"^pnpm@(\d[\w.+-]*)$")
 _NO_LOCKFILE = "npm install --no-audit --no-fund --no-package-lock"
 
 
@@ -52,9 +55,14 @@ class NodeModules:
     note: str
 
 
-def node_install_command(files: set[str]) -> str:
-    """The install command for a project whose root holds ``files``."""
-    return next((command for name, command in _LOCKFILES if name in files), _NO_LOCKFILE)
+def node_install_command(files: set[str], package_manager: str = "") -> str:
+    """The install command for a project whose root holds ``files``; ``package_manager``:
+    its ``package.json``'s ``packageManager`` (``pnpm@10.33.0``), pinning pnpm's version.
+    pnpm comes from the npm registry through npx: corepack's bundled signing keys reject
+    current pnpm releases ("No compatible signature found", measured on defu)."""
+    command = next((command for name, command in _LOCKFILES if name in files), _NO_LOCKFILE)
+    pinned = _PNPM.match(package_manager.split("+", 1)[0])
+    return command.replace("{pnpm}", f"pnpm@{pinned.group(1)}" if pinned else "pnpm")
 
 
 def _show(repo: Path, head: str, path: str) -> bytes:
@@ -70,7 +78,11 @@ def build_node_modules(root: Path, repo: Path, head: str) -> NodeModules:
     """
     listing = subprocess.run([*GIT, "-C", str(repo), "ls-tree", "--name-only", head], capture_output=True,
                              text=True, check=False).stdout.split()  # fmt: skip
-    command = node_install_command(set(listing))
+    try:
+        manager = json.loads(_show(repo, head, "package.json") or b"{}").get("packageManager", "")
+    except (ValueError, AttributeError):
+        manager = ""
+    command = node_install_command(set(listing), manager if isinstance(manager, str) else "")
     digest = hashlib.sha256(command.encode())
     for name in ("package.json", *(n for n, _ in _LOCKFILES)):
         digest.update(name.encode() + b"\0" + _show(repo, head, name) + b"\0")
@@ -93,10 +105,11 @@ def build_node_modules(root: Path, repo: Path, head: str) -> NodeModules:
     setup_log.write_text(f"=== {command}\n", encoding="utf-8")
     outcome = box.run(env + command, project, _TIMEOUT_S, setup_log)
     if outcome.timed_out or outcome.exit_code != 0:
-        lines = [line for line in setup_log.read_text(errors="replace").splitlines() if line.strip()]
+        text = setup_log.read_text(errors="replace")
+        lines = [line.strip() for line in text.splitlines()[1:] if line.strip() and not line.startswith("npm notice")]
+        line = node_error_line(text) or next((x for x in lines if x.startswith("npm error")), None) or (lines[-1:] or [""])[0]
         why = f"timed out after {_TIMEOUT_S:.0f} s" if outcome.timed_out else f"exit {outcome.exit_code}"
-        raise SetupFailed(f"{command} failed ({why}{': ' + lines[-1].strip() if lines[1:] else ''}); "
-                          f"see {setup_log}")  # fmt: skip
+        raise SetupFailed(f"{command} failed ({why}{': ' + line if line else ''}); see {setup_log}")
     if not modules.is_dir():
         modules.mkdir()  # a project without dependencies: an empty folder, so tests find none
     (folder / _MARKER).write_text(json.dumps({"command": command, "key": key}) + "\n", encoding="utf-8")

@@ -117,6 +117,7 @@ class ScratchTree(ScratchClone):
         self._products: dict[str, SetupProducts] = {}
         self._warm: dict[str, WarmPytest | None] = {}
         self._node_modules: Path | None = None
+        self._node_box: Sandbox | None = None
         super().__init__(repo, path)
 
     def use_node_modules(self, modules: Path | None) -> None:
@@ -202,7 +203,14 @@ class ScratchTree(ScratchClone):
                 if outcome is not None:
                     return self._file_limit_note(outcome, log), True
                 _note(log, f"warm pytest unavailable ({warm.broken}); running cold")
-        return self._file_limit_note(self.sandbox.run(shell, self.path, timeout, log), log), False
+        box = self.sandbox
+        if command.runner is not None:  # Node: memory limited as data, not address space
+            if self._node_box is None:
+                self._node_box = Sandbox(self.config.network, self.config.memory_mb, self.home, writable=(self.path,),
+                                         env_allow=tuple(self.config.env), file_mb=self.config.max_file_mb,
+                                         data_limit=True)  # fmt: skip
+            box = self._node_box
+        return self._file_limit_note(box.run(shell, self.path, timeout, log), log), False
 
     def _file_limit_note(self, outcome: RunOutcome, log: Path) -> RunOutcome:
         """Say in the log when a run hit the file-size limit: killed by SIGXFSZ (directly, or

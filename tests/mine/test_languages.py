@@ -218,3 +218,11 @@ def test_a_hunk_that_starts_inside_a_block_comment():
 def test_python_identifiers_unchanged_by_the_interface():
     assert identifiers(["value = cache.lookup(key)  # only when accessed"], "python") == {"value", "cache",
                                                                                          "lookup"}  # fmt: skip
+
+
+def test_a_binding_of_an_immediately_invoked_function_is_named_by_the_binding():
+    """qs's ``var hexTable = (function () { … }());``: the hand check's one miss."""
+    source = ("var hexTable = (function () {\n    var array = [];\n    return array;\n}());\n\n"
+              "const other = (() => {\n  return 1;\n})();\n\nconst value = compute(function () {\n  return 2;\n});\n")
+    index = SymbolIndex(source, "javascript")
+    assert [index.at(n) for n in (1, 2, 4, 7, 11)] == ["hexTable", "hexTable", "hexTable", "other", None]

@@ -110,12 +110,27 @@ def _definition(node: tree_sitter.Node) -> tuple[str, tuple[int, ...]] | None:
     if fields is None:
         return None
     key, value = (inner.child_by_field_name(f) for f in fields)
+    value = _invoked(value) if inner.type == "variable_declarator" else value
     if value is None or value.type not in _FUNCTIONS or key is None:
         return None
     if inner.type == "variable_declarator" and key.type != "identifier":
         return None  # a destructuring pattern
     name = _binding_name(key)
     return (name, (inner.id, value.id)) if name else None
+
+
+def _invoked(value: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The function of ``(function () { … }())`` or ``(() => { … })()``: a binding of an
+    immediately invoked function is named by the binding; other values as they are."""
+    node = value
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node is None or node.type != "call_expression":
+        return value
+    function = node.child_by_field_name("function")
+    while function is not None and function.type == "parenthesized_expression" and function.named_child_count == 1:
+        function = function.named_children[0]
+    return function if function is not None and function.type in _FUNCTIONS else value
 
 
 def definitions(tree: tree_sitter.Tree) -> Iterator[tuple[int, int, int, str]]:

@@ -23,6 +23,8 @@ PROGRAMMING_ERRORS = {
     ("config/experiment.py", "unique_names"),  # called from a field validator
     ("git/quote.py", "read_quoted"),  # a pure parser's error: callers raise their own (PatchRejected)
     ("mine/mutations/_base.py", "register"),
+    ("mine/script_mutations/_base.py", "register"),
+    ("mine/languages/_base.py", "register"),
     ("mine/shape.py", "mann_whitney_auc"),  # a pure statistic called without both samples: a caller's bug
     # Validators used through Annotated[..., AfterValidator(...)]: pydantic turns them into
     # a validation error, which the reader reports as one line.

@@ -37,7 +37,7 @@ def test_registry_holds_every_required_operator():
 
 def test_registry_and_the_configs_vocabulary_name_the_same_operators():
     # MineConfig checks names against the enum without importing libcst.
-    assert set(OPERATORS) == {op.value for op in MutationOperator}
+    assert set(OPERATORS) <= {op.value for op in MutationOperator}  # the rest are JS/TS-only (test_script_operators)
 
 
 @pytest.mark.parametrize("name", sorted(OPERATORS))

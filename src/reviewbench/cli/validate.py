@@ -19,7 +19,8 @@ __all__ = ["validate_command"]
 @click.option("--test-cmd", help="Shell command running the tests (default: PYTHON -m pytest, when the "
               "repository has pytest configuration or a tests/ folder; PYTHON is your active environment "
               "($VIRTUAL_ENV, else python3 on PATH) or the --setup environment; a src layout gets "
-              "PYTHONPATH=src).")
+              "PYTHONPATH=src. A package.json project: its test script, without pre/post hooks or lint "
+              "steps, node_modules/.bin on PATH).")
 @click.option("--setup", help="Build one isolated test environment for the corpus (cached under "
               "CORPUS/envs/): a fresh venv, then this command inside it, e.g. \"pip install -e '.[test]'\"; "
               "'auto': the project editable with its test extras or requirements, and pytest.")
@@ -33,7 +34,8 @@ __all__ = ["validate_command"]
 @click.option("--reruns", type=click.IntRange(min=1),
               help="A failure counts only if it reproduces on every one of N runs [default: 2].")
 @click.option("--network", type=click.Choice(["deny", "allow"]), help="Network for tests [default: deny].")
-@click.option("--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096].")
+@click.option("--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096]: address space (for a Node "
+              "test runner, writable memory: WebAssembly reserves more address space than it uses).")
 @click.option("--max-file-mb", type=click.IntRange(min=1), help="Largest file a test run may write, its "
               "case log included [default: 1024]; past it the run is stopped.")
 @click.option("--executor", type=click.Choice(["local", "ray"]), help="Where to run [default: local].")

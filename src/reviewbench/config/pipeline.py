@@ -73,13 +73,16 @@ DEFAULT_CONTROLS_RATIO = 0.5
 
 
 class MutationOperator(StrEnum):
-    """The mutation operators (``mine/mutations/``, one module each; a test keeps the two in step)."""
+    """The mutation operators (``mine/mutations/`` for Python, ``mine/script_mutations/`` for
+    JavaScript and TypeScript, one module each; a test keeps the three in step)."""
 
     BOUNDARY_FLIP = "boundary_flip"
     BROADEN_EXCEPT = "broaden_except"
     CLEANUP_REMOVAL = "cleanup_removal"
+    DROP_AWAIT = "drop_await"
     DROP_RETURN = "drop_return"
     GUARD_DELETION = "guard_deletion"
+    LOOSE_EQUALITY = "loose_equality"
     NEGATE_CONDITION = "negate_condition"
     OFF_BY_ONE = "off_by_one"
     OPERATOR_SWAP = "operator_swap"

@@ -118,7 +118,7 @@ def mine_corpus(
                 writer.add(mined.case, mined.gold, mined.patch, mined.extra)
             if not writer.cases:
                 raise NoCases("no case could be made: no fix reversal, and no mutation site in the "
-                              "Python sources at HEAD")  # fmt: skip
+                              "sources at HEAD")  # fmt: skip
         if config.mirrors:
             _pair_with_mirrors(config.seed, writer)
         dropped = {reason.value: stats.dropped.get(reason, 0) for reason in DropReason}

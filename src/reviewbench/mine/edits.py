@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from ..records import Case, GoldRecord, Location
 from .fix_reversal import MinedCase
+from .languages.ecmascript import parse
 from .naming import case_id, neutral_title
-from .paths import language_of
+from .paths import SCRIPT_LANGUAGES, language_of
 from .symbols import SymbolIndex
 from .textdiff import changed_span, file_diff
 
@@ -47,7 +48,10 @@ class SyntheticCase:
 
 
 def compiles(source: str, path: str) -> bool:
-    """Whether ``source`` is valid Python for the interpreter running reviewbench."""
+    """Whether ``source`` is valid Python for the interpreter running reviewbench (for a
+    JavaScript or TypeScript path: whether it parses without an error node)."""
+    if language_of(path) in SCRIPT_LANGUAGES:
+        return not parse(source, language_of(path) or "javascript").root_node.has_error
     try:
         compile(source, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
@@ -59,7 +63,7 @@ def edited_location(path: str, old: str, new: str) -> Location:
     """Where one contiguous edit of ``path`` lies in ``new``, labelled with its enclosing
     symbol: a mutation's gold location, and its mirror's ``changed``."""
     start, end = changed_span(old, new)
-    return Location(path=path, start_line=start, end_line=end, symbol=SymbolIndex(new, "python").at(start))
+    return Location(path=path, start_line=start, end_line=end, symbol=SymbolIndex(new, language_of(path)).at(start))
 
 
 def make_case(seed: int, key: str, base: str, edits: Sequence[FileEdit], gold: GoldRecord) -> SyntheticCase:

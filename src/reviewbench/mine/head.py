@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from ..git.repo import Repository
 from ..git.stream import BlobReader
 from .diff import LFS_POINTER_HEADER
-from .paths import FileKind, PathClassifier, glob_regex
+from .paths import SCRIPT_LANGUAGES, FileKind, PathClassifier, glob_regex, language_of
 
 __all__ = ["HeadFile", "HeadTree"]
 
@@ -61,6 +61,27 @@ class HeadTree:
             p for p in self.files
             if PurePosixPath(p).suffix == ".py" and self.classifier.kind(p) is kind
         )  # fmt: skip
+
+    def _scripts(self, kind: FileKind) -> list[str]:
+        return sorted(p for p in self.files if language_of(p) in SCRIPT_LANGUAGES and self.classifier.kind(p) is kind)
+
+    def script_sources(self, globs: tuple[str, ...] = ()) -> list[str]:
+        """JavaScript and TypeScript source files matching ``globs`` (docs/LANGUAGES.md)."""
+        paths = self._scripts(FileKind.SOURCE)
+        if globs:
+            paths = [p for p in paths if any(glob_regex(g).match(p) for g in globs)]
+        return paths
+
+    @cached_property
+    def script_tests(self) -> list[str]:
+        """JavaScript and TypeScript test files."""
+        return self._scripts(FileKind.TEST)
+
+    @cached_property
+    def scripted(self) -> bool:
+        """Whether cases made at HEAD edit JavaScript/TypeScript rather than Python: a
+        ``package.json`` at the root and more script sources than Python ones."""
+        return "package.json" in self.files and len(self._scripts(FileKind.SOURCE)) > len(self._python(FileKind.SOURCE))
 
     def sources(self, globs: tuple[str, ...] = ()) -> list[str]:
         """Python source files (no tests, vendored or generated code) matching ``globs``."""

@@ -24,10 +24,14 @@ from .edits import FileEdit, SyntheticCase, compiles, edited_location, make_case
 from .head import HeadTree
 from .mutations import Operator, ParsedModule, Site, registry
 from .naming import case_id
+from .paths import language_of
+from .script_mutations import ParsedScript, ScriptOperator, ScriptSite
+from .script_mutations import registry as script_registry
+from .script_tests import ScriptTestLocator
 from .symbols import SymbolIndex, identifiers
 from .textdiff import changed_size, split_lines
 
-__all__ = ["MutationMiner", "describe_mutation", "selected_operators"]
+__all__ = ["MutationMiner", "describe_mutation", "selected_operators", "selected_script_operators"]
 
 #: Files that hold no library code worth mutating (unless --paths asks for them).
 _NOT_LIBRARY_NAMES = frozenset({"setup.py", "noxfile.py", "fabfile.py", "tasks.py", "conftest.py", "manage.py"})
@@ -36,7 +40,7 @@ _NOT_LIBRARY_DIRS = frozenset({"bench", "benchmarks", "examples", "example", "sc
 _MAX_BYTES = 1_000_000
 
 
-def describe_mutation(operator: type[Operator], note: str, symbol: str | None) -> str:
+def describe_mutation(operator: type[Operator | ScriptOperator], note: str, symbol: str | None) -> str:
     """Gold words for a mutant: the operator, what it changed, where, and what now goes wrong.
 
     E.g. "a condition was inverted: inverted the condition `x > 0` in `parse_header`: the
@@ -54,14 +58,19 @@ def selected_operators(names: tuple[str, ...]) -> list[type[Operator]]:
     return [cls for name, cls in known.items() if not names or name in names]
 
 
+def selected_script_operators(names: tuple[str, ...]) -> list[type[ScriptOperator]]:
+    """The JavaScript/TypeScript operators named (all when empty), in registry order."""
+    return [cls for name, cls in script_registry().items() if not names or name in names]
+
+
 @dataclass
 class _FileSites:
     """A parsed file's remaining sites, grouped by function, in seeded order."""
 
     path: str
     text: str
-    module: ParsedModule
-    functions: list[list[tuple[float, Site]]]
+    module: ParsedModule | ParsedScript
+    functions: list[list[tuple[float, Site | ScriptSite]]]
     cursor: int = 0
     made: set[str] = field(default_factory=set)
 
@@ -70,12 +79,16 @@ class MutationMiner:
     """Chooses mutation sites at HEAD and turns them into cases."""
 
     def __init__(self, config: MineConfig, head: HeadTree, coverage: CoverageMap | None,
-                 locator: TestLocator) -> None:  # fmt: skip
+                 locator: TestLocator | ScriptTestLocator) -> None:  # fmt: skip
         self.config = config
         self.head = head
         self.coverage = coverage
         self.locator = locator
-        self.operators = {cls.name: cls for cls in selected_operators(config.operators)}
+        #: JavaScript/TypeScript rather than Python, for a Node project (docs/LANGUAGES.md).
+        self.scripted = head.scripted
+        self.operators: dict[str, type[Operator | ScriptOperator]] = (
+            {cls.name: cls for cls in selected_script_operators(config.operators)} if self.scripted
+            else {cls.name: cls for cls in selected_operators(config.operators)})  # fmt: skip
         self.used: Counter[str] = Counter()
         self._rng = random.Random(f"{config.seed}:mutations")
         self._files: dict[str, _FileSites | None] = {}
@@ -83,7 +96,7 @@ class MutationMiner:
         self.rejected = 0
 
     def _candidates(self) -> list[str]:
-        paths = self.head.sources(self.config.paths)
+        paths = self.head.script_sources(self.config.paths) if self.scripted else self.head.sources(self.config.paths)
         if not self.config.paths:
             paths = [p for p in paths if PurePosixPath(p).name not in _NOT_LIBRARY_NAMES
                      and not _NOT_LIBRARY_DIRS.intersection(PurePosixPath(p).parts[:-1])]  # fmt: skip
@@ -96,19 +109,24 @@ class MutationMiner:
         text = self.head.text(path)
         loaded = None
         if text is not None and len(text) <= _MAX_BYTES:
-            try:
-                module = ParsedModule(text)
-            except (cst.ParserSyntaxError, RecursionError):
-                module = None
+            module: ParsedModule | ParsedScript | None
+            if self.scripted:
+                module = ParsedScript(text, language_of(path) or "javascript")
+                module = module if module.valid else None  # a mutant must parse: so must its original
+            else:
+                try:
+                    module = ParsedModule(text)
+                except (cst.ParserSyntaxError, RecursionError):
+                    module = None
             if module is not None:
                 loaded = self._group(path, text, module)
         self._files[path] = loaded
         return loaded
 
-    def _group(self, path: str, text: str, module: ParsedModule) -> _FileSites | None:
-        index = SymbolIndex(text, "python")
-        groups: dict[str, list[tuple[float, Site]]] = {}
-        for site in module.sites(list(self.operators.values())):
+    def _group(self, path: str, text: str, module: ParsedModule | ParsedScript) -> _FileSites | None:
+        index = SymbolIndex(text, language_of(path))
+        groups: dict[str, list[tuple[float, Site | ScriptSite]]] = {}
+        for site in module.sites(list(self.operators.values())):  # type: ignore[arg-type]
             function = index.at(site.line) or ""
             groups.setdefault(function, []).append((self._rng.random(), site))
         if not groups:
@@ -117,7 +135,7 @@ class MutationMiner:
         self._rng.shuffle(functions)
         return _FileSites(path, text, module, functions)
 
-    def _eligible(self, path: str, site: Site, covered: bool | None) -> bool:
+    def _eligible(self, path: str, site: Site | ScriptSite, covered: bool | None) -> bool:
         return covered is None or self.coverage is None or self.coverage.covered(path, site.line) == covered
 
     def cases(self, count: int, on_case: Callable[[int], None] | None = None) -> list[SyntheticCase]:
@@ -163,10 +181,10 @@ class MutationMiner:
                 self.rejected += 1
         return None
 
-    def _build(self, sites: _FileSites, site: Site) -> SyntheticCase | None:
+    def _build(self, sites: _FileSites, site: Site | ScriptSite) -> SyntheticCase | None:
         text, path = sites.text, sites.path
         try:
-            mutated = sites.module.apply(site)
+            mutated = sites.module.apply(site)  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - libcst refusing a replacement is a site skipped
             return None
         if mutated == text or mutated in sites.made or not 1 <= changed_size(text, mutated) <= 2:
@@ -186,7 +204,7 @@ class MutationMiner:
         start, end, symbol = location.start_line, location.end_line, location.symbol
         old_lines, new_lines = split_lines(text), split_lines(mutated)
         changed = old_lines[site.line - 1 : site.end_line] + new_lines[start - 1 : end]
-        names = identifiers(changed, "python") | ({symbol.rsplit(".", 1)[-1]} if symbol else set())
+        names = identifiers(changed, language_of(path)) | ({symbol.rsplit(".", 1)[-1]} if symbol else set())
         tests = self.coverage.tests_for(path, site.line) if self.coverage else []
         gold = GoldRecord(
             case_id=cid,

@@ -11,7 +11,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-__all__ = ["FileKind", "PathClassifier", "glob_regex", "language_of"]
+__all__ = ["SCRIPT_LANGUAGES", "FileKind", "PathClassifier", "glob_regex", "language_of"]
 
 
 class FileKind(StrEnum):
@@ -37,6 +37,9 @@ LANGUAGES: dict[str, str] = {
     ".clj": "clojure", ".vue": "vue", ".svelte": "svelte", ".sql": "sql", ".zig": "zig",
     ".nim": "nim", ".groovy": "groovy",
 }  # fmt: skip
+
+#: The languages mutations, controls and renames edit through tree-sitter (docs/LANGUAGES.md).
+SCRIPT_LANGUAGES = frozenset({"javascript", "typescript"})
 
 LOCKFILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",

@@ -23,7 +23,8 @@ from .fix_reversal import MinedCase
 from .head import HeadTree
 from .mirror import mutation_mirror
 from .noisy import NOISE_PER_CASE, noisy_cases
-from .paths import PathClassifier, language_of
+from .paths import SCRIPT_LANGUAGES, PathClassifier, language_of
+from .script_tests import ScriptTestLocator
 from .shape import patch_shape
 
 __all__ = ["SyntheticSummary", "controls_for", "synthesize"]
@@ -45,6 +46,15 @@ class SyntheticSummary:
     """Defect cases that got no rename variant, by reason (``variants.NoVariant``)."""
 
 
+def _editable(head: HeadTree, path: str) -> bool:
+    """Whether controls may edit ``path``: Python, or JavaScript/TypeScript in a Node project."""
+    return language_of(path) in SCRIPT_LANGUAGES if head.scripted else language_of(path) == "python"
+
+
+def _sources(head: HeadTree) -> str:
+    return "JavaScript/TypeScript sources" if head.scripted else "Python sources"
+
+
 def controls_for(ratio: float, defect_cases: int) -> int:
     """Controls for ``defect_cases`` at ``ratio``, rounded half up (1.5 → 2, 2.5 → 3)."""
     return math.floor(ratio * defect_cases + 0.5)
@@ -61,8 +71,9 @@ def synthesize(
     """Mutation cases, rename variants of ``fixes`` and of the mutations, and controls."""
     # libcst is imported here, not with the package: every other command starts faster.
     from .controls import POOL_FACTOR, ControlMaker, ShapeQuota
-    from .mutation import MutationMiner
     from .identifiers import RepositoryNames
+    from .mutation import MutationMiner
+    from .script_controls import ScriptControlMaker
     from .variants import NoVariant, fix_reversal_edits, keyword_names, rename_variant
 
     say = progress or (lambda _text: None)
@@ -74,13 +85,14 @@ def synthesize(
         for_noise: list[SyntheticCase] = []
         covered = False
         if config.mutations or config.noisy:
-            tests = head.tests
+            tests = head.script_tests if head.scripted else head.tests
             coverage = None
             if config.coverage_cmd or (repo.path / ".coverage").is_file():
                 say("measuring coverage at HEAD")
                 coverage = load_coverage(repo, config.coverage_cmd, set(head.files), tests, warn)
             covered = coverage is not None
-            locator = TestLocator(tests, head.texts(tests))
+            locator = (ScriptTestLocator(tests, head.texts(tests)) if head.scripted
+                       else TestLocator(tests, head.texts(tests)))  # fmt: skip
             miner = MutationMiner(config, head, coverage, locator)
             wanted_mutations = config.mutations + config.noisy
             mutations = miner.cases(wanted_mutations, on_case=lambda n: say(f"mutations: {n}/{wanted_mutations}"))
@@ -88,8 +100,8 @@ def synthesize(
             mutations, for_noise = mutations[: config.mutations], mutations[config.mutations :]
             if len(mutations) < config.mutations:
                 where = f" matching {', '.join(config.paths)}" if config.paths else ""
-                warn(f"only {len(mutations)} of {config.mutations} mutations could be made: the Python "
-                     f"sources at HEAD{where} have no more usable sites")  # fmt: skip
+                warn(f"only {len(mutations)} of {config.mutations} mutations could be made: the {_sources(head)} "
+                     f"at HEAD{where} have no more usable sites")  # fmt: skip
             made.extend(m.mined for m in mutations)
             if config.mirrors:
                 made.extend(mutation_mirror(config.seed, m) for m in mutations)
@@ -124,21 +136,21 @@ def synthesize(
         noisy: list[SyntheticCase] = []
         if wanted or noise_wanted:
             say("controls")
-            maker = ControlMaker(config, head)
+            maker = ScriptControlMaker(config, head) if head.scripted else ControlMaker(config, head)
             # More candidates than wanted; the quota keeps those shaped like the defect cases.
             quota = ShapeQuota([patch_shape(d.patch) for d in [*fixes, *(m.mined for m in mutations)]], wanted)
             for_fixes = min(wanted, controls_for(config.effective_controls_ratio, len(fixes)))
             if for_fixes:
-                pairs = [(fix.case.base, [p for p in fix.case.paths if language_of(p) == "python"]) for fix in fixes]
+                pairs = [(fix.case.base, [p for p in fix.case.paths if _editable(head, p)]) for fix in fixes]
                 paired, _ = quota.choose(maker.paired(pairs, POOL_FACTOR * for_fixes), for_fixes,
                                          spread=lambda c: c.mined.case.base)  # one per fix first
             paths = [e.path for m in [*mutations, *for_noise] for e in m.edits]
-            paths += [p for fix in fixes for p in fix.case.paths if language_of(p) == "python" and p in head.files]
+            paths += [p for fix in fixes for p in fix.case.paths if _editable(head, p) and p in head.files]
             at_head = wanted - len(paired)
             chosen, rest = quota.choose(maker.cases(paths, POOL_FACTOR * at_head + noise_wanted), at_head)
             controls, noise = paired + chosen, rest[:noise_wanted]
             if len(controls) < wanted:
-                warn(f"only {len(controls)} of {wanted} controls could be made from the Python sources at "
+                warn(f"only {len(controls)} of {wanted} controls could be made from the {_sources(head)} at "
                      "the fix commits and at HEAD")  # fmt: skip
             made.extend(c.mined for c in controls)
             if for_noise:

@@ -32,8 +32,9 @@ from .fix_reversal import MinedCase
 from .head import HeadTree
 from .identifiers import RepositoryNames, touched_names
 from .naming import case_id
-from .paths import language_of
-from .rename import _IDENTIFIER, function_spans, qualified_spans, rename_in_functions
+from .paths import SCRIPT_LANGUAGES, language_of
+from .rename import _IDENTIFIER, Renamed, function_spans, qualified_spans, rename_in_functions
+from .script_rename import rename_in_script_functions, script_function_spans
 from .textdiff import file_diff, line_map, split_lines
 
 __all__ = ["NoVariant", "fix_reversal_edits", "rename_variant"]
@@ -46,7 +47,7 @@ class NoVariant(StrEnum):
     FILES = "files_not_text"
     """A file was added, deleted, moved, changed mode or is not UTF-8 text."""
     NOT_PYTHON = "not_python"
-    """No gold line lies in a Python file."""
+    """No gold line lies in a Python, JavaScript or TypeScript file (the value keeps its old name)."""
     STUBS_ONLY = "stubs_only"
     """Every gold line is in a type stub (``.pyi``): declarations, no code around them to rename."""
     OUTSIDE_FUNCTIONS = "outside_functions"
@@ -169,6 +170,16 @@ def parameter_rule(keywords: frozenset[tuple[str, str]]) -> Callable[[str, str],
     return allowed
 
 
+def _script_renamer(language: str) -> tuple[Callable[..., Renamed | None], Callable[[str], list[tuple[int, int]]]]:
+    """The JavaScript/TypeScript renamer and function spans, called as the Python ones are."""
+
+    def rename(source: str, lines: list[int], key: str, *, mapping: dict[str, str] | None = None,
+               params: object = None, taken: set[str] | frozenset[str] = frozenset()) -> Renamed | None:  # fmt: skip
+        return rename_in_script_functions(source, language, lines, key, mapping=mapping, taken=taken)
+
+    return rename, lambda source: script_function_spans(source, language)
+
+
 def _renamed_both(edit: FileEdit, lines: list[int], key: str,
                   params: Callable[[str, str], bool] | None = None,
                   ) -> tuple[str, str, dict[str, str]] | NoVariant:  # fmt: skip
@@ -178,18 +189,21 @@ def _renamed_both(edit: FileEdit, lines: list[int], key: str,
     The patched side chooses the names (fresh on both sides); the base side takes those it
     can (a local the defect adds or removes exists on one side only); the patched side is
     then renamed again with just those, so both carry exactly the same rename."""
+    language = language_of(edit.path)
+    rename, spans_of = (_script_renamer(language) if language in SCRIPT_LANGUAGES
+                        else (rename_in_functions, function_spans))  # fmt: skip
     old_words = set(_IDENTIFIER.findall(edit.old))
-    renamed_new = rename_in_functions(edit.new, lines, key, params=params, taken=old_words)
+    renamed_new = rename(edit.new, lines, key, params=params, taken=old_words)
     if renamed_new is None:
-        spans = function_spans(edit.new)
+        spans = spans_of(edit.new)
         inside = any(a <= line <= b for line in lines for a, b in spans)
         return NoVariant.NO_SAFE_NAME if inside else NoVariant.OUTSIDE_FUNCTIONS
     old_lines = _old_lines(edit.new, edit.old, lines)
-    renamed_old = rename_in_functions(edit.old, old_lines, key, mapping=renamed_new.mapping, params=params)
+    renamed_old = rename(edit.old, old_lines, key, mapping=renamed_new.mapping, params=params)
     if renamed_old is None:
         return NoVariant.SIDES_DIFFER
     if renamed_old.mapping != renamed_new.mapping:
-        renamed_new = rename_in_functions(edit.new, lines, key, mapping=renamed_old.mapping, params=params)
+        renamed_new = rename(edit.new, lines, key, mapping=renamed_old.mapping, params=params)
         if renamed_new is None or renamed_new.mapping != renamed_old.mapping:
             return NoVariant.SIDES_DIFFER
     if not compiles(renamed_new.source, edit.path) or not compiles(renamed_old.source, edit.path):
@@ -264,7 +278,11 @@ def rename_variant(seed: int, original: GoldRecord, base: str, edits: tuple[File
     reasons: list[NoVariant] = []
     python = [e for e in edits if _gold_lines(original, e.path) and language_of(e.path) == "python"
               and e.old and e.new]  # fmt: skip
-    for edit in python:
+    # JavaScript/TypeScript files get their locals renamed; the names a defect touches
+    # (functions, module-level names) are renamed across the repository for Python only.
+    scripts = [e for e in edits if _gold_lines(original, e.path) and language_of(e.path) in SCRIPT_LANGUAGES
+               and e.old and e.new]  # fmt: skip
+    for edit in python + scripts:
         both = _renamed_both(edit, _gold_lines(original, edit.path), f"{seed}:{key}:{edit.path}", params)
         if isinstance(both, NoVariant):
             reasons.append(both)

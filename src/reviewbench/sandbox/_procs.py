@@ -100,17 +100,23 @@ class Sandbox:
 
     def __init__(self, network: Network, memory_mb: int | None, home: Path,
                  writable: tuple[Path, ...] = (), env_allow: tuple[str, ...] = (),
-                 file_mb: int | None = None) -> None:  # fmt: skip
+                 file_mb: int | None = None, data_limit: bool = False) -> None:  # fmt: skip
         """Args:
             writable: paths tests may change besides ``home`` (the scratch tree); the rest
                 of the host is read-only.
             env_allow: variables passed through although they look secret.
             file_mb: largest file the command may write (its log included), or None.
+            data_limit: limit ``memory_mb`` as data (``RLIMIT_DATA``: writable memory)
+                rather than address space (``RLIMIT_AS``). Node's WebAssembly reserves
+                gigabytes of address space it never touches (vitest failed "Cannot allocate
+                Wasm memory" under a 4 GiB address-space limit); those reservations are
+                not writable, so a data limit still stops a test that fills memory.
         """
         isolation_prefix(network)
         self.network = network
         self.memory_bytes = memory_mb * 1024 * 1024 if memory_mb else None
         self.file_bytes = file_mb * 1024 * 1024 if file_mb else None
+        self.data_limit = data_limit
         self.home = home
         self.writable = writable
         self.env_allow = env_allow
@@ -135,7 +141,8 @@ class Sandbox:
 
     def _limits(self) -> None:  # runs in the child before exec
         if self.memory_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (self.memory_bytes, self.memory_bytes))
+            kind = resource.RLIMIT_DATA if self.data_limit else resource.RLIMIT_AS
+            resource.setrlimit(kind, (self.memory_bytes, self.memory_bytes))
         if self.file_bytes:  # a test printing gigabytes must not fill the disk
             resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_bytes, self.file_bytes))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -21,10 +21,12 @@ from ..git.repo import missing_commits, open_repository
 from ..records import Case, GoldRecord, Stratum, TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
-from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of
+from .environment import AUTO, ENV_DIR, build_environment, describe_interpreter, interpreter_of
 from .executors import run_jobs
+from .node import node_notes
+from .npm import NODE_MODULES, build_node_modules
 from .reasons import FAIL_FAST_CASES, FailFast, group_reasons
-from .testcmd import TestCommand, detect_test_command
+from .testcmd import TestCommand, detect_test_command, is_node_project
 from .worker import CaseJob
 
 __all__ = ["JOURNAL_FILE", "LOG_DIR", "ValidateSummary", "resolve_config", "validate_corpus"]
@@ -123,12 +125,23 @@ def validate_corpus(
     built = False
     python = None
     project: Path | None = None
-    if config.setup:
+    node_modules: Path | None = None
+    if config.setup == AUTO and is_node_project(repo.path):
+        # A Node project: its dependencies, once per lockfile, shared by every scratch tree.
+        _check_bases(repo.path, {corpus.meta.repo.head})
+        installed = build_node_modules(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head)
+        node_modules, built = installed.path, installed.built
+        notes.append(installed.note)
+    elif config.setup:
         _check_bases(repo.path, {corpus.meta.repo.head})
         env = build_environment(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head, config.setup)
         python, environment, built, project = env.python, env.record, env.built, env.project
         notes += [env.note] if env.note else []
+        if project is not None and (project / NODE_MODULES).is_dir():
+            node_modules = project / NODE_MODULES  # what a custom setup installed, shared likewise
     command = TestCommand(config.test_cmd or detect_test_command(repo.path, python))
+    if not config.test_cmd and command.runner is not None:
+        notes += list(node_notes(repo.path))  # what the package.json test script ran without
     if environment is None or config.test_cmd:
         interpreter = interpreter_of(command.command, repo.path)
         environment = describe_interpreter(interpreter) if interpreter else None
@@ -165,6 +178,7 @@ def validate_corpus(
             overlays=overlays[c.case_id],
             paths=tuple(c.paths),
             products=project,
+            node_modules=node_modules,
             bounds_base=c.base if c.base_patch else None,
             patched_base=patched_bases.get(c.case_id),
         )

@@ -49,9 +49,18 @@ _FALLBACK = ("old commits may fail with today's tools: mine a recent range (mine
              "project's tools with --setup 'pip install ...'")  # fmt: skip
 
 
+_NODE_MISSING = re.compile(r"Cannot find (?:module|package) '([^']+)'")
+_NODE_FALLBACK = ("old commits may fail with today's tools: mine a recent range (mine --since), or install the "
+                  "project's own dependencies with --setup auto (npm ci once per lockfile)")  # fmt: skip
+
+
 def remedy(line: str, setup: str | None = None) -> str:
     """What to type about a failure that every case shares; ``setup``: the ``--setup``
     the run already had (then suggesting it again would help nobody)."""
+    if (node := _NODE_MISSING.search(line)) or "Node.js v" in line or "node_modules" in line:
+        if node and not setup:
+            return f"the tests cannot find {node.group(1)!r}: pass --setup auto (npm ci once, shared by every tree)"
+        return _NODE_FALLBACK if not setup else f"{_NODE_FALLBACK.split(', or ')[0]}, or pass --test-cmd"
     built = f"the environment built by --setup {setup!r}" if setup else None
     missing = _MISSING.search(line)
     if "shadows the code under test" in line:

@@ -18,11 +18,12 @@ from pathlib import Path
 
 from ..errors import UsageError
 from .environment import default_python, src_layout
+from .node import NodeRunner, detect_node_command, node_runner, read_report, reporting, selected
 from .probe import PLUGIN_DIR, PLUGIN_MODULE
 from ..sandbox import RunOutcome
 from .warm import plain_command
 
-__all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command", "node_id", "read_junit"]
+__all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command", "is_node_project", "node_id", "read_junit"]
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -69,6 +70,11 @@ def _has_pytest_config(root: Path) -> bool:
     return False
 
 
+def is_node_project(root: Path) -> bool:
+    """A ``package.json`` at the root and no pytest configuration: tested by Node."""
+    return (root / "package.json").is_file() and not _has_pytest_config(root)
+
+
 def detect_test_command(root: Path, python: str | None = None) -> str:
     """``PYTHON -m pytest`` when the repository looks like a pytest project, with ``src``
     on ``PYTHONPATH`` for a src layout (the tree's code, not an installed copy).
@@ -80,6 +86,12 @@ def detect_test_command(root: Path, python: str | None = None) -> str:
     Raises:
         UsageError: nothing to detect; the user must pass ``--test-cmd``.
     """
+    if is_node_project(root):
+        found = detect_node_command(root)
+        if found is None:
+            raise UsageError(f"package.json of {root} has no test script: pass --test-cmd "
+                             "(or set test_cmd under [validate] in reviewbench.toml)")  # fmt: skip
+        return found.command
     if _has_pytest_config(root) or (root / "tests").is_dir() or (root / "test").is_dir():
         prefix = "PYTHONPATH=src " if src_layout(root) else ""
         return f"{prefix}{shlex.quote(python or default_python())} -m pytest"
@@ -109,6 +121,17 @@ class TestCommand:
             raise UsageError(f"test command not found: {program}")
 
     @property
+    def runner(self) -> NodeRunner | None:
+        """The Node test runner of a one-step command (``docs/LANGUAGES.md``), if any."""
+        _prefix, rest = _split_prefix(self.command)
+        return node_runner(rest) if "&&" not in rest and ";" not in rest and "|" not in rest else None
+
+    @property
+    def selects(self) -> bool:
+        """Whether a run can be limited to some test files (pytest and the Node runners)."""
+        return self.is_pytest or self.runner is not None
+
+    @property
     def is_pytest(self) -> bool:
         words = shlex.split(self.command)
         return (
@@ -136,6 +159,11 @@ class TestCommand:
         """The command line for one run of ``selection`` (empty: the whole suite); with
         ``probe``, the probe plugin (installed in ``probe.parent``, see ``probe.py``)
         records the run's imports there, when the command allows it."""
+        runner = self.runner
+        if runner is not None:
+            prefix, rest = _split_prefix(self.command)
+            rest = selected(rest, runner, selection) if selection else rest
+            return prefix + reporting(rest, runner, junit)
         if not self.is_pytest:
             return self.command
         command = self.command
@@ -146,12 +174,16 @@ class TestCommand:
             extra += ["-p", PLUGIN_MODULE, f"--reviewbench-probe={probe}"]
         return command + " " + " ".join(shlex.quote(a) for a in [*extra, *selection])
 
-    def verdict(self, outcome: RunOutcome, junit: Path) -> Verdict:
-        """Grade one run from its exit code and JUnit report."""
+    def verdict(self, outcome: RunOutcome, junit: Path, output: str = "") -> Verdict:
+        """Grade one run from its exit code and JUnit report (a Node runner's report, or
+        its TAP ``output``)."""
         if outcome.timed_out:
             return Verdict(VerdictKind.TIMEOUT, None, duration_s=outcome.duration_s, cpu_s=outcome.cpu_s)
         code = outcome.exit_code
         assert code is not None
+        runner = self.runner
+        if runner is not None:
+            return self._node_verdict(runner, outcome, junit, output)
         failing, passed = read_junit(junit) if self.is_pytest else (None, None)
         if code == 0:
             kind = VerdictKind.PASS
@@ -168,6 +200,34 @@ class TestCommand:
         return Verdict(
             kind, code, frozenset(failing or ()), outcome.duration_s, frozenset(passed or ()), outcome.cpu_s
         )
+
+
+    def _node_verdict(self, runner: NodeRunner, outcome: RunOutcome, report_path: Path, output: str) -> Verdict:
+        code = outcome.exit_code
+        assert code is not None
+        report = read_report(runner, report_path, output)
+        if code == 0:
+            kind = VerdictKind.PASS
+        elif code in (126, 127):
+            kind = VerdictKind.ERROR
+        elif report is not None and not report.failing and not report.passed:
+            kind = VerdictKind.NO_TESTS  # e.g. jest's and vitest's "No tests found" (exit 1)
+        else:
+            kind = VerdictKind.FAIL
+        failing, passed = (report.failing, report.passed) if report is not None else (frozenset(), frozenset())
+        return Verdict(kind, code, failing, outcome.duration_s, passed, outcome.cpu_s,
+                       error_line=report.reason if report is not None and kind is VerdictKind.FAIL else None)  # fmt: skip
+
+
+_PREFIX = re.compile(r"""^((?:[A-Za-z_][A-Za-z0-9_]*=(?:"[^"]*"|'[^']*'|\S*)\s+)*)(.*)$""", re.DOTALL)
+
+
+def _split_prefix(command: str) -> tuple[str, str]:
+    """(the leading ``NAME=value`` words as written, the rest): the prefix keeps its quoting
+    (``PATH="$PWD/node_modules/.bin:$PATH"`` must reach the shell unquoted)."""
+    match = _PREFIX.match(command)
+    assert match is not None  # the pattern matches any text
+    return match.group(1), match.group(2)
 
 
 def read_junit(path: Path) -> tuple[set[str] | None, set[str] | None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from ..config import Network, ValidateConfig
 from ..git.scratch import ScratchClone
 from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
+from ..store.scratch import remove_tree
+from .node import node_error_line
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .products import SetupProducts
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
@@ -87,10 +90,16 @@ class CaseJob:
     """A rename variant's original base: its suite time, once known, bounds this case's
     runs too (a rename changes names, not running time), although no case shares the
     variant's own base."""
+    node_modules: Path | None = None
+    """The corpus's installed ``node_modules`` (``npm.py``): linked into the tree, read-only."""
     patched_base: str | None = None
     """A mirror's: its patch undoes its overlays, so its patched tree is this commit exactly
     (the base of the defect case it mirrors). That commit's whole suite, run once per run
     whichever case needs it first, decides the mirror when it passes there."""
+
+
+#: Marks a tree's ``node_modules`` as the links :meth:`ScratchTree.use_node_modules` made.
+_LINKED = ".reviewbench-linked"
 
 
 class ScratchTree(ScratchClone):
@@ -107,7 +116,39 @@ class ScratchTree(ScratchClone):
         self._set_up = False
         self._products: dict[str, SetupProducts] = {}
         self._warm: dict[str, WarmPytest | None] = {}
+        self._node_modules: Path | None = None
+        self._node_box: Sandbox | None = None
         super().__init__(repo, path)
+
+    def use_node_modules(self, modules: Path | None) -> None:
+        """Give the tree the installed ``modules`` (after every checkout too), read-only;
+        the clone's own exclude file ignores them, so the tree still reads as pristine."""
+        if modules is None or self._node_modules == modules:
+            return
+        self._node_modules = modules
+        exclude = self.git_dir / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write("/node_modules\n")
+        self._link_node_modules()
+
+    def _link_node_modules(self) -> None:
+        """The tree's own ``node_modules`` folder of links, one per installed entry: the
+        packages stay shared and read-only, while tools that write ``node_modules/.cache``
+        (nyc, babel, vite) write into the tree. Their cache is emptied at every checkout."""
+        modules = self._node_modules
+        if modules is None:
+            return
+        own = self.path / "node_modules"
+        if os.path.lexists(own) and (own.is_symlink() or not (own / _LINKED).is_file()):
+            return  # the commit has a node_modules of its own: leave it
+        if not os.path.lexists(own):
+            own.mkdir()
+            for entry in sorted(os.listdir(modules)):
+                if entry != ".cache":
+                    (own / entry).symlink_to(modules / entry)
+            (own / _LINKED).write_text(f"{modules}\n", encoding="utf-8")
+        remove_tree(own / ".cache")
 
     def use_products(self, project: Path | None) -> None:
         """Carry the files the ``--setup`` command generated in ``project`` into this tree."""
@@ -120,6 +161,7 @@ class ScratchTree(ScratchClone):
         super().checkout(rev)
         for products in self._products.values():
             products.restore(self)
+        self._link_node_modules()
 
     @property
     def carried(self) -> list[str]:
@@ -161,7 +203,14 @@ class ScratchTree(ScratchClone):
                 if outcome is not None:
                     return self._file_limit_note(outcome, log), True
                 _note(log, f"warm pytest unavailable ({warm.broken}); running cold")
-        return self._file_limit_note(self.sandbox.run(shell, self.path, timeout, log), log), False
+        box = self.sandbox
+        if command.runner is not None:  # Node: memory limited as data, not address space
+            if self._node_box is None:
+                self._node_box = Sandbox(self.config.network, self.config.memory_mb, self.home, writable=(self.path,),
+                                         env_allow=tuple(self.config.env), file_mb=self.config.max_file_mb,
+                                         data_limit=True)  # fmt: skip
+            box = self._node_box
+        return self._file_limit_note(box.run(shell, self.path, timeout, log), log), False
 
     def _file_limit_note(self, outcome: RunOutcome, log: Path) -> RunOutcome:
         """Say in the log when a run hit the file-size limit: killed by SIGXFSZ (directly, or
@@ -228,12 +277,15 @@ def run_selection(
     _note(log, f"{label}: {shell}")
     start = log.stat().st_size
     outcome, warm = tree.run_tests(command, shell, log, bounds)
-    verdict = command.verdict(outcome, junit)
+    with log.open("rb") as handle:
+        handle.seek(start)
+        output = handle.read(1 << 20).decode("utf-8", "replace")
+    verdict = command.verdict(outcome, junit, output)
     error_line = None
     if verdict.kind not in (VerdictKind.PASS, VerdictKind.NO_TESTS):
-        with log.open("rb") as handle:
-            handle.seek(start)
-            error_line = first_error_line(handle.read(1 << 20).decode("utf-8", "replace"), tree.path)
+        # A Node runner's report names the failing assertion; else the output's first error.
+        error_line = first_error_line(verdict.error_line or (command.runner and node_error_line(output)) or output,
+                                      tree.path)  # fmt: skip
     verdict = dataclasses.replace(verdict, modules=read_probe(probe), error_line=error_line)
     cpu = f", {verdict.cpu_s:.2f} CPU s" if verdict.cpu_s is not None else ""
     _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{cpu}{', warm' if warm else ''})"
@@ -419,6 +471,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     bounds = Bounds()
 
     tree.use_products(job.products)
+    tree.use_node_modules(job.node_modules)
     noted: set[str] = set()
 
     def checkout() -> bool:
@@ -535,7 +588,7 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     reruns = tree.config.reruns
     selections: list[tuple[str, list[str]]] = []
     present = [p for p in job.test_paths if _present(tree.path, p)]
-    if present and command.is_pytest:
+    if present and command.selects:
         selections.append((SELECTION_FIX_TESTS, present))
     selections.append((SELECTION_SUITE, []))
     last: Verdict | None = None
@@ -563,7 +616,7 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
         again = narrowed or selection
         if not known.pass_at(job.base_key, command, first.failing):
             checkout()
-        if command.is_pytest and selection and not known.pass_at(job.base_key, command, first.failing):
+        if command.selects and selection and not known.pass_at(job.base_key, command, first.failing):
             # A fix-test selection at the base, once per run: other cases on this base
             # (every mutation case) find their failing tests in it.
             known.record(job.base_key, command, run(selection, f"reference ({name}) whole selection at base"))

@@ -34,6 +34,7 @@ __all__ = [
     "ReviewPacket",
     "RunRow",
     "RunState",
+    "SelectionSignal",
     "Severity",
     "Stratum",
     "StratumName",
@@ -147,6 +148,22 @@ class DropReason(StrEnum):
     LFS_POINTER = "lfs_pointer"
 
 
+class SelectionSignal(StrEnum):
+    """Why a commit was taken as a candidate fix (``mine --select``; docs/MINING.md)."""
+
+    MESSAGE = "message"
+    """Its message matches a ``--grep`` pattern (by default the word "fix")."""
+    ISSUE_REF = "issue_ref"
+    """Its message references an issue (``#123:``, ``Fixes #123``, an ``/issues/123`` link);
+    a pull-request number at the end of the subject (``… (#123)``) does not count."""
+    TEST_COEDIT = "test_coedit"
+    """It rewrites existing source lines and, in the same commit, edits a test file that
+    already existed: a fix with its regression test, whatever its message says."""
+    CONVENTION = "convention"
+    """Its subject carries a tag (``BUG:``, ``[bug]``) that the repository's own commits
+    saying "fix" mostly carry: a convention learnt from its history."""
+
+
 class ValidationStatus(StrEnum):
     """Outcome of running the repository's tests against a case (SPEC section 4)."""
 
@@ -238,6 +255,11 @@ class Provenance(_Record):
     operator: str | None = Field(default=None, description="Mutation operator, if any.")
     test_paths: list[RelativePath] = Field(
         default_factory=list, description="Test files the source commit changed."
+    )
+    selected_by: list[SelectionSignal] = Field(
+        default_factory=list,
+        description="Fix reversals and natural cases: the candidate signals (of those mining was asked "
+        "for) that the fix commit matched: message, issue_ref, test_coedit, convention.",
     )
     introduced_by: str | None = Field(
         default=None, description="Natural cases: the commit that introduced the lines the fix changed."
@@ -339,7 +361,11 @@ class CorpusCounts(_Record):
 
     cases: int
     by_stratum: dict[str, int]
-    matched_commits: int = Field(description="Commits whose message matched a fix pattern.")
+    matched_commits: int = Field(description="Candidate commits: those a selection signal took (by default "
+                                 "a message matching a fix pattern, or a source edit with its test edit).")
+    by_signal: dict[str, int] = Field(
+        default_factory=dict, description="Candidate commits per selection signal (a commit may show several)."
+    )
     dropped: dict[str, int] = Field(description="Matched commits that made no case, by reason.")
     by_validation: dict[str, int] = Field(default_factory=dict)
 

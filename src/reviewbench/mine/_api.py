@@ -91,7 +91,7 @@ def mine_corpus(
             if stats.matched == 0 and not (config.mutations or config.noisy):
                 raise NoMatchingCommits(
                     f"no commit in {repo.path} matches {' or '.join(config.grep)} "
-                    f"({stats.scanned} commits scanned)"
+                    f"({stats.scanned} commits scanned; --select {','.join(config.select)})"
                 )
             if not writer.cases and not (config.mutations or config.noisy):
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
@@ -144,6 +144,7 @@ def mine_corpus(
                     cases=len(writer.cases),
                     by_stratum=strata,
                     matched_commits=stats.matched,
+                    by_signal=dict(sorted(stats.by_signal.items())),
                     dropped=dropped,
                 ),
                 gold_sha256=gold_sha256,

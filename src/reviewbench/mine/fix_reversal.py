@@ -23,11 +23,13 @@ from ..records import (
     GoldRecord,
     Location,
     Provenance,
+    SelectionSignal,
     Stratum,
 )
 from .diff import FileChange
 from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
+from .signals import Conventions, coedits_tests, learn_conventions, message_signals
 from .symbols import SymbolIndex, identifiers
 
 __all__ = ["FixReversalMiner", "MinedCase", "changed_locations", "describe_fix_reversal"]
@@ -52,6 +54,7 @@ class _Candidate:
     source: list[FileChange]
     tests: list[str]
     test_changes: list[FileChange] = field(default_factory=list)
+    selected_by: tuple[SelectionSignal, ...] = ()
 
 
 #: Candidates per round trip to ``git cat-file``.
@@ -64,6 +67,8 @@ class MineStats:
 
     scanned: int = 0
     matched: int = 0
+    by_signal: Counter[str] = field(default_factory=Counter)
+    """Matched commits per candidate signal (a commit may show several)."""
     dropped: Counter[str] = field(default_factory=Counter)
 
 
@@ -88,23 +93,50 @@ class FixReversalMiner:
         self._pattern = config.message_regex()
         self._shallow_roots: set[str] = set()
         self._position: dict[str, int] = {}  # matching commit → commits scanned up to it
+        self._signals: dict[str, set[SelectionSignal]] = {}  # what its message showed
+        self._coedit = SelectionSignal.TEST_COEDIT in config.select
+        self._conventions = Conventions()
+        if SelectionSignal.CONVENTION in config.select:
+            # One more pass over messages only (no diffs): cheap beside the diff stream.
+            log = iter_log(repo.path, config.since, config.until)
+            self._conventions = learn_conventions(log, self._pattern)
         if repo.shallow:
             self._shallow_roots = set(_shallow_boundary(repo))
 
     def _matching(self) -> Iterator[tuple[LogEntry, tuple[str, str] | None]]:
-        """Commits whose message matches, each with the pair to diff (None: no diff)."""
+        """Candidate commits, each with the pair to diff (None: no diff). A commit whose
+        message shows no signal is diffed too when ``test_coedit`` may take it; merges
+        and roots only when their message matched (they are counted as dropped)."""
         for entry in iter_log(self.repo.path, self.config.since, self.config.until):
             self.stats.scanned += 1
-            if not self._pattern.search(entry.message):
+            signals = message_signals(entry, self.config.select, self._pattern, self._conventions)
+            diffable = len(entry.parents) == 1 and entry.sha not in self._shallow_roots
+            if not signals and not (self._coedit and diffable):
                 continue
             self._position[entry.sha] = self.stats.scanned
-            if len(entry.parents) != 1 or entry.sha in self._shallow_roots:
+            self._signals[entry.sha] = signals
+            if not diffable:
                 yield entry, None
             elif self.forward:
                 yield entry, (entry.parents[0], entry.sha)
             else:
                 # old = FIX, new = PARENT: the diff takes the fix away.
                 yield entry, (entry.sha, entry.parents[0])
+
+    def _admit(self, entry: LogEntry, sections: list[RawSection] | None) -> tuple[SelectionSignal, ...] | None:
+        """The signals that take this commit (None: it is no candidate, and not counted).
+        Counts it as matched when it is one."""
+        signals = self._signals.pop(entry.sha, set())
+        if sections is not None and self._coedit:
+            changes = [FileChange(s) for s in sections]
+            if coedits_tests(changes, {id(c): self._kind(c) for c in changes}, self.forward):
+                signals.add(SelectionSignal.TEST_COEDIT)
+        if not signals:
+            return None
+        self.stats.matched += 1
+        ordered = tuple(s for s in SelectionSignal if s in signals)
+        self.stats.by_signal.update(ordered)
+        return ordered
 
     def cases(self) -> Iterator[MinedCase]:
         """Yield cases newest first, stopping after ``config.limit`` of them.
@@ -119,12 +151,14 @@ class FixReversalMiner:
             stream = iter_diffs(self.repo.path, self._matching(), keep_lines=self.config.max_lines)
             try:
                 for entry, sections in stream:
-                    self.stats.matched += 1
+                    selected_by = self._admit(entry, sections)
+                    if selected_by is None:
+                        continue
                     if sections is None:
                         merge = len(entry.parents) > 1
                         self._drop(DropReason.MERGE if merge else DropReason.NO_PARENT)
                         continue
-                    candidate = self._candidate(entry, sections)
+                    candidate = self._candidate(entry, sections, selected_by)
                     if candidate is None:
                         continue
                     batch.append(candidate)
@@ -142,7 +176,9 @@ class FixReversalMiner:
     def _drop(self, reason: DropReason) -> None:
         self.stats.dropped[reason] += 1
 
-    def _candidate(self, entry: LogEntry, sections: list[RawSection]) -> _Candidate | None:
+    def _candidate(
+        self, entry: LogEntry, sections: list[RawSection], selected_by: tuple[SelectionSignal, ...] = ()
+    ) -> _Candidate | None:
         """The commit's source changes if it can make a case; else tally why not."""
         changes = [FileChange(s) for s in sections]
         kinds = {id(c): self._kind(c) for c in changes}
@@ -166,13 +202,13 @@ class FixReversalMiner:
         if all(c.whitespace_only() for c in source_changed):
             return self._drop(DropReason.FORMATTING_ONLY)
         test_changes = [c for c in changes if kinds[id(c)] is FileKind.TEST]
-        return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes)
+        return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes, selected_by)
 
     def _build_batch(self, batch: list[_Candidate], blobs: BlobReader) -> Iterator[MinedCase]:
         wanted = [c.new_blob for cand in batch for c in cand.source if c.new_blob and c.blocks]
         contents = blobs.get_many(list(dict.fromkeys(wanted)))
         for cand in batch:
-            yield self._build(cand.entry, cand.source, cand.tests, contents)
+            yield self._build(cand.entry, cand.source, cand.tests, contents, cand.selected_by)
 
     def _kind(self, change: FileChange) -> FileKind:
         kinds = {self.classifier.kind(p) for p in (change.old_path, change.new_path) if p}
@@ -183,7 +219,8 @@ class FixReversalMiner:
         return FileKind.SOURCE if FileKind.SOURCE in kinds else kinds.pop()
 
     def _build(
-        self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None]
+        self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None],
+        selected_by: tuple[SelectionSignal, ...] = (),
     ) -> MinedCase:
         seed = self.config.seed
         cid = case_id(seed, entry.sha)
@@ -229,6 +266,7 @@ class FixReversalMiner:
                 date=entry.date,
                 subject=entry.subject,
                 test_paths=tests,
+                selected_by=list(selected_by),
             ),
             source_date=entry.committed or entry.date,
         )

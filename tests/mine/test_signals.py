@@ -10,7 +10,8 @@ import pytest
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.config import DEFAULT_FIX_PATTERN
 from reviewbench.git.stream import LogEntry
-from reviewbench.mine.signals import learn_conventions, references_issue
+from reviewbench.errors import NoMatchingCommits
+from reviewbench.mine.signals import announces_feature, learn_conventions, references_issue
 from reviewbench.records import SelectionSignal
 
 from ..conftest import run_cli
@@ -161,3 +162,31 @@ def test_cli_select_and_a_bad_signal(history, tmp_path):
     assert bad.stdout == ""
     assert len(bad.stderr.strip().splitlines()) == 1
     assert "hunch" in bad.stderr and "test_coedit" in bad.stderr
+
+
+@pytest.mark.parametrize(("subject", "expected"), [
+    ("Add whisper", True),
+    ("#209 add support of aliases to `no_command`", True),
+    ("#N/A: Move `get_all_executables` to `utils`", True),
+    ("[core] Refactor the parser", True),
+    ("cli: Support --quiet", True),
+    ("Handle runs of spaces", False),
+    ("#402: Don't invoke bash for getting aliases", False),
+    ("Addresses the crash on None", False),
+    ("", False),
+])  # fmt: skip
+def test_announces_feature(subject, expected):
+    assert announces_feature(subject) is expected
+
+
+def test_a_feature_with_its_tests_is_no_coedit_candidate(git_repo, tmp_path):
+    repo = git_repo()
+    repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    change = {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
+              "tests/test_words.py": WORDS_TEST + "\n# runs of spaces\n"}  # fmt: skip
+    repo.commit("Add splitting on any whitespace", change)
+    with pytest.raises(NoMatchingCommits):
+        _gold(repo, tmp_path / "c")
+    # The same change under a repair's subject is taken.
+    sha = repo.commit("Split on any whitespace", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    assert sha in _gold(repo, tmp_path / "d")

@@ -29,7 +29,7 @@ from ..records import (
 from .diff import FileChange
 from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
-from .signals import Conventions, coedits_tests, learn_conventions, message_signals
+from .signals import Conventions, announces_feature, coedits_tests, learn_conventions, message_signals
 from .symbols import SymbolIndex, identifiers
 
 __all__ = ["FixReversalMiner", "MinedCase", "changed_locations", "describe_fix_reversal"]
@@ -127,7 +127,9 @@ class FixReversalMiner:
         """The signals that take this commit (None: it is no candidate, and not counted).
         Counts it as matched when it is one."""
         signals = self._signals.pop(entry.sha, set())
-        if sections is not None and self._coedit:
+        # A source edit with its test edit under "Add …" is a feature with its tests: its
+        # reversal fails them too, and a feature removed is no bug (docs/MINING.md).
+        if sections is not None and self._coedit and not announces_feature(entry.subject):
             changes = [FileChange(s) for s in sections]
             if coedits_tests(changes, {id(c): self._kind(c) for c in changes}, self.forward):
                 signals.add(SelectionSignal.TEST_COEDIT)

@@ -17,7 +17,14 @@ from ..records import SelectionSignal
 from .diff import FileChange
 from .paths import FileKind
 
-__all__ = ["Conventions", "coedits_tests", "learn_conventions", "message_signals", "references_issue"]
+__all__ = [
+    "Conventions",
+    "coedits_tests",
+    "announces_feature",
+    "learn_conventions",
+    "message_signals",
+    "references_issue",
+]
 
 #: An issue reference: ``#123`` (at a word start, or in brackets), ``GH-123``, ``gh-123``,
 #: ``bpo-123``, a ``…/issues/123`` link, or a closing keyword with a number.
@@ -103,6 +110,25 @@ def message_signals(
         elif signal is SelectionSignal.CONVENTION and conventions.match(entry):
             found.add(signal)
     return found
+
+
+#: Leading tags, issue numbers and scopes before a subject's first word: ``#209``,
+#: ``#N/A:``, ``[core]``, ``cli:``.
+_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]\n]*\]|#(?:\d+|N/A)\b:?|[\w./-]{1,24}:(?=\s)))*\s*", re.IGNORECASE)
+#: First words of subjects that announce new work or upkeep, not a repair: a source edit
+#: with its test edit under such a subject is most often a feature with its tests.
+_FEATURE_WORDS = frozenset(
+    "add adds added adding support supports implement implements introduce introduces extend extends "
+    "deprecate deprecates refactor refactors refactored simplify simplifies move moves moved rename renames "
+    "renamed bump bumps upgrade upgrades document documents docs".split()
+)
+
+
+def announces_feature(subject: str) -> bool:
+    """Whether the subject's first word (after tags and issue numbers) announces new
+    work or upkeep ("Add …", "Support …", "Refactor …")."""
+    words = _PREFIX.sub("", subject, count=1).split(None, 1)
+    return bool(words) and words[0].lower().rstrip(":,") in _FEATURE_WORDS
 
 
 def coedits_tests(changes: list[FileChange], kinds: dict[int, FileKind], forward: bool) -> bool:

@@ -313,6 +313,12 @@ class Validation(_Record):
     environment: TestEnvironment | None = Field(
         default=None, description="The Python environment the tests ran in, when known."
     )
+    base_failures: list[str] = Field(
+        default_factory=list,
+        description="Tests that failed at the unpatched base too, every time (an environment-dependent "
+        "failure): left out of failing_tests. A case is observed despite them when the patch makes other "
+        "tests fail, the fix's own among them; base_failing when the fix's own tests fail at the base.",
+    )
 
 
 class GoldRecord(_Record):

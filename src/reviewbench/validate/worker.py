@@ -363,6 +363,15 @@ def _present(root: Path, selection: str) -> bool:
     return (root / path).is_file() if sep else (root / path).exists()
 
 
+def _own(failing: frozenset[str], job: CaseJob, root: Path, selection: list[str]) -> frozenset[str]:
+    """The fix's own tests among ``failing``: those of its test files (all of them when the
+    selection was those files, or when the case has none: a mutation's tests are the suite)."""
+    if selection or not job.test_paths:
+        return failing
+    files = set(job.test_paths)
+    return frozenset(i for i in failing if (node := node_id(i, root)) and node.partition("::")[0] in files)
+
+
 def _node_ids(failing: frozenset[str], root: Path) -> list[str] | None:
     """pytest node ids of failing JUnit ids; None when any cannot be resolved, so that
     the caller runs the whole selection."""
@@ -402,7 +411,8 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     exercised: set[str] = set()
 
     def result(status: ValidationStatus, verdict: Verdict | None = None, selection: str | None = None,
-               failing: frozenset[str] = frozenset(), reason: str | None = None) -> Validation:  # fmt: skip
+               failing: frozenset[str] = frozenset(), reason: str | None = None,
+               base_failures: frozenset[str] = frozenset()) -> Validation:  # fmt: skip
         if reason is None and verdict is not None and status not in _NO_REASON:
             reason = _reason(verdict)
         _note(log, f"status: {status}" + (f" ({reason})" if reason else ""))
@@ -414,6 +424,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             duration_s=round(spent, 3),
             selection=selection,
             reason=reason,
+            base_failures=sorted(base_failures),
         )
 
     bounds = Bounds()
@@ -540,6 +551,7 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     selections.append((SELECTION_SUITE, []))
     last: Verdict | None = None
     for name, selection in selections:
+        base_failures: frozenset[str] = frozenset()
         if not fresh:
             checkout()
         fresh = False
@@ -583,16 +595,24 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
             for reference in references:
                 known.record(job.base_key, command, reference)
             kinds = {r.kind for r in references}
+            if kinds == {VerdictKind.FAIL} and len({r.failing for r in references}) > 1:
+                return result(ValidationStatus.FLAKY, references[-1], name, references[0].failing)  # the base flips
             if kinds == {VerdictKind.FAIL}:
-                return result(ValidationStatus.BASE_FAILING, references[-1], name)
-            if VerdictKind.FAIL in kinds:
+                at_base = references[-1].failing
+                new = first.failing - at_base
+                if not new & _own(first.failing, job, tree.path, selection):
+                    # The fix's own tests fail without the patch: they say nothing of it.
+                    return result(ValidationStatus.BASE_FAILING, references[-1], name)
+                base_failures = at_base
+                _note(log, f"reference ({name}): {len(at_base)} test(s) fail at the base too, every time "
+                           f"({_few(sorted(at_base))}); the patch makes {len(new)} more fail, the fix's own among them")  # fmt: skip
+            elif VerdictKind.FAIL in kinds:
                 return result(
                     ValidationStatus.FLAKY, references[-1], name, references[0].failing
                 )  # the base flips
-            reference = references[-1]
-            if reference.kind is VerdictKind.TIMEOUT:
+            elif (reference := references[-1]).kind is VerdictKind.TIMEOUT:
                 return result(ValidationStatus.TIMEOUT, reference, name)
-            if reference.kind is not VerdictKind.PASS:
+            elif reference.kind is not VerdictKind.PASS:
                 return result(ValidationStatus.ERROR, reference, name)
         if reruns > 1:
             checkout()  # reruns start from a fresh patched tree
@@ -608,6 +628,9 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
         if {v.kind for v in runs} == {VerdictKind.FAIL}:
             if len({v.failing for v in runs}) > 1:
                 return result(ValidationStatus.FLAKY, last, name)  # a test flipped
+            if base_failures:
+                return result(ValidationStatus.OBSERVED, last, name, last.failing - base_failures,
+                              base_failures=base_failures)  # fmt: skip
             return result(ValidationStatus.OBSERVED, last, name)
         # Failed, then passed (or hung) on a rerun: the failure does not reproduce.
         return result(ValidationStatus.FLAKY, last, name, first.failing)

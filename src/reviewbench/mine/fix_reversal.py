@@ -113,6 +113,8 @@ class FixReversalMiner:
             diffable = len(entry.parents) == 1 and entry.sha not in self._shallow_roots
             if not signals and not (self._coedit and diffable):
                 continue
+            if not diffable and SelectionSignal.MESSAGE not in signals:
+                continue  # a merge's "#123" is its pull request's; counted as dropped only when it says "fix"
             self._position[entry.sha] = self.stats.scanned
             self._signals[entry.sha] = signals
             if not diffable:

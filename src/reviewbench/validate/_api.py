@@ -21,7 +21,7 @@ from ..git.repo import missing_commits, open_repository
 from ..records import Case, GoldRecord, Stratum, TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
-from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of
+from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of, require_supported
 from .executors import run_jobs
 from .reasons import FAIL_FAST_CASES, FailFast, group_reasons
 from .testcmd import TestCommand, detect_test_command
@@ -115,6 +115,7 @@ def validate_corpus(
     Raises:
         CorpusError: the corpus is damaged or its repository lacks a base commit.
         UsageError: no test command can be found, or network cannot be denied.
+        PrerequisiteError: the tests' interpreter is older than Python 3.7.
     """
     corpus = read_corpus(corpus_path)
     repo = open_repository(Path(corpus.meta.repo.path))
@@ -132,6 +133,7 @@ def validate_corpus(
     if environment is None or config.test_cmd:
         interpreter = interpreter_of(command.command, repo.path)
         environment = describe_interpreter(interpreter) if interpreter else None
+    require_supported(environment)
     journal_path = corpus_path / JOURNAL_FILE
     if config.force:
         journal_path.unlink(missing_ok=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Network
-from ..errors import GitError, SetupFailed, UsageError
+from ..errors import GitError, PrerequisiteError, SetupFailed, UsageError
 from ..git.repo import GIT
 from ..git.scratch import ScratchClone
 from ..records import TestEnvironment
@@ -45,8 +45,13 @@ __all__ = [
     "default_python",
     "describe_interpreter",
     "interpreter_of",
+    "require_supported",
     "src_layout",
 ]
+
+#: The oldest Python the tests may run under: the probe plugin, the warm server and the
+#: package listing are written for it (old commits need old interpreters).
+OLDEST_PYTHON = (3, 7)
 
 AUTO = "auto"
 ENV_DIR = "envs"
@@ -60,9 +65,20 @@ _REQUIREMENT_FILES = (
     "requirements/test.txt", "requirements/tests.txt", "requirements/testing.txt", "requirements/dev.txt",
     "tests/requirements.txt",
 )  # fmt: skip
+#: Version and distributions of an interpreter, on any Python from 3.7 (which lacks
+#: ``importlib.metadata``: the ``importlib_metadata`` backport pytest brings, else
+#: ``pkg_resources``).
 _LIST_PACKAGES = (
-    "import importlib.metadata as m, sys; "
-    "names = sorted({(d.metadata['Name'] or '?').lower() + '==' + (d.version or '?') for d in m.distributions()}); "
+    "import sys\n"
+    "try:\n    import importlib.metadata as m\n"
+    "except ImportError:\n"
+    "    try:\n        import importlib_metadata as m\n"
+    "    except ImportError:\n        m = None\n"
+    "if m is not None:\n"
+    "    names = sorted({(d.metadata['Name'] or '?').lower() + '==' + (d.version or '?') for d in m.distributions()})\n"
+    "else:\n"
+    "    import pkg_resources\n"
+    "    names = sorted({d.project_name.lower() + '==' + d.version for d in pkg_resources.working_set})\n"
     "print(sys.version.split()[0]); print(*names, sep='\\n')"
 )
 
@@ -126,10 +142,38 @@ def describe_interpreter(python: str, *, setup: str | None = None, key: str | No
     )
 
 
+def require_supported(environment: TestEnvironment | None) -> None:
+    """Refuse, up front, an interpreter older than :data:`OLDEST_PYTHON`: every case would
+    fail for reasons of reviewbench's own, not the project's.
+
+    Raises:
+        PrerequisiteError: the tests' interpreter is too old.
+    """
+    if environment is None:
+        return
+    try:
+        version = tuple(int(p) for p in environment.python_version.split(".")[:2])
+    except ValueError:
+        return
+    if version < OLDEST_PYTHON:
+        oldest = ".".join(map(str, OLDEST_PYTHON))
+        raise PrerequisiteError(f"{environment.interpreter} is Python {environment.python_version}: validation "
+                                f"needs Python {oldest} or later; use an environment of {oldest}+ (--setup, or activate one)")
+
+
 def interpreter_of(command: str, cwd: Path) -> str | None:
-    """The interpreter a plain pytest command runs, when it can be told."""
+    """The interpreter a plain pytest command runs, when it can be told (``PYTHON -m
+    pytest`` names it even when that interpreter lacks pytest)."""
     launch = parse_launch(command, cwd)
-    return launch.python if launch else None
+    if launch:
+        return launch.python
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 3 and words[1:3] in (["-m", "pytest"], ["-m", "py.test"]) and "/" in words[0]:
+        return os.path.abspath(os.path.join(cwd, words[0]))
+    return None
 
 
 def _uv() -> str | None:

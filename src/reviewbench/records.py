@@ -292,6 +292,7 @@ class TestEnvironment(_Record):
         description="Cache key of a built environment: SHA-256 of the setup command, the "
         "base interpreter and the dependency files at the mined HEAD.",
     )
+    pytest: str | None = Field(default=None, description="The version of pytest installed in it, if any.")
 
 
 class Validation(_Record):

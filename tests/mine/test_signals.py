@@ -168,6 +168,7 @@ def test_cli_select_and_a_bad_signal(history, tmp_path):
     ("Add whisper", True),
     ("#209 add support of aliases to `no_command`", True),
     ("#N/A: Move `get_all_executables` to `utils`", True),
+    ("#/N/A: Extend pyenv rule to include goenv", True),
     ("[core] Refactor the parser", True),
     ("cli: Support --quiet", True),
     ("Handle runs of spaces", False),

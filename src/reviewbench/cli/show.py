@@ -151,7 +151,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         console.print(f"mirrors: {mirror_counts['mined']} ({mirror_counts['paired_with_defect_cases']} paired with "
                       f"defect cases); {mirror_counts['valid']} of {mirror_counts['validated']} validated keep the "
                       "tests green")  # fmt: skip
-    print_reasons(reasons, data.meta.environment.setup if data.meta.environment else None)
+    environment = data.meta.environment
+    print_reasons(reasons, environment.setup if environment else None, environment.pytest if environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)
     if yields:

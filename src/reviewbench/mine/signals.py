@@ -114,7 +114,7 @@ def message_signals(
 
 #: Leading tags, issue numbers and scopes before a subject's first word: ``#209``,
 #: ``#N/A:``, ``[core]``, ``cli:``.
-_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]\n]*\]|#(?:\d+|N/A)\b:?|[\w./-]{1,24}:(?=\s)))*\s*", re.IGNORECASE)
+_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]\n]*\]|#/?(?:\d+|N/?A)\b:?|[\w./-]{1,24}:(?=\s)))*\s*", re.IGNORECASE)
 #: First words of subjects that announce new work or upkeep, not a repair: a source edit
 #: with its test edit under such a subject is most often a feature with its tests.
 _FEATURE_WORDS = frozenset(

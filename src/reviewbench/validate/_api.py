@@ -189,7 +189,8 @@ def validate_corpus(
     jobs = [jobs[i] for i in sorted(first)] + [job for i, job in enumerate(jobs) if i not in first]
     lock = threading.Lock()
     finished = 0
-    fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going, setup=config.setup)
+    fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going, setup=config.setup,
+                         pytest=environment.pytest if environment else None)  # fmt: skip
 
     def record(job: CaseJob, validation: Validation) -> None:
         nonlocal finished

@@ -132,6 +132,7 @@ def describe_interpreter(python: str, *, setup: str | None = None, key: str | No
     if proc.returncode != 0:
         return None
     version, *packages = proc.stdout.splitlines()
+    pytest = next((p.split("==", 1)[1] for p in packages if p.startswith("pytest==")), None)
     return TestEnvironment(
         interpreter=python,
         python_version=version,
@@ -139,6 +140,7 @@ def describe_interpreter(python: str, *, setup: str | None = None, key: str | No
         freeze_sha256=hashlib.sha256("\n".join(packages).encode()).hexdigest(),
         setup=setup,
         key=key,
+        pytest=pytest,
     )
 
 

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 
 from .conftest import run_cli
 
-NAMES = ("cases", "gold", "corpus")
+NAMES = ("cases", "gold", "corpus", "dropped")
 
 
 def reviewbench(*args: object) -> str:
@@ -86,6 +86,9 @@ def test_every_file_of_a_mined_corpus_validates(schemas, corpus):
             assert errors == [], f"{file}:{number}: {errors[0].message}"
     meta = json.loads((corpus / "corpus.json").read_text(encoding="utf-8"))
     assert list(validators["corpus"].iter_errors(meta)) == []
+    dropped = [json.loads(line) for line in (corpus / "dropped.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(d["subject"], d["reason"]) for d in dropped] == [("Fix README", "no_source_change")]
+    assert all(list(validators["dropped"].iter_errors(d)) == [] for d in dropped)
 
 
 @pytest.mark.parametrize("name, file, mutate", [

@@ -25,6 +25,7 @@ __all__ = [
     "CorpusMeta",
     "Defect",
     "DropReason",
+    "DroppedCommit",
     "Finding",
     "GoldRecord",
     "Location",
@@ -162,6 +163,16 @@ class SelectionSignal(StrEnum):
     CONVENTION = "convention"
     """Its subject carries a tag (``BUG:``, ``[bug]``) that the repository's own commits
     saying "fix" mostly carry: a convention learnt from its history."""
+
+
+class DroppedCommit(_Record):
+    """One line of ``dropped.jsonl``: a candidate commit that made no case, and why. Gold
+    only (it names fixes); ``reviewbench show --dropped`` lists them."""
+
+    commit: str = Field(description="The candidate commit.")
+    subject: str = Field(description="Its subject line.")
+    reason: DropReason = Field(description="Why it made no case.")
+    selected_by: list[SelectionSignal] = Field(default_factory=list, description="The signals that took it.")
 
 
 class ValidationStatus(StrEnum):

@@ -97,6 +97,7 @@ def mine_corpus(
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
                 noun = "commit" if stats.matched == 1 else "commits"
                 raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
+        writer.dropped = list(stats.dropped_commits)
         mirrors_missed = 0
         if config.mirrors and fixes:
             if on_progress:

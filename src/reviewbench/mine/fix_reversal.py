@@ -20,6 +20,7 @@ from ..records import (
     Case,
     Defect,
     DropReason,
+    DroppedCommit,
     GoldRecord,
     Location,
     Provenance,
@@ -32,7 +33,7 @@ from .paths import FileKind, PathClassifier, language_of
 from .signals import Conventions, announces_feature, coedits_tests, learn_conventions, message_signals
 from .symbols import SymbolIndex, identifiers
 
-__all__ = ["FixReversalMiner", "MinedCase", "changed_locations", "describe_fix_reversal"]
+__all__ = ["FixReversalMiner", "MinedCase", "change_kind", "changed_locations", "describe_fix_reversal"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class MineStats:
     matched: int = 0
     by_signal: Counter[str] = field(default_factory=Counter)
     """Matched commits per candidate signal (a commit may show several)."""
+    dropped_commits: list[DroppedCommit] = field(default_factory=list)
+    """The dropped ones, each with its reason, in history order (``dropped.jsonl``)."""
     dropped: Counter[str] = field(default_factory=Counter)
 
 
@@ -160,7 +163,7 @@ class FixReversalMiner:
                         continue
                     if sections is None:
                         merge = len(entry.parents) > 1
-                        self._drop(DropReason.MERGE if merge else DropReason.NO_PARENT)
+                        self._drop(DropReason.MERGE if merge else DropReason.NO_PARENT, entry, selected_by)
                         continue
                     candidate = self._candidate(entry, sections, selected_by)
                     if candidate is None:
@@ -177,8 +180,14 @@ class FixReversalMiner:
             finally:
                 stream.close()
 
-    def _drop(self, reason: DropReason) -> None:
+    def _drop(self, reason: DropReason, entry: LogEntry | None = None,
+              selected_by: tuple[SelectionSignal, ...] = ()) -> None:  # fmt: skip
+        """Tally a candidate that makes no case (and, given its commit, record which)."""
         self.stats.dropped[reason] += 1
+        if entry is not None and isinstance(reason, DropReason):
+            self.stats.dropped_commits.append(
+                DroppedCommit(commit=entry.sha, subject=entry.subject, reason=reason, selected_by=list(selected_by))
+            )
 
     def _candidate(
         self, entry: LogEntry, sections: list[RawSection], selected_by: tuple[SelectionSignal, ...] = ()
@@ -193,18 +202,18 @@ class FixReversalMiner:
         source_changed = [c for c in source if c.section.changed]
         if not source_changed:
             if any(c.lfs_pointer and kinds[id(c)] is FileKind.SOURCE for c in changes):
-                return self._drop(DropReason.LFS_POINTER)
+                return self._drop(DropReason.LFS_POINTER, entry, selected_by)
             present = {kinds[id(c)] for c in changes}
             for kind, reason in _DROP_ORDER:
                 if kind in present:
-                    return self._drop(reason)
+                    return self._drop(reason, entry, selected_by)
             if any(c.binary and kinds[id(c)] is not FileKind.TEST for c in changes):
-                return self._drop(DropReason.BINARY)
-            return self._drop(DropReason.NO_SOURCE_CHANGE)
+                return self._drop(DropReason.BINARY, entry, selected_by)
+            return self._drop(DropReason.NO_SOURCE_CHANGE, entry, selected_by)
         if sum(c.section.changed for c in source) > self.config.max_lines:
-            return self._drop(DropReason.TOO_LARGE)
+            return self._drop(DropReason.TOO_LARGE, entry, selected_by)
         if all(c.whitespace_only() for c in source_changed):
-            return self._drop(DropReason.FORMATTING_ONLY)
+            return self._drop(DropReason.FORMATTING_ONLY, entry, selected_by)
         test_changes = [c for c in changes if kinds[id(c)] is FileKind.TEST]
         return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes, selected_by)
 
@@ -215,12 +224,7 @@ class FixReversalMiner:
             yield self._build(cand.entry, cand.source, cand.tests, contents, cand.selected_by)
 
     def _kind(self, change: FileChange) -> FileKind:
-        kinds = {self.classifier.kind(p) for p in (change.old_path, change.new_path) if p}
-        # A file moved into or out of the tests counts as a test file.
-        for kind in (FileKind.TEST, FileKind.EXCLUDED, FileKind.LOCKFILE, FileKind.VENDORED):
-            if kind in kinds:
-                return kind
-        return FileKind.SOURCE if FileKind.SOURCE in kinds else kinds.pop()
+        return change_kind(self.classifier, change)
 
     def _build(
         self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None],
@@ -282,6 +286,16 @@ class FixReversalMiner:
 _TRAILER = re.compile(r"^[A-Za-z][\w-]*-by: |^(?:Change-Id|Cc|Fixes|Closes|Refs?): ", re.IGNORECASE)
 #: At most this much of the message's first paragraph goes into the description.
 _BODY_CHARS = 400
+
+
+def change_kind(classifier: PathClassifier, change: FileChange) -> FileKind:
+    """The kind of a changed file, from its old and new paths: a file moved into or out
+    of the tests counts as a test file (and likewise excluded, lockfile, vendored)."""
+    kinds = {classifier.kind(p) for p in (change.old_path, change.new_path) if p}
+    for kind in (FileKind.TEST, FileKind.EXCLUDED, FileKind.LOCKFILE, FileKind.VENDORED):
+        if kind in kinds:
+            return kind
+    return FileKind.SOURCE if FileKind.SOURCE in kinds else kinds.pop()
 
 
 def describe_fix_reversal(entry: LogEntry, functions: list[str]) -> str:

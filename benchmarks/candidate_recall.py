@@ -18,8 +18,9 @@ defaults), and the script prints, per selection:
 ``cases``
     fix-reversal cases made, and how many each signal took (a case may show several).
 ``sample``
-    ``--sample N`` cases (default 20) drawn with ``random.Random(seed)`` from the cases of
-    the last selection, as ``sha  selected_by  subject`` lines, to read by hand (is it a
+    ``--sample N`` cases (default 20) of the last selection, those whose SHA-256 of
+    ``"SEED:commit"`` is smallest (a stable sample: changing the candidate set a little
+    changes it only where cases come or go), as ``sha  selected_by  subject`` lines, to read by hand (is it a
     bug fix?); validate the corpus (``reviewbench validate``) to read only observed ones.
 
 ``--smoke`` runs on a tiny repository built in a temp dir, its two fix commits known.
@@ -28,7 +29,7 @@ defaults), and the script prints, per selection:
 from __future__ import annotations
 
 import argparse
-import random
+import hashlib
 import subprocess
 import sys
 import tempfile
@@ -79,7 +80,9 @@ def measure(repo: Path, known: list[str], selections: list[tuple[SelectionSignal
         if missed:
             print(f"    missed: {' '.join(s[:10] for s in missed)}")
         last = cases
-    picked = random.Random(seed).sample(last, min(sample, len(last)))
+    # The cases whose hash (with the seed) is smallest: a stable sample, which a small change
+    # of the candidate set changes only where cases come or go.
+    picked = sorted(last, key=lambda g: hashlib.sha256(f"{seed}:{g.provenance.commit}".encode()).hexdigest())[:sample]
     print(f"  sample of {len(picked)} cases of the last selection (seed {seed}):")
     for gold in picked:
         print(f"    {gold.provenance.commit[:10]}  {','.join(gold.provenance.selected_by):24s} {gold.provenance.subject}")

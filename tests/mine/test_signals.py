@@ -11,7 +11,7 @@ from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.config import DEFAULT_FIX_PATTERN
 from reviewbench.git.stream import LogEntry
 from reviewbench.errors import NoMatchingCommits
-from reviewbench.mine.signals import announces_feature, learn_conventions, references_issue
+from reviewbench.mine.signals import announces_feature, learn_conventions, references_issue, upkeep_only
 from reviewbench.records import SelectionSignal
 
 from ..conftest import run_cli
@@ -191,3 +191,26 @@ def test_a_feature_with_its_tests_is_no_coedit_candidate(git_repo, tmp_path):
     # The same change under a repair's subject is taken.
     sha = repo.commit("Split on any whitespace", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
     assert sha in _gold(repo, tmp_path / "d")
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("Fix typos in comments", True),
+    ("fix pep8", True),
+    ("Add git-lfs rule\n\n* add the rule\n* fix flake8\n* Fix more tests", True),
+    ("Fix crash on empty input\n\n* fix tests", False),  # one fix of the code is enough
+    ("Tests! Also fixed some bytes-string issues", False),  # the test word is another sentence's
+    ("Update the changelog", False),  # no fix word at all
+])  # fmt: skip
+def test_upkeep_only(message, expected):
+    import re
+
+    assert upkeep_only(message, re.compile(DEFAULT_FIX_PATTERN, re.IGNORECASE)) is expected
+
+
+def test_a_fix_of_upkeep_only_is_no_candidate(git_repo, tmp_path):
+    repo = git_repo()
+    repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    repo.commit("Fix typos in comments", {"words.py": WORDS.replace('text.split(" ")', "text.split( ' ')"),
+                                          "tests/test_words.py": WORDS_TEST + "\n# tpyo\n"})  # fmt: skip
+    sha = repo.commit("Fix split on runs of spaces", {"words.py": WORDS.replace('text.split(" ")', "text.split()")})
+    assert set(_gold(repo, tmp_path / "c")) == {sha}

@@ -19,10 +19,12 @@ def mined(git_repo, tmp_path):
     shas = {}
     shas["case"] = repo.commit("Handle runs of spaces", {"words.py": WORDS.replace("split(' ')", "split()"),
                                                           "tests/test_words.py": TEST + "\n# runs\n"})  # fmt: skip
-    shas["dropped"] = repo.commit("Fix typo in README", {"README.md": "# W\n"})
+    shas["dropped"] = repo.commit("Fix the example of split", {"README.md": "# W\n"})
     now = (repo.path / "words.py").read_text()
     shas["feature"] = repo.commit("Add whisper", {"words.py": now.replace("text.upper()", "text.upper() or text"),
                                                   "tests/test_words.py": TEST + "\n# whisper\n"})  # fmt: skip
+    now = (repo.path / "words.py").read_text()
+    shas["upkeep"] = repo.commit("Fix typos in the docstrings", {"words.py": "# words\n" + now})
     now = (repo.path / "words.py").read_text()
     shas["untested"] = repo.commit("Keep shout on None", {"words.py": now.replace("return text", "return (text or '')")})
     repo.git("checkout", "-q", "-b", "side")
@@ -52,6 +54,8 @@ def test_why_names_the_case_the_drop_or_the_signals_missed(mined):
     assert "announces new work" in feature["reasons"][1]
     untested = _why(out, shas["untested"])
     assert untested["reasons"][1] == "test_coedit: edits no test file that existed before it"
+    assert _why(out, shas["upkeep"])["reasons"][0] == (
+        "message: it says 'fix' of upkeep only (tests, lint, typos, CI, docs, warnings)")
     unmerged = _why(out, shas["unmerged"])
     assert unmerged["outcome"] == "not_mined" and "not an ancestor of HEAD" in unmerged["reasons"][0]
     text = run_cli("show", out, "--why", shas["feature"])
@@ -74,7 +78,7 @@ def test_show_dropped_lists_each_drop(mined):
     proc = run_cli("show", out, "--dropped", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
-    assert rows == [{"commit": shas["dropped"], "subject": "Fix typo in README", "reason": "no_source_change",
+    assert rows == [{"commit": shas["dropped"], "subject": "Fix the example of split", "reason": "no_source_change",
                      "selected_by": ["message"]}]  # fmt: skip
     text = run_cli("show", out, "--dropped")
     assert "1 candidate commits made no case" in text.stdout and "no_source_change" in text.stdout

@@ -150,7 +150,8 @@ def _print_summary(summary: MineSummary) -> None:
 _HISTORY_OPTIONS = [
     click.option("--grep", "grep", multiple=True, metavar="REGEX",
                   help="Fix-commit message pattern (Python regex, case-insensitive; repeatable). "
-                       "Default: the words fix, fixes, fixed, bugfix, hotfix."),
+                       "Default: the words fix, fixes, fixed, bugfix, hotfix. A message whose every match "
+                       "is upkeep ('fix typos', 'fix flake8', 'Fix more tests') is not taken by it."),
     click.option("--select", "select", metavar="LIST",
                   help="Candidate signals, comma-separated; a commit matching any is tried as a fix: "
                        "message (a --grep pattern), issue_ref (an issue reference, not a subject's trailing "

@@ -134,7 +134,7 @@ class FixReversalMiner:
         signals = self._signals.pop(entry.sha, set())
         # A source edit with its test edit under "Add …" is a feature with its tests: its
         # reversal fails them too, and a feature removed is no bug (docs/MINING.md).
-        if sections is not None and self._coedit and not announces_feature(entry.subject):
+        if sections is not None and self._coedit and not announces_feature(entry.subject, self._pattern):
             changes = [FileChange(s) for s in sections]
             if coedits_tests(changes, {id(c): self._kind(c) for c in changes}, self.forward):
                 signals.add(SelectionSignal.TEST_COEDIT)

@@ -24,6 +24,7 @@ __all__ = [
     "learn_conventions",
     "message_signals",
     "references_issue",
+    "upkeep_only",
 ]
 
 #: An issue reference: ``#123`` (at a word start, or in brackets), ``GH-123``, ``gh-123``,
@@ -34,6 +35,36 @@ _ISSUE = re.compile(
 )
 #: A pull-request number that a squash merge appends to every subject: ``… (#123)``.
 _PR_SUFFIX = re.compile(r"\s*\((?:#\d+[,\s]*)+\)\s*$")
+
+
+#: Words that make a "fix" near them upkeep, not a repair: "fix flake8", "Test fix",
+#: "Fix typo in README", "fix the CI", a squash merge's "* Fix more tests".
+_UPKEEP = frozenset(
+    "test tests testing flake8 lint linter linting pylint mypy isort pep8 typo typos spelling grammar "
+    "style formatting whitespace spacing docs doc docstring docstrings documentation readme changelog ci "
+    "travis appveyor build warning warnings deprecation conflict conflicts".split()
+)
+#: How many words either side of a fix word may make it upkeep.
+_UPKEEP_WINDOW = 3
+_WORD = re.compile(r"[\w']+")
+#: Where a word's neighbours stop counting: a line's or a sentence's end.
+_SENTENCE = re.compile(r"\n|[.!?;](?:\s|$)")
+
+
+def upkeep_only(message: str, pattern: re.Pattern[str]) -> bool:
+    """Whether every match of ``pattern`` in ``message`` has an upkeep word (tests, lint,
+    typos, CI, docs, warnings) within three words of it, in its sentence: then the message says "fix" of
+    housekeeping only. A squash merge's body lists such lines ("* fix flake8") under
+    features; a fix of the code under test rarely says nothing else."""
+    found = False
+    for line in _SENTENCE.split(message):
+        for match in pattern.finditer(line):
+            found = True
+            before = _WORD.findall(line[: match.start()])[-_UPKEEP_WINDOW:]
+            after = _WORD.findall(line[match.end() :])[:_UPKEEP_WINDOW]
+            if not any(w.lower() in _UPKEEP for w in before + after):
+                return False
+    return found
 
 
 def references_issue(entry: LogEntry) -> bool:
@@ -103,7 +134,7 @@ def message_signals(
     """The signals, of those in ``select``, that the commit's message alone shows."""
     found: set[SelectionSignal] = set()
     for signal in select:
-        if signal is SelectionSignal.MESSAGE and pattern.search(entry.message):
+        if signal is SelectionSignal.MESSAGE and pattern.search(entry.message) and not upkeep_only(entry.message, pattern):
             found.add(signal)
         elif signal is SelectionSignal.ISSUE_REF and references_issue(entry):
             found.add(signal)
@@ -124,11 +155,14 @@ _FEATURE_WORDS = frozenset(
 )
 
 
-def announces_feature(subject: str) -> bool:
+def announces_feature(subject: str, pattern: re.Pattern[str] | None = None) -> bool:
     """Whether the subject's first word (after tags and issue numbers) announces new
-    work or upkeep ("Add …", "Support …", "Refactor …")."""
+    work or upkeep ("Add …", "Support …", "Refactor …"), or (given the fix ``pattern``)
+    the subject says "fix" of upkeep only ("Fix typos in comments", "fix pep8")."""
     words = _PREFIX.sub("", subject, count=1).split(None, 1)
-    return bool(words) and words[0].lower().rstrip(":,") in _FEATURE_WORDS
+    if bool(words) and words[0].lower().rstrip(":,") in _FEATURE_WORDS:
+        return True
+    return pattern is not None and upkeep_only(subject, pattern)
 
 
 def coedits_tests(changes: list[FileChange], kinds: dict[int, FileKind], forward: bool) -> bool:

@@ -117,7 +117,9 @@ def _signals_missed(repo: Path, entry: LogEntry, config: MineConfig) -> list[str
         reasons.append(f"a merge ({len(entry.parents)} parents)" if entry.parents else "a root commit (no parent)")
     shown = message_signals(entry, config.select, pattern, conventions)
     for signal in config.select:
-        if signal is SelectionSignal.MESSAGE:
+        if signal is SelectionSignal.MESSAGE and pattern.search(entry.message):
+            reasons.append("message: it says 'fix' of upkeep only (tests, lint, typos, CI, docs, warnings)")
+        elif signal is SelectionSignal.MESSAGE:
             reasons.append(f"message: no --grep pattern matches ({' or '.join(config.grep)})")
         elif signal is SelectionSignal.ISSUE_REF:
             reasons.append("issue_ref: the message references no issue (a subject's trailing '(#123)' does not count)")
@@ -133,8 +135,8 @@ def _signals_missed(repo: Path, entry: LogEntry, config: MineConfig) -> list[str
 
 
 def _coedit_missed(repo: Path, entry: LogEntry, config: MineConfig) -> str:
-    if announces_feature(entry.subject):
-        return "the subject announces new work (its first word), which vetoes the signal"
+    if announces_feature(entry.subject, config.message_regex()):
+        return "the subject announces new work (its first word) or says 'fix' of upkeep only, which vetoes the signal"
     classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
     [(_, sections)] = list(iter_diffs(repo, [(entry.sha, (entry.sha, entry.parents[0]))], keep_lines=config.max_lines))
     changes = [FileChange(s) for s in sections or []]

@@ -304,6 +304,11 @@ class TestEnvironment(_Record):
         "base interpreter and the dependency files at the mined HEAD.",
     )
     pytest: str | None = Field(default=None, description="The version of pytest installed in it, if any.")
+    locale: str | None = Field(
+        default=None,
+        description="The locale the tests ran under, as the variable that decides it (LC_ALL, else LC_CTYPE, "
+        "else LANG) and its value, e.g. 'LC_ALL=C'; null: none set (the C locale). [validate] env sets it.",
+    )
 
 
 class Validation(_Record):

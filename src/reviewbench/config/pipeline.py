@@ -228,7 +228,8 @@ class ValidateConfig(BaseModel):
     network: Network = Network.DENY
     reruns: int = Field(default=2, ge=1, description="A failure must reproduce this many times.")
     env: tuple[str, ...] = Field(default=(), description="Variables passed to tests although they look "
-                                 "secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*); all others of that kind are dropped.")  # fmt: skip
+                                 "secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*); all others of that kind are dropped. "
+                                 "NAME=VALUE sets the variable in every test run (e.g. LC_ALL=C: the locale).")  # fmt: skip
     memory_mb: int | None = Field(default=4096, ge=64, description="Address-space limit per run.")
     max_file_mb: int | None = Field(default=1024, ge=1, description="Largest file a test run may write, "
                                     "its case log included (MiB): past it the run is stopped (SIGXFSZ).")  # fmt: skip
@@ -244,6 +245,24 @@ class ValidateConfig(BaseModel):
     keep_going: bool = Field(
         default=False, description="Do not stop when the first bases all fail the same way."
     )
+
+    @field_validator("env")
+    @classmethod
+    def _env_entries(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in entries:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(=.*)?", entry, re.DOTALL):
+                raise ValueError(f"{entry!r} is neither a variable name nor NAME=VALUE")
+        return entries
+
+    @property
+    def env_allow(self) -> tuple[str, ...]:
+        """Names of ``env`` passed through although they look secret."""
+        return tuple(e.split("=", 1)[0] for e in self.env)
+
+    @property
+    def env_set(self) -> dict[str, str]:
+        """The ``NAME=VALUE`` entries of ``env``: set in every test run."""
+        return dict(e.split("=", 1) for e in self.env if "=" in e)
 
     @classmethod
     def build(cls, **values: Any) -> ValidateConfig:

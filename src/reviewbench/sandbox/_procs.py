@@ -100,12 +100,13 @@ class Sandbox:
 
     def __init__(self, network: Network, memory_mb: int | None, home: Path,
                  writable: tuple[Path, ...] = (), env_allow: tuple[str, ...] = (),
-                 file_mb: int | None = None) -> None:  # fmt: skip
+                 file_mb: int | None = None, env_set: dict[str, str] | None = None) -> None:  # fmt: skip
         """Args:
             writable: paths tests may change besides ``home`` (the scratch tree); the rest
                 of the host is read-only.
             env_allow: variables passed through although they look secret.
             file_mb: largest file the command may write (its log included), or None.
+            env_set: variables set in every command (``[validate] env`` NAME=VALUE: a locale).
         """
         isolation_prefix(network)
         self.network = network
@@ -114,6 +115,7 @@ class Sandbox:
         self.home = home
         self.writable = writable
         self.env_allow = env_allow
+        self.env_set = dict(env_set or {})
 
     def _prefix(self, cwd: Path) -> list[str]:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -147,6 +149,7 @@ class Sandbox:
         tmp.mkdir(parents=True, exist_ok=True)
         return {
             **scrubbed_env(allow=self.env_allow),
+            **self.env_set,
             "HOME": str(self.home),
             "TMPDIR": str(tmp),
             "PYTHONDONTWRITEBYTECODE": "1",

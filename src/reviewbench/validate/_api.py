@@ -21,7 +21,14 @@ from ..git.repo import missing_commits, open_repository
 from ..records import Case, GoldRecord, Stratum, TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
-from .environment import ENV_DIR, build_environment, describe_interpreter, interpreter_of, require_supported
+from .environment import (
+    ENV_DIR,
+    build_environment,
+    describe_interpreter,
+    interpreter_of,
+    require_supported,
+    locale_of_runs,
+)
 from .executors import run_jobs
 from .reasons import FAIL_FAST_CASES, FailFast, group_reasons
 from .testcmd import TestCommand, detect_test_command
@@ -134,6 +141,8 @@ def validate_corpus(
         interpreter = interpreter_of(command.command, repo.path)
         environment = describe_interpreter(interpreter) if interpreter else None
     require_supported(environment)
+    if environment is not None:
+        environment = environment.model_copy(update={"locale": locale_of_runs(config.env_set)})
     journal_path = corpus_path / JOURNAL_FILE
     if config.force:
         journal_path.unlink(missing_ok=True)

@@ -46,6 +46,7 @@ __all__ = [
     "describe_interpreter",
     "interpreter_of",
     "require_supported",
+    "locale_of_runs",
     "src_layout",
 ]
 
@@ -142,6 +143,16 @@ def describe_interpreter(python: str, *, setup: str | None = None, key: str | No
         key=key,
         pytest=pytest,
     )
+
+
+def locale_of_runs(env_set: dict[str, str], base: dict[str, str] | None = None) -> str | None:
+    """The locale test runs get: the first of LC_ALL, LC_CTYPE and LANG set (by ``env_set``,
+    ``[validate] env``, else inherited), as ``NAME=VALUE``; None when none is."""
+    source = {**(os.environ if base is None else base), **env_set}
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        if source.get(name):
+            return f"{name}={source[name]}"
+    return None
 
 
 def require_supported(environment: TestEnvironment | None) -> None:

@@ -102,7 +102,7 @@ class ScratchTree(ScratchClone):
         self.home = path.parent / f"{path.name}-home"
         # Tests may change their tree and its HOME/TMPDIR, nothing else of the host.
         self.sandbox = Sandbox(config.network, config.memory_mb, self.home, writable=(path,),
-                               env_allow=tuple(config.env), file_mb=config.max_file_mb)  # fmt: skip
+                               env_allow=config.env_allow, file_mb=config.max_file_mb, env_set=config.env_set)  # fmt: skip
         self.plugin_dir = install_plugin(self.home)
         self._set_up = False
         self._products: dict[str, SetupProducts] = {}
@@ -196,7 +196,7 @@ class ScratchTree(ScratchClone):
             return
         _note(log, f"setup: {self.config.setup_cmd}")
         setup_box = Sandbox(Network.ALLOW, self.config.memory_mb, self.home, writable=(self.path,),
-                            env_allow=tuple(self.config.env))  # fmt: skip
+                            env_allow=self.config.env_allow, env_set=self.config.env_set)  # fmt: skip
         before = frozenset(SetupProducts.of(self).files)
         setup_box.run(self.config.setup_cmd, self.path, self.config.timeout, log)
         self._set_up = True

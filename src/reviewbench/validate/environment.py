@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..config import Network
 from ..errors import GitError, PrerequisiteError, SetupFailed, UsageError
-from ..git.repo import GIT
+from ..git.repo import GIT, git_output
 from ..git.scratch import ScratchClone
 from ..records import TestEnvironment
 from ..sandbox import Sandbox
@@ -39,12 +39,14 @@ __all__ = [
     "AUTO",
     "ENV_DIR",
     "BuiltEnvironment",
+    "PYTEST_MAJORS",
     "auto_setup_command",
     "build_environment",
     "cache_home",
     "default_python",
     "describe_interpreter",
     "interpreter_of",
+    "pytest_for",
     "require_supported",
     "locale_of_runs",
     "src_layout",
@@ -199,9 +201,31 @@ def _uv() -> str | None:
         return shutil.which("uv")
 
 
-def auto_setup_command(project: Path, uv: str | None) -> str:
-    """What ``--setup auto`` runs in ``project``: pytest, and the project editable with its
-    test extras, test dependency groups (uv only) and test requirements files."""
+#: When each major version of pytest came out (9.0: November 2025, the day approximate).
+#: A commit's tests were written for the pytest of its day: ``--setup auto`` installs one
+#: older than the next major (old conftests broke under pytest 8: "Marks cannot be applied
+#: to fixtures", under 4: "'Function' object has no attribute 'get_marker'").
+PYTEST_MAJORS: tuple[tuple[int, str], ...] = (
+    (4, "2018-11-13"), (5, "2019-06-28"), (6, "2020-07-28"), (7, "2022-02-03"), (8, "2024-01-27"), (9, "2025-11-01"),
+)  # fmt: skip
+
+
+def pytest_for(date: str | None) -> str:
+    """The pytest requirement of a commit dated ``date`` (ISO 8601): below the first major
+    released after it (``pytest<8`` for January 2024); plain ``pytest`` when none was, or
+    the date is unknown."""
+    if date:
+        day = date[:10]
+        for major, released in PYTEST_MAJORS:
+            if day < released:
+                return f"pytest<{major}"
+    return "pytest"
+
+
+def auto_setup_command(project: Path, uv: str | None, date: str | None = None) -> str:
+    """What ``--setup auto`` runs in ``project``: pytest (the one of ``date``, the commit's,
+    see :func:`pytest_for`), and the project editable with its test extras, test dependency
+    groups (uv only) and test requirements files."""
     words: list[str] = []
     extras: list[str] = []
     groups: list[str] = []
@@ -235,7 +259,7 @@ def auto_setup_command(project: Path, uv: str | None) -> str:
             words += ["-r", name]
     for group in groups:
         words += ["--group", group]
-    words.append("pytest")
+    words.append(pytest_for(date))
     installer = [uv, "pip", "install"] if uv else ["python", "-m", "pip", "install", "--disable-pip-version-check"]
     return shlex.join([*installer, *words])
 
@@ -302,7 +326,8 @@ def build_environment(root: Path, repo: Path, head: str, setup: str,
         log(note)
     auto = setup.strip() == AUTO
     with _checkout(repo, head, auto) as project:
-        command = auto_setup_command(project, uv) if project is not None else setup
+        date = git_output(repo, "show", "-s", "--format=%cI", head).strip() if project is not None else None
+        command = auto_setup_command(project, uv, date) if project is not None else setup
         digest = hashlib.sha256()
         for part in (command, base, *(f"{p}:{b}" for p, b in _dependency_blobs(repo, head))):
             digest.update(part.encode("utf-8", "surrogateescape") + b"\0")

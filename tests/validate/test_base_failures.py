@@ -38,8 +38,8 @@ def test_observed_beside_a_test_that_fails_at_the_base(git_repo, tmp_path):
     validation, log = _validate(repo, tmp_path)
     assert validation.status == "observed"
     assert validation.selection == "fix_tests"
-    assert validation.failing_tests == ["tests.test_a::test_value"]
-    assert validation.base_failures == ["tests.test_a::test_env"]
+    assert validation.failing_tests == ["tests/test_a.py::test_value"]
+    assert validation.base_failures == ["tests/test_a.py::test_env"]
     assert "fail at the base too" in log
 
 
@@ -62,8 +62,8 @@ def test_a_case_without_test_files_is_observed_by_the_suite(git_repo, tmp_path):
     validation, _ = _validate(repo, tmp_path)
     assert validation.status == "observed"
     assert validation.selection == "suite"
-    assert validation.failing_tests == ["tests.test_v::test_value"]
-    assert validation.base_failures == ["tests.test_a::test_env"]
+    assert validation.failing_tests == ["tests/test_v.py::test_value"]
+    assert validation.base_failures == ["tests/test_a.py::test_env"]
 
 
 def test_only_the_environment_failing_stays_base_failing(git_repo, tmp_path):
@@ -72,4 +72,4 @@ def test_only_the_environment_failing_stays_base_failing(git_repo, tmp_path):
     repo.commit("fix comment", {"pkg/a.py": "# value\n" + VALUE.format(1)})
     validation, _ = _validate(repo, tmp_path)
     assert validation.status == "base_failing"
-    assert validation.failing_tests == ["tests.test_a::test_env"]
+    assert validation.failing_tests == ["tests/test_a.py::test_env"]

@@ -31,6 +31,7 @@ __all__ = [
     "CaseJob",
     "ScratchTree",
     "note_carried",
+    "as_node_ids",
     "run_selection",
     "validate_case",
 ]
@@ -363,6 +364,20 @@ def _present(root: Path, selection: str) -> bool:
     return (root / path).is_file() if sep else (root / path).exists()
 
 
+def as_node_ids(test_ids: frozenset[str] | set[str], root: Path) -> list[str]:
+    """Test ids as pytest node ids (``tests/test_x.py::TestK::test_a``), the one form
+    every stage records: JUnit's dotted ids are resolved against the tree (a collection
+    error's module id becomes its file); an id that resolves to no file stays as it is."""
+    nodes = []
+    for test_id in test_ids:
+        node = node_id(test_id, root) if "::" in test_id else None
+        if node is None and "::" not in test_id and "/" not in test_id:
+            module = test_id.replace(".", "/")
+            node = next((p for p in (module + ".py", module) if (root / p).exists()), None)
+        nodes.append(node or test_id)
+    return sorted(nodes)
+
+
 def _own(failing: frozenset[str], job: CaseJob, root: Path, selection: list[str]) -> frozenset[str]:
     """The fix's own tests among ``failing``: those of its test files (all of them when the
     selection was those files, or when the case has none: a mutation's tests are the suite)."""
@@ -420,11 +435,11 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             status=status,
             test_cmd=command.command,
             exit_code=verdict.exit_code if verdict else None,
-            failing_tests=sorted(failing or (verdict.failing if verdict else ())),
+            failing_tests=as_node_ids(failing or (verdict.failing if verdict else ()), tree.path),
             duration_s=round(spent, 3),
             selection=selection,
             reason=reason,
-            base_failures=sorted(base_failures),
+            base_failures=as_node_ids(base_failures, tree.path),
         )
 
     bounds = Bounds()

@@ -56,7 +56,7 @@ def history(git_repo):
     )
     shas["no_tests"] = repo.commit("fix up() to upper-case", {"pkg/text.py": "def up(s):\n    return s.upper()\n"})
     shas["already_passing"] = repo.commit(
-        "fix half docstring and test it",
+        "fix half's rounding note",
         {"pkg/calc.py": CALC_FIXED.replace("def half(n):\n", 'def half(n):\n    """Half, rounded down."""\n'),
          "tests/test_text.py": "def test_nothing():\n    pass\n\n\ndef test_more():\n    pass\n"},
     )  # fmt: skip

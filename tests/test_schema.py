@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 
 from .conftest import run_cli
 
-NAMES = ("cases", "gold", "corpus")
+NAMES = ("cases", "gold", "corpus", "dropped")
 
 
 def reviewbench(*args: object) -> str:
@@ -50,7 +50,7 @@ def corpus(git_repo, tmp_path) -> Path:
     repo.commit("Fix h4 and rename the module", {"new.py": new, "helpers.py": "X = 1\n"})
     go_fixed = "package main\n\nfunc Limit(n int) bool {\n\treturn n < 3\n}\n"
     repo.commit("Fix the limit", {"srv/main.go": go_fixed})
-    repo.commit("Fix README", {"README.md": "# R\n"})
+    repo.commit("Fix the title", {"README.md": "# R\n"})
     out = tmp_path / "corpus"
     summary = json.loads(reviewbench("mine", repo.path, "--out", out, "--json"))
     assert summary["by_stratum"]["fix_reversal"] == 4 and summary["by_stratum"]["control"] >= 1
@@ -86,6 +86,9 @@ def test_every_file_of_a_mined_corpus_validates(schemas, corpus):
             assert errors == [], f"{file}:{number}: {errors[0].message}"
     meta = json.loads((corpus / "corpus.json").read_text(encoding="utf-8"))
     assert list(validators["corpus"].iter_errors(meta)) == []
+    dropped = [json.loads(line) for line in (corpus / "dropped.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(d["subject"], d["reason"]) for d in dropped] == [("Fix the title", "no_source_change")]
+    assert all(list(validators["dropped"].iter_errors(d)) == [] for d in dropped)
 
 
 @pytest.mark.parametrize("name, file, mutate", [

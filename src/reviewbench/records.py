@@ -25,6 +25,7 @@ __all__ = [
     "CorpusMeta",
     "Defect",
     "DropReason",
+    "DroppedCommit",
     "Finding",
     "GoldRecord",
     "Location",
@@ -34,6 +35,7 @@ __all__ = [
     "ReviewPacket",
     "RunRow",
     "RunState",
+    "SelectionSignal",
     "Severity",
     "Stratum",
     "StratumName",
@@ -147,6 +149,32 @@ class DropReason(StrEnum):
     LFS_POINTER = "lfs_pointer"
 
 
+class SelectionSignal(StrEnum):
+    """Why a commit was taken as a candidate fix (``mine --select``; docs/MINING.md)."""
+
+    MESSAGE = "message"
+    """Its message matches a ``--grep`` pattern (by default the word "fix")."""
+    ISSUE_REF = "issue_ref"
+    """Its message references an issue (``#123:``, ``Fixes #123``, an ``/issues/123`` link);
+    a pull-request number at the end of the subject (``… (#123)``) does not count."""
+    TEST_COEDIT = "test_coedit"
+    """It rewrites existing source lines and, in the same commit, edits a test file that
+    already existed: a fix with its regression test, whatever its message says."""
+    CONVENTION = "convention"
+    """Its subject carries a tag (``BUG:``, ``[bug]``) that the repository's own commits
+    saying "fix" mostly carry: a convention learnt from its history."""
+
+
+class DroppedCommit(_Record):
+    """One line of ``dropped.jsonl``: a candidate commit that made no case, and why. Gold
+    only (it names fixes); ``reviewbench show --dropped`` lists them."""
+
+    commit: str = Field(description="The candidate commit.")
+    subject: str = Field(description="Its subject line.")
+    reason: DropReason = Field(description="Why it made no case.")
+    selected_by: list[SelectionSignal] = Field(default_factory=list, description="The signals that took it.")
+
+
 class ValidationStatus(StrEnum):
     """Outcome of running the repository's tests against a case (SPEC section 4)."""
 
@@ -239,6 +267,11 @@ class Provenance(_Record):
     test_paths: list[RelativePath] = Field(
         default_factory=list, description="Test files the source commit changed."
     )
+    selected_by: list[SelectionSignal] = Field(
+        default_factory=list,
+        description="Fix reversals and natural cases: the candidate signals (of those mining was asked "
+        "for) that the fix commit matched: message, issue_ref, test_coedit, convention.",
+    )
     introduced_by: str | None = Field(
         default=None, description="Natural cases: the commit that introduced the lines the fix changed."
     )
@@ -270,6 +303,12 @@ class TestEnvironment(_Record):
         description="Cache key of a built environment: SHA-256 of the setup command, the "
         "base interpreter and the dependency files at the mined HEAD.",
     )
+    pytest: str | None = Field(default=None, description="The version of pytest installed in it, if any.")
+    locale: str | None = Field(
+        default=None,
+        description="The locale the tests ran under, as the variable that decides it (LC_ALL, else LC_CTYPE, "
+        "else LANG) and its value, e.g. 'LC_ALL=C'; null: none set (the C locale). [validate] env sets it.",
+    )
 
 
 class Validation(_Record):
@@ -290,6 +329,12 @@ class Validation(_Record):
     )
     environment: TestEnvironment | None = Field(
         default=None, description="The Python environment the tests ran in, when known."
+    )
+    base_failures: list[str] = Field(
+        default_factory=list,
+        description="Tests that failed at the unpatched base too, every time (an environment-dependent "
+        "failure): left out of failing_tests. A case is observed despite them when the patch makes other "
+        "tests fail, the fix's own among them; base_failing when the fix's own tests fail at the base.",
     )
 
 
@@ -339,7 +384,11 @@ class CorpusCounts(_Record):
 
     cases: int
     by_stratum: dict[str, int]
-    matched_commits: int = Field(description="Commits whose message matched a fix pattern.")
+    matched_commits: int = Field(description="Candidate commits: those a selection signal took (by default "
+                                 "a message matching a fix pattern, or a source edit with its test edit).")
+    by_signal: dict[str, int] = Field(
+        default_factory=dict, description="Candidate commits per selection signal (a commit may show several)."
+    )
     dropped: dict[str, int] = Field(description="Matched commits that made no case, by reason.")
     by_validation: dict[str, int] = Field(default_factory=dict)
 

@@ -62,7 +62,7 @@ def _cpu_accounted(out: str) -> None:
 def test_every_benchmark_has_a_smoke_test():
     assert SCRIPTS == sorted(name.removeprefix("test_") for name in globals() if name.startswith("test_")
                              and name.removeprefix("test_") in SCRIPTS)  # fmt: skip
-    assert len(SCRIPTS) == 8
+    assert len(SCRIPTS) == 9
 
 
 def test_score_speed():
@@ -83,6 +83,14 @@ def test_runner_overhead():
     _figures(out, r"harness CPU (\S+) ms per run")
     (again,) = _figures(out, r"^re-run .*requests reaching the server: (\d+) \(target 0\)")
     assert again == 0  # every answer of the re-run comes from the run store
+
+
+def test_candidate_recall():
+    out = _smoke("candidate_recall")
+    # The smoke repository's two fix commits, found under the message alone and by default.
+    assert _figures(out, r"^  select message: recall (\d+)/(\d+)") == (2.0, 2.0)
+    assert _figures(out, r"^  select message,test_coedit: recall (\d+)/(\d+)") == (2.0, 2.0)
+    assert "sample of 2 cases" in out
 
 
 def test_mine_speed():

@@ -16,7 +16,7 @@ def _repo_with_fix(git_repo):
     repo = git_repo()
     repo.commit("init", {"app/core.py": "def f(x):\n    return x + 1\n", "docs/a.md": "a\n"})
     fix = repo.commit("Fix f for zero", {"app/core.py": "def f(x):\n    if not x:\n        return 0\n    return x + 1\n"})
-    repo.commit("fix docs", {"docs/a.md": "b\n"})
+    repo.commit("fix the intro page", {"docs/a.md": "b\n"})  # no source change: dropped
     return repo, fix
 
 

@@ -176,8 +176,8 @@ def test_no_matching_commits(fixed, tmp_path):
 def test_commits_match_but_none_makes_a_case(git_repo, tmp_path):
     repo = git_repo()
     repo.commit("Initial import", {"calc.py": SOURCE_V1, "README.md": "# calc\n"})
-    repo.commit("Fix typo in README", {"README.md": "# Calc\n"})
-    repo.commit("Fix test only", {"tests/test_calc.py": "def test():\n    pass\n"})
+    repo.commit("Fix the project title", {"README.md": "# Calc\n"})
+    repo.commit("Fix expectations only", {"tests/test_calc.py": "def test():\n    pass\n"})
     out = tmp_path / "out"
     line = assert_fails(run("mine", repo.path, "--out", out), 1, "2 commits matched")
     assert "no_source_change 2" in line

@@ -83,7 +83,7 @@ def test_mine_counts_commits_and_rename_variants_apart(git_repo, tmp_path, cli):
     repo.commit("init", {"pkg/a.py": body, "pkg/b.py": body})
     repo.commit("fix a", {"pkg/a.py": body.replace("value + 1", "value - 1")})
     repo.commit("fix b", {"pkg/b.py": body.replace("value + 2", "value * 2")})
-    repo.commit("fix docs", {"README.md": "x\n"})
+    repo.commit("fix the intro", {"README.md": "x\n"})
     out = tmp_path / "corpus"
     mined = cli("mine", repo.path, "--out", out, "--rename", "--json")
     assert mined.code == 0, mined.err

@@ -75,13 +75,13 @@ def history(git_repo):
         {"src/calc.py": CALC_FIXED_BOUND, "tests/test_calc.py": TEST_CALC},
     )
     repo.commit("Add prefix option to the parser", {"src/parser.py": PARSER_V1 + "\nPREFIX = ''\n"})
-    repo.commit("fix typo in README", {"README.md": "# Project\n"})
+    repo.commit("fix the project's title", {"README.md": "# Project\n"})
     repo.commit("fix: bump poetry.lock", {"poetry.lock": "lock v2\n"})
     repo.commit("Fix vendored lib", {"vendor/lib.py": "x = 2\n"})
-    repo.commit("Fixed whitespace", {"src/calc.py": CALC_FIXED_BOUND.replace("    return value", "    return  value")})
+    repo.commit("Fixed the bound's layout", {"src/calc.py": CALC_FIXED_BOUND.replace("    return value", "    return  value")})
     repo.commit("hotfix: regenerate big table", {"src/big.py": "".join(f"v{i} = {i * 2}\n" for i in range(100))})
     repo.commit("Fixes logo", {"logo.png": b"\x89PNG\0\0\2"})
-    repo.commit("Fix test expectations only", {"tests/test_calc.py": TEST_CALC + "\n# more\n"})
+    repo.commit("Fix expectations only", {"tests/test_calc.py": TEST_CALC + "\n# more\n"})
     # A merge whose message matches.
     repo.git("checkout", "-q", "-b", "side")
     repo.commit("side work", {"src/other.py": "def other():\n    return 1\n"})
@@ -113,7 +113,7 @@ def test_mines_exactly_the_genuine_fixes_and_counts_drops(history, tmp_path):
     dropped = {k: v for k, v in counts.dropped.items() if v}
     assert dropped == {
         "merge": 1,
-        "no_source_change": 2,  # README typo, test-only
+        "no_source_change": 2,  # README title, test-only
         "lockfile": 1,
         "vendored_or_generated": 1,
         "formatting_only": 1,

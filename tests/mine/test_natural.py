@@ -12,7 +12,7 @@ import pytest
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.config import ValidateConfig
 from reviewbench.errors import CorpusError
-from reviewbench.mine.natural import is_cosmetic
+from reviewbench.mine.natural import carries_code, is_cosmetic
 from reviewbench.validate import validate_corpus
 
 from ..conftest import run_cli
@@ -212,3 +212,35 @@ def test_cli_text_summary_renders_its_markup_and_says_where_the_limit_stopped(hi
     assert "[bold]" not in result.stdout and "[/]" not in result.stdout
     assert "→ 1 natural cases" in result.stdout
     assert "stopped at --limit 1: older history not scanned" in " ".join(result.stdout.split())
+
+
+def test_a_fix_is_never_traced_through_a_blank_comment_or_docstring_line(git_repo, tmp_path):
+    """Issue 28: a fix traced to "Add the dirty_tar rule" through one removed blank line.
+    The fix removes a blank line, a comment and a docstring's opening quotes that a
+    feature commit wrote beside its code, and rewrites one line of code: only that line's
+    commit is traced."""
+    repo = git_repo("blank")
+    repo.commit("Initial import", {"pkg/__init__.py": "", "pkg/other.py": "X = 1\n"})
+    code = repo.commit("Add limit", {"pkg/lim.py": "def limit(n):\n    return n > 3\n"})
+    helper = ('def helper(n):\n    """\n    Twice.\n    """\n    return 2 * n\n\n\n'
+              "# the bound\n")
+    feature = repo.commit("Add helper", {"pkg/lim.py": helper + "def limit(n):\n    return n > 3\n"})
+    repo.commit("Fix limit", {
+        "pkg/lim.py": 'def helper(n):\n    Twice.\n    """\n    return 2 * n\n\n'
+                      "def limit(n):\n    return n >= 3\n",
+        "tests/test_lim.py": "def test_lim():\n    pass\n",
+    })  # fmt: skip
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, natural=True, controls_ratio=0, mirrors=False), out)
+    assert set(_natural(out)) == {code}
+    assert feature not in _natural(out)
+
+
+@pytest.mark.parametrize(("text", "language", "expected"), [
+    ("", "python", False), ("   ", None, False), ("    # the bound", "python", False),
+    ('    """', "python", False), ("r'''", "python", False), ('"""Bound."""', "python", True),
+    ("x = 1  # why", "python", True), ("// why", "go", False), (" * why", "java", False),
+    ("i++;", "java", True), ("-- why", "sql", False), ("# title", None, True),
+])  # fmt: skip
+def test_carries_code(text, language, expected):
+    assert carries_code(text, language) is expected

@@ -15,6 +15,7 @@ from reviewbench.cli.schema import json_schema
 from reviewbench.config import MineConfig, ValidateConfig
 from reviewbench.errors import NoCases, NoMatchingCommits, OutputExists, UsageError
 from reviewbench.tasks import mine_tasks, read_tasks
+from reviewbench.records import SelectionSignal
 from reviewbench.tasks.mine import problem_statement
 
 from ..conftest import run_cli
@@ -55,7 +56,7 @@ def history(git_repo):
     )
     shas["no_tests"] = repo.commit("fix up() to upper-case", {"pkg/text.py": "def up(s):\n    return s.upper()\n"})
     shas["already_passing"] = repo.commit(
-        "fix half docstring and test it",
+        "fix half's rounding note",
         {"pkg/calc.py": CALC_FIXED.replace("def half(n):\n", 'def half(n):\n    """Half, rounded down."""\n'),
          "tests/test_text.py": "def test_nothing():\n    pass\n\n\ndef test_more():\n    pass\n"},
     )  # fmt: skip
@@ -133,7 +134,9 @@ def test_refusals(history, tmp_path, git_repo):
     with pytest.raises(UsageError, match="pytest"):
         mine_tasks(MineConfig(repo=repo.path), tmp_path / "t", ValidateConfig(test_cmd="make test"))
     with pytest.raises(NoMatchingCommits):
-        mine_tasks(MineConfig(repo=repo.path, grep=("nothing-matches-this",)), tmp_path / "t", _settings())
+        # The message alone (a source edit with its test edit would still take the fixes).
+        mine_tasks(MineConfig(repo=repo.path, grep=("nothing-matches-this",), select=(SelectionSignal.MESSAGE,)),
+                   tmp_path / "t", _settings())
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")
     with pytest.raises(OutputExists):

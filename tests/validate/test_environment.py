@@ -201,6 +201,18 @@ def test_auto_setup_installs_the_project_with_its_test_extras_and_requirements(t
     assert auto_setup_command(project, None) == (
         "python -m pip install --disable-pip-version-check -e '.[tests]' -r requirements/test.txt pytest"
     )
+    # A commit of January 2024 gets the pytest of its day (thefuck's head: pytest 8 broke its conftest).
+    assert auto_setup_command(project, None, "2024-01-25T20:52:35+01:00").endswith(" 'pytest<8'")
+
+
+@pytest.mark.parametrize(("date", "pin"), [
+    ("2017-05-01T00:00:00Z", "pytest<4"), ("2018-11-13T00:00:00Z", "pytest<5"), ("2022-02-02", "pytest<7"),
+    ("2030-01-01", "pytest"), (None, "pytest"),
+])  # fmt: skip
+def test_pytest_for_a_commit_date(date, pin):
+    from reviewbench.validate.environment import pytest_for
+
+    assert pytest_for(date) == pin
 
 
 def test_cli_stops_with_one_line_then_setup_works_on_a_relative_corpus_path(needs_helper, tmp_path):

@@ -304,3 +304,32 @@ def test_tasks_mine_carries_the_setups_generated_files_into_its_trees_too(git_re
                      state="completed", patch=t.patch) for t in taskset.tasks]  # fmt: skip
     grades = grade_solutions(tmp_path / "runs", taskset, gold, _config(setup=f"{GENERATE} && {SEE_PYTEST}")).grades
     assert [g.tests_pass for g in grades] == [True, True], [g.reason for g in grades]
+
+
+def test_an_old_suite_using_a_removed_pytest_api_gets_a_pin_naming_the_pytest(git_repo, tmp_path):
+    """Issue 28: under pytest 8 an old conftest failed 18 of 31 cases with "'Function' object
+    has no attribute 'get_marker'"; the hint names the pytest that ran and a pin below it."""
+    import pytest as running
+
+    from reviewbench.validate.reasons import remedy
+
+    line = "AttributeError: 'Function' object has no attribute 'get_marker'"
+    assert "pytest 8.1.0 no longer has" in remedy(line, None, "8.1.0") and "'pytest<8'" in remedy(line, None, "8.1.0")
+    assert "'pytest<N'" in remedy("Failed: Marks cannot be applied to fixtures.")
+    repo = git_repo("old-suite")
+    files = {"pkg/__init__.py": "", "tests/conftest.py": "def pytest_runtest_setup(item):\n"
+                                                          "    item.get_marker('slow')\n"}  # fmt: skip
+    files.update({f"pkg/f{i}.py": f"def f():\n    return {i} - 1\n" for i in range(3)})
+    repo.commit("init", files)
+    for i in range(3):
+        repo.commit(f"Fix f{i}", {f"pkg/f{i}.py": f"def f():\n    return {i}\n",
+                                  f"tests/test_f{i}.py": f"from pkg.f{i} import f\n\ndef test_f():\n    assert f() == {i}\n"})  # fmt: skip
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    cli = subprocess.run([sys.executable, "-m", "reviewbench", "validate", str(corpus), "--jobs", "2"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    said = " ".join(cli.stderr.split())  # the hint wraps on a narrow terminal
+    assert "object has no attribute 'get_marker'" in said
+    major = running.__version__.split(".")[0]
+    assert f"pytest {running.__version__} no longer has" in said and f"'pytest<{major}'" in said, said

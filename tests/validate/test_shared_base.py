@@ -123,7 +123,7 @@ def test_a_test_module_that_fails_to_import_needs_no_reference_run_when_it_ran_a
             CaseJob("other", base, other, ("tests/test_m.py",), tmp_path / "other.log", shared_base=True)]  # fmt: skip
     results = _validate(repo, tmp_path, jobs)
     assert results["broken"].status.value == "observed"
-    assert results["broken"].failing_tests == ["tests.test_m"]
+    assert results["broken"].failing_tests == ["tests/test_m.py"]
     log = jobs[0].log.read_text()
     assert "reference (fix_tests)" not in log.replace("reference (fix_tests): the failing tests pass", "")
 

@@ -83,7 +83,7 @@ def test_observed_not_observed_and_failing_ids(project, tmp_path):
     gold = {g.provenance.subject: g for g in read_corpus(corpus).gold}
     assert gold["fix helper factor"].validation.reason == "no test imported pkg/unused.py from the tree"
     observed = gold["Fix off-by-one in contains"].validation
-    assert observed.failing_tests == ["tests.test_ranges::test_edge"]
+    assert observed.failing_tests == ["tests/test_ranges.py::test_edge"]
     assert observed.selection == "fix_tests"
     assert observed.exit_code == 1
     assert gold["fix helper factor"].validation.selection == "suite"
@@ -153,7 +153,7 @@ def test_base_failing(git_repo, tmp_path):
     validate_corpus(corpus, _config())
     gold = read_corpus(corpus).gold[0]
     assert gold.validation.status == "base_failing"
-    assert gold.validation.failing_tests == ["tests.test_a::test_broken"]
+    assert gold.validation.failing_tests == ["tests/test_a.py::test_broken"]
 
 
 def test_flaky_when_the_failure_does_not_reproduce(git_repo, tmp_path):

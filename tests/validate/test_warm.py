@@ -240,7 +240,7 @@ def test_cases_on_one_base_share_its_reference_runs(git_repo, tmp_path):
         for tree in trees:
             tree.close()
     assert [r.status.value for r in results] == ["observed", "observed"]
-    assert results[1].failing_tests == ["tests.test_a::test_a", "tests.test_a::test_sum"]
+    assert results[1].failing_tests == ["tests/test_a.py::test_a", "tests/test_a.py::test_sum"]
     first, second = (job.log.read_text() for job in jobs)
     assert "whole selection at base" in first
     assert "reference (fix_tests) run" not in second and "seen in this run's base runs" in second

@@ -30,9 +30,11 @@ def print_environment(environment: TestEnvironment | None, built: bool | None = 
     )
 
 
-def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[list]], setup: str | None = None) -> None:
+def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[list]], setup: str | None = None,
+                  pytest: str | None = None) -> None:  # fmt: skip
     """Per status other than observed, its commonest first error lines with counts (with
-    a hint that takes ``setup``, the ``--setup`` the tests ran under, into account)."""
+    a hint that takes ``setup``, the ``--setup`` the tests ran under, and ``pytest``, its
+    pytest version, into account)."""
     if not reasons:
         return
     table = Table(show_edge=False)
@@ -49,7 +51,7 @@ def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[lis
     for status in ("error", "base_failing"):
         for line, count in reasons.get(status, []):
             if has_remedy(line):
-                kinds.setdefault(remedy(line, setup), []).append((count, line))
+                kinds.setdefault(remedy(line, setup, pytest), []).append((count, line))
     if kinds:
         cure, found = max(kinds.items(), key=lambda item: sum(c for c, _ in item[1]))
         total = sum(c for c, _ in found)

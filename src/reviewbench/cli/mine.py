@@ -8,7 +8,9 @@ import click
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..config import DEFAULT_TEST_PATTERNS, MineConfig
+from ..config import DEFAULT_SELECT, DEFAULT_TEST_PATTERNS, MineConfig
+from ..errors import UsageError
+from ..records import SelectionSignal
 from ..mine import MineSummary, mine_corpus
 from ._output import console, err_console, escape, print_json, printable
 
@@ -29,6 +31,7 @@ def _summary_json(summary: MineSummary) -> dict:
         "by_stratum": counts.by_stratum,
         "scanned_commits": summary.scanned_commits,
         "matched_commits": counts.matched_commits,
+        "by_signal": counts.by_signal,
         "dropped": counts.dropped,
         "gold_sha256": summary.meta.gold_sha256,
     }
@@ -147,7 +150,14 @@ def _print_summary(summary: MineSummary) -> None:
 _HISTORY_OPTIONS = [
     click.option("--grep", "grep", multiple=True, metavar="REGEX",
                   help="Fix-commit message pattern (Python regex, case-insensitive; repeatable). "
-                       "Default: the words fix, fixes, fixed, bugfix, hotfix."),
+                       "Default: the words fix, fixes, fixed, bugfix, hotfix. A message whose every match "
+                       "is upkeep ('fix typos', 'fix flake8', 'Fix more tests') is not taken by it."),
+    click.option("--select", "select", metavar="LIST",
+                  help="Candidate signals, comma-separated; a commit matching any is tried as a fix: "
+                       "message (a --grep pattern), issue_ref (an issue reference, not a subject's trailing "
+                       "'(#123)'), test_coedit (rewrites existing source lines and edits an existing test "
+                       "file), convention (a subject tag that the repository's 'fix' commits mostly carry, "
+                       f"e.g. 'BUG:'). Default: {','.join(DEFAULT_SELECT)} (see docs/MINING.md)."),
     click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
                   help="Only commits after this date (YYYY-MM-DD)."),
     click.option("--until", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
@@ -177,12 +187,24 @@ def history_options(command):  # noqa: ANN001, ANN201  (a click decorator)
 
 def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: int | None,
                    include: tuple[str, ...], exclude: tuple[str, ...], test_patterns: tuple[str, ...],
-                   seed: int) -> dict:  # fmt: skip
-    """MineConfig values of the history filters."""
+                   seed: int, select: str | None = None) -> dict:  # fmt: skip
+    """MineConfig values of the history filters.
+
+    Raises:
+        UsageError: ``select`` names an unknown signal.
+    """
     values: dict = {"max_lines": max_lines, "seed": seed, "limit": limit, "include": include,
                     "exclude": exclude, "test_patterns": test_patterns or DEFAULT_TEST_PATTERNS}  # fmt: skip
     if grep:
         values["grep"] = grep
+    if select is not None:
+        names = [n.strip() for n in select.split(",") if n.strip()]
+        known = [s.value for s in SelectionSignal]
+        unknown = [n for n in names if n not in known]
+        if unknown or not names:
+            what = f"unknown signal {unknown[0]!r}" if unknown else "no signal given"
+            raise UsageError(f"--select: {what} (known: {', '.join(known)})")
+        values["select"] = tuple(SelectionSignal(n) for n in names)
     if since:
         values["since"] = since.isoformat()
     if until:
@@ -229,7 +251,7 @@ def history_values(grep: tuple[str, ...], since, until, max_lines: int, limit: i
 def mine_command(
     repo: Path, out: Path, grep: tuple[str, ...], since, until, max_lines: int,
     limit: int | None, include: tuple[str, ...], exclude: tuple[str, ...],
-    test_patterns: tuple[str, ...], seed: int, no_fixes: bool, mutations: int, operators: str | None,
+    test_patterns: tuple[str, ...], seed: int, select: str | None, no_fixes: bool, mutations: int, operators: str | None,
     mutate_paths: tuple[str, ...], controls_ratio: float | None, rename: bool, noisy: int, natural: bool, no_mirrors: bool,
     coverage_cmd: str | None, force: bool, as_json: bool,
 ) -> None:  # fmt: skip
@@ -254,7 +276,7 @@ def mine_command(
     change the other way, whose base is the defect case's patched tree, a clean case
     paired with it.
     """
-    values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
+    values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed, select)
     values.update(repo=repo, fixes=not no_fixes, mutations=mutations, paths=mutate_paths, rename=rename, natural=natural, noisy=noisy,
                   controls_ratio=controls_ratio, coverage_cmd=coverage_cmd, mirrors=not no_mirrors)  # fmt: skip
     if operators is not None:

@@ -14,6 +14,7 @@ SCHEMAS = {
     "cases": ("reviewbench.records", "Case"),
     "gold": ("reviewbench.records", "GoldRecord"),
     "corpus": ("reviewbench.records", "CorpusMeta"),
+    "dropped": ("reviewbench.records", "DroppedCommit"),
     "experiment": ("reviewbench.config", "ExperimentConfig"),
     "tasks": ("reviewbench.tasks.records", "Task"),
     "tasks-meta": ("reviewbench.tasks.records", "TasksMeta"),
@@ -45,6 +46,7 @@ def json_schema(name: str) -> dict:
 @click.argument("name", type=click.Choice(sorted(SCHEMAS)))
 def schema_command(name: str) -> None:
     """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
+    dropped (dropped.jsonl: candidate commits that made no case),
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
     verdicts (a run directory's verdicts.jsonl), score (score --json), audit (a corpus's

@@ -21,8 +21,13 @@ UNVALIDATED = "unvalidated"
 @click.command("show")
 @click.argument("corpus", type=click.Path(path_type=Path))
 @click.option("--cases", "with_cases", is_flag=True, help="Also list one row per case.")
+@click.option("--dropped", "dropped", is_flag=True,
+              help="List the candidate commits that made no case, each with its reason (dropped.jsonl).")
+@click.option("--why", "why", metavar="SHA",
+              help="Say what mining made of commit SHA: its case, why it was dropped, which candidate "
+                   "signals it lacked, or why it lay outside the history mined.")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
+def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None, as_json: bool) -> None:
     """Counts of a corpus by stratum, validation status and drop reason.
 
     Controls are counted apart: how many are paired with a fix reversal (made at its
@@ -34,6 +39,10 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
     from ..score import eligible_cases  # scoring's rule; numpy loads only for show
 
     data = read_corpus(corpus)
+    if why is not None:
+        return _show_why(data, why, as_json)
+    if dropped:
+        return _show_dropped(corpus, as_json)
     gold = {g.case_id: g for g in data.gold}
     by_stratum = Counter(g.stratum for g in data.gold)
     by_validation = Counter(g.validation.status.value if g.validation else UNVALIDATED for g in data.gold)
@@ -156,7 +165,8 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
         console.print(f"mirrors: {mirror_counts['mined']} ({mirror_counts['paired_with_defect_cases']} paired with "
                       f"defect cases); {mirror_counts['valid']} of {mirror_counts['validated']} validated keep the "
                       f"tests green; {mirror_counts['in_analysis']} scored (valid, with their defect case valid)")  # fmt: skip
-    print_reasons(reasons, data.meta.environment.setup if data.meta.environment else None)
+    environment = data.meta.environment
+    print_reasons(reasons, environment.setup if environment else None, environment.pytest if environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)
     if yields:
@@ -183,3 +193,34 @@ def show_command(corpus: Path, with_cases: bool, as_json: bool) -> None:
                           row["language"] or "", printable(row["title"]),
                           ", ".join(printable(p) for p in row["paths"]))  # a name stays on its row  # fmt: skip
         console.print(table)
+
+
+def _show_dropped(corpus: Path, as_json: bool) -> None:
+    from ..store.corpus import read_dropped
+
+    rows = read_dropped(corpus)
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in rows])
+        return
+    table = Table(show_edge=False, title=f"{len(rows)} candidate commits made no case")
+    for column in ("commit", "reason", "selected by", "subject"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row.commit[:12], row.reason, ",".join(row.selected_by), printable(row.subject))
+    console.print(table)
+
+
+def _show_why(data, sha: str, as_json: bool) -> None:  # noqa: ANN001 - a Corpus
+    from dataclasses import asdict
+
+    from ..mine.why import explain_commit
+
+    answer = explain_commit(data, sha)
+    if as_json:
+        print_json(asdict(answer))
+        return
+    made = f": {', '.join(answer.cases)}" if answer.cases else ""
+    console.print(f"{answer.commit[:12]} {printable(answer.subject)!r}: {answer.outcome.replace('_', ' ')}{made}",
+                  markup=False, soft_wrap=True)  # fmt: skip
+    for reason in answer.reasons:
+        console.print(f"  - {printable(reason)}", markup=False, soft_wrap=True)

@@ -36,7 +36,7 @@ __all__ = ["tasks_mine_command"]
 @click.option("--force", is_flag=True, help="Replace OUT if it already holds a task set.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, limit, include, exclude,
-                       test_patterns, seed, test_cmd, setup, setup_cmd, jobs, timeout, reruns, memory_mb,
+                       test_patterns, seed, select, test_cmd, setup, setup_cmd, jobs, timeout, reruns, memory_mb,
                        executor, ray_address, force: bool, as_json: bool) -> None:  # fmt: skip
     """Mine REPO's fix commits that changed both source and tests into fix tasks.
 
@@ -48,7 +48,7 @@ def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, lim
     """
     from ..tasks import mine_tasks  # pulls in the validation stack
 
-    values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed)
+    values = history_values(grep, since, until, max_lines, limit, include, exclude, test_patterns, seed, select)
     config = MineConfig.build(repo=repo, **values)
     settings = resolve_test_settings(repo, {
         "test_cmd": test_cmd, "setup": setup, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout, "reruns": reruns,

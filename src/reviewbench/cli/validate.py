@@ -81,4 +81,5 @@ def validate_command(corpus: Path, test_cmd, setup, setup_cmd, jobs, timeout, re
                   markup=False)  # fmt: skip
     print_environment(summary.environment, summary.environment_built)
     console.print(count_table("status", "cases", summary.by_status, total))
-    print_reasons(summary.reasons, summary.environment.setup if summary.environment else config.setup)
+    print_reasons(summary.reasons, summary.environment.setup if summary.environment else config.setup,
+                  summary.environment.pytest if summary.environment else None)  # fmt: skip

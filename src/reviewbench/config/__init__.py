@@ -10,6 +10,7 @@ from .experiment import ConditionConfig, ExperimentConfig, LoadedFile, read_conf
 from .gates import Compare, Condition, Gates, Tier
 from .pipeline import (
     DEFAULT_FIX_PATTERN,
+    DEFAULT_SELECT,
     DEFAULT_TEST_PATTERNS,
     MineConfig,
     MutationOperator,
@@ -22,6 +23,7 @@ from .reviewers import ReviewerConfig
 
 __all__ = [
     "DEFAULT_FIX_PATTERN",
+    "DEFAULT_SELECT",
     "DEFAULT_TEST_PATTERNS",
     "Compare",
     "Condition",

@@ -91,12 +91,13 @@ def mine_corpus(
             if stats.matched == 0 and not (config.mutations or config.noisy):
                 raise NoMatchingCommits(
                     f"no commit in {repo.path} matches {' or '.join(config.grep)} "
-                    f"({stats.scanned} commits scanned)"
+                    f"({stats.scanned} commits scanned; --select {','.join(config.select)})"
                 )
             if not writer.cases and not (config.mutations or config.noisy):
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
                 noun = "commit" if stats.matched == 1 else "commits"
                 raise NoCases(f"{stats.matched} {noun} matched but none made a case (dropped: {reasons})")
+        writer.dropped = list(stats.dropped_commits)
         mirrors_missed = 0
         if config.mirrors and fixes:
             if on_progress:
@@ -144,6 +145,7 @@ def mine_corpus(
                     cases=len(writer.cases),
                     by_stratum=strata,
                     matched_commits=stats.matched,
+                    by_signal=dict(sorted(stats.by_signal.items())),
                     dropped=dropped,
                 ),
                 gold_sha256=gold_sha256,

@@ -20,17 +20,20 @@ from ..records import (
     Case,
     Defect,
     DropReason,
+    DroppedCommit,
     GoldRecord,
     Location,
     Provenance,
+    SelectionSignal,
     Stratum,
 )
 from .diff import FileChange
 from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
+from .signals import Conventions, announces_feature, coedits_tests, learn_conventions, message_signals
 from .symbols import SymbolIndex, identifiers
 
-__all__ = ["FixReversalMiner", "MinedCase", "changed_locations", "describe_fix_reversal"]
+__all__ = ["FixReversalMiner", "MinedCase", "change_kind", "changed_locations", "describe_fix_reversal"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class _Candidate:
     source: list[FileChange]
     tests: list[str]
     test_changes: list[FileChange] = field(default_factory=list)
+    selected_by: tuple[SelectionSignal, ...] = ()
 
 
 #: Candidates per round trip to ``git cat-file``.
@@ -64,6 +68,10 @@ class MineStats:
 
     scanned: int = 0
     matched: int = 0
+    by_signal: Counter[str] = field(default_factory=Counter)
+    """Matched commits per candidate signal (a commit may show several)."""
+    dropped_commits: list[DroppedCommit] = field(default_factory=list)
+    """The dropped ones, each with its reason, in history order (``dropped.jsonl``)."""
     dropped: Counter[str] = field(default_factory=Counter)
 
 
@@ -88,23 +96,54 @@ class FixReversalMiner:
         self._pattern = config.message_regex()
         self._shallow_roots: set[str] = set()
         self._position: dict[str, int] = {}  # matching commit → commits scanned up to it
+        self._signals: dict[str, set[SelectionSignal]] = {}  # what its message showed
+        self._coedit = SelectionSignal.TEST_COEDIT in config.select
+        self._conventions = Conventions()
+        if SelectionSignal.CONVENTION in config.select:
+            # One more pass over messages only (no diffs): cheap beside the diff stream.
+            log = iter_log(repo.path, config.since, config.until)
+            self._conventions = learn_conventions(log, self._pattern)
         if repo.shallow:
             self._shallow_roots = set(_shallow_boundary(repo))
 
     def _matching(self) -> Iterator[tuple[LogEntry, tuple[str, str] | None]]:
-        """Commits whose message matches, each with the pair to diff (None: no diff)."""
+        """Candidate commits, each with the pair to diff (None: no diff). A commit whose
+        message shows no signal is diffed too when ``test_coedit`` may take it; merges
+        and roots only when their message matched (they are counted as dropped)."""
         for entry in iter_log(self.repo.path, self.config.since, self.config.until):
             self.stats.scanned += 1
-            if not self._pattern.search(entry.message):
+            signals = message_signals(entry, self.config.select, self._pattern, self._conventions)
+            diffable = len(entry.parents) == 1 and entry.sha not in self._shallow_roots
+            if not signals and not (self._coedit and diffable):
                 continue
+            if not diffable and SelectionSignal.MESSAGE not in signals:
+                continue  # a merge's "#123" is its pull request's; counted as dropped only when it says "fix"
             self._position[entry.sha] = self.stats.scanned
-            if len(entry.parents) != 1 or entry.sha in self._shallow_roots:
+            self._signals[entry.sha] = signals
+            if not diffable:
                 yield entry, None
             elif self.forward:
                 yield entry, (entry.parents[0], entry.sha)
             else:
                 # old = FIX, new = PARENT: the diff takes the fix away.
                 yield entry, (entry.sha, entry.parents[0])
+
+    def _admit(self, entry: LogEntry, sections: list[RawSection] | None) -> tuple[SelectionSignal, ...] | None:
+        """The signals that take this commit (None: it is no candidate, and not counted).
+        Counts it as matched when it is one."""
+        signals = self._signals.pop(entry.sha, set())
+        # A source edit with its test edit under "Add …" is a feature with its tests: its
+        # reversal fails them too, and a feature removed is no bug (docs/MINING.md).
+        if sections is not None and self._coedit and not announces_feature(entry.subject, self._pattern):
+            changes = [FileChange(s) for s in sections]
+            if coedits_tests(changes, {id(c): self._kind(c) for c in changes}, self.forward):
+                signals.add(SelectionSignal.TEST_COEDIT)
+        if not signals:
+            return None
+        self.stats.matched += 1
+        ordered = tuple(s for s in SelectionSignal if s in signals)
+        self.stats.by_signal.update(ordered)
+        return ordered
 
     def cases(self) -> Iterator[MinedCase]:
         """Yield cases newest first, stopping after ``config.limit`` of them.
@@ -119,12 +158,14 @@ class FixReversalMiner:
             stream = iter_diffs(self.repo.path, self._matching(), keep_lines=self.config.max_lines)
             try:
                 for entry, sections in stream:
-                    self.stats.matched += 1
+                    selected_by = self._admit(entry, sections)
+                    if selected_by is None:
+                        continue
                     if sections is None:
                         merge = len(entry.parents) > 1
-                        self._drop(DropReason.MERGE if merge else DropReason.NO_PARENT)
+                        self._drop(DropReason.MERGE if merge else DropReason.NO_PARENT, entry, selected_by)
                         continue
-                    candidate = self._candidate(entry, sections)
+                    candidate = self._candidate(entry, sections, selected_by)
                     if candidate is None:
                         continue
                     batch.append(candidate)
@@ -139,10 +180,18 @@ class FixReversalMiner:
             finally:
                 stream.close()
 
-    def _drop(self, reason: DropReason) -> None:
+    def _drop(self, reason: DropReason, entry: LogEntry | None = None,
+              selected_by: tuple[SelectionSignal, ...] = ()) -> None:  # fmt: skip
+        """Tally a candidate that makes no case (and, given its commit, record which)."""
         self.stats.dropped[reason] += 1
+        if entry is not None and isinstance(reason, DropReason):
+            self.stats.dropped_commits.append(
+                DroppedCommit(commit=entry.sha, subject=entry.subject, reason=reason, selected_by=list(selected_by))
+            )
 
-    def _candidate(self, entry: LogEntry, sections: list[RawSection]) -> _Candidate | None:
+    def _candidate(
+        self, entry: LogEntry, sections: list[RawSection], selected_by: tuple[SelectionSignal, ...] = ()
+    ) -> _Candidate | None:
         """The commit's source changes if it can make a case; else tally why not."""
         changes = [FileChange(s) for s in sections]
         kinds = {id(c): self._kind(c) for c in changes}
@@ -153,37 +202,33 @@ class FixReversalMiner:
         source_changed = [c for c in source if c.section.changed]
         if not source_changed:
             if any(c.lfs_pointer and kinds[id(c)] is FileKind.SOURCE for c in changes):
-                return self._drop(DropReason.LFS_POINTER)
+                return self._drop(DropReason.LFS_POINTER, entry, selected_by)
             present = {kinds[id(c)] for c in changes}
             for kind, reason in _DROP_ORDER:
                 if kind in present:
-                    return self._drop(reason)
+                    return self._drop(reason, entry, selected_by)
             if any(c.binary and kinds[id(c)] is not FileKind.TEST for c in changes):
-                return self._drop(DropReason.BINARY)
-            return self._drop(DropReason.NO_SOURCE_CHANGE)
+                return self._drop(DropReason.BINARY, entry, selected_by)
+            return self._drop(DropReason.NO_SOURCE_CHANGE, entry, selected_by)
         if sum(c.section.changed for c in source) > self.config.max_lines:
-            return self._drop(DropReason.TOO_LARGE)
+            return self._drop(DropReason.TOO_LARGE, entry, selected_by)
         if all(c.whitespace_only() for c in source_changed):
-            return self._drop(DropReason.FORMATTING_ONLY)
+            return self._drop(DropReason.FORMATTING_ONLY, entry, selected_by)
         test_changes = [c for c in changes if kinds[id(c)] is FileKind.TEST]
-        return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes)
+        return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes, selected_by)
 
     def _build_batch(self, batch: list[_Candidate], blobs: BlobReader) -> Iterator[MinedCase]:
         wanted = [c.new_blob for cand in batch for c in cand.source if c.new_blob and c.blocks]
         contents = blobs.get_many(list(dict.fromkeys(wanted)))
         for cand in batch:
-            yield self._build(cand.entry, cand.source, cand.tests, contents)
+            yield self._build(cand.entry, cand.source, cand.tests, contents, cand.selected_by)
 
     def _kind(self, change: FileChange) -> FileKind:
-        kinds = {self.classifier.kind(p) for p in (change.old_path, change.new_path) if p}
-        # A file moved into or out of the tests counts as a test file.
-        for kind in (FileKind.TEST, FileKind.EXCLUDED, FileKind.LOCKFILE, FileKind.VENDORED):
-            if kind in kinds:
-                return kind
-        return FileKind.SOURCE if FileKind.SOURCE in kinds else kinds.pop()
+        return change_kind(self.classifier, change)
 
     def _build(
-        self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None]
+        self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None],
+        selected_by: tuple[SelectionSignal, ...] = (),
     ) -> MinedCase:
         seed = self.config.seed
         cid = case_id(seed, entry.sha)
@@ -229,6 +274,7 @@ class FixReversalMiner:
                 date=entry.date,
                 subject=entry.subject,
                 test_paths=tests,
+                selected_by=list(selected_by),
             ),
             source_date=entry.committed or entry.date,
         )
@@ -240,6 +286,16 @@ class FixReversalMiner:
 _TRAILER = re.compile(r"^[A-Za-z][\w-]*-by: |^(?:Change-Id|Cc|Fixes|Closes|Refs?): ", re.IGNORECASE)
 #: At most this much of the message's first paragraph goes into the description.
 _BODY_CHARS = 400
+
+
+def change_kind(classifier: PathClassifier, change: FileChange) -> FileKind:
+    """The kind of a changed file, from its old and new paths: a file moved into or out
+    of the tests counts as a test file (and likewise excluded, lockfile, vendored)."""
+    kinds = {classifier.kind(p) for p in (change.old_path, change.new_path) if p}
+    for kind in (FileKind.TEST, FileKind.EXCLUDED, FileKind.LOCKFILE, FileKind.VENDORED):
+        if kind in kinds:
+            return kind
+    return FileKind.SOURCE if FileKind.SOURCE in kinds else kinds.pop()
 
 
 def describe_fix_reversal(entry: LogEntry, functions: list[str]) -> str:

@@ -1,6 +1,7 @@
 """Natural history (SZZ, seed 003): the change as it was reviewed when the bug went in.
 
-For each mined fix, the lines it removed or modified are blamed at the fix's parent
+For each mined fix, the lines it removed or modified that carry code (not blank, not
+only a comment or a docstring's quotes: ``carries_code``) are blamed at the fix's parent
 (``git blame -w -M -C``: whitespace ignored, moves followed; a copy is blamed on the
 commit that copied it, see ``_unfollow_copies``). A commit that blame names but that only
 re-formats, re-comments or consistently renames within the blamed file (the file's AST
@@ -48,12 +49,36 @@ from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
 from .symbols import SymbolIndex, identifiers
 
-__all__ = ["NaturalMiner", "NaturalSummary", "is_cosmetic"]
+__all__ = ["NaturalMiner", "NaturalSummary", "carries_code", "is_cosmetic"]
 
 #: Rounds of "blame, pass over the cosmetic commits found, blame again" per file.
 _ROUNDS = 5
 
 _LINE_COMMENT = re.compile(r"(#|//).*$", re.MULTILINE)
+
+
+#: Line-comment openers by language (the rest: ``//`` and C-style blocks).
+_HASH_COMMENTS = frozenset({"python", "shell", "ruby", "perl", "r", "julia", "elixir", "nim"})
+_DASH_COMMENTS = frozenset({"sql", "lua", "haskell"})
+_C_COMMENTS = ("//", "/*", "*")
+#: A line that only opens or closes a docstring: ``"""``, ``r'''``.
+_QUOTES_ONLY = re.compile(r"^[rRuUbBfF]{0,2}(?:\"{3}|'{3})$")
+
+
+def carries_code(text: str, language: str | None) -> bool:
+    """Whether a line holds code: not blank, not only a comment, not only a docstring's
+    quotes. SZZ blames only such lines, as PyDriller does: a fix that drops a blank line
+    says nothing of the commit that wrote it."""
+    line = text.strip()
+    if not line:
+        return False
+    if language in _HASH_COMMENTS:
+        return not line.startswith("#") and not (language == "python" and _QUOTES_ONLY.match(line))
+    if language in _DASH_COMMENTS:
+        return not line.startswith("--")
+    if language is not None:
+        return not line.startswith(_C_COMMENTS)
+    return True
 
 
 def _squeeze(text: str) -> str:
@@ -215,11 +240,14 @@ class NaturalMiner:
         for change in removed_lines(self.repo, parent, fix):
             if not change.lines or self.classifier.kind(change.old_path) is not FileKind.SOURCE:
                 continue
-            texts = dict(zip(change.lines, change.texts, strict=True))
+            language = language_of(change.old_path)
+            texts = {n: t for n, t in zip(change.lines, change.texts, strict=True) if carries_code(t, language)}
+            if not texts:
+                continue
             passed_over: list[str] = []
             found: list[BlameLine] = []
             for _round in range(_ROUNDS):
-                found = blame(self.repo, parent, change.old_path, list(change.lines), listed + passed_over)
+                found = blame(self.repo, parent, change.old_path, list(texts), listed + passed_over)
                 cosmetic = sorted({b.commit for b in found if b.commit not in passed_over
                                    and self._is_cosmetic(b.commit, b.orig_path)})  # fmt: skip
                 if not cosmetic:

@@ -100,7 +100,8 @@ class Sandbox:
 
     def __init__(self, network: Network, memory_mb: int | None, home: Path,
                  writable: tuple[Path, ...] = (), env_allow: tuple[str, ...] = (),
-                 file_mb: int | None = None, data_limit: bool = False) -> None:  # fmt: skip
+                 file_mb: int | None = None, data_limit: bool = False,
+                 env_set: dict[str, str] | None = None) -> None:  # fmt: skip
         """Args:
             writable: paths tests may change besides ``home`` (the scratch tree); the rest
                 of the host is read-only.
@@ -111,6 +112,7 @@ class Sandbox:
                 gigabytes of address space it never touches (vitest failed "Cannot allocate
                 Wasm memory" under a 4 GiB address-space limit); those reservations are
                 not writable, so a data limit still stops a test that fills memory.
+            env_set: variables set in every command (``[validate] env`` NAME=VALUE: a locale).
         """
         isolation_prefix(network)
         self.network = network
@@ -120,6 +122,7 @@ class Sandbox:
         self.home = home
         self.writable = writable
         self.env_allow = env_allow
+        self.env_set = dict(env_set or {})
 
     def _prefix(self, cwd: Path) -> list[str]:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -154,6 +157,7 @@ class Sandbox:
         tmp.mkdir(parents=True, exist_ok=True)
         return {
             **scrubbed_env(allow=self.env_allow),
+            **self.env_set,
             "HOME": str(self.home),
             "TMPDIR": str(tmp),
             "PYTHONDONTWRITEBYTECODE": "1",

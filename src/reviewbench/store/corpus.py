@@ -21,11 +21,12 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import CorpusError, IntegrityError, OutputExists, UsageError
-from ..records import Case, CorpusMeta, GoldRecord
+from ..records import Case, CorpusMeta, DroppedCommit, GoldRecord
 from .scratch import make_scratch
 
 __all__ = [
     "CASES_FILE",
+    "DROPPED_FILE",
     "GOLD_FILE",
     "META_FILE",
     "PATCH_DIR",
@@ -34,6 +35,7 @@ __all__ = [
     "dump_jsonl",
     "patch_file",
     "read_corpus",
+    "read_dropped",
     "read_patch",
     "sha256_file",
 ]
@@ -41,6 +43,8 @@ __all__ = [
 META_FILE = "corpus.json"
 CASES_FILE = "cases.jsonl"
 GOLD_FILE = "gold.jsonl"
+#: Candidate commits that made no case, one ``DroppedCommit`` a line (written by ``mine``).
+DROPPED_FILE = "dropped.jsonl"
 PATCH_DIR = "patches"
 
 M = TypeVar("M", bound=BaseModel)
@@ -121,6 +125,8 @@ class CorpusWriter:
         (self.stage / PATCH_DIR).mkdir()
         self.cases: list[Case] = []
         self.gold: list[GoldRecord] = []
+        self.dropped: list[DroppedCommit] = []
+        """Candidate commits that made no case (``dropped.jsonl``), in history order."""
 
     def add(self, case: Case, gold: GoldRecord, patch: bytes, extra: dict[str, bytes] | None = None) -> None:
         """Stage one case; ``extra`` holds other files it needs, by corpus path under ``patches/``."""
@@ -138,6 +144,7 @@ class CorpusWriter:
         self.gold.sort(key=lambda g: g.case_id)
         _write(self.stage / CASES_FILE, dump_jsonl(self.cases))
         _write(self.stage / GOLD_FILE, dump_jsonl(self.gold))
+        _write(self.stage / DROPPED_FILE, dump_jsonl(self.dropped))
         meta: CorpusMeta = make_meta(sha256_file(self.stage / GOLD_FILE))
         _write(self.stage / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
         sync_filesystem(self.stage)  # everything is on disk before the corpus appears
@@ -193,6 +200,17 @@ def read_jsonl(path: Path, model: type[M]) -> list[M]:
                 detail = f"{where}: {first['msg']}" if where else first["msg"]
                 raise CorpusError(f"{path}:{number}: not a valid {model.__name__} ({detail})") from None
     return records
+
+
+def read_dropped(corpus_path: Path) -> list[DroppedCommit]:
+    """The candidate commits a corpus's mining dropped; [] for a corpus mined before
+    ``dropped.jsonl`` existed.
+
+    Raises:
+        CorpusError: a line is not a valid record.
+    """
+    path = corpus_path / DROPPED_FILE
+    return read_jsonl(path, DroppedCommit) if path.is_file() else []
 
 
 def patch_file(corpus_path: Path, case: Case, name: str | None = None) -> Path:

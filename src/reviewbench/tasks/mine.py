@@ -44,7 +44,8 @@ class TaskMiner(FixReversalMiner):
         stream = iter_diffs(self.repo.path, self._matching(), keep_lines=keep)
         try:
             for entry, sections in stream:
-                self.stats.matched += 1
+                if self._admit(entry, sections) is None:
+                    continue
                 if sections is None:
                     self._drop(TaskDropReason.MERGE if len(entry.parents) > 1 else TaskDropReason.NO_PARENT)
                     continue

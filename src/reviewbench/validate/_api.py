@@ -21,7 +21,15 @@ from ..git.repo import missing_commits, open_repository
 from ..records import Case, GoldRecord, Stratum, TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
 from ..store.journal import append_line, read_journal, write_atomic
-from .environment import AUTO, ENV_DIR, build_environment, describe_interpreter, interpreter_of
+from .environment import (
+    AUTO,
+    ENV_DIR,
+    build_environment,
+    describe_interpreter,
+    interpreter_of,
+    locale_of_runs,
+    require_supported,
+)
 from .executors import run_jobs
 from .node import node_notes
 from .npm import NODE_MODULES, build_node_modules
@@ -117,6 +125,7 @@ def validate_corpus(
     Raises:
         CorpusError: the corpus is damaged or its repository lacks a base commit.
         UsageError: no test command can be found, or network cannot be denied.
+        PrerequisiteError: the tests' interpreter is older than Python 3.7.
     """
     corpus = read_corpus(corpus_path)
     repo = open_repository(Path(corpus.meta.repo.path))
@@ -145,6 +154,9 @@ def validate_corpus(
     if environment is None or config.test_cmd:
         interpreter = interpreter_of(command.command, repo.path)
         environment = describe_interpreter(interpreter) if interpreter else None
+    require_supported(environment)
+    if environment is not None:
+        environment = environment.model_copy(update={"locale": locale_of_runs(config.env_set)})
     journal_path = corpus_path / JOURNAL_FILE
     if config.force:
         journal_path.unlink(missing_ok=True)
@@ -201,7 +213,8 @@ def validate_corpus(
     jobs = [jobs[i] for i in sorted(first)] + [job for i, job in enumerate(jobs) if i not in first]
     lock = threading.Lock()
     finished = 0
-    fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going, setup=config.setup)
+    fail_fast = FailFast((j.base for j in jobs), len(jobs), enabled=not config.keep_going, setup=config.setup,
+                         pytest=environment.pytest if environment else None)  # fmt: skip
 
     def record(job: CaseJob, validation: Validation) -> None:
         nonlocal finished

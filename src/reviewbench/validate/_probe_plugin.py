@@ -11,7 +11,9 @@ object, ``{"modules": {name: real path of its file}}``, to the path given with
 fresh, as python-humanize's i18n tests do), so an audit hook also notes the file of every
 module body executed from the moment the plugin loads (the ``exec`` audit event, which
 importing a module raises with its code object); those are recorded under names that
-start with ``<executed>``.
+start with ``<executed>`` (Python 3.8 and later: 3.7 has no audit hooks).
+
+It runs on every interpreter validation supports (3.7 and later): no newer syntax.
 """
 
 import json
@@ -29,8 +31,9 @@ def _audit(event, args):
             _EXECUTED.add(name)
 
 
-if not getattr(sys, "_reviewbench_probe_hooked", False):  # once per process (a fork keeps it)
-    sys.addaudithook(_audit)
+# Audit hooks exist from Python 3.8; on 3.7 only ``sys.modules`` at the end is recorded.
+if hasattr(sys, "addaudithook") and not getattr(sys, "_reviewbench_probe_hooked", False):
+    sys.addaudithook(_audit)  # once per process (a fork keeps it)
     sys._reviewbench_probe_hooked = True
 
 

@@ -86,10 +86,8 @@ def _preload(args):
             pass
     before = set(sys.modules)
     if not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-        import importlib.metadata
-
         blocked = _blocked(args)
-        for entry in importlib.metadata.entry_points(group="pytest11"):
+        for entry in _pytest_plugins():
             if entry.name in blocked:
                 continue
             try:
@@ -97,6 +95,27 @@ def _preload(args):
             except Exception:  # noqa: BLE001 - pytest itself reports a broken plugin, in the child
                 pass
     return {name.split(".")[0] for name in set(sys.modules) - before}
+
+
+def _exit_code(status):
+    """``os.waitstatus_to_exitcode`` (3.9+), spelt out for older interpreters."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _pytest_plugins():
+    """The ``pytest11`` entry points, on any Python from 3.7: ``entry_points(group=…)`` is
+    3.10's, a dict of groups 3.8's and 3.9's, and 3.7 has no ``importlib.metadata``
+    (pytest itself brings the ``importlib_metadata`` backport there)."""
+    try:
+        import importlib.metadata as metadata
+    except ImportError:
+        import importlib_metadata as metadata
+    found = metadata.entry_points()
+    if hasattr(found, "select"):
+        return list(found.select(group="pytest11"))
+    return list(found.get("pytest11", ()))
 
 
 _WARM_UP_TEST = "def test_warm_up():\n    assert [1, 2] == [1, 2]\n"
@@ -434,7 +453,7 @@ def main():
         if waited is None:
             return  # the client is gone (its end of our stdin closed): so are we
         status, usage = waited
-        code = os.waitstatus_to_exitcode(status)
+        code = _exit_code(status)
         cpu = usage.ru_utime + usage.ru_stime
         limit = request.get("cpu_limit_s")
         # Only the kernel sends SIGXCPU, at the limit by its own accounting (which rusage can

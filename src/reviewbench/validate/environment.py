@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Network
-from ..errors import GitError, SetupFailed, UsageError
-from ..git.repo import GIT
+from ..errors import GitError, PrerequisiteError, SetupFailed, UsageError
+from ..git.repo import GIT, git_output
 from ..git.scratch import ScratchClone
 from ..records import TestEnvironment
 from ..sandbox import Sandbox
@@ -39,14 +39,22 @@ __all__ = [
     "AUTO",
     "ENV_DIR",
     "BuiltEnvironment",
+    "PYTEST_MAJORS",
     "auto_setup_command",
     "build_environment",
     "cache_home",
     "default_python",
     "describe_interpreter",
     "interpreter_of",
+    "pytest_for",
+    "require_supported",
+    "locale_of_runs",
     "src_layout",
 ]
+
+#: The oldest Python the tests may run under: the probe plugin, the warm server and the
+#: package listing are written for it (old commits need old interpreters).
+OLDEST_PYTHON = (3, 7)
 
 AUTO = "auto"
 ENV_DIR = "envs"
@@ -60,9 +68,20 @@ _REQUIREMENT_FILES = (
     "requirements/test.txt", "requirements/tests.txt", "requirements/testing.txt", "requirements/dev.txt",
     "tests/requirements.txt",
 )  # fmt: skip
+#: Version and distributions of an interpreter, on any Python from 3.7 (which lacks
+#: ``importlib.metadata``: the ``importlib_metadata`` backport pytest brings, else
+#: ``pkg_resources``).
 _LIST_PACKAGES = (
-    "import importlib.metadata as m, sys; "
-    "names = sorted({(d.metadata['Name'] or '?').lower() + '==' + (d.version or '?') for d in m.distributions()}); "
+    "import sys\n"
+    "try:\n    import importlib.metadata as m\n"
+    "except ImportError:\n"
+    "    try:\n        import importlib_metadata as m\n"
+    "    except ImportError:\n        m = None\n"
+    "if m is not None:\n"
+    "    names = sorted({(d.metadata['Name'] or '?').lower() + '==' + (d.version or '?') for d in m.distributions()})\n"
+    "else:\n"
+    "    import pkg_resources\n"
+    "    names = sorted({d.project_name.lower() + '==' + d.version for d in pkg_resources.working_set})\n"
     "print(sys.version.split()[0]); print(*names, sep='\\n')"
 )
 
@@ -116,6 +135,7 @@ def describe_interpreter(python: str, *, setup: str | None = None, key: str | No
     if proc.returncode != 0:
         return None
     version, *packages = proc.stdout.splitlines()
+    pytest = next((p.split("==", 1)[1] for p in packages if p.startswith("pytest==")), None)
     return TestEnvironment(
         interpreter=python,
         python_version=version,
@@ -123,13 +143,52 @@ def describe_interpreter(python: str, *, setup: str | None = None, key: str | No
         freeze_sha256=hashlib.sha256("\n".join(packages).encode()).hexdigest(),
         setup=setup,
         key=key,
+        pytest=pytest,
     )
 
 
+def locale_of_runs(env_set: dict[str, str], base: dict[str, str] | None = None) -> str | None:
+    """The locale test runs get: the first of LC_ALL, LC_CTYPE and LANG set (by ``env_set``,
+    ``[validate] env``, else inherited), as ``NAME=VALUE``; None when none is."""
+    source = {**(os.environ if base is None else base), **env_set}
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        if source.get(name):
+            return f"{name}={source[name]}"
+    return None
+
+
+def require_supported(environment: TestEnvironment | None) -> None:
+    """Refuse, up front, an interpreter older than :data:`OLDEST_PYTHON`: every case would
+    fail for reasons of reviewbench's own, not the project's.
+
+    Raises:
+        PrerequisiteError: the tests' interpreter is too old.
+    """
+    if environment is None:
+        return
+    try:
+        version = tuple(int(p) for p in environment.python_version.split(".")[:2])
+    except ValueError:
+        return
+    if version < OLDEST_PYTHON:
+        oldest = ".".join(map(str, OLDEST_PYTHON))
+        raise PrerequisiteError(f"{environment.interpreter} is Python {environment.python_version}: validation "
+                                f"needs Python {oldest} or later; use an environment of {oldest}+ (--setup, or activate one)")
+
+
 def interpreter_of(command: str, cwd: Path) -> str | None:
-    """The interpreter a plain pytest command runs, when it can be told."""
+    """The interpreter a plain pytest command runs, when it can be told (``PYTHON -m
+    pytest`` names it even when that interpreter lacks pytest)."""
     launch = parse_launch(command, cwd)
-    return launch.python if launch else None
+    if launch:
+        return launch.python
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 3 and words[1:3] in (["-m", "pytest"], ["-m", "py.test"]) and "/" in words[0]:
+        return os.path.abspath(os.path.join(cwd, words[0]))
+    return None
 
 
 def _uv() -> str | None:
@@ -142,9 +201,31 @@ def _uv() -> str | None:
         return shutil.which("uv")
 
 
-def auto_setup_command(project: Path, uv: str | None) -> str:
-    """What ``--setup auto`` runs in ``project``: pytest, and the project editable with its
-    test extras, test dependency groups (uv only) and test requirements files."""
+#: When each major version of pytest came out (9.0: November 2025, the day approximate).
+#: A commit's tests were written for the pytest of its day: ``--setup auto`` installs one
+#: older than the next major (old conftests broke under pytest 8: "Marks cannot be applied
+#: to fixtures", under 4: "'Function' object has no attribute 'get_marker'").
+PYTEST_MAJORS: tuple[tuple[int, str], ...] = (
+    (4, "2018-11-13"), (5, "2019-06-28"), (6, "2020-07-28"), (7, "2022-02-03"), (8, "2024-01-27"), (9, "2025-11-01"),
+)  # fmt: skip
+
+
+def pytest_for(date: str | None) -> str:
+    """The pytest requirement of a commit dated ``date`` (ISO 8601): below the first major
+    released after it (``pytest<8`` for January 2024); plain ``pytest`` when none was, or
+    the date is unknown."""
+    if date:
+        day = date[:10]
+        for major, released in PYTEST_MAJORS:
+            if day < released:
+                return f"pytest<{major}"
+    return "pytest"
+
+
+def auto_setup_command(project: Path, uv: str | None, date: str | None = None) -> str:
+    """What ``--setup auto`` runs in ``project``: pytest (the one of ``date``, the commit's,
+    see :func:`pytest_for`), and the project editable with its test extras, test dependency
+    groups (uv only) and test requirements files."""
     words: list[str] = []
     extras: list[str] = []
     groups: list[str] = []
@@ -178,7 +259,7 @@ def auto_setup_command(project: Path, uv: str | None) -> str:
             words += ["-r", name]
     for group in groups:
         words += ["--group", group]
-    words.append("pytest")
+    words.append(pytest_for(date))
     installer = [uv, "pip", "install"] if uv else ["python", "-m", "pip", "install", "--disable-pip-version-check"]
     return shlex.join([*installer, *words])
 
@@ -245,7 +326,8 @@ def build_environment(root: Path, repo: Path, head: str, setup: str,
         log(note)
     auto = setup.strip() == AUTO
     with _checkout(repo, head, auto) as project:
-        command = auto_setup_command(project, uv) if project is not None else setup
+        date = git_output(repo, "show", "-s", "--format=%cI", head).strip() if project is not None else None
+        command = auto_setup_command(project, uv, date) if project is not None else setup
         digest = hashlib.sha256()
         for part in (command, base, *(f"{p}:{b}" for p, b in _dependency_blobs(repo, head))):
             digest.update(part.encode("utf-8", "surrogateescape") + b"\0")

@@ -45,6 +45,12 @@ _NO_FIXTURE = re.compile(r"fixture '([\w.]+)' not found")
 #: A deprecation (of pytest N-1) that the project's ``filterwarnings = error`` makes fatal.
 _TOO_NEW = re.compile(r"PytestRemovedIn(\d+)Warning")
 _TOO_OLD = re.compile(r"requires pytest-([\d.]+), actual pytest-")
+#: An API of pytest's that old test suites use and a newer pytest removed.
+_PYTEST_API = re.compile(
+    r"'(?:Function|Module|Class|Instance|Item|Node|Package|Session|Config|FixtureRequest|SubRequest|CallInfo|"
+    r"TestReport|MarkDecorator|MarkInfo)' object has no attribute '\w+'|Marks cannot be applied to fixtures|"
+    r"module 'pytest' has no attribute '\w+'|Applying a mark to a fixture function|pytest\.yield_fixture"
+)
 _FALLBACK = ("old commits may fail with today's tools: mine a recent range (mine --since), or pin the "
              "project's tools with --setup 'pip install ...'")  # fmt: skip
 
@@ -54,9 +60,10 @@ _NODE_FALLBACK = ("old commits may fail with today's tools: mine a recent range 
                   "project's own dependencies with --setup auto (npm ci once per lockfile)")  # fmt: skip
 
 
-def remedy(line: str, setup: str | None = None) -> str:
+def remedy(line: str, setup: str | None = None, pytest: str | None = None) -> str:
     """What to type about a failure that every case shares; ``setup``: the ``--setup``
-    the run already had (then suggesting it again would help nobody)."""
+    the run already had (then suggesting it again would help nobody); ``pytest``: the
+    version of pytest the tests ran under, when known."""
     if (node := _NODE_MISSING.search(line)) or "Node.js v" in line or "node_modules" in line:
         if node and not setup:
             return f"the tests cannot find {node.group(1)!r}: pass --setup auto (npm ci once, shared by every tree)"
@@ -99,6 +106,12 @@ def remedy(line: str, setup: str | None = None) -> str:
         return ("the tests need a package the test environment lacks: pass --setup auto (or --setup "
                 "'pip install ...'), or activate the project's own environment")  # fmt: skip
     new, old = _TOO_NEW.search(line), _TOO_OLD.search(line)
+    if _PYTEST_API.search(line) and not new:
+        major = pytest.split(".", 1)[0] if pytest and pytest.split(".", 1)[0].isdigit() else None
+        which = f"pytest {pytest}" if pytest else "today's pytest"
+        pin = f"pytest<{major}" if major else "pytest<N"
+        return (f"old commits use a pytest API that {which} no longer has: pin an older one, e.g. "
+                f"--setup \"pip install -e '.[test]' '{pin}'\", or mine a recent range (mine --since)")  # fmt: skip
     if new:
         pin = f"pytest<{int(new.group(1)) - 1}"
         return (f"old commits fail with today's pytest (a deprecation the project's settings make an error): "
@@ -133,8 +146,10 @@ class FailFast:
     that blame the environment (on dateutil old commits lack ``six``, newer ones
     ``hypothesis``: one ``--setup`` cures both)."""
 
-    def __init__(self, bases: Iterable[str], cases: int, enabled: bool = True, setup: str | None = None) -> None:
+    def __init__(self, bases: Iterable[str], cases: int, enabled: bool = True, setup: str | None = None,
+                 pytest: str | None = None) -> None:  # fmt: skip
         self.setup = setup
+        self.pytest = pytest
         distinct = len(set(bases))
         self.need_bases = min(FAIL_FAST_CASES, distinct)
         self.need_cases = FAIL_FAST_CASES
@@ -171,5 +186,5 @@ class FailFast:
             raise ValidationStopped(
                 f"validation stopped: the first {self._cases} cases ({len(self._bases)} "
                 f"base{'s' if len(self._bases) != 1 else ''}) all ended {statuses} with: {line}{more} — "
-                f"{remedy(line, self.setup)}; --keep-going validates every case anyway"
+                f"{remedy(line, self.setup, self.pytest)}; --keep-going validates every case anyway"
             )

@@ -34,6 +34,7 @@ __all__ = [
     "CaseJob",
     "ScratchTree",
     "note_carried",
+    "as_node_ids",
     "run_selection",
     "validate_case",
 ]
@@ -111,7 +112,7 @@ class ScratchTree(ScratchClone):
         self.home = path.parent / f"{path.name}-home"
         # Tests may change their tree and its HOME/TMPDIR, nothing else of the host.
         self.sandbox = Sandbox(config.network, config.memory_mb, self.home, writable=(path,),
-                               env_allow=tuple(config.env), file_mb=config.max_file_mb)  # fmt: skip
+                               env_allow=config.env_allow, file_mb=config.max_file_mb, env_set=config.env_set)  # fmt: skip
         self.plugin_dir = install_plugin(self.home)
         self._set_up = False
         self._products: dict[str, SetupProducts] = {}
@@ -207,8 +208,8 @@ class ScratchTree(ScratchClone):
         if command.runner is not None:  # Node: memory limited as data, not address space
             if self._node_box is None:
                 self._node_box = Sandbox(self.config.network, self.config.memory_mb, self.home, writable=(self.path,),
-                                         env_allow=tuple(self.config.env), file_mb=self.config.max_file_mb,
-                                         data_limit=True)  # fmt: skip
+                                         env_allow=self.config.env_allow, file_mb=self.config.max_file_mb,
+                                         env_set=self.config.env_set, data_limit=True)  # fmt: skip
             box = self._node_box
         return self._file_limit_note(box.run(shell, self.path, timeout, log), log), False
 
@@ -245,7 +246,7 @@ class ScratchTree(ScratchClone):
             return
         _note(log, f"setup: {self.config.setup_cmd}")
         setup_box = Sandbox(Network.ALLOW, self.config.memory_mb, self.home, writable=(self.path,),
-                            env_allow=tuple(self.config.env))  # fmt: skip
+                            env_allow=self.config.env_allow, env_set=self.config.env_set)  # fmt: skip
         before = frozenset(SetupProducts.of(self).files)
         setup_box.run(self.config.setup_cmd, self.path, self.config.timeout, log)
         self._set_up = True
@@ -415,6 +416,29 @@ def _present(root: Path, selection: str) -> bool:
     return (root / path).is_file() if sep else (root / path).exists()
 
 
+def as_node_ids(test_ids: frozenset[str] | set[str], root: Path) -> list[str]:
+    """Test ids as pytest node ids (``tests/test_x.py::TestK::test_a``), the one form
+    every stage records: JUnit's dotted ids are resolved against the tree (a collection
+    error's module id becomes its file); an id that resolves to no file stays as it is."""
+    nodes = []
+    for test_id in test_ids:
+        node = node_id(test_id, root) if "::" in test_id else None
+        if node is None and "::" not in test_id and "/" not in test_id:
+            module = test_id.replace(".", "/")
+            node = next((p for p in (module + ".py", module) if (root / p).exists()), None)
+        nodes.append(node or test_id)
+    return sorted(nodes)
+
+
+def _own(failing: frozenset[str], job: CaseJob, root: Path, selection: list[str]) -> frozenset[str]:
+    """The fix's own tests among ``failing``: those of its test files (all of them when the
+    selection was those files, or when the case has none: a mutation's tests are the suite)."""
+    if selection or not job.test_paths:
+        return failing
+    files = set(job.test_paths)
+    return frozenset(i for i in failing if (node := node_id(i, root)) and node.partition("::")[0] in files)
+
+
 def _node_ids(failing: frozenset[str], root: Path) -> list[str] | None:
     """pytest node ids of failing JUnit ids; None when any cannot be resolved, so that
     the caller runs the whole selection."""
@@ -454,7 +478,8 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     exercised: set[str] = set()
 
     def result(status: ValidationStatus, verdict: Verdict | None = None, selection: str | None = None,
-               failing: frozenset[str] = frozenset(), reason: str | None = None) -> Validation:  # fmt: skip
+               failing: frozenset[str] = frozenset(), reason: str | None = None,
+               base_failures: frozenset[str] = frozenset()) -> Validation:  # fmt: skip
         if reason is None and verdict is not None and status not in _NO_REASON:
             reason = _reason(verdict)
         _note(log, f"status: {status}" + (f" ({reason})" if reason else ""))
@@ -462,10 +487,11 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             status=status,
             test_cmd=command.command,
             exit_code=verdict.exit_code if verdict else None,
-            failing_tests=sorted(failing or (verdict.failing if verdict else ())),
+            failing_tests=as_node_ids(failing or (verdict.failing if verdict else ()), tree.path),
             duration_s=round(spent, 3),
             selection=selection,
             reason=reason,
+            base_failures=as_node_ids(base_failures, tree.path),
         )
 
     bounds = Bounds()
@@ -593,6 +619,7 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     selections.append((SELECTION_SUITE, []))
     last: Verdict | None = None
     for name, selection in selections:
+        base_failures: frozenset[str] = frozenset()
         if not fresh:
             checkout()
         fresh = False
@@ -636,16 +663,24 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
             for reference in references:
                 known.record(job.base_key, command, reference)
             kinds = {r.kind for r in references}
+            if kinds == {VerdictKind.FAIL} and len({r.failing for r in references}) > 1:
+                return result(ValidationStatus.FLAKY, references[-1], name, references[0].failing)  # the base flips
             if kinds == {VerdictKind.FAIL}:
-                return result(ValidationStatus.BASE_FAILING, references[-1], name)
-            if VerdictKind.FAIL in kinds:
+                at_base = references[-1].failing
+                new = first.failing - at_base
+                if not new & _own(first.failing, job, tree.path, selection):
+                    # The fix's own tests fail without the patch: they say nothing of it.
+                    return result(ValidationStatus.BASE_FAILING, references[-1], name)
+                base_failures = at_base
+                _note(log, f"reference ({name}): {len(at_base)} test(s) fail at the base too, every time "
+                           f"({_few(sorted(at_base))}); the patch makes {len(new)} more fail, the fix's own among them")  # fmt: skip
+            elif VerdictKind.FAIL in kinds:
                 return result(
                     ValidationStatus.FLAKY, references[-1], name, references[0].failing
                 )  # the base flips
-            reference = references[-1]
-            if reference.kind is VerdictKind.TIMEOUT:
+            elif (reference := references[-1]).kind is VerdictKind.TIMEOUT:
                 return result(ValidationStatus.TIMEOUT, reference, name)
-            if reference.kind is not VerdictKind.PASS:
+            elif reference.kind is not VerdictKind.PASS:
                 return result(ValidationStatus.ERROR, reference, name)
         if reruns > 1:
             checkout()  # reruns start from a fresh patched tree
@@ -661,6 +696,9 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
         if {v.kind for v in runs} == {VerdictKind.FAIL}:
             if len({v.failing for v in runs}) > 1:
                 return result(ValidationStatus.FLAKY, last, name)  # a test flipped
+            if base_failures:
+                return result(ValidationStatus.OBSERVED, last, name, last.failing - base_failures,
+                              base_failures=base_failures)  # fmt: skip
             return result(ValidationStatus.OBSERVED, last, name)
         # Failed, then passed (or hung) on a rerun: the failure does not reproduce.
         return result(ValidationStatus.FLAKY, last, name, first.failing)

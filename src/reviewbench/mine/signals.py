@@ -1,0 +1,181 @@
+"""Candidate signals: why a commit is worth trying as a fix, beyond the word "fix".
+
+Curated bug datasets name fixes whose messages never say "fix" ("#415: Prevent double
+sudo", "Handle columns in the fix_file rule"). The validity gate proves every candidate,
+so the net may be wider than the message; each case records which signals took it
+(``provenance.selected_by``). What each signal means is in docs/MINING.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+from ..git.stream import LogEntry
+from ..records import SelectionSignal
+from .diff import FileChange
+from .paths import FileKind
+
+__all__ = [
+    "Conventions",
+    "coedits_tests",
+    "announces_feature",
+    "learn_conventions",
+    "message_signals",
+    "references_issue",
+    "upkeep_only",
+]
+
+#: An issue reference: ``#123`` (at a word start, or in brackets), ``GH-123``, ``gh-123``,
+#: ``bpo-123``, a ``…/issues/123`` link, or a closing keyword with a number.
+_ISSUE = re.compile(
+    r"(?:^|[\s\[(,])(?:#|gh-|bpo-)\d+\b|/issues/\d+\b|\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|issue)\s+#?\d+\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+#: A pull-request number that a squash merge appends to every subject: ``… (#123)``.
+_PR_SUFFIX = re.compile(r"\s*\((?:#\d+[,\s]*)+\)\s*$")
+
+
+#: Words that make a "fix" near them upkeep, not a repair: "fix flake8", "Test fix",
+#: "Fix typo in README", "fix the CI", a squash merge's "* Fix more tests".
+_UPKEEP = frozenset(
+    "test tests testing flake8 lint linter linting pylint mypy isort pep8 typo typos spelling grammar "
+    "style formatting whitespace spacing docs doc docstring docstrings documentation readme changelog ci "
+    "travis appveyor build warning warnings deprecation conflict conflicts".split()
+)
+#: How many words either side of a fix word may make it upkeep.
+_UPKEEP_WINDOW = 3
+_WORD = re.compile(r"[\w']+")
+#: Where a word's neighbours stop counting: a line's or a sentence's end.
+_SENTENCE = re.compile(r"\n|[.!?;](?:\s|$)")
+
+
+def upkeep_only(message: str, pattern: re.Pattern[str]) -> bool:
+    """Whether every match of ``pattern`` in ``message`` has an upkeep word (tests, lint,
+    typos, CI, docs, warnings) within three words of it, in its sentence: then the message says "fix" of
+    housekeeping only. A squash merge's body lists such lines ("* fix flake8") under
+    features; a fix of the code under test rarely says nothing else."""
+    found = False
+    for line in _SENTENCE.split(message):
+        for match in pattern.finditer(line):
+            found = True
+            before = _WORD.findall(line[: match.start()])[-_UPKEEP_WINDOW:]
+            after = _WORD.findall(line[match.end() :])[:_UPKEEP_WINDOW]
+            if not any(w.lower() in _UPKEEP for w in before + after):
+                return False
+    return found
+
+
+def references_issue(entry: LogEntry) -> bool:
+    """Whether the message references an issue. The ``(#123)`` a squash merge appends to
+    its subject is the pull request's own number, on features and fixes alike: ignored."""
+    subject, _, body = entry.message.partition("\n")
+    return bool(_ISSUE.search(_PR_SUFFIX.sub("", subject)) or _ISSUE.search(body))
+
+
+#: A subject's leading tag: ``BUG:``, ``fix(parser):``, ``[bug]``, ``#123:`` (numbers
+#: become ``#n``).
+_TAG = re.compile(r"^\s*(\[[^\]\n]{1,24}\]|[A-Za-z][\w.-]{0,23}(?:\([^)\n]{0,40}\))?!?:|#\d+:?)")
+
+
+def _tag(subject: str) -> str | None:
+    m = _TAG.match(subject)
+    if m is None:
+        return None
+    tag = m.group(1).lower()
+    if tag.startswith("#"):
+        return "#n"
+    return re.sub(r"\(.*\)", "", tag).rstrip("!:") + ":" if not tag.startswith("[") else tag
+
+
+class Conventions:
+    """Subject tags that the repository's commits saying "fix" mostly carry.
+
+    A tag is a convention when at least :attr:`MIN_COMMITS` commits carry it and most of
+    them (more than :attr:`MIN_SHARE`) match the message pattern: then the same tag on a
+    commit that does not say "fix" ("BUG: correct the offset") is the project's way of
+    saying it. A tag carried by features as often as by fixes (a ``#123:`` prefix on every
+    commit) is no convention.
+    """
+
+    MIN_COMMITS = 5
+    MIN_SHARE = 0.5
+
+    def __init__(self, tags: Iterable[str] = ()) -> None:
+        self.tags = frozenset(tags)
+
+    def match(self, entry: LogEntry) -> bool:
+        tag = _tag(entry.subject)
+        return tag is not None and tag in self.tags
+
+
+def learn_conventions(entries: Iterable[LogEntry], pattern: re.Pattern[str]) -> Conventions:
+    """The :class:`Conventions` of a history (merges left out: their subjects are git's)."""
+    carried: Counter[str] = Counter()
+    saying: Counter[str] = Counter()
+    for entry in entries:
+        if len(entry.parents) > 1:
+            continue
+        tag = _tag(entry.subject)
+        if tag is None:
+            continue
+        carried[tag] += 1
+        if pattern.search(entry.message):
+            saying[tag] += 1
+    return Conventions(
+        t for t, n in carried.items() if n >= Conventions.MIN_COMMITS and saying[t] / n > Conventions.MIN_SHARE
+    )
+
+
+def message_signals(
+    entry: LogEntry, select: Iterable[SelectionSignal], pattern: re.Pattern[str], conventions: Conventions
+) -> set[SelectionSignal]:
+    """The signals, of those in ``select``, that the commit's message alone shows."""
+    found: set[SelectionSignal] = set()
+    for signal in select:
+        if signal is SelectionSignal.MESSAGE and pattern.search(entry.message) and not upkeep_only(entry.message, pattern):
+            found.add(signal)
+        elif signal is SelectionSignal.ISSUE_REF and references_issue(entry):
+            found.add(signal)
+        elif signal is SelectionSignal.CONVENTION and conventions.match(entry):
+            found.add(signal)
+    return found
+
+
+#: Leading tags, issue numbers and scopes before a subject's first word: ``#209``,
+#: ``#N/A:``, ``[core]``, ``cli:``.
+_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]\n]*\]|#/?(?:\d+|N/?A)\b:?|[\w./-]{1,24}:(?=\s)))*\s*", re.IGNORECASE)
+#: First words of subjects that announce new work or upkeep, not a repair: a source edit
+#: with its test edit under such a subject is most often a feature with its tests.
+_FEATURE_WORDS = frozenset(
+    "add adds added adding support supports implement implements introduce introduces extend extends "
+    "deprecate deprecates refactor refactors refactored simplify simplifies move moves moved rename renames "
+    "renamed bump bumps upgrade upgrades document documents docs".split()
+)
+
+
+def announces_feature(subject: str, pattern: re.Pattern[str] | None = None) -> bool:
+    """Whether the subject's first word (after tags and issue numbers) announces new
+    work or upkeep ("Add …", "Support …", "Refactor …"), or (given the fix ``pattern``)
+    the subject says "fix" of upkeep only ("Fix typos in comments", "fix pep8")."""
+    words = _PREFIX.sub("", subject, count=1).split(None, 1)
+    if bool(words) and words[0].lower().rstrip(":,") in _FEATURE_WORDS:
+        return True
+    return pattern is not None and upkeep_only(subject, pattern)
+
+
+def coedits_tests(changes: list[FileChange], kinds: dict[int, FileKind], forward: bool) -> bool:
+    """Whether the fix rewrote existing source lines and edited an existing test file.
+
+    A feature adds code and new tests; a fix changes code that was there and adds its
+    regression test beside the old ones. ``forward``: the diff runs parent → fix (fix
+    tasks); otherwise fix → parent, so the lines the fix removed are the diff's additions.
+    """
+    def rewrites(c: FileChange) -> bool:
+        return bool(c.section.added if not forward else c.section.removed) and not (c.added_file or c.deleted_file)
+
+    source = any(kinds[id(c)] is FileKind.SOURCE and not c.binary and rewrites(c) for c in changes)
+    tests = any(kinds[id(c)] is FileKind.TEST and not (c.added_file or c.deleted_file) and c.section.changed
+                for c in changes)  # fmt: skip
+    return source and tests

@@ -40,7 +40,8 @@ from .score.gates import load_gates
 from .store.corpus import read_corpus
 from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 
-__all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "register"]
+__all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "register",
+           "registered_versions", "version_summary"]
 
 #: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
 SEAL_KEY = REGISTRATION_SHA256
@@ -221,7 +222,8 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
     pre_registered = held == 0  # a version registered after runs were seen is not pre-registration
     version = {
         "version": len(data["versions"]) + 1,
-        "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        # Milliseconds, as runs' started_at: which runs a version may score is read from them.
+        "registered_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "tool_version": __version__,
         "pre_registered": pre_registered,
         "frozen": fingerprint(experiment, gates_path, bootstrap_seed, rules),
@@ -300,3 +302,47 @@ def _comparable(value: dict, key: str) -> object:
     if key == "gates":
         return value["sha256"]
     return value
+
+
+def registered_versions(rundir: Path) -> list[dict] | None:
+    """Every registered version of ``rundir``, oldest first (None: not registered), once the
+    file is verified to be the one its runs recorded.
+
+    Raises:
+        IntegrityError: the file changed or went missing since the runs recorded it.
+        UsageError: the file is not a readable registration.
+    """
+    path = rundir / REGISTRATION_FILE
+    _, sealed = _store_state(rundir)
+    if _check_seal(path, sealed) is None:
+        return None
+    return _read(path)["versions"]
+
+
+def version_summary(rundir: Path, number: int) -> dict:
+    """The summary :func:`check_registration` gives, for an earlier version ``number``: what
+    the runs that ran under it are scored by. Today's experiment file is not compared: an
+    earlier version is history, and its runs recorded their prompts and guidance.
+
+    Raises:
+        UsageError: ``rundir`` is not registered, or has no version ``number``.
+        IntegrityError: the file changed or went missing since the runs recorded it.
+    """
+    path = rundir / REGISTRATION_FILE
+    _, sealed = _store_state(rundir)
+    digest = _check_seal(path, sealed)
+    if digest is None:
+        raise UsageError(f"{rundir} is not registered: --version names a registered benchmark version")
+    versions = _read(path)["versions"]
+    found = [v for v in versions if v.get("version") == number]
+    if not found:
+        raise UsageError(f"{path} has no version {number} (versions 1 to {len(versions)})")
+    chosen = found[0]
+    out = {"file": str(path), "version": number, "registered_at": chosen["registered_at"], "verified": True,
+           "sha256": digest, "sha256_recorded": sealed is not None, "latest": False,
+           "pre_registered": chosen.get("pre_registered", True), "gates": chosen["frozen"]["gates"],
+           "seeds": chosen["frozen"]["seeds"], "rules": {**DEFAULT_RULES, **chosen["frozen"].get("rules", {})}}  # fmt: skip
+    for who in ("owner", "approver"):
+        if chosen.get(who):
+            out[who] = chosen[who]
+    return out

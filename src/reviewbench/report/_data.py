@@ -19,6 +19,7 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
+from ..score.versions import scoped_runs, version_phrase
 from ..score.first_review import first_review_note
 from ..score.gates import veto_outcome
 from ..score.levels import describe
@@ -90,7 +91,7 @@ def _metric(name: str, m, evidence=None) -> Metric:  # type: ignore[no-untyped-d
                   evidence=describe(evidence.model_dump(mode="json")))  # fmt: skip
 
 
-def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
+def _decision(d, version: str) -> Decision:  # type: ignore[no-untyped-def]
     checks = []
     vetoes = set(d.get("vetoes", ()))
     for tier, conditions in d["gates"].items():
@@ -109,7 +110,7 @@ def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
     return Decision(authority=d["authority"], tier=d["tier"], reason=d["reason"],
                     permitted=tuple(d["permitted"]), not_permitted=tuple(d["not_permitted"]),
                     checks=tuple(checks), status=d["status"].value if hasattr(d["status"], "value") else d["status"],
-                    labels_needed=d["labels_needed"], evidence=str(d["evidence"]))  # fmt: skip
+                    labels_needed=d["labels_needed"], evidence=str(d["evidence"]), version=version)  # fmt: skip
 
 
 def _reviewer(experiment: dict, name: str) -> str:
@@ -270,6 +271,8 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         experiment = json.loads(store.get_meta("experiment") or "{}")
     finally:
         store.close()
+    if result.registration and result.registration.get("scored_runs"):  # the runs its decision rests on
+        runs = scoped_runs(runs, rundir, result.registration)[0]
     corpus = read_corpus(Path(result.corpus.path))
     gold = {g.case_id: g for g in corpus.gold}
     include_unvalidated = result.corpus.include_unvalidated
@@ -328,7 +331,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         drift = scored.model_drift
         conditions.append(ConditionView(
             name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored.states,
-            valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision),
+            valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision, version_phrase(result.registration)),
             fp_distribution=scored.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
             end_to_end=end_to_end, evidence=scored.evidence.value, unclear=scored.unclear,
             splits=tuple(SplitView(label=row.label, kind=row.kind,
@@ -348,6 +351,10 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     notes.append(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
     if result.registration and not result.registration.get("pre_registered", True):
         notes.append("registered after runs: the gates and rules were fixed after results could be seen")
+    scoped = (result.registration or {}).get("scored_runs") or {}
+    for number, count in scoped.get("other_versions", {}).items():
+        notes.append(f"{count} runs ran under version {number}: not scored under version {scoped['version']}, "
+                     f"whose gates and rules came after them (score --version {number})")  # fmt: skip
     if include_unvalidated:
         notes.append("--include-unvalidated: cases whose defect no test observed are scored too")
     if not runs:

@@ -132,6 +132,8 @@ class Decision:
     """granted, insufficient, needs_labels or vetoed."""
     labels_needed: int = 0
     evidence: str = "automatic"
+    version: str = "not registered"
+    """The benchmark version decided under: "version 2, registered after runs"."""
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from .result import LabelFigures, ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
+from .versions import check_past_version, scoped_runs
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,
@@ -80,6 +81,9 @@ class ScoreOptions:
     labels: Mapping[str, LabelFigures] = field(default_factory=dict)
     """People's figures by condition (``label.report.label_figures``): the gates may read
     them, and each condition carries them; a condition without is "not scored" on them."""
+    version: int | None = None
+    """A registered benchmark version to score (None: the latest); each scores only the runs
+    started under it (``score/versions.py``)."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -218,17 +222,25 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     from ..registration import (  # registration reads gates: no cycle
         REGISTRATION_FILE,
         check_registration,
+        registered_versions,
+        version_summary,
     )
     from ..review.experiment import load_experiment
 
     asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
-    registration = None
+    registration = past = None
     experiment_path = experiment_file and Path(experiment_file)
+    if options.version is not None:  # an earlier version: its own gates and rules, its own runs
+        past = version_summary(rundir, options.version)
+        check_past_version(options.version, asked, options.gates, options.seed, options.new_version)
+        registration = past if past["version"] != len(registered_versions(rundir) or []) else None
     # Also when the file is gone but the runs recorded one: check_registration refuses that.
-    if experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
+    if registration is None and experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
         registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
                                           new_version=options.new_version, rules=asked)  # fmt: skip
+    if registration:
+        runs, registration = scoped_runs(runs, rundir, registration)
     rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}
     gates_path = options.gates
     seed = options.seed if options.seed is not None else 0
@@ -238,6 +250,9 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
         rules = registration["rules"]
     gates, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    if registration and registration.get("latest") is False and gates_sha != registration["gates"]["sha256"]:
+        raise UsageError(f"the gates {registration['gates']['path']} changed since version {registration['version']} "
+                         "was registered: restore them to score its runs")  # fmt: skip
     return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
                    int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]))  # fmt: skip
 
@@ -439,6 +454,7 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
         baseline = calibration_kind(inputs.experiment, name)
         decision = unsound(never_earned(gates, decision, baseline), audit)
+        decision["version"] = inputs.registration["version"] if inputs.registration else None
         unclear = None
         if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
             bounds = {}

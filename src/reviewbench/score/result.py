@@ -126,6 +126,8 @@ class DecisionResult(_Result):
     vetoes: list[str] = Field(default_factory=list, description="The entries of gates that are vetoes: one "
                               "whose checks all pass (the condition holds) vetoes the condition.")
     reason: str | None = Field(description="Why, when not a plain grant.")
+    version: int | None = Field(default=None, description="The registered benchmark version decided under (its "
+                                "gates and rules, its runs only); null when the run directory is not registered.")
 
 
 class MetricEvidence(_Result):

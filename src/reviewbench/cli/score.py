@@ -88,6 +88,10 @@ def _print_condition(name: str, data: dict, version: str = "not registered") -> 
     if decision["status"] == "needs_labels":
         status += f": {decision['labels_needed']} located findings await a label"
     console.print(f"  decision ({version}): {decision['authority']} [{status}]{reason}", markup=False)
+    if secondary := data.get("judge_secondary"):
+        console.print(f"  secondary analysis on judge labels (no authority): {secondary['tier']} "
+                      f"[{secondary['status'].replace('_', ' ')}]: {secondary['would_be']} only if people's labels "
+                      "said the same", markup=False)  # fmt: skip
     if data.get("unclear"):
         console.print("  " + _unclear_line(data), markup=False)
     if data.get("labels"):

@@ -334,6 +334,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
             valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision, version_phrase(result.registration)),
             fp_distribution=scored.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
             end_to_end=end_to_end, evidence=scored.evidence.value, unclear=scored.unclear,
+            judge_secondary=scored.judge_secondary,
             splits=tuple(SplitView(label=row.label, kind=row.kind,
                                    metrics={m: _metric(m, v) for m, v in row.metrics.items()})
                          for row in split_rows(scored.holdout, scored.cutoff)),

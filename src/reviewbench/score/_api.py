@@ -39,6 +39,7 @@ from .metrics import (
     with_mirror,
 )
 from .registry import RATE_METRICS
+from .secondary import judge_gates, judge_secondary
 from .result import LabelFigures, ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
@@ -455,6 +456,11 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         baseline = calibration_kind(inputs.experiment, name)
         decision = unsound(never_earned(gates, decision, baseline), audit)
         decision["version"] = inputs.registration["version"] if inputs.registration else None
+        secondary = None
+        if judged_gates := judge_gates(gates, evidence):  # a judge's labels: a secondary analysis only
+            again = decide(judged_gates, metrics, gated_cases, breakdown=breakdown, **common,
+                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
+            secondary = judge_secondary(unsound(never_earned(judged_gates, again, baseline), audit))
         unclear = None
         if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
             bounds = {}
@@ -481,6 +487,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         }
         if unclear:
             conditions[name]["unclear"] = unclear
+        if secondary:
+            conditions[name]["judge_secondary"] = secondary
         if name in options.labels:
             conditions[name]["labels"] = options.labels[name]
         if holdout:

@@ -21,6 +21,7 @@ __all__ = [
     "DecisionResult",
     "DecisionStatus",
     "GateCheck",
+    "JudgeSecondary",
     "MetricEvidence",
     "MetricValue",
     "PairedComparison",
@@ -165,6 +166,18 @@ class UnclearSensitivity(_Result):
     decision_changes: bool = Field(description="The two decisions differ: the unclear claims decide it.")
 
 
+class JudgeSecondary(_Result):
+    """A declared secondary analysis (``score/secondary.py``): the decision the
+    figures would earn if a calibrated judge's labels counted as people's. No authority."""
+
+    analysis: str = Field(description="What it assumes: judge labels counted as people's.")
+    tier: str = Field(description="The tier, veto or fallback it reaches.")
+    status: DecisionStatus = Field(description="As a decision's status.")
+    would_be: str = Field(description="The authority that tier would carry, were its labels people's.")
+    authority: str = Field(description="Always none: a secondary analysis grants nothing.")
+    reason: str | None = Field(description="Why, when not a plain grant.")
+
+
 class LabelFigures(_Result):
     """What people (or a calibrated judge) said about a condition's comments (seed 003),
     beside the metrics: only with labels in the run directory."""
@@ -185,6 +198,9 @@ class ConditionScore(_Result):
     metric_evidence: dict[str, MetricEvidence] | None = Field(
         default=None, description="Per rate metric, the evidence it rests on (gated analysis).")
     decision: DecisionResult = Field(description="The authority earned, from the gated analysis.")
+    judge_secondary: JudgeSecondary | None = Field(default=None, description="Set when the figures rest on a "
+                                                   "calibrated judge and a tier asks for people's labels: what the "
+                                                   "judge's labels would earn, reported beside the decision.")
     unclear: UnclearSensitivity | None = Field(default=None, description="Set when people's (or a calibrated "
                                                "judge's) labels call some counted comments unclear.")
     labels: LabelFigures | None = Field(default=None, description="Actionability and triage minutes from the "

@@ -23,6 +23,7 @@ from ._errors import os_error_line
 from .audit import audit_command
 from .case import case_group
 from .demo import demo_command
+from .exclude import exclude_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
 from .report import report_command
@@ -73,6 +74,7 @@ cli.add_command(run_command)
 cli.add_command(runs_command)
 cli.add_command(export_command)
 cli.add_command(score_command)
+cli.add_command(exclude_command)
 cli.add_command(register_command)
 cli.add_command(report_command)
 cli.add_command(tasks_group)

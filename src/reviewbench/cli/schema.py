@@ -24,9 +24,10 @@ SCHEMAS = {
     "verdicts": ("reviewbench.score", "FindingVerdict"),
     "score": ("reviewbench.score", "ScoreResult"),
     "audit": ("reviewbench.score.audit", "Audit"),
+    "exclusions": ("reviewbench.store.exclusions", "Exclusion"),
 }
 #: Outputs: their schema is that of what is written (serialization mode).
-_WRITTEN = {"verdicts", "score", "audit"}
+_WRITTEN = {"verdicts", "score", "audit", "exclusions"}
 
 
 def json_schema(name: str) -> dict:
@@ -46,5 +47,6 @@ def schema_command(name: str) -> None:
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
     verdicts (a run directory's verdicts.jsonl), score (score --json), audit (a corpus's
-    audit.json), packets (label export's packets) or labels (label import/export rows)."""
+    audit.json), packets (label export's packets), labels (label import/export rows) or
+    exclusions (a run directory's exclusions.jsonl)."""
     print_json(json_schema(name))

@@ -255,8 +255,15 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
                       "registered") + ": an exploratory split, not part of the registration", markup=False)  # fmt: skip
     from ..score.versions import version_phrase
 
+    excluded = result.get("exclusions")
+    if excluded:
+        console.print(f"exclusions: {_count(len(excluded['runs']), 'run')}, {_count(len(excluded['cases']), 'case')} "
+                      "left out (exclusions.jsonl); the figures below are without them, each condition's "
+                      "without exclusions line has them back in", markup=False)  # fmt: skip
     for name, data in result["conditions"].items():
         _print_condition(name, data, version_phrase(registration))
+        if excluded and name in excluded["without"]:
+            console.print("  " + _without_line(excluded["without"][name]), markup=False)
         _print_splits(data)
     shown = [c for c in result["comparisons"]
              if c["metric"] in ("defect_recall", "false_alarm_rate") and c["analysis"] == "completed"]  # fmt: skip
@@ -293,3 +300,19 @@ def _scope_line(scoped: dict) -> str:
     if others:
         line += f"; {', '.join(others)}, not scored under version {scoped['version']} (score --version N)"
     return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _without_line(beside: dict) -> str:
+    """The headline figures and the decision with nothing left out, and whether it changes."""
+    parts = []
+    for metric in ("defect_recall", "false_alarm_rate"):
+        value, fraction, _ = _fmt(beside[metric])
+        parts.append(f"{metric} {fraction} = {value}")
+    d = beside["decision"]
+    said = f"{d['authority']} [{d['status'].replace('_', ' ')}]"
+    verdict = f"DECISION CHANGES: {said}" if beside["decision_changes"] else "decision unchanged"
+    return f"without exclusions: {'; '.join(parts)}; {verdict}"

@@ -273,10 +273,15 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         store.close()
     if result.registration and result.registration.get("scored_runs"):  # the runs its decision rests on
         runs = scoped_runs(runs, rundir, result.registration)[0]
+    if result.exclusions:  # left out of every figure: out of the tables too
+        left_out = set(result.exclusions.runs)
+        runs = [r for r in runs if r.run_id not in left_out and r.case_id not in result.exclusions.cases]
     corpus = read_corpus(Path(result.corpus.path))
     gold = {g.case_id: g for g in corpus.gold}
     include_unvalidated = result.corpus.include_unvalidated
     cases = eligible_cases(corpus, include_unvalidated)
+    if result.exclusions:
+        cases = {k: c for k, c in cases.items() if k not in result.exclusions.cases}
     by_run: dict[str, list[FindingVerdict]] = defaultdict(list)
     for v in result.verdicts:  # one pass: verdicts are in run order, findings in index order
         by_run[v.run_id].append(v)
@@ -352,6 +357,17 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     notes.append(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
     if result.registration and not result.registration.get("pre_registered", True):
         notes.append("registered after runs: the gates and rules were fixed after results could be seen")
+    if result.exclusions:  # the figures are without them: what they would be with them back in
+        excluded = result.exclusions
+        notes.append(f"exclusions: {len(excluded.runs)} runs and {len(excluded.cases)} cases left out, each with its "
+                     "reason in exclusions.jsonl; the figures are without them")  # fmt: skip
+        for name, beside in excluded.without.items():
+            d = beside.decision
+            state = "changes to" if beside.decision_changes else "stays"
+            notes.append(f"{name} without exclusions: defect_recall {beside.defect_recall.num}/"
+                         f"{beside.defect_recall.den}, false_alarm_rate {beside.false_alarm_rate.num}/"
+                         f"{beside.false_alarm_rate.den}; the decision {state} {d.authority} "
+                         f"({d.status.value.replace('_', ' ')})")  # fmt: skip
     scoped = (result.registration or {}).get("scored_runs") or {}
     for number, count in scoped.get("other_versions", {}).items():
         notes.append(f"{count} runs ran under version {number}: not scored under version {scoped['version']}, "

@@ -11,7 +11,7 @@ import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +23,10 @@ from ..store.runs import RUNS_DB, RunRow, RunStore
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
+from ..store.exclusions import read_exclusions
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
+from .exclusions import excluded_ids, exclusion_summary
 from .first_review import first_reviews
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .levels import metric_evidence
@@ -85,6 +87,8 @@ class ScoreOptions:
     version: int | None = None
     """A registered benchmark version to score (None: the latest); each scores only the runs
     started under it (``score/versions.py``)."""
+    exclusions: bool = True
+    """Apply ``RUNDIR/exclusions.jsonl`` (and score without it beside); False: leave nothing out."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -202,6 +206,8 @@ class _Inputs:
     tolerance: int
     bootstrap: int
     include_unvalidated: bool
+    excluded_cases: frozenset[str] = frozenset()
+    """Cases the exclusion log leaves out (their runs are out of ``runs`` already)."""
 
 
 def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
@@ -251,11 +257,14 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
         rules = registration["rules"]
     gates, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    excluded_runs, excluded_cases = excluded_ids(read_exclusions(rundir)) if options.exclusions else ((), ())
+    runs = [r for r in runs if r.run_id not in excluded_runs and r.case_id not in excluded_cases]
     if registration and registration.get("latest") is False and gates_sha != registration["gates"]["sha256"]:
         raise UsageError(f"the gates {registration['gates']['path']} changed since version {registration['version']} "
                          "was registered: restore them to score its runs")  # fmt: skip
     return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
-                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]))  # fmt: skip
+                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]),
+                   frozenset(excluded_cases))  # fmt: skip
 
 
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
@@ -307,9 +316,13 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         UsageError: the corpus's gold changed since the runs, registered rules or inputs
             changed, or the gates are invalid.
     """
+    log = read_exclusions(rundir) if options.exclusions else []
+    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last).
+    without = score_run(rundir, replace(options, exclusions=False)) if log else None
     inputs = _load(rundir, options)
     gates, corpus, runs = inputs.gates, inputs.corpus, inputs.runs
     everything = eligible_cases(corpus, inputs.include_unvalidated)
+    everything = {k: c for k, c in everything.items() if k not in inputs.excluded_cases}
     cases, holdout = split_holdout(everything)  # natural cases: beside the headline, never in it
     cutoff_text = options.cutoff or inputs.experiment.get("cutoff")
     cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
@@ -545,6 +558,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         },  # fmt: skip
         "registration": inputs.registration,
     }
+    if without is not None:
+        result["exclusions"] = exclusion_summary(log, conditions, without)
     return ScoreResult.build(result, [v for run in runs for v in verdicts[run.run_id]])
 
 

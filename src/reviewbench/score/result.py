@@ -20,6 +20,7 @@ __all__ = [
     "ConditionScore",
     "DecisionResult",
     "DecisionStatus",
+    "ExclusionsResult",
     "GateCheck",
     "JudgeSecondary",
     "MetricEvidence",
@@ -251,6 +252,24 @@ class CorpusSummary(_Result):
     include_unvalidated: bool
 
 
+class ExcludedBeside(_Result):
+    """One condition scored with nothing left out, beside the figures with the exclusions."""
+
+    defect_recall: MetricValue = Field(description="Completed-run defect recall, nothing excluded.")
+    false_alarm_rate: MetricValue = Field(description="Completed-run false-alarm rate, nothing excluded.")
+    decision: UnclearDecision = Field(description="The decision with nothing excluded.")
+    decision_changes: bool = Field(description="It differs from the decision with the exclusions applied.")
+
+
+class ExclusionsResult(_Result):
+    """``RUNDIR/exclusions.jsonl`` applied (``score/exclusions.py``): set only when it names any."""
+
+    log: list[dict[str, Any]] = Field(description="Every exclusion, oldest first: kind, id, reason, by, at.")
+    runs: list[str] = Field(description="Run ids left out.")
+    cases: list[str] = Field(description="Case ids left out, every run of them too.")
+    without: dict[str, ExcludedBeside] = Field(description="Per condition, the figures with nothing left out.")
+
+
 class ScoreResult(_Result):
     """``score --json``, typed; the verdicts ride along (excluded from the JSON)."""
 
@@ -260,6 +279,8 @@ class ScoreResult(_Result):
     corpus: CorpusSummary
     analysis: dict[str, Any] = Field(description="Tolerance, bootstrap, gates and what the figures mean.")
     registration: dict[str, Any] | None = Field(description="The registration verified, if any.")
+    exclusions: ExclusionsResult | None = Field(default=None, description="Set when RUNDIR/exclusions.jsonl "
+                                                "leaves runs or cases out: the figures are without them.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

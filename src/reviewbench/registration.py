@@ -66,12 +66,15 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
             except OSError as exc:
                 raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
     corpus = read_corpus(experiment.corpus_path)
-    _, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    _, gates_text, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
     return {
         "experiment": {"path": str(experiment.path), "sha256": _sha(experiment.path.read_bytes())},
         "prompts": prompts,
         "guidance": guidance,
-        "gates": {"path": str(gates_path.resolve()) if gates_path else "built-in", "sha256": gates_sha},
+        # The table itself too: a version is scored by it after the file, or the built-in
+        # table of a later reviewbench, has changed.
+        "gates": {"path": str(gates_path.resolve()) if gates_path else "built-in", "sha256": gates_sha,
+                  "text": gates_text},
         "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
         "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
         "rules": {**DEFAULT_RULES, **(rules or {})},
@@ -320,9 +323,9 @@ def registered_versions(rundir: Path) -> list[dict] | None:
 
 
 def version_summary(rundir: Path, number: int) -> dict:
-    """The summary :func:`check_registration` gives, for an earlier version ``number``: what
-    the runs that ran under it are scored by. Today's experiment file is not compared: an
-    earlier version is history, and its runs recorded their prompts and guidance.
+    """The summary :func:`check_registration` gives, for version ``number`` read as history
+    (``historical``): what the runs that ran under it are scored by. Today's experiment file
+    is not compared: its runs recorded their prompts and guidance.
 
     Raises:
         UsageError: ``rundir`` is not registered, or has no version ``number``.
@@ -339,7 +342,8 @@ def version_summary(rundir: Path, number: int) -> dict:
         raise UsageError(f"{path} has no version {number} (versions 1 to {len(versions)})")
     chosen = found[0]
     out = {"file": str(path), "version": number, "registered_at": chosen["registered_at"], "verified": True,
-           "sha256": digest, "sha256_recorded": sealed is not None, "latest": False,
+           "sha256": digest, "sha256_recorded": sealed is not None, "historical": True,
+           "latest": number == versions[-1].get("version"),
            "pre_registered": chosen.get("pre_registered", True), "gates": chosen["frozen"]["gates"],
            "seeds": chosen["frozen"]["seeds"], "rules": {**DEFAULT_RULES, **chosen["frozen"].get("rules", {})}}  # fmt: skip
     for who in ("owner", "approver"):

@@ -248,3 +248,25 @@ def test_an_unregistered_decision_says_so(setup):
     data = json.loads(rb("score", out, "--bootstrap", "200", "--json").stdout)
     assert data["conditions"]["A"]["decision"]["version"] is None
     assert "not registered" in _error(rb("score", out, "--version", "1"))
+
+
+def test_a_version_keeps_its_own_table_after_the_file_changes(setup):
+    """A registration holds a copy of its gates: after the file (or a later reviewbench's
+    built-in table) changes, its runs are still scored by the table they were registered with."""
+    tmp, experiment = setup
+    out = tmp / "runs"
+    gates = tmp / "gates.toml"
+    original = gates.read_text()
+    assert rb("register", experiment, "--out", out, "--gates", gates, "--bootstrap", "200").returncode == 0
+    assert json.loads((out / "registration.json").read_text())["versions"][0]["frozen"]["gates"]["text"] == original
+    assert rb("run", experiment, "--out", out).returncode == 0
+    gates.write_text(LOWER)  # the file edited after the runs
+    assert "gates changed since registration" in _error(rb("score", out))
+    proc = rb("score", out, "--version", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["conditions"]["A"]["decision"]["not_permitted"] == ["gating"]  # the registered table's
+    assert "text" not in data["registration"]["gates"]
+    (tmp / "copy.toml").write_text(original)
+    assert rb("score", out, "--version", "1", "--gates", tmp / "copy.toml").returncode == 0
+    assert "is not the table version 1 registered" in _error(rb("score", out, "--version", "1", "--gates", gates))

@@ -46,7 +46,7 @@ from .result import LabelFigures, ScoreResult
 from .stats import mcnemar_exact, percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
-from .versions import check_past_version, scoped_runs
+from .versions import check_past_version, registered_gates, scoped_runs
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,
@@ -229,21 +229,19 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     from ..registration import (  # registration reads gates: no cycle
         REGISTRATION_FILE,
         check_registration,
-        registered_versions,
         version_summary,
     )
     from ..review.experiment import load_experiment
 
     asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
-    registration = past = None
+    registration = None
     experiment_path = experiment_file and Path(experiment_file)
-    if options.version is not None:  # an earlier version: its own gates and rules, its own runs
-        past = version_summary(rundir, options.version)
-        check_past_version(options.version, asked, options.gates, options.seed, options.new_version)
-        registration = past if past["version"] != len(registered_versions(rundir) or []) else None
+    if options.version is not None:  # a version as history: its own gates and rules, its own runs
+        check_past_version(options.version, asked, options.seed, options.new_version)
+        registration = version_summary(rundir, options.version)
     # Also when the file is gone but the runs recorded one: check_registration refuses that.
-    if registration is None and experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
+    elif experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
         registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
                                           new_version=options.new_version, rules=asked)  # fmt: skip
     if registration:
@@ -256,12 +254,13 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
             gates_path = Path(registration["gates"]["path"])
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
         rules = registration["rules"]
-    gates, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    strata = {g.stratum for g in corpus.gold}
+    if registration and registration.get("historical"):
+        gates, gates_sha = registered_gates(rundir, registration, options.gates, strata)
+    else:
+        gates, _, gates_sha = load_gates(gates_path, strata=strata)
     excluded_runs, excluded_cases = excluded_ids(read_exclusions(rundir)) if options.exclusions else ((), ())
     runs = [r for r in runs if r.run_id not in excluded_runs and r.case_id not in excluded_cases]
-    if registration and registration.get("latest") is False and gates_sha != registration["gates"]["sha256"]:
-        raise UsageError(f"the gates {registration['gates']['path']} changed since version {registration['version']} "
-                         "was registered: restore them to score its runs")  # fmt: skip
     return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
                    int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]),
                    frozenset(excluded_cases))  # fmt: skip

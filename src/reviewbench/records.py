@@ -446,6 +446,10 @@ class ReviewPacket(_Record):
     files: dict[str, str] = Field(
         default_factory=dict, description="Post-patch content of changed files (context files/tree)."
     )
+    tree_note: str | None = Field(
+        default=None, description="Context tree: what the exported tree's REVIEW.md says, the same for every case "
+        "(test files a fix added or changed are shown as before it, so no test tells what the change breaks).",
+    )
 
 
 class PullRequest(_Record):

@@ -41,7 +41,7 @@ from .store.corpus import read_corpus
 from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 
 __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "latest_version",
-           "register", "registered_summary", "registered_versions"]
+           "register", "registered_summary", "registered_versions", "version_summary"]
 
 #: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
 SEAL_KEY = REGISTRATION_SHA256
@@ -66,12 +66,15 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
             except OSError as exc:
                 raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
     corpus = read_corpus(experiment.corpus_path)
-    _, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    _, gates_text, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
     return {
         "experiment": {"path": str(experiment.path), "sha256": _sha(experiment.path.read_bytes())},
         "prompts": prompts,
         "guidance": guidance,
-        "gates": {"path": str(gates_path.resolve()) if gates_path else "built-in", "sha256": gates_sha},
+        # The table itself too: a version is scored by it after the file, or the built-in
+        # table of a later reviewbench, has changed.
+        "gates": {"path": str(gates_path.resolve()) if gates_path else "built-in", "sha256": gates_sha,
+                  "text": gates_text},
         "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
         "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
         "rules": {**DEFAULT_RULES, **(rules or {})},
@@ -256,7 +259,8 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
     pre_registered = held == 0  # a version registered after runs were seen is not pre-registration
     version = {
         "version": len(data["versions"]) + 1,
-        "registered_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        # Milliseconds, as runs' started_at: which runs a version may score is read from them.
+        "registered_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "tool_version": __version__,
         "pre_registered": pre_registered,
         "frozen": fingerprint(experiment, gates_path, bootstrap_seed, rules),
@@ -353,3 +357,33 @@ def _comparable(value: dict, key: str) -> object:
     if key == "gates":
         return value["sha256"]
     return value
+
+
+def version_summary(rundir: Path, number: int) -> dict:
+    """The summary :func:`check_registration` gives, for version ``number`` read as history
+    (``historical``): what the runs that ran under it are scored by. Today's experiment file
+    is not compared: its runs recorded their prompts and guidance.
+
+    Raises:
+        UsageError: ``rundir`` is not registered, or has no version ``number``.
+        IntegrityError: the file changed or went missing since the runs recorded it.
+    """
+    path = rundir / REGISTRATION_FILE
+    _, sealed = _store_state(rundir)
+    digest = _check_seal(path, sealed)
+    if digest is None:
+        raise UsageError(f"{rundir} is not registered: --version names a registered benchmark version")
+    versions = _read(path)["versions"]
+    found = [v for v in versions if v.get("version") == number]
+    if not found:
+        raise UsageError(f"{path} has no version {number} (versions 1 to {len(versions)})")
+    chosen = found[0]
+    out = {"file": str(path), "version": number, "registered_at": chosen["registered_at"], "verified": True,
+           "sha256": digest, "sha256_recorded": sealed is not None, "historical": True,
+           "latest": number == versions[-1].get("version"),
+           "pre_registered": chosen.get("pre_registered", True), "gates": chosen["frozen"]["gates"],
+           "seeds": chosen["frozen"]["seeds"], "rules": {**DEFAULT_RULES, **chosen["frozen"].get("rules", {})}}  # fmt: skip
+    for who in ("owner", "approver"):
+        if chosen.get(who):
+            out[who] = chosen[who]
+    return out

@@ -64,7 +64,7 @@ def test_the_false_alarm_ceiling_reads_the_interval_of_a_known_case():
     assert decision["status"] == "granted" and decision["tier"] == "triage"
     judged = _decide(_table(false_alarm_rate=_m(0.2, lo, hi, num=2, den=10), defect_recall=_m(0.7, 0.6, 0.8),
                             located_recall=_m(0.7, 0.6, 0.8), silence_rate=_m(0.2, 0.1, 0.3)),
-                     evidence=Evidence.JUDGE)  # fmt: skip
+                     evidence=Evidence.HUMAN)  # fmt: skip
     # 0.2 itself is under 0.3; its interval is not: second pass is not earned on it.
     assert _check(judged, "second_pass", "false_alarm_rate")["status"] == "inconclusive"
     assert judged["tier"] == "none" and judged["status"] == "not_earned"
@@ -83,10 +83,21 @@ def test_the_triage_noise_ceiling_at_its_boundary(lo, hi, status, tier):
     assert decision["status"] == ("granted" if tier == "triage" else "not_earned")
 
 
-def _second_pass(**changes):
+def _second_pass(evidence=Evidence.HUMAN, **changes):
     table = _table(defect_recall=_m(0.7, 0.6, 0.8), located_recall=_m(0.7, 0.6, 0.8),
                    silence_rate=_m(0.2, 0.1, 0.3), false_alarm_rate=_m(0.1, 0.0, 0.3), **changes)  # fmt: skip
-    return _decide(table, evidence=Evidence.JUDGE)
+    return _decide(table, evidence=evidence)
+
+
+def test_the_default_table_grants_nothing_above_triage_on_judge_evidence():
+    """Seed 003: the judge is a secondary analysis or a triage aid; people keep final authority."""
+    gates = load_gates(None)[0]
+    assert [t.min_evidence for t in gates.tier if t.name != "triage"] == [Evidence.HUMAN]
+    figures = {"precision": _m(0.8, 0.7, 0.9), "located_precision": _m(0.8, 0.7, 0.9)}
+    assert _second_pass(**figures)["tier"] == "second_pass"  # people's labels: granted
+    judged = _second_pass(Evidence.JUDGE, **figures)
+    assert judged["tier"] == "none" and judged["status"] == "not_earned"
+    assert "second_pass needs human evidence (have judge)" in judged["reason"]
 
 
 @pytest.mark.parametrize("identified, located, status, tier", [
@@ -108,7 +119,7 @@ def test_a_reviewer_without_findings_fails_the_precision_floor_not_the_evidence(
     silent = _table(defect_recall=_m(0.0), located_recall=_m(0.0), silence_rate=_m(1.0), flag_coverage=_m(0.0),
                     false_alarm_rate=_m(0.0), precision=_m(None, None, None, num=0, den=0),
                     located_precision=_m(None, None, None, num=0, den=0))  # fmt: skip
-    decision = _decide(silent, evidence=Evidence.JUDGE)
+    decision = _decide(silent, evidence=Evidence.HUMAN)
     assert decision["status"] == "not_earned" and decision["tier"] == "none"
     assert _check(decision, "second_pass", "precision")["passed"] is False
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import pytest
 
 from reviewbench import MineConfig, mine_corpus
@@ -165,3 +166,107 @@ def test_an_experiment_that_cannot_run_is_refused_at_registration_but_a_missing_
                           'base_url = "http://127.0.0.1:9/v1", api_key_env = "RB_NOT_SET_ANYWHERE" }\n')  # fmt: skip
     assert rb("register", experiment, "--out", tmp / "runs").returncode == 0
     assert "RB_NOT_SET_ANYWHERE" in _error(rb("run", experiment, "--out", tmp / "runs"))
+
+
+# A gates table that grants a tier to anything that ran: what lowering the gates after
+# seeing the results looks like.
+LOWER = ('min_defect_cases = 0\nmin_controls = 0\nmax_interval_width = 1.0\n[[tier]]\nname = "triage"\n'
+         'when = [{ metric = "completion", op = ">=", value = 0.0 }]\npermitted = ["triage"]\n'
+         '[fallback]\nname = "none"\npermitted = []\nnot_permitted = ["gating"]\n')  # fmt: skip
+
+
+def test_gates_lowered_after_the_runs_never_grant_a_tier_on_them(setup):
+    """Seed 003: a post-run rule rewrite is a new benchmark version, which needs new runs;
+    the runs already made keep the version they ran under."""
+    tmp, experiment = setup
+    out = tmp / "runs"
+    # A reviewer, not a calibration baseline (which never earns a tier whatever the gates).
+    experiment.write_text(experiment.read_text() + '[[condition]]\nname = "B"\n'
+                          'reviewer = { kind = "command", command = "echo NO_ISSUES" }\n')  # fmt: skip
+    assert rb("register", experiment, "--out", out, "--gates", tmp / "gates.toml", "--bootstrap", "200").returncode == 0
+    assert rb("run", experiment, "--out", out).returncode == 0
+    (tmp / "lower.toml").write_text(LOWER)
+    proc = rb("score", out, "--gates", tmp / "lower.toml", "--new-version", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert not any(c["decision"]["status"] == "granted" for c in data["conditions"].values())
+    assert data["registration"]["version"] == 2 and data["registration"]["pre_registered"] is False
+    assert data["registration"]["scored_runs"] == {"version": 2, "runs": 0, "other_versions": {"1": 4},
+                                                   "since": data["registration"]["registered_at"], "until": None}
+    assert data["conditions"] == {}  # no run started under version 2
+    text = rb("score", out).stdout  # the latest version again: still none of the old runs
+    assert "4 runs ran under version 1, not scored under version 2" in " ".join(text.split())
+    assert "decision" not in text
+    assert rb("report", out, "--html", tmp / "report.html").returncode == 0
+    page = " ".join((tmp / "report.html").read_text().split())
+    assert "4 runs ran under version 1: not scored under version 2" in page and "triage [granted]" not in page
+    # The old runs keep their own version, its gates and rules: nothing to override there.
+    old = json.loads(rb("score", out, "--version", "1", "--json").stdout)
+    assert old["registration"]["version"] == 1 and old["registration"]["scored_runs"]["runs"] == 4
+    assert old["analysis"]["gates"] == str((tmp / "gates.toml").resolve())
+    assert old["conditions"]["B"]["decision"]["version"] == 1
+    assert old["conditions"]["B"]["decision"]["status"] != "granted"
+    assert "decision (version 1, pre-registered):" in rb("score", out, "--version", "1").stdout
+    line = _error(rb("score", out, "--version", "1", "--gates", tmp / "lower.toml"))
+    assert "version 1" in line and "--gates" in line
+    assert "no version 3" in _error(rb("score", out, "--version", "3"))
+
+
+def test_runs_started_after_a_new_version_are_scored_under_it(setup):
+    """A run interrupted under version 1, resumed after version 2: only what ran after it counts."""
+    tmp, experiment = setup
+    out = tmp / "runs"
+    assert rb("register", experiment, "--out", out, "--gates", tmp / "gates.toml", "--bootstrap", "200").returncode == 0
+    assert rb("run", experiment, "--out", out).returncode == 0
+    assert rb("register", experiment, "--out", out, "--gates", tmp / "gates.toml", "--bootstrap", "300",
+              "--new-version", "--late").returncode == 0  # fmt: skip
+    db = sqlite3.connect(out / "runs.sqlite")  # as if the run had stopped before this one
+    [(run_id,)] = db.execute("SELECT run_id FROM runs LIMIT 1").fetchall()
+    with db:
+        db.execute("DELETE FROM findings WHERE run_id = ?", (run_id,))
+        db.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+    db.close()
+    assert rb("run", experiment, "--out", out).returncode == 0  # resumed: the missing run only
+    data = json.loads(rb("score", out, "--json").stdout)
+    assert data["registration"]["scored_runs"]["runs"] == 1
+    assert data["registration"]["scored_runs"]["other_versions"] == {"1": 1}
+    assert data["conditions"]["A"]["decision"]["version"] == 2
+    assert data["analysis"]["bootstrap"]["resamples"] == 300
+    assert "decision (version 2, registered after runs):" in rb("score", out).stdout
+    assert rb("report", out, "--html", tmp / "report.html").returncode == 0
+    page = (tmp / "report.html").read_text()
+    assert "version 2, registered after runs" in page and "1 runs ran under version 1" in page
+    old = json.loads(rb("score", out, "--version", "1", "--json").stdout)
+    assert old["registration"]["scored_runs"]["runs"] == 1 and old["analysis"]["bootstrap"]["resamples"] == 200
+
+
+def test_an_unregistered_decision_says_so(setup):
+    tmp, experiment = setup
+    out = tmp / "runs"
+    assert rb("run", experiment, "--out", out).returncode == 0
+    assert "decision (not registered):" in rb("score", out, "--bootstrap", "200").stdout
+    data = json.loads(rb("score", out, "--bootstrap", "200", "--json").stdout)
+    assert data["conditions"]["A"]["decision"]["version"] is None
+    assert "not registered" in _error(rb("score", out, "--version", "1"))
+
+
+def test_a_version_keeps_its_own_table_after_the_file_changes(setup):
+    """A registration holds a copy of its gates: after the file (or a later reviewbench's
+    built-in table) changes, its runs are still scored by the table they were registered with."""
+    tmp, experiment = setup
+    out = tmp / "runs"
+    gates = tmp / "gates.toml"
+    original = gates.read_text()
+    assert rb("register", experiment, "--out", out, "--gates", gates, "--bootstrap", "200").returncode == 0
+    assert json.loads((out / "registration.json").read_text())["versions"][0]["frozen"]["gates"]["text"] == original
+    assert rb("run", experiment, "--out", out).returncode == 0
+    gates.write_text(LOWER)  # the file edited after the runs
+    assert "gates changed since registration" in _error(rb("score", out))
+    proc = rb("score", out, "--version", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["conditions"]["A"]["decision"]["not_permitted"] == ["gating"]  # the registered table's
+    assert "text" not in data["registration"]["gates"]
+    (tmp / "copy.toml").write_text(original)
+    assert rb("score", out, "--version", "1", "--gates", tmp / "copy.toml").returncode == 0
+    assert "is not the table version 1 registered" in _error(rb("score", out, "--version", "1", "--gates", gates))

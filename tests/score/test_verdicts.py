@@ -228,7 +228,7 @@ def test_a_reviewer_naming_what_the_fix_removed_is_identified_and_gets_its_plann
     assert _frac(m["weighted_points"]) == (36, 36) and _frac(m["seed_severity_match"]) == (12, 12)
     # Automatic evidence earns nothing above triage: second_pass is skipped, and silence
     # 0 < 0.5 fails triage (a reviewer that always speaks is no triage signal).
-    assert named["decision"]["tier"] == "none" and "second_pass needs judge evidence" in named["decision"]["reason"]
+    assert named["decision"]["tier"] == "none" and "second_pass needs human evidence" in named["decision"]["reason"]
     verdicts = [json.loads(line) for line in (rundir / "verdicts.jsonl").read_text().splitlines()]
     [v] = [v for v in verdicts if v["run_id"] == "named-d3"]
     assert v["comment_id"] == "named-d3:0" and v["identified"] and v["identified_by"] == "removed_identifier"
@@ -411,3 +411,39 @@ def test_the_scoreboard_says_how_many_defect_cases_were_reviewed_not_valid(rundi
     assert proc.returncode == 0, proc.stderr
     [header] = [line for line in proc.stdout.splitlines() if line.startswith("prose  (")]
     assert "6 defect cases with a completed review" in header and "valid defect cases" not in header
+
+
+def _judged(rundir, evidence):
+    """Every comment of "perfect" labelled, identified where it lies on a defect."""
+    verdicts = [v for v in _score(rundir).verdicts if v.condition == "perfect"]
+    return {v.comment_id: VerdictOverride(comment_id=v.comment_id, identified=v.defect_id is not None,
+                                          evidence=evidence) for v in verdicts}  # fmt: skip
+
+
+def test_judge_labels_earn_a_secondary_analysis_never_the_primary_decision(rundir, tmp_path, capsys):
+    """Seed 003: a judge for a declared secondary analysis; humans keep final authority."""
+    default = files("reviewbench.score").joinpath("default_gates.toml").read_text(encoding="utf-8")
+    gates = tmp_path / "gates.toml"  # intervals of any width: 12 cases
+    gates.write_text(default.replace("max_interval_width = 0.5", "max_interval_width = 1.0"))
+    human = _score(rundir, gates=gates, overrides=_judged(rundir, "human")).as_json()["conditions"]["perfect"]
+    assert human["evidence"] == "human" and human["decision"]["tier"] == "second_pass"
+    assert "judge_secondary" not in human
+    result = _score(rundir, gates=gates, overrides=_judged(rundir, "judge"))
+    judged = result.as_json()["conditions"]["perfect"]
+    assert judged["evidence"] == "judge"
+    assert judged["decision"]["tier"] == "none" and "needs human evidence" in judged["decision"]["reason"]
+    secondary = judged["judge_secondary"]
+    assert secondary["tier"] == "second_pass" and secondary["status"] == "granted"
+    assert secondary["authority"] == "none: a secondary analysis on judge labels grants no authority"
+    assert secondary["would_be"] == "second-pass attention list"
+    from reviewbench.cli.score import print_scoreboard
+
+    capsys.readouterr()
+    print_scoreboard(rundir, result)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "secondary analysis on judge labels (no authority): second_pass [granted]" in text
+    from reviewbench.report import build_report, write_html
+
+    page = tmp_path / "report.html"
+    write_html(build_report(rundir, scored=result), page)
+    assert "Secondary analysis on judge labels, no authority:" in page.read_text()

@@ -25,6 +25,7 @@ from .case import case_group
 from .compare import compare_command
 from .demo import demo_command
 from .gate import gate_command
+from .exclude import exclude_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
 from .report import report_command
@@ -83,6 +84,7 @@ cli.add_command(export_command)
 cli.add_command(score_command)
 cli.add_command(compare_command)
 cli.add_command(gate_command)
+cli.add_command(exclude_command)
 cli.add_command(register_command)
 cli.add_command(report_command)
 cli.add_command(tasks_group)

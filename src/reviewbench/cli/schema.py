@@ -27,9 +27,10 @@ SCHEMAS = {
     "audit": ("reviewbench.score.audit", "Audit"),
     "compare": ("reviewbench.score.comparison", "RunComparison"),
     "gate": ("reviewbench.score.gate", "GateResult"),
+    "exclusions": ("reviewbench.store.exclusions", "Exclusion"),
 }
 #: Outputs: their schema is that of what is written (serialization mode).
-_WRITTEN = {"verdicts", "score", "audit", "compare", "gate"}
+_WRITTEN = {"verdicts", "score", "audit", "compare", "gate", "exclusions"}
 
 
 def json_schema(name: str) -> dict:
@@ -50,5 +51,6 @@ def schema_command(name: str) -> None:
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
     verdicts (a run directory's verdicts.jsonl), score (score --json), audit (a corpus's
-    audit.json), compare (compare --json), gate (gate --json), packets (label export's packets) or labels (label import/export rows)."""
+    audit.json), compare (compare --json), gate (gate --json), packets (label export's packets),
+    labels (label import/export rows) or exclusions (a run directory's exclusions.jsonl)."""
     print_json(json_schema(name))

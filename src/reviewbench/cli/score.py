@@ -70,7 +70,7 @@ def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _print_condition(name: str, data: dict) -> None:
+def _print_condition(name: str, data: dict, version: str = "not registered") -> None:
     metrics = data["metrics"]
     states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
     console.print(f"\n{name}  ({states}; {data['valid_defect_cases']} defect cases with a completed review; "
@@ -118,7 +118,11 @@ def _print_condition(name: str, data: dict) -> None:
     status = decision["status"].replace("_", " ")
     if decision["status"] == "needs_labels":
         status += f": {decision['labels_needed']} located findings await a label"
-    console.print(f"  decision: {decision['authority']} [{status}]{reason}", markup=False)
+    console.print(f"  decision ({version}): {decision['authority']} [{status}]{reason}", markup=False)
+    if secondary := data.get("judge_secondary"):
+        console.print(f"  secondary analysis on judge labels (no authority): {secondary['tier']} "
+                      f"[{secondary['status'].replace('_', ' ')}]: {secondary['would_be']} only if people's labels "
+                      "said the same", markup=False)  # fmt: skip
     if data.get("unclear"):
         console.print("  " + _unclear_line(data), markup=False)
     if data.get("labels"):
@@ -193,6 +197,9 @@ def _print_splits(data: dict) -> None:
               help="Also score cases whose defect no test observed [default: registered, or validated only].")
 @click.option("--new-version", is_flag=True,
               help="If registered inputs changed, register them as a new benchmark version.")
+@click.option("--version", "version", type=click.IntRange(min=1),
+              help="Score the runs of an earlier registered version, by its own gates and rules "
+                   "[default: the latest; a version scores only the runs started under it].")
 @click.option("--cutoff", metavar="DATE",
               help="Contamination cut-off (YYYY-MM-DD): every metric also on the cases before and after it, "
                    "with their difference [default: the experiment's registered cutoff, if any].")
@@ -202,7 +209,7 @@ def _print_splits(data: dict) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def score_command(rundir: Path, tolerance: int | None, resamples: int | None, seed: int | None,
                   gates: Path | None, include_unvalidated: bool | None, new_version: bool,
-                  cutoff: str | None, prices: Path | None, as_json: bool) -> None:  # fmt: skip
+                  version: int | None, cutoff: str | None, prices: Path | None, as_json: bool) -> None:  # fmt: skip
     """Score the runs of RUNDIR: every finding's verdict (RUNDIR/verdicts.jsonl), metrics
     with numerators, denominators and 95% intervals, located and identified recall side by
     side, an end-to-end analysis where missing reviews count against, paired comparisons,
@@ -212,7 +219,8 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     By default only defect cases validated 'observed' and controls whose tests pass count.
     Natural cases (mine --natural) are a holdout: shown on their own, never in the headline.
     A registered run directory is scored with its registered rules; changing them is
-    refused unless --new-version.
+    refused unless --new-version. A version registered after runs scores only the runs
+    started after it: the older ones keep the version they ran under (--version N).
     """
     from ..label.evidence import score_overrides
     from ..label.report import label_figures
@@ -226,7 +234,7 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     table = load_prices(prices) if prices is not None else None
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
-                                            new_version=new_version, cutoff=cutoff,
+                                            new_version=new_version, version=version, cutoff=cutoff,
                                             overrides=score_overrides(rundir), labels=labels, prices=table))  # fmt: skip
     if as_json:
         print_json(result.as_json())
@@ -273,6 +281,8 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
                       "when the runs began, so edits to the file itself cannot be ruled out")
         console.print(f"{when}: version {registration['version']} of {registration['registered_at']}, {sealed}",
                       markup=False)  # fmt: skip
+        if scoped := registration.get("scored_runs"):
+            console.print(_scope_line(scoped), markup=False)
     else:
         console.print("not registered: the gates and rules were not fixed before the runs", markup=False)
     cutoff = result["analysis"].get("cutoff")
@@ -280,8 +290,17 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
         fixed = cutoff.get("registered_date")
         console.print(f"cutoff {cutoff['date']} given here" + (f", not the registered {fixed}" if fixed else ", none "
                       "registered") + ": an exploratory split, not part of the registration", markup=False)  # fmt: skip
+    from ..score.versions import version_phrase
+
+    excluded = result.get("exclusions")
+    if excluded:
+        console.print(f"exclusions: {_count(len(excluded['runs']), 'run')}, {_count(len(excluded['cases']), 'case')} "
+                      "left out (exclusions.jsonl); the figures below are without them, each condition's "
+                      "without exclusions line has them back in", markup=False)  # fmt: skip
     for name, data in result["conditions"].items():
-        _print_condition(name, data)
+        _print_condition(name, data, version_phrase(registration))
+        if excluded and name in excluded["without"]:
+            console.print("  " + _without_line(excluded["without"][name]), markup=False)
         _print_splits(data)
     shown = [c for c in result["comparisons"]
              if c["metric"] in ("defect_recall", "false_alarm_rate") and c["analysis"] == "completed"]  # fmt: skip
@@ -306,3 +325,31 @@ def _clean(corpus: dict) -> str:
     """"32 clean cases (12 controls, 20 mirrors)": a mirror is no control."""
     clean, mirrors = corpus["eligible_controls"], corpus.get("eligible_mirrors", 0)
     return f"{clean} clean cases ({clean - mirrors} controls, {mirrors} mirrors)" if mirrors else f"{clean} controls"
+
+
+def _scope_line(scoped: dict) -> str:
+    """Which runs this version scores, and how many ran under another one."""
+    since, until = scoped["since"], scoped["until"]
+    window = (f"started from {since} until {until}" if since and until else f"started from {since}" if since
+              else f"started before {until}" if until else "every run")  # fmt: skip
+    line = f"version {scoped['version']} scores {scoped['runs']} runs ({window})"
+    others = [f"{n} runs ran under version {v}" for v, n in scoped["other_versions"].items()]
+    if others:
+        line += f"; {', '.join(others)}, not scored under version {scoped['version']} (score --version N)"
+    return line
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _without_line(beside: dict) -> str:
+    """The headline figures and the decision with nothing left out, and whether it changes."""
+    parts = []
+    for metric in ("defect_recall", "false_alarm_rate"):
+        value, fraction, _ = _fmt(beside[metric])
+        parts.append(f"{metric} {fraction} = {value}")
+    d = beside["decision"]
+    said = f"{d['authority']} [{d['status'].replace('_', ' ')}]"
+    verdict = f"DECISION CHANGES: {said}" if beside["decision_changes"] else "decision unchanged"
+    return f"without exclusions: {'; '.join(parts)}; {verdict}"

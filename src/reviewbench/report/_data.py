@@ -19,6 +19,7 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
+from ..score.versions import scoped_runs, version_phrase
 from ..score.first_review import first_review_note
 from ..score.gates import veto_outcome
 from ..score.levels import describe
@@ -90,7 +91,7 @@ def _metric(name: str, m, evidence=None) -> Metric:  # type: ignore[no-untyped-d
                   evidence=describe(evidence.model_dump(mode="json")))  # fmt: skip
 
 
-def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
+def _decision(d, version: str) -> Decision:  # type: ignore[no-untyped-def]
     checks = []
     vetoes = set(d.get("vetoes", ()))
     for tier, conditions in d["gates"].items():
@@ -109,7 +110,7 @@ def _decision(d) -> Decision:  # type: ignore[no-untyped-def]
     return Decision(authority=d["authority"], tier=d["tier"], reason=d["reason"],
                     permitted=tuple(d["permitted"]), not_permitted=tuple(d["not_permitted"]),
                     checks=tuple(checks), status=d["status"].value if hasattr(d["status"], "value") else d["status"],
-                    labels_needed=d["labels_needed"], evidence=str(d["evidence"]))  # fmt: skip
+                    labels_needed=d["labels_needed"], evidence=str(d["evidence"]), version=version)  # fmt: skip
 
 
 def _reviewer(experiment: dict, name: str) -> str:
@@ -270,10 +271,17 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         experiment = json.loads(store.get_meta("experiment") or "{}")
     finally:
         store.close()
+    if result.registration and result.registration.get("scored_runs"):  # the runs its decision rests on
+        runs = scoped_runs(runs, rundir, result.registration)[0]
+    if result.exclusions:  # left out of every figure: out of the tables too
+        left_out = set(result.exclusions.runs)
+        runs = [r for r in runs if r.run_id not in left_out and r.case_id not in result.exclusions.cases]
     corpus = read_corpus(Path(result.corpus.path))
     gold = {g.case_id: g for g in corpus.gold}
     include_unvalidated = result.corpus.include_unvalidated
     cases = eligible_cases(corpus, include_unvalidated)
+    if result.exclusions:
+        cases = {k: c for k, c in cases.items() if k not in result.exclusions.cases}
     by_run: dict[str, list[FindingVerdict]] = defaultdict(list)
     for v in result.verdicts:  # one pass: verdicts are in run order, findings in index order
         by_run[v.run_id].append(v)
@@ -328,9 +336,10 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         drift = scored.model_drift
         conditions.append(ConditionView(
             name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored.states,
-            valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision),
+            valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision, version_phrase(result.registration)),
             fp_distribution=scored.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
             end_to_end=end_to_end, evidence=scored.evidence.value, unclear=scored.unclear,
+            judge_secondary=scored.judge_secondary,
             splits=tuple(SplitView(label=row.label, kind=row.kind,
                                    metrics={m: _metric(m, v) for m, v in row.metrics.items()})
                          for row in split_rows(scored.holdout, scored.cutoff)),
@@ -348,6 +357,21 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     notes.append(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
     if result.registration and not result.registration.get("pre_registered", True):
         notes.append("registered after runs: the gates and rules were fixed after results could be seen")
+    if result.exclusions:  # the figures are without them: what they would be with them back in
+        excluded = result.exclusions
+        notes.append(f"exclusions: {len(excluded.runs)} runs and {len(excluded.cases)} cases left out, each with its "
+                     "reason in exclusions.jsonl; the figures are without them")  # fmt: skip
+        for name, beside in excluded.without.items():
+            d = beside.decision
+            state = "changes to" if beside.decision_changes else "stays"
+            notes.append(f"{name} without exclusions: defect_recall {beside.defect_recall.num}/"
+                         f"{beside.defect_recall.den}, false_alarm_rate {beside.false_alarm_rate.num}/"
+                         f"{beside.false_alarm_rate.den}; the decision {state} {d.authority} "
+                         f"({d.status.value.replace('_', ' ')})")  # fmt: skip
+    scoped = (result.registration or {}).get("scored_runs") or {}
+    for number, count in scoped.get("other_versions", {}).items():
+        notes.append(f"{count} runs ran under version {number}: not scored under version {scoped['version']}, "
+                     f"whose gates and rules came after them (score --version {number})")  # fmt: skip
     if include_unvalidated:
         notes.append("--include-unvalidated: cases whose defect no test observed are scored too")
     if not runs:

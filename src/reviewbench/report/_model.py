@@ -132,6 +132,8 @@ class Decision:
     """granted, insufficient, needs_labels or vetoed."""
     labels_needed: int = 0
     evidence: str = "automatic"
+    version: str = "not registered"
+    """The benchmark version decided under: "version 2, registered after runs"."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,9 @@ class ConditionView:
     unclear: Any = None
     """The score's ``UnclearSensitivity`` when labels call some comments unclear: precision
     with every one false, then true, and the decision at each (``score/unclear.py``)."""
+    judge_secondary: Any = None
+    """The score's ``JudgeSecondary`` when the figures rest on a calibrated judge: what they
+    would earn were its labels people's, granting nothing (``score/secondary.py``)."""
     splits: tuple[SplitView, ...] = ()
     """Parts scored apart from the headline: holdout strata (natural), then the cases before
     and from the cut-off date (``score/splits.py``)."""

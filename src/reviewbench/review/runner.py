@@ -96,7 +96,7 @@ class ReviewJob:
         self.experiment = experiment
         self.corpus = corpus
         self.gold_sha256 = corpus.meta.gold_sha256
-        self.builder = PacketBuilder(corpus.path, Path(corpus.meta.repo.path))
+        self.builder = PacketBuilder(corpus.path, Path(corpus.meta.repo.path), corpus.gold)
         self._packets: dict[tuple[str, str], tuple[object, str]] = {}
 
     def condition(self, config: ConditionConfig) -> Condition:
@@ -121,7 +121,9 @@ class ReviewJob:
                 packet = self.builder.packet(case, render, condition.guidance, config.context)
             else:
                 packet = await asyncio.to_thread(self.builder.packet, case, render, condition.guidance, config.context)
-            self._packets[slot] = (packet, _packet_digest(packet.model_dump_json(), condition))
+            # Without a tree note the packet digests as before it had one: caches stay valid.
+            dumped = packet.model_dump_json(exclude={"tree_note"} if packet.tree_note is None else None)
+            self._packets[slot] = (packet, _packet_digest(dumped, condition))
         return self._packets[slot]
 
     async def attempt(self, planned: PlannedRun, condition: Condition, packet: object) -> CachedReply:

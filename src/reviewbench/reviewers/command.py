@@ -5,7 +5,8 @@ The command line runs through the shell with the packet as one JSON object on st
     {"case_id", "title", "diff", "paths", "prompt", "guidance", "files"}
 
 and ``REVIEWBENCH_TREE`` naming the exported post-patch tree when the condition asks for
-one (the command then also runs inside it, read-only). Whatever it prints on stdout is the
+one (the command then also runs inside it, read-only; the packet then also has
+``tree_note``, what the tree's REVIEW.md says). Whatever it prints on stdout is the
 review text, parsed like a model's, read up to ``max_output_bytes`` (past it the command is
 killed and the run is ``invalid``). A non-zero exit means no review appeared. It runs in
 the shared sandbox (``reviewbench.sandbox.AgentBox``): no corpus, gold, run directory or

@@ -56,8 +56,8 @@ def capped_stdout(result: ShellResult, box: AgentBox, where: str = "") -> None:
 
 
 def packet_json(packet: ReviewPacket) -> dict[str, object]:
-    """The packet as the command kind sends it on stdin (SPEC 6)."""
-    return {
+    """The packet as the command kind sends it on stdin (SPEC 6); ``tree_note`` with a tree."""
+    out: dict[str, object] = {
         "case_id": packet.case_id,
         "title": packet.title,
         "diff": packet.diff,
@@ -66,3 +66,6 @@ def packet_json(packet: ReviewPacket) -> dict[str, object]:
         "guidance": packet.guidance,
         "files": dict(packet.files),
     }
+    if packet.tree_note is not None:
+        out["tree_note"] = packet.tree_note
+    return out

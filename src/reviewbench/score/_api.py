@@ -11,7 +11,7 @@ import itertools
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +24,12 @@ from ..store.runs import RUNS_DB, RunRow, RunStore
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
+from ..store.exclusions import read_exclusions
 from .cost import condition_cost
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
 from .drift import per_model_scores
+from .exclusions import excluded_ids, exclusion_summary
 from .first_review import first_reviews
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates
 from .levels import metric_evidence
@@ -43,10 +45,12 @@ from .metrics import (
 )
 from .paired import difference, mcnemar_table, paired_columns
 from .registry import RATE_METRICS
+from .secondary import judge_gates, judge_secondary
 from .result import LabelFigures, ScoreResult
 from .stats import percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
+from .versions import check_past_version, registered_gates, scoped_runs
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,
@@ -91,6 +95,11 @@ class ScoreOptions:
     """Read the runs as history (``compare``, ``gate``): the registration file is verified and
     its rules apply, but today's experiment file, prompts, guidance and gates need not match
     it (a rerun after a prompt edit changed them); the gates are not applied (built-in)."""
+    version: int | None = None
+    """A registered benchmark version to score (None: the latest); each scores only the runs
+    started under it (``score/versions.py``)."""
+    exclusions: bool = True
+    """Apply ``RUNDIR/exclusions.jsonl`` (and score without it beside); False: leave nothing out."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -197,6 +206,8 @@ class _Inputs:
     tolerance: int
     bootstrap: int
     include_unvalidated: bool
+    excluded_cases: frozenset[str] = frozenset()
+    """Cases the exclusion log leaves out (their runs are out of ``runs`` already)."""
 
 
 def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
@@ -218,6 +229,7 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     from ..registration import (  # registration reads gates: no cycle
         REGISTRATION_FILE,
         check_registration,
+        version_summary,
     )
     from ..review.experiment import load_experiment
 
@@ -229,10 +241,15 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
         from ..registration import registered_summary
 
         registration = registered_summary(rundir)
+    elif options.version is not None:  # a version as history: its own gates and rules, its own runs
+        check_past_version(options.version, asked, options.seed, options.new_version)
+        registration = version_summary(rundir, options.version)
     # Also when the file is gone but the runs recorded one: check_registration refuses that.
     elif experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
         registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
                                           new_version=options.new_version, rules=asked)  # fmt: skip
+    if registration:
+        runs, registration = scoped_runs(runs, rundir, registration)
     rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}
     gates_path = options.gates
     seed = options.seed if options.seed is not None else 0
@@ -241,9 +258,16 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
             gates_path = Path(registration["gates"]["path"])
         seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
         rules = registration["rules"]
-    gates, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    strata = {g.stratum for g in corpus.gold}
+    if registration and registration.get("historical"):
+        gates, gates_sha = registered_gates(rundir, registration, options.gates, strata)
+    else:
+        gates, _, gates_sha = load_gates(gates_path, strata=strata)
+    excluded_runs, excluded_cases = excluded_ids(read_exclusions(rundir)) if options.exclusions else ((), ())
+    runs = [r for r in runs if r.run_id not in excluded_runs and r.case_id not in excluded_cases]
     return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
-                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]))  # fmt: skip
+                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]),
+                   frozenset(excluded_cases))  # fmt: skip
 
 
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
@@ -317,7 +341,8 @@ def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[s
     """
     inputs = _load(rundir, options)
     corpus, runs = inputs.corpus, inputs.runs
-    everything = eligible_cases(corpus, inputs.include_unvalidated)
+    everything = {k: c for k, c in eligible_cases(corpus, inputs.include_unvalidated).items()
+                  if k not in inputs.excluded_cases}  # fmt: skip
     verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
     paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
     outcomes: dict[str, RunOutcome] = {
@@ -348,6 +373,9 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         UsageError: the corpus's gold changed since the runs, registered rules or inputs
             changed, or the gates are invalid.
     """
+    log = read_exclusions(rundir) if options.exclusions else []
+    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last).
+    without = score_run(rundir, replace(options, exclusions=False)) if log else None
     tallied = tally_runs(rundir, options)
     inputs, cases, holdout, verdicts = tallied.inputs, tallied.cases, tallied.holdout, tallied.verdicts
     gates, corpus, runs = inputs.gates, inputs.corpus, inputs.runs
@@ -474,6 +502,12 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
         baseline = calibration_kind(inputs.experiment, name)
         decision = unsound(never_earned(gates, decision, baseline), audit)
+        decision["version"] = inputs.registration["version"] if inputs.registration else None
+        secondary = None
+        if judged_gates := judge_gates(gates, evidence):  # a judge's labels: a secondary analysis only
+            again = decide(judged_gates, metrics, gated_cases, breakdown=breakdown, **common,
+                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
+            secondary = judge_secondary(unsound(never_earned(judged_gates, again, baseline), audit))
         unclear = None
         if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
             bounds = {}
@@ -503,6 +537,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             drift["by_model"] = per_model_scores(by_condition[name], cases, outcomes, inputs.bootstrap, inputs.seed)
         if unclear:
             conditions[name]["unclear"] = unclear
+        if secondary:
+            conditions[name]["judge_secondary"] = secondary
         if name in options.labels:
             conditions[name]["labels"] = options.labels[name]
         if holdout:
@@ -562,6 +598,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         },  # fmt: skip
         "registration": inputs.registration,
     }
+    if without is not None:
+        result["exclusions"] = exclusion_summary(log, conditions, without)
     return ScoreResult.build(result, [v for run in runs for v in verdicts[run.run_id]])
 
 

@@ -41,7 +41,8 @@ from .registry import MetricKind, check_metric_name, spec
 from .result import LabelFigures
 from .verdicts import Evidence
 
-__all__ = ["Compare", "Gates", "decide", "evaluate_compare", "label_metrics", "load_gates", "veto_outcome", "wilson"]
+__all__ = ["Compare", "Gates", "decide", "evaluate_compare", "label_metrics", "load_gates", "parse_gates", "veto_outcome",
+           "wilson"]
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 #: Uses no measurement can justify (SPEC 8): a gates file that permits them is refused.
@@ -132,6 +133,16 @@ def load_gates(path: Path | None, strata: Collection[str] | None = None) -> tupl
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"gates file {path} cannot be read: {exc}") from None
         where = str(path)
+    return parse_gates(text, where, strata), text, hashlib.sha256(text.encode()).hexdigest()
+
+
+def parse_gates(text: str, where: str, strata: Collection[str] | None = None) -> Gates:
+    """The gates of TOML ``text`` (``where`` names it in errors), checked as :func:`load_gates`
+    checks a file: also a registration's own copy of its table.
+
+    Raises:
+        UsageError: as :func:`load_gates`.
+    """
     try:
         gates = Gates.model_validate(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
@@ -141,7 +152,7 @@ def load_gates(path: Path | None, strata: Collection[str] | None = None) -> tupl
         field = ".".join(str(p) for p in first["loc"])
         raise UsageError(f"{where}: {field}: {first['msg']}") from None
     _check_names(gates, where, strata)
-    return gates, text, hashlib.sha256(text.encode()).hexdigest()
+    return gates
 
 
 def _lookup(metrics: dict[str, dict], breakdown: dict, name: str) -> dict:

@@ -22,7 +22,9 @@ __all__ = [
     "CostScore",
     "DecisionResult",
     "DecisionStatus",
+    "ExclusionsResult",
     "GateCheck",
+    "JudgeSecondary",
     "MetricEvidence",
     "MetricValue",
     "ModelFigures",
@@ -129,6 +131,8 @@ class DecisionResult(_Result):
     vetoes: list[str] = Field(default_factory=list, description="The entries of gates that are vetoes: one "
                               "whose checks all pass (the condition holds) vetoes the condition.")
     reason: str | None = Field(description="Why, when not a plain grant.")
+    version: int | None = Field(default=None, description="The registered benchmark version decided under (its "
+                                "gates and rules, its runs only); null when the run directory is not registered.")
 
 
 class MetricEvidence(_Result):
@@ -177,6 +181,18 @@ class UnclearSensitivity(_Result):
     decision_changes: bool = Field(description="The two decisions differ: the unclear claims decide it.")
 
 
+class JudgeSecondary(_Result):
+    """A declared secondary analysis (``score/secondary.py``): the decision the
+    figures would earn if a calibrated judge's labels counted as people's. No authority."""
+
+    analysis: str = Field(description="What it assumes: judge labels counted as people's.")
+    tier: str = Field(description="The tier, veto or fallback it reaches.")
+    status: DecisionStatus = Field(description="As a decision's status.")
+    would_be: str = Field(description="The authority that tier would carry, were its labels people's.")
+    authority: str = Field(description="Always none: a secondary analysis grants nothing.")
+    reason: str | None = Field(description="Why, when not a plain grant.")
+
+
 class LabelFigures(_Result):
     """What people (or a calibrated judge) said about a condition's comments (seed 003),
     beside the metrics: only with labels in the run directory."""
@@ -219,6 +235,9 @@ class ConditionScore(_Result):
     metric_evidence: dict[str, MetricEvidence] | None = Field(
         default=None, description="Per rate metric, the evidence it rests on (gated analysis).")
     decision: DecisionResult = Field(description="The authority earned, from the gated analysis.")
+    judge_secondary: JudgeSecondary | None = Field(default=None, description="Set when the figures rest on a "
+                                                   "calibrated judge and a tier asks for people's labels: what the "
+                                                   "judge's labels would earn, reported beside the decision.")
     unclear: UnclearSensitivity | None = Field(default=None, description="Set when people's (or a calibrated "
                                                "judge's) labels call some counted comments unclear.")
     labels: LabelFigures | None = Field(default=None, description="Actionability and triage minutes from the "
@@ -270,6 +289,24 @@ class CorpusSummary(_Result):
     include_unvalidated: bool
 
 
+class ExcludedBeside(_Result):
+    """One condition scored with nothing left out, beside the figures with the exclusions."""
+
+    defect_recall: MetricValue = Field(description="Completed-run defect recall, nothing excluded.")
+    false_alarm_rate: MetricValue = Field(description="Completed-run false-alarm rate, nothing excluded.")
+    decision: UnclearDecision = Field(description="The decision with nothing excluded.")
+    decision_changes: bool = Field(description="It differs from the decision with the exclusions applied.")
+
+
+class ExclusionsResult(_Result):
+    """``RUNDIR/exclusions.jsonl`` applied (``score/exclusions.py``): set only when it names any."""
+
+    log: list[dict[str, Any]] = Field(description="Every exclusion, oldest first: kind, id, reason, by, at.")
+    runs: list[str] = Field(description="Run ids left out.")
+    cases: list[str] = Field(description="Case ids left out, every run of them too.")
+    without: dict[str, ExcludedBeside] = Field(description="Per condition, the figures with nothing left out.")
+
+
 class ScoreResult(_Result):
     """``score --json``, typed; the verdicts ride along (excluded from the JSON)."""
 
@@ -279,6 +316,8 @@ class ScoreResult(_Result):
     corpus: CorpusSummary
     analysis: dict[str, Any] = Field(description="Tolerance, bootstrap, gates and what the figures mean.")
     registration: dict[str, Any] | None = Field(description="The registration verified, if any.")
+    exclusions: ExclusionsResult | None = Field(default=None, description="Set when RUNDIR/exclusions.jsonl "
+                                                "leaves runs or cases out: the figures are without them.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from ._version import __version__
 from .errors import OutputTooLarge, ReviewerError, StoreError, UsageError
-from .records import Finding, PullRequest, RunRow, RunState
+from .records import FailureCode, Finding, PullRequest, RunRow, RunState
 from .store.runs import RUNS_DB, CachedReply, RunStore
 
 __all__ = [
@@ -253,9 +253,11 @@ class _Runner:
                         continue
                     raise
             outcome = self.job.outcome(planned, reply)
+            code = FailureCode.ENDPOINT_ERROR if outcome.state is RunState.INVALID else None
         except TimeoutError as exc:
             outcome = Outcome(RunState.TIMED_OUT)
             error = str(exc) or f"no answer within {config.timeout_s:g}s"  # a forge names its PR
+            code = getattr(exc, "code", None) or FailureCode.TIMEOUT
         except OutputTooLarge as exc:
             # An answer, but not a review: invalid, its first bytes stored once (as the raw
             # output only: never cached, never split into unparsed lines).
@@ -263,25 +265,29 @@ class _Runner:
             error = str(exc)
             reply = CachedReply(exc.head, None, None, None, None)
             self._record(planned, condition, outcome, reply, error, started_wall, attempts, False, key, None,
-                         cacheable=False)  # not an answer a resume could replay  # fmt: skip
+                         cacheable=False, code=FailureCode.ENDPOINT_ERROR)  # not an answer a resume could replay  # fmt: skip
             return
         except ReviewerError as exc:
             outcome = Outcome(RunState.FAILED)
             error = str(exc)
+            code = exc.code or FailureCode.ENDPOINT_ERROR
         except StoreError:
             raise  # the harness's failure, not the reviewer's: stop the experiment
         except asyncio.CancelledError:
             self._record(planned, condition, Outcome(RunState.CANCELLED), None, "interrupted",
-                         started_wall, attempts, False, key, None)  # fmt: skip
+                         started_wall, attempts, False, key, None, code=FailureCode.OPERATOR_ERROR)  # fmt: skip
             raise
         except Exception as exc:  # noqa: BLE001 - a broken case must not sink the experiment
             outcome = Outcome(RunState.FAILED)
             error = f"{type(exc).__name__}: {exc}"
-        self._record(planned, condition, outcome, reply, error, started_wall, attempts, cached, key, answer_s)
+            code = FailureCode.SETUP_FAILED
+        self._record(planned, condition, outcome, reply, error, started_wall, attempts, cached, key, answer_s,
+                     code=code)
 
     def _record(self, planned: PlannedRun, condition: Condition, outcome: Outcome, reply: CachedReply | None,
                 error: str | None, started_wall: str, attempts: int, cached: bool,
-                key: str, answer_s: float | None, *, cacheable: bool = True) -> None:  # fmt: skip
+                key: str, answer_s: float | None, *, cacheable: bool = True,
+                code: str | None = None) -> None:  # fmt: skip
         agent = condition.agent_config
         notes: list[str] = []
         tokens_in = _plausible(reply.tokens_in, notes, "input token") if reply else None
@@ -319,6 +325,8 @@ class _Runner:
             patch=outcome.patch,
             try_no=self.tries.get(planned.run_id, 1),
             pull_request=_pull_request(condition, planned, reply),
+            guidance_blobs=_guidance_blobs(self.job, planned, condition),
+            failure_code=None if outcome.state.completed else FailureCode(code or FailureCode.ENDPOINT_ERROR),
         )
         # Only answers are cached; failures are retried by a later invocation's choice.
         fresh = reply if reply is not None and cacheable and not cached and not notes else None
@@ -327,6 +335,15 @@ class _Runner:
         self.finished += 1
         if self.on_update:
             self.on_update(self.counts, self.finished, self.total)
+
+
+def _guidance_blobs(job: Job, planned: PlannedRun, condition: Condition) -> dict[str, str] | None:
+    """The git blob SHAs of the guidance files that applied to the run (jobs that place any)."""
+    blobs = getattr(job, "guidance_blobs", None)
+    try:
+        return blobs(planned, condition) if callable(blobs) else None
+    except Exception:  # noqa: BLE001 - a tree that cannot be read: the run's own error says so
+        return None
 
 
 def _pull_request(condition: Condition, planned: PlannedRun, reply: CachedReply | None) -> PullRequest | None:

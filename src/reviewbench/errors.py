@@ -133,15 +133,17 @@ class ReviewerError(ReviewbenchError):
     ``transient`` asks the engine to retry (429, 5xx, connection errors), honouring
     ``retry_after`` when the endpoint gave one. ``sent=False`` says the request never left
     (no key, an unsendable header, the host refused the connection): it is not counted as
-    a request sent.
+    a request sent. ``code`` says why, for the run's ``failure_code``.
     """
 
     def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None,
-                 sent: bool = True) -> None:  # fmt: skip
+                 sent: bool = True, code: str | None = None) -> None:  # fmt: skip
         super().__init__(message)
         self.transient = transient
         self.retry_after = retry_after
         self.sent = sent
+        self.code = code
+        """The run's ``failure_code`` (a ``records.FailureCode`` value); None: ``endpoint_error``."""
 
 
 class OutputTooLarge(ReviewerError):

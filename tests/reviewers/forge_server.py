@@ -10,8 +10,11 @@ one per request, told in ``X-RateLimit-*`` headers, a 403 once spent until its r
 request checks both branches exist in the bare repository and that the head's parent is
 the base. The bot is a script: ``bot(server, number, poll)`` is called on every poll of a
 pull request's reviews once it has been triggered (its trigger comment posted, or at once
-with ``trigger=None``), and may call :meth:`ForgeServer.add_review` and
-:meth:`ForgeServer.add_issue_comment`. ``fail_next(status, headers, on)`` answers the next
+with ``trigger=None``), and may call :meth:`ForgeServer.add_review` (a ``state`` of its
+choosing), :meth:`ForgeServer.add_review_comment` (a late inline comment) and
+:meth:`ForgeServer.add_issue_comment` (a summary, or a failure message such as "usage
+limit reached"); :meth:`ForgeServer.show` reads the pushed trees (a bot reading
+``AGENTS.md``). ``fail_next(status, headers, on)`` answers the next
 request (``on``: the next ``"METHOD /path"`` one) with an error (a rate limit, say).
 """
 
@@ -127,15 +130,28 @@ class ForgeServer:
         self._next_id += 1
         return self._next_id
 
-    def add_review(self, number: int, body: str, comments: list[tuple[str, int, str]] = ()) -> None:
+    def add_review(self, number: int, body: str, comments: list[tuple[str, int, str]] = (),
+                   state: str = "COMMENTED") -> None:  # fmt: skip
         review_id = self._id()
         user = {"login": self.bot_login}
         self.reviews.setdefault(number, []).append(
-            {"id": review_id, "user": user, "body": body, "state": "COMMENTED", "submitted_at": _now()})
+            {"id": review_id, "user": user, "body": body, "state": state, "submitted_at": _now()})
         for path, line, text in comments:
             self.review_comments.setdefault(number, []).append(
                 {"id": self._id(), "pull_request_review_id": review_id, "user": user, "path": path, "line": line,
                  "body": text, "created_at": _now()})  # fmt: skip
+
+    def add_review_comment(self, number: int, path: str, line: int, body: str) -> None:
+        """An inline comment posted after the bot's review (attached to its last review)."""
+        review = (self.reviews.get(number) or [{"id": None}])[-1]["id"]
+        self.review_comments.setdefault(number, []).append(
+            {"id": self._id(), "pull_request_review_id": review, "user": {"login": self.bot_login}, "path": path,
+             "line": line, "body": body, "created_at": _now()})  # fmt: skip
+
+    def show(self, rev: str) -> str | None:
+        """A file of the bare repository (``rev`` as ``SHA:path``), or None when absent."""
+        proc = subprocess.run(["git", "--git-dir", str(self.bare), "show", rev], capture_output=True, text=True)
+        return proc.stdout if proc.returncode == 0 else None
 
     def add_issue_comment(self, number: int, body: str, login: str | None = None) -> dict:
         comment = {"id": self._id(), "user": {"login": login or self.bot_login}, "body": body, "created_at": _now()}

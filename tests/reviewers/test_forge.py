@@ -540,3 +540,122 @@ def test_gitea_without_a_pull_comments_list_reads_each_review_s_comments(bare, c
         reply = review(_gitea(server, bare), packet, tree)
     assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2), ("app/calc.py", 5), ("app/calc.py", None)]
     assert ("GET", "/repos/acme/sandbox/pulls/1/comments", 404) in server.requests
+
+
+# -- guidance files, completion rules, bot failures -----------------------------------------
+
+
+def _blob(data: str) -> str:
+    return subprocess.run(["git", "hash-object", "--stdin"], input=data, capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+
+
+def test_guidance_files_are_committed_into_both_pushed_trees_and_their_blobs_recorded(bare, case):
+    packet, tree = case
+    rules = {"AGENTS.md": "Root: review carefully.\n", "app/AGENTS.md": "R-01: add must add.\n",
+             "docs/AGENTS.md": "Docs only.\n"}  # fmt: skip
+    seen = {}
+
+    def bot(server, number, poll):
+        head, base = server.pulls[number]["head"]["sha"], server.pulls[number]["base"]["sha"]
+        seen.update({side: {p: server.show(f"{sha}:{p}") for p in rules} for side, sha in (("head", head), ("base", base))})
+        server.add_review(number, "ok")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        plain = json.loads(review(config(server, bare), packet, tree).text)
+        placed = json.loads(review(config(server, bare), packet.model_copy(update={"guidance_files": rules}), tree).text)
+    assert seen["head"] == rules and seen["base"] == rules  # the bot reads them from either tree
+    # Recorded: the applicable ones (root and app/, not docs/), by git's own blob SHA.
+    assert placed["guidance_blobs"] == {"AGENTS.md": _blob(rules["AGENTS.md"]), "app/AGENTS.md": _blob(rules["app/AGENTS.md"])}
+    assert plain["guidance_blobs"] == {}
+    # The case's tree is the same under both: the conditions differ only by the treatment.
+    assert plain["case_tree"] == placed["case_tree"] and plain["head_sha"] != placed["head_sha"]
+    assert placed["base_sha"] == server.pulls[2]["base"]["sha"] and placed["author"]["login"] == "benchmark-user"
+    assert "reviewbench:" in placed["description"] and placed["labels"] == [] and placed["completion"] == "review"
+
+
+def test_a_usage_limit_comment_is_a_failed_review_with_code_bot_error(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        if poll == 2:
+            server.add_issue_comment(number, "You have reached your Codex usage limit. Upgrade or try again later.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        with pytest.raises(ReviewerError, match="reported a failure instead of a review on pull request #1") as info:
+            review(config(server, bare), packet, tree)
+    assert info.value.code == "bot_error" and "usage limit" in str(info.value)
+    assert server.pulls[1]["state"] == "closed"
+
+
+def test_a_failure_word_in_a_review_that_names_a_file_is_still_a_review(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.add_review(number, "- app/calc.py: an error occurred in add(): it subtracts.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare), packet, tree)
+    assert [f.path for f in reply.findings] == ["app/calc.py"]
+
+
+def test_an_early_comment_does_not_end_the_review_and_its_inline_comments_are_read(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        if poll == 1:
+            server.add_issue_comment(number, "Reviewing this pull request now.")
+        if poll == 3:
+            server.add_review(number, "Done.", [("app/calc.py", 2, "add subtracts.")], state="CHANGES_REQUESTED")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare), packet, tree)
+    record = json.loads(reply.text)
+    assert record["polls"] == 3 and [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2)]
+    # First activity (the comment) and completed review (the review) are two times.
+    assert record["first_review_at"] <= record["completed_review_at"]
+    assert record["time_to_first_review_s"] <= record["time_to_completed_review_s"]
+
+
+def test_first_activity_stops_at_a_comment_as_before(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=lambda s, n, p: p == 1 and s.add_issue_comment(n, "LGTM")) as server:
+        reply = review(config(server, bare, completion="first_activity"), packet, tree)
+    assert json.loads(reply.text)["polls"] == 1 and reply.findings == ()
+
+
+def test_quiet_waits_for_late_inline_comments(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        if poll == 1:
+            server.add_review(number, "Partial review.")
+        if poll == 3:
+            server.add_review_comment(number, "app/calc.py", 5, "sub duplicates add.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare, completion="quiet", quiet_polls=2), packet, tree)
+        reviewed = review(config(server, bare), packet, tree)  # the default rule stops at the first review
+    assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 5)]
+    assert json.loads(reply.text)["polls"] == 5  # activity at 1 and 3, then two quiet polls
+    assert reviewed.findings == ()
+
+
+def test_a_review_with_only_a_comment_in_time_is_no_review_in_window(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=lambda s, n, p: p == 1 and s.add_issue_comment(n, "On it.")) as server:
+        with pytest.raises(TimeoutError, match="the bot said only: On it.") as info:
+            review(config(server, bare, timeout_s=0.5), packet, tree)
+    assert info.value.code == "no_review_in_window"
+
+
+def test_a_refused_pull_request_is_trigger_not_accepted_and_a_bad_token_permission(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.fail_next(422, on="POST /repos/acme/sandbox/pulls")
+        with pytest.raises(ReviewerError) as refused:
+            review(config(server, bare), packet, tree)
+    with ForgeServer(bare, token="other", bot=after_polls(1)) as server:
+        with pytest.raises(ReviewerError) as denied:
+            review(config(server, bare), packet, tree)
+    assert (refused.value.code, denied.value.code) == ("trigger_not_accepted", "permission")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorpusError, StoreError, UsageError
-from ..records import Finding, PullRequest, RunRow, RunState, Severity
+from ..records import FailureCode, Finding, PullRequest, RunRow, RunState, Severity
 
 __all__ = ["REGISTRATION_FILE", "REGISTRATION_SHA256", "RUNS_DB", "CachedReply", "RunRow", "RunStore"]
 
@@ -55,7 +55,9 @@ CREATE TABLE IF NOT EXISTS runs (
     cache_key TEXT NOT NULL,
     patch TEXT,
     try_no INTEGER NOT NULL DEFAULT 1,
-    pull_request TEXT
+    pull_request TEXT,
+    guidance_blobs TEXT,
+    failure_code TEXT
 );
 CREATE TABLE IF NOT EXISTS history (
     run_id TEXT NOT NULL,
@@ -88,7 +90,8 @@ CREATE TABLE IF NOT EXISTS cache (
 
 # Columns added after the first release: (table, column, type). Older stores gain them on open.
 _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
-                  ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"))
+                  ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"),
+                  ("runs", "guidance_blobs", "TEXT"), ("runs", "failure_code", "TEXT"))
 _ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -301,6 +304,8 @@ class RunStore:
         values[_CACHED] = int(run.cached)
         pull = run.pull_request
         values[_PULL] = None if pull is None else pull.model_dump_json()
+        values[_BLOBS] = None if run.guidance_blobs is None else json.dumps(run.guidance_blobs, sort_keys=True)
+        values[_CODE] = None if run.failure_code is None else FailureCode(run.failure_code).value
         self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
         self.db.execute(_INSERT_RUN, values)
         self.db.executemany(
@@ -353,14 +358,19 @@ class RunStore:
             data["cached"] = bool(data["cached"])
             if data["pull_request"] is not None:
                 data["pull_request"] = PullRequest.model_validate_json(data["pull_request"])
+            if data["guidance_blobs"] is not None:
+                data["guidance_blobs"] = json.loads(data["guidance_blobs"])
+            if data["failure_code"] is not None:
+                data["failure_code"] = FailureCode(data["failure_code"])
             yield RunRow.model_construct(**data, findings=findings.get(data["run_id"], []))
 
     def _tx(self) -> _Transaction:
         return _Transaction(self.db)
 
 
-_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL = (_COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached",
-                                                                           "pull_request"))
+_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL, _BLOBS, _CODE = (
+    _COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached", "pull_request", "guidance_blobs",
+                                "failure_code"))  # fmt: skip
 
 
 def _reason(exc: BaseException) -> str:

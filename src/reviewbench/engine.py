@@ -37,6 +37,7 @@ __all__ = [
     "Job",
     "Outcome",
     "PlannedRun",
+    "RetryRule",
     "RunSummary",
     "execute_plan",
     "open_run_store",
@@ -370,18 +371,24 @@ def open_run_store(out: Path) -> RunStore:
 
 
 def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store: RunStore, out: Path, *,
-                 retry_failed: bool = False,
+                 retry_failed: bool = False, retry: RetryRule | None = None,
                  on_update: Callable[[Counter, int, int], None] | None = None) -> RunSummary:  # fmt: skip
     """Run every run of ``plan`` not yet recorded in ``store``; the summary counts the whole store.
 
-    With ``retry_failed``, runs that ended ``failed`` or ``timed_out`` are run again; their
-    earlier attempts stay in the store's history (``RunStore.history``), and the new run
-    carries the next try number.
+    With ``retry_failed``, runs that ended ``failed`` or ``timed_out`` are run again, as far
+    as ``retry`` allows (each run at most ``max_retries`` times, only for its ``on`` failure
+    codes); their earlier attempts stay in the store's history (``RunStore.history``), and
+    the new run carries the next try number. ``cancelled`` runs are redone, their attempt
+    kept in the history too.
 
     Raises:
         StoreError: the run store could not be written (runs recorded so far are kept).
+        UsageError: ``retry_failed`` with failed runs of which the retry rule allows none.
     """
-    tries = store.retire({RunState.FAILED, RunState.TIMED_OUT}) if retry_failed else {}
+    # An interrupted run is redone; its attempt is kept, never overwritten.
+    tries = store.retire({RunState.CANCELLED})
+    if retry_failed:
+        tries.update(_retire_failed(store, retry))
     done = store.done_ids()
     todo = [r for r in plan if r.run_id not in done]
     runner = _Runner(job, configs, store, on_update)
@@ -392,6 +399,30 @@ def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store
     return RunSummary(out=out, planned=len(plan), already_done=len(plan) - len(todo),
                       by_state={s.value: n for s, n in sorted(by_state.items())}, requests=runner.requests,
                       unanswered=store.conditions_without_answers())  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RetryRule:
+    """The registered retry rule: how often a run may be retried, and for which failures."""
+
+    max_retries: int = 1
+    on: frozenset[str] | None = None
+    """Failure codes a retry is allowed for (None: any)."""
+
+
+def _retire_failed(store: RunStore, rule: RetryRule | None) -> dict[str, int]:
+    """Retire the failed and timed-out runs the retry rule allows; refuse when it allows none."""
+    rule = rule or RetryRule(max_retries=1_000_000)
+    used = store.retries_used()
+    failed = [r for r in store.runs() if r.state in (RunState.FAILED, RunState.TIMED_OUT)]
+    refused = [r for r in failed if used[r.run_id] >= rule.max_retries
+               or (rule.on is not None and r.failure_code is not None and r.failure_code not in rule.on)]  # fmt: skip
+    if failed and len(refused) == len(failed):
+        raise UsageError(f"--retry-failed: the registered retry rule (max_retries = {rule.max_retries}"
+                         + (f", on = {', '.join(sorted(rule.on))}" if rule.on is not None else "")
+                         + f") allows no retry of the {len(failed)} failed or timed-out run(s); they stay "
+                         "missing reviews")  # fmt: skip
+    return store.retire({RunState.FAILED, RunState.TIMED_OUT}, keep=[r.run_id for r in refused])
 
 
 async def _drive(runner: _Runner, todo: list[PlannedRun]) -> None:

@@ -114,6 +114,21 @@ class ExperimentConfig(BaseModel):
         "Registered with the experiment file.",
     )
     condition: list[ConditionConfig] = Field(min_length=1)
+    max_retries: int = Field(default=1, ge=0, le=20, description="Retry rule: how many times 'run --retry-failed' "
+                             "may run a failed or timed-out run again; every earlier attempt stays a missing review.")
+    retry_on: list[str] | None = Field(default=None, description="Retry rule: the failure codes a retry is allowed "
+                                       "for (e.g. ['outage_indicated', 'no_review_in_window']); none: any.")
+
+    @field_validator("retry_on")
+    @classmethod
+    def _known_codes(cls, codes: list[str] | None) -> list[str] | None:
+        from ..records import FailureCode
+
+        unknown = sorted(set(codes or ()) - {c.value for c in FailureCode})
+        if unknown:
+            raise ValueError(f"unknown failure code(s) {', '.join(unknown)} (known: "
+                             f"{', '.join(c.value for c in FailureCode)})")
+        return codes
 
     @field_validator("condition")
     @classmethod

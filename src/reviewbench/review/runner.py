@@ -22,6 +22,7 @@ from ..engine import (
     Condition,
     Outcome,
     PlannedRun,
+    RetryRule,
     RunSummary,
     execute_plan,
     open_run_store,
@@ -249,8 +250,10 @@ def run_experiment(
         scope = RUN_SCOPE.set(RunScope(experiment=hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]))
         try:  # out of the command reviewers' sight: the gold, the repository's history, the runs
             with protect(corpus.path, corpus.meta.repo.path, out):
-                return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
-                                    retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+                config = experiment.config
+                rule = RetryRule(config.max_retries, None if config.retry_on is None else frozenset(config.retry_on))
+                return execute_plan(ReviewJob(experiment, corpus), config.condition, plan, store, out,
+                                    retry_failed=retry_failed, retry=rule, on_update=on_update)  # fmt: skip
         finally:
             RUN_SCOPE.reset(scope)
     finally:

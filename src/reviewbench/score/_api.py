@@ -188,12 +188,15 @@ class _Inputs:
     tolerance: int
     bootstrap: int
     include_unvalidated: bool
+    history: list[RunRow] = field(default_factory=list)
+    """Earlier attempts that ``run --retry-failed`` replaced (they count in completion)."""
 
 
 def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     store = RunStore(rundir / RUNS_DB)
     try:
         runs = list(store.runs())
+        history = store.history()
         corpus_path = store.get_meta("corpus_path")
         recorded_gold = store.get_meta("gold_sha256")
         experiment = json.loads(store.get_meta("experiment") or "{}")
@@ -230,7 +233,8 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
         rules = registration["rules"]
     gates, _, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
     return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
-                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]))  # fmt: skip
+                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]),
+                   history)  # fmt: skip
 
 
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
@@ -304,7 +308,11 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
     for run in runs:
         by_condition[run.condition].append(run)
     names = [n for n in order if n in by_condition] + sorted(set(by_condition) - set(order))
-    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end")
+    retired: dict[str, list[RunRow]] = defaultdict(list)
+    for old in inputs.history:
+        retired[old.condition].append(old)
+    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end",
+                                                 retired[name])
                for name in names for analysis in _ANALYSES}  # fmt: skip
 
     clusters = sorted({c.cluster for c in cases.values()})
@@ -372,6 +380,14 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                                "den": _number(total_d), "lo": low, "hi": high}  # fmt: skip
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(tally.control_fps)
         metrics["completion"]["states"] = dict(sorted(tally.states.items()))
+        if tally.retired:
+            metrics["completion"]["retired"] = dict(sorted(tally.retired.items()))
+        missed, attempts = tally.missing
+        metrics["completion"]["missing_reviews"] = {"value": _value(missed, attempts), "num": missed,
+                                                    "den": attempts}  # fmt: skip
+        metrics["completion"]["failure_codes"] = dict(sorted(tally.failure_codes.items()))
+        metrics["completion"]["failure_codes_by_stratum"] = {
+            stratum: dict(sorted(codes.items())) for stratum, codes in sorted(tally.failure_codes_by_stratum.items())}
         metrics["latency_s"] = latency_summary(tally.latencies)
         forge = first_reviews(r for r in by_condition[name] if r.case_id in cases)
         if forge is not None:  # forge conditions only: absent elsewhere, not zero

@@ -218,26 +218,34 @@ class RunStore:
         )
         return {condition: error or "no detail" for condition, error in rows}
 
-    def retire(self, states: set[RunState]) -> dict[str, int]:
-        """Move the runs in ``states`` to the history, so they are run again; never delete them.
+    def retire(self, states: set[RunState], *, keep: Iterable[str] = ()) -> dict[str, int]:
+        """Move the runs in ``states`` (but those in ``keep``) to the history, so they are run
+        again; never delete them.
 
         Returns:
             run id -> the try number of the attempt retired (the next one is one more).
         """
         wanted = sorted(s.value for s in states)
-        marks = ", ".join("?" for _ in wanted)
+        kept = set(keep)
         retired: dict[str, int] = {}
         with self._tx():
-            rows = [r for r in self.runs() if r.state.value in wanted]
+            rows = [r for r in self.runs() if r.state.value in wanted and r.run_id not in kept]
             for run in rows:
                 self.db.execute(
                     "INSERT OR REPLACE INTO history (run_id, try_no, state, retired_at, record) VALUES (?, ?, ?, "
                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?)",
                     (run.run_id, run.try_no, run.state.value, json.dumps(run.as_dict(), sort_keys=True)),
                 )  # fmt: skip
+                self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
                 retired[run.run_id] = run.try_no
-            self.db.execute(f"DELETE FROM runs WHERE state IN ({marks})", wanted)
         return retired
+
+    def retries_used(self) -> Counter[str]:
+        """Per run id: earlier attempts retired by a retry (interrupted ones, ``cancelled``, are not retries)."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").fetchone():
+            return Counter()
+        return Counter({run_id: n for run_id, n in self.db.execute(
+            "SELECT run_id, COUNT(*) FROM history WHERE state != 'cancelled' GROUP BY run_id")})  # fmt: skip
 
     def history(self) -> list[RunRow]:
         """Earlier attempts retired by ``run --retry-failed``, oldest try first."""

@@ -63,6 +63,8 @@ class PlannedRun:
     """The condition's config: a review or a fix-task condition."""
     repetition: int
     variant: str
+    position: int | None = None
+    """0-based place in the seeded order (the allocation), when the job allocates one."""
 
 
 @dataclass(frozen=True)
@@ -327,6 +329,7 @@ class _Runner:
             try_no=self.tries.get(planned.run_id, 1),
             pull_request=_pull_request(condition, planned, reply),
             guidance_blobs=_guidance_blobs(self.job, planned, condition),
+            position=planned.position,
             failure_code=None if outcome.state.completed else FailureCode(code or FailureCode.ENDPOINT_ERROR),
         )
         # Only answers are cached; failures are retried by a later invocation's choice.

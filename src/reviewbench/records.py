@@ -504,6 +504,8 @@ class RunRow(_Record):
                                                   "null for conditions without guidance files.")  # fmt: skip
     failure_code: FailureCode | None = Field(default=None, description="Why a run that did not complete did "
                                              "not; null for completed runs.")  # fmt: skip
+    position: int | None = Field(default=None, description="0-based place of the run in the experiment's seeded "
+                                 "order (allocation.jsonl); null for runs recorded before it was kept.")
 
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""
@@ -516,7 +518,7 @@ class RunRow(_Record):
             del data["pull_request"]  # so do runs of kinds other than the forge's
         else:
             data["pull_request"] = self.pull_request.model_dump(mode="json")
-        for key in ("guidance_blobs", "failure_code"):  # absent where they say nothing
+        for key in ("guidance_blobs", "failure_code", "position"):  # absent where they say nothing
             if data[key] is None:
                 del data[key]
         if self.failure_code is not None:

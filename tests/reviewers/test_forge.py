@@ -23,6 +23,7 @@ from reviewbench.review.runner import run_experiment
 from reviewbench.reviewers import make_reviewer
 from reviewbench.reviewers.forge import summary_findings, time_to_first_review
 from reviewbench.score import ScoreOptions, score_run
+from reviewbench.store.corpus import read_corpus
 from reviewbench.store.runs import RunStore
 
 from .forge_server import ForgeServer, after_polls, never
@@ -659,3 +660,122 @@ def test_a_refused_pull_request_is_trigger_not_accepted_and_a_bad_token_permissi
         with pytest.raises(ReviewerError) as denied:
             review(config(server, bare), packet, tree)
     assert (refused.value.code, denied.value.code) == ("trigger_not_accepted", "permission")
+
+
+# -- the study: A/B/C guidance conditions on one forge -----------------------------------------
+
+
+@pytest.fixture
+def ledger_corpus(git_repo, tmp_path) -> Path:
+    """Three fix reversals: two under services/ledger/ (a scoped rule's path), one under web/."""
+    repo = git_repo()
+    repo.commit("init", {"services/ledger/post.py": "def post(x):\n    return x\n",
+                         "services/ledger/void.py": "def void(x):\n    return x\n",
+                         "web/page.py": "def page(x):\n    return x\n"})  # fmt: skip
+    repo.commit("fix post", {"services/ledger/post.py": "def post(x):\n    if x is None:\n        return 0\n    return x\n"})
+    repo.commit("fix void", {"services/ledger/void.py": "def void(x):\n    return x + 1\n"})
+    repo.commit("fix page", {"web/page.py": "def page(x):\n    return abs(x)\n"})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), out)
+    return out
+
+
+RULES = {"broad": "R-01: every change must go through the validated helper.\n",
+         "scoped": "R-01: ledger postings must go through ledger.helper.post (tests may build them directly).\n"}
+
+
+def _study(tmp_path: Path, corpus: Path, server: ForgeServer, bare: Path) -> Path:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name, text in RULES.items():
+        (rules / f"{name}.md").write_text(text)
+    reviewer = (f'{{ kind = "github", api_url = "{server.api_url}", repo = "{server.repo}", remote = "{bare}", '
+                f'token_env = "RB_FORGE_TOKEN", trigger = "{server.trigger}", bot = "{server.bot_login}", '
+                f"poll_s = 0.05, timeout_s = 5 }}")  # fmt: skip
+    treatments = {"A": "", "B": 'guidance_files = [{ path = "AGENTS.md", file = "rules/broad.md" }]\n',
+                  "C": 'guidance_files = [{ path = "services/ledger/AGENTS.md", file = "rules/scoped.md" }]\n'}
+    text = f'corpus = "{corpus}"\nrepeats = 1\nseed = 5\nrename = false\nmax_retries = 1\n'
+    for name, treatment in treatments.items():
+        text += (f'[[condition]]\nname = "{name}"\nreviewer = {reviewer}\ncontext = "tree"\nconcurrency = 1\n'
+                 f"timeout_s = 600\n{treatment}")  # fmt: skip
+    path = tmp_path / "study.toml"
+    path.write_text(text)
+    return path
+
+
+def test_an_abc_study_reaches_the_bot_through_agents_md_and_keeps_its_missing_reviews(tmp_path, ledger_corpus, bare):
+    """The bot reads AGENTS.md from the pushed tree and comments only where a rule applies;
+    once, it answers 'usage limit reached' instead of reviewing. By hand: A reviews 3 clean,
+    B flags 3 of 3, C flags the 2 ledger cases; one first attempt on web/ (A's or C's) is a
+    bot_error, retried once: that condition's completion = 3 completed / 4 attempts, missing
+    reviews 1 / 4."""
+    limited = []
+
+    def bot(server, number, poll):
+        pull = server.pulls[number]
+        head = pull["head"]["sha"]
+        changed = subprocess.run(["git", "--git-dir", str(bare), "diff", "--name-only", pull["base"]["sha"], head],
+                                 capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+        path = changed[0]
+        folders = ["", *("/".join(path.split("/")[:i]) + "/" for i in range(1, path.count("/") + 1))]
+        rules = [text for f in folders if (text := server.show(f"{head}:{f}AGENTS.md"))]
+        if not rules and path.startswith("web/") and not limited:
+            limited.append(number)
+            server.add_issue_comment(number, "Codex usage limit reached. Try again later.")
+        elif any("R-01" in r for r in rules):
+            server.add_review(number, "R-01 applies.", [(path, 2, "R-01: this bypasses the validated helper.")])
+        else:
+            server.add_review(number, "No issues found.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        experiment = load_experiment(_study(tmp_path, ledger_corpus, server, bare))
+        out = tmp_path / "runs"
+        first = run_experiment(experiment, out)
+        assert first.by_state == {"completed_findings": 5, "completed_no_findings": 3, "failed": 1}
+        retried = run_experiment(experiment, out, retry_failed=True)
+        assert retried.by_state == {"completed_findings": 5, "completed_no_findings": 4}
+    store = RunStore(out / "runs.sqlite")
+    try:
+        runs, history = list(store.runs()), store.history()
+    finally:
+        store.close()
+    (failed,) = history
+    # (A's or C's web run, whichever the seeded order puts first: neither has a rule there)
+    assert (failed.condition in "AC", failed.state, failed.failure_code) == (True, "failed", "bot_error")
+    assert "usage limit reached" in failed.error and failed.pull_request.number == limited[0]
+    by = {(r.condition, r.case_id): r for r in runs}
+    cases = sorted({r.case_id for r in runs})
+    paths = {c.case_id: c.paths for c in read_corpus(ledger_corpus).cases}
+    ledger = {c for c in cases if paths[c][0].startswith("services/ledger/")}
+    assert len(ledger) == 2
+    assert [bool(by[("C", c)].findings) for c in cases] == [c in ledger for c in cases]  # the scope holds
+    assert [bool(by[("A", c)].findings) for c in cases] == [False] * 3
+    assert [bool(by[("B", c)].findings) for c in cases] == [True] * 3
+    # Every run records the applicable guidance blobs, by git's own hash; the bot's view agrees.
+    broad, scoped = _blob(RULES["broad"]), _blob(RULES["scoped"])
+    for case_id in cases:
+        assert by[("A", case_id)].guidance_blobs == {}
+        assert by[("B", case_id)].guidance_blobs == {"AGENTS.md": broad}
+        assert by[("C", case_id)].guidance_blobs == ({"services/ledger/AGENTS.md": scoped} if case_id in ledger else {})
+        for name in "ABC":
+            assert by[(name, case_id)].pull_request.guidance_blobs == by[(name, case_id)].guidance_blobs
+        # One case, one tree under every condition (but the treatment).
+        assert len({by[(name, case_id)].pull_request.case_tree for name in "ABC"}) == 1
+        assert len({by[(name, case_id)].guidance_sha256 for name in "ABC"}) == 3
+    # The allocation: the seeded order, written at the first run; each run knows its place.
+    allocation = [json.loads(line) for line in (out / "allocation.jsonl").read_text().splitlines()]
+    assert [a["position"] for a in allocation] == list(range(9))
+    assert {a["run_id"]: a["position"] for a in allocation} == {r.run_id: r.position for r in runs}
+    # Scored: the retried failure stays a missing review of A.
+    scored = score_run(out, ScoreOptions(bootstrap=50, include_unvalidated=True)).as_json()["conditions"]
+    completion = scored[failed.condition]["metrics"]["completion"]
+    assert (completion["num"], completion["den"]) == (3, 4)
+    assert completion["missing_reviews"] == {"value": 0.25, "num": 1, "den": 4}
+    assert completion["failure_codes"] == {"bot_error": 1}
+    assert scored["B"]["metrics"]["completion"]["missing_reviews"]["num"] == 0
+    # The export carries the blobs and codes; no token anywhere.
+    exported = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out)], capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+    rows = [json.loads(line) for line in exported.splitlines()]
+    assert {tuple(sorted(r["guidance_blobs"].items())) for r in rows if r["condition"] == "B"} == {(("AGENTS.md", broad),)}
+    assert TOKEN.encode() not in (out / "runs.sqlite").read_bytes() and TOKEN not in exported

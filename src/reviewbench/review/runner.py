@@ -49,8 +49,9 @@ from .packet import PacketBuilder
 from .parse import parse_review
 from .prompt import load_prompt, load_text
 
-__all__ = ["ReviewJob", "check_conditions", "plan_runs", "run_experiment"]
+__all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "plan_runs", "run_experiment", "write_allocation"]
 
+ALLOCATION_FILE = "allocation.jsonl"
 ORIGINAL = "original"
 #: Reviewer kinds that open pull requests: their guidance is committed, not prompted.
 FORGE_KINDS = frozenset({"github", "gitea"})
@@ -75,7 +76,21 @@ def plan_runs(experiment: Experiment, corpus: Corpus) -> list[PlannedRun]:
         for repetition in range(experiment.config.repeats)
     ]
     random.Random(experiment.config.seed).shuffle(runs)
-    return runs
+    return [replace(run, position=i) for i, run in enumerate(runs)]
+
+
+def write_allocation(plan: list[PlannedRun], out: Path) -> Path:
+    """``RUNDIR/allocation.jsonl``: the seeded order (case, repetition, condition, position),
+    written once, at the first run, so the randomisation can be shown as it was."""
+    path = out / ALLOCATION_FILE
+    if not path.exists():
+        lines = [json.dumps({"position": r.position, "run_id": r.run_id, "case_id": r.item_id,
+                             "repetition": r.repetition, "condition": r.condition.name, "variant": r.variant},
+                            sort_keys=True) for r in plan]  # fmt: skip
+        tmp = path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        tmp.replace(path)
+    return path
 
 
 def _packet_digest(packet_json: str, condition: Condition) -> str:
@@ -246,6 +261,7 @@ def run_experiment(
             "tool_version": __version__,
         })  # fmt: skip
         plan = plan_runs(experiment, corpus)
+        write_allocation(plan, out)
         # Forge reviewers mark what they open with the run directory, to find it again on resume.
         scope = RUN_SCOPE.set(RunScope(experiment=hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]))
         try:  # out of the command reviewers' sight: the gold, the repository's history, the runs

@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS runs (
     try_no INTEGER NOT NULL DEFAULT 1,
     pull_request TEXT,
     guidance_blobs TEXT,
-    failure_code TEXT
+    failure_code TEXT,
+    position INTEGER
 );
 CREATE TABLE IF NOT EXISTS history (
     run_id TEXT NOT NULL,
@@ -91,7 +92,8 @@ CREATE TABLE IF NOT EXISTS cache (
 # Columns added after the first release: (table, column, type). Older stores gain them on open.
 _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
                   ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"),
-                  ("runs", "guidance_blobs", "TEXT"), ("runs", "failure_code", "TEXT"))
+                  ("runs", "guidance_blobs", "TEXT"), ("runs", "failure_code", "TEXT"),
+                  ("runs", "position", "INTEGER"))
 _ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"

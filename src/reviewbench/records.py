@@ -225,6 +225,11 @@ class Defect(_Record):
     acceptable_descriptions: list[str] = Field(
         default_factory=list, description="Phrasings a judge may accept as naming this defect."
     )
+    rule_id: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$",
+        description="The repository rule the defect violates (e.g. 'R-01'): scored per rule "
+        "(defect_recall@rule:R-01), and eligible under a condition only where its guidance covers the path.",
+    )
 
 
 class Provenance(_Record):

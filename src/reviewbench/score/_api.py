@@ -26,7 +26,7 @@ from .calibration import calibration_kind, never_earned
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
 from .first_review import first_reviews
-from .gates import Compare, Gates, decide, evaluate_compare, load_gates
+from .gates import Compare, Gates, decide, evaluate_compare, load_gates, wilson
 from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
@@ -386,6 +386,12 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         metrics["completion"]["missing_reviews"] = {"value": _value(missed, attempts), "num": missed,
                                                     "den": attempts}  # fmt: skip
         metrics["completion"]["failure_codes"] = dict(sorted(tally.failure_codes.items()))
+        for rule, (found, eligible, uncovered) in sorted(tally.rules.items()):
+            low, high = wilson(found, eligible) if eligible else (None, None)
+            metrics[f"defect_recall@rule:{rule}"] = {
+                "value": _value(found, eligible), "num": found, "den": eligible,
+                "lo": None if low is None else round(low, 6), "hi": None if high is None else round(high, 6),
+                "not_eligible": uncovered}  # fmt: skip
         metrics["completion"]["failure_codes_by_stratum"] = {
             stratum: dict(sorted(codes.items())) for stratum, codes in sorted(tally.failure_codes_by_stratum.items())}
         metrics["latency_s"] = latency_summary(tally.latencies)

@@ -32,7 +32,8 @@ from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
 
-__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "run_outcome", "tally_condition", "with_mirror"]
+__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "rule_eligible", "run_outcome", "tally_condition",
+           "with_mirror"]
 
 _POINTS = {"high": 3, "med": 2, "low": 1}
 
@@ -191,6 +192,8 @@ class ConditionTally:
     failure_codes: Counter[str] = field(default_factory=Counter)
     """Attempts that did not complete, by failure code (retired ones included)."""
     failure_codes_by_stratum: dict[str, Counter[str]] = field(default_factory=dict)
+    rules: dict[str, list[int]] = field(default_factory=dict)
+    """Per rule id: [identified, eligible (run, defect) pairs, pairs no applicable guidance covers]."""
 
     def attempt(self, case: CaseInfo, run: RunRow, completed: bool) -> None:
         """One attempt in completion: a run, or an earlier attempt a retry replaced."""
@@ -217,6 +220,17 @@ def _mentions(text: str | None, needles: Sequence[str]) -> bool:
         return False
     low = text.lower()
     return any(n.lower() in low for n in needles)
+
+
+def rule_eligible(run: RunRow, defect: Defect) -> bool:
+    """Whether a rule defect is an opportunity for the run's condition: always without a
+    treatment (no guidance recorded: the baseline), else only when a guidance file that
+    applied to the run lies in a directory holding one of the defect's paths. A rule its
+    guidance does not reach is the corpus's or the rules' scoping defect, not a miss."""
+    if run.guidance_sha256 is None or run.guidance_blobs is None:
+        return True
+    folders = [g.rsplit("/", 1)[0] + "/" if "/" in g else "" for g in run.guidance_blobs]
+    return any(loc.path.startswith(folder) for loc in defect.locations for folder in folders)
 
 
 def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes: dict[str, RunOutcome],
@@ -306,6 +320,13 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
             if m.identified[i] and m.severity_ok[i] is not None:
                 tally.add("severity_match", case, int(m.severity_ok[i]), 1, cls, severity)
             tally.found[(run.case_id, i, run.repetition)] = m.identified[i]
+            if defect.rule_id:
+                cell = tally.rules.setdefault(defect.rule_id, [0, 0, 0])
+                if rule_eligible(run, defect):
+                    cell[0] += int(m.identified[i])
+                    cell[1] += 1
+                else:
+                    cell[2] += 1
     _per_defect(tally, cases)
     _rename_stability(tally, cases, by_rep)
     return tally

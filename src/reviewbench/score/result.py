@@ -79,6 +79,9 @@ class MetricValue(_Result):
                                                  "complete, by failure_code ('unrecorded' for older runs).")
     failure_codes_by_stratum: dict[str, dict[str, int]] | None = Field(
         default=None, description="completion: the same, by stratum.")
+    not_eligible: int | None = Field(default=None, description="defect_recall@rule:ID: (run, defect) pairs of the "
+                                     "rule that no applicable guidance file of the condition covers (a scoping "
+                                     "defect of the corpus or rules, not a miss); the interval is Wilson's.")
     min: Number | None = Field(default=None, description="latency_s: fastest completed run (time_to_first_review_s: "
                                "fastest first review).")
     max: Number | None = Field(default=None, description="latency_s: slowest completed run (time_to_first_review_s: "

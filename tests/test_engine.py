@@ -4,6 +4,7 @@ a real loopback endpoint where a reply matters."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime
 
@@ -17,6 +18,7 @@ from reviewbench.score import ScoreOptions, score_run
 from reviewbench.store import runs as runs_module
 from reviewbench.store.runs import RunStore
 
+from .conftest import run_cli
 from .review.test_runner import _condition, _experiment, _openai, corpus  # noqa: F401 (fixture)
 from .reviewers.servers import FakeLLMServer, Reply
 
@@ -148,6 +150,15 @@ def test_a_retried_failure_stays_a_missing_review_in_completion(tmp_path, corpus
     assert completion["retired"] == {"failed": 3} and completion["states"] == {"completed_findings": 3}
     assert completion["failure_codes"] == {"endpoint_error": 3}
     assert completion["failure_codes_by_stratum"] == {"fix_reversal": {"endpoint_error": 3}}
+    # runs and export show the attempts: the three retired ones marked so, with their codes.
+    listed = json.loads(run_cli("runs", out, "--json", "--attempts").stdout)
+    assert sorted((r["retired"], r["try_no"], r["state"], r["failure_code"]) for r in listed) == (
+        [(False, 2, "completed_findings", None)] * 3 + [(True, 1, "failed", "endpoint_error")] * 3)
+    assert len(json.loads(run_cli("runs", out, "--json").stdout)) == 3
+    exported = [json.loads(line) for line in run_cli("export", out, "--attempts").stdout.splitlines()]
+    assert sorted(r["retired"] for r in exported) == [False] * 3 + [True] * 3
+    table = run_cli("export", out, "--format", "csv", "--attempts").stdout.splitlines()
+    assert table[0].endswith(",try_no,failure_code,retired") and len(table) == 7
 
 
 def test_an_interrupted_run_is_redone_and_its_attempt_kept(tmp_path, corpus):  # noqa: F811

@@ -103,3 +103,30 @@ def test_per_rule_recall_counts_only_the_rule_defects_a_condition_s_guidance_rea
     assert (recall["num"], recall["den"]) == (1, 2)
     low, high = scored["B"]["metrics"]["defect_recall@rule:R-01"]["lo"], scored["B"]["metrics"]["defect_recall@rule:R-01"]["hi"]
     assert 0 < low < 1 == high  # Wilson: never a point interval at 2/2
+
+
+def test_the_scoreboard_shows_rule_recall_and_flags_trees_that_differ_across_conditions(tmp_path, corpus):
+    from reviewbench.records import PullRequest
+
+    from ..conftest import run_cli
+
+    gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
+    out = tmp_path / "runs"
+    out.mkdir()
+    store = RunStore(out / "runs.sqlite", create=True)
+    store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha,
+                    "experiment": json.dumps({"condition": [{"name": n} for n in "AB"]})})  # fmt: skip
+    for name, tree in (("A", "a" * 40), ("B", "b" * 40)):
+        for cid, path in PATHS.items():
+            pull = PullRequest(kind="github", repo="o/r", number=1, head_sha="0" * 40,
+                               case_tree=tree if cid == "web" else "c" * 40)  # fmt: skip
+            row = _row(name, cid, _bypass(path), gold_sha, (None, None)).model_copy(update={"pull_request": pull})
+            store.record(row, None)
+            store.record(_row(name, mirror_id(cid), [], gold_sha, (None, None)), None)
+    store.close()
+    printed = run_cli("score", out, "--bootstrap", "100")
+    assert printed.returncode == 0, printed.stderr
+    assert "TREES DIFFER: 1 case(s)" in printed.stdout and "web" in printed.stdout
+    assert "rule:R-01" in printed.stdout and "2/2" in printed.stdout
+    differing = score_run(out, ScoreOptions(bootstrap=50)).as_json()["analysis"]["forge_tree_differences"]
+    assert differing == {"web": {"A": ["a" * 40], "B": ["b" * 40]}}

@@ -26,6 +26,7 @@ from .calibration import calibration_kind, never_earned
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
 from .first_review import first_reviews
+from .forge_trees import tree_differences
 from .gates import Compare, Gates, decide, evaluate_compare, load_gates, wilson
 from .levels import metric_evidence
 from .metrics import (
@@ -531,6 +532,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                        and cutoff_text == inputs.experiment.get("cutoff"),
                        "registered_date": inputs.experiment.get("cutoff")} if cutoff_text else None,
             "holdout_strata": sorted({c.stratum for c in holdout.values()}),
+            # Forge runs: cases whose pull requests pushed different trees (bar the guidance files).
+            "forge_tree_differences": tree_differences(runs),
         },  # fmt: skip
         "registration": inputs.registration,
     }

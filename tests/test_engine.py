@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from reviewbench.errors import StoreError, UsageError
+from reviewbench.errors import SafetyStop, StoreError, UsageError
 from reviewbench.records import FailureCode, RunState
 from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import run_experiment
@@ -184,3 +184,30 @@ def test_an_interrupted_run_is_redone_and_its_attempt_kept(tmp_path, corpus):  #
     completion = score_run(out, ScoreOptions(bootstrap=50, include_unvalidated=True)).as_json()
     completion = completion["conditions"]["silent"]["metrics"]["completion"]
     assert (completion["num"], completion["den"]) == (3, 3) and "retired" not in completion
+
+
+@pytest.mark.parametrize(("said", "key"), [
+    ("app/a.py:2 high the config holds ghp_" + "A1b2" * 9, None),  # a GitHub token's shape
+    ("app/a.py:2 high the key is rb-0123456789-not-a-pattern", "rb-0123456789-not-a-pattern"),  # the key in play
+])  # fmt: skip
+def test_a_credential_in_a_reviewer_s_output_stops_the_experiment_and_is_not_kept(tmp_path, corpus, monkeypatch,
+                                                                                   said, key):  # noqa: F811
+    monkeypatch.setenv("RB_LEAK_KEY", key or "unused-value")
+    with FakeLLMServer() as server:
+        server.default = Reply.answer(said)
+        reviewer = _openai(server, key_env="RB_LEAK_KEY")
+        experiment = load_experiment(_experiment(tmp_path, corpus, _condition("A", reviewer, concurrency=1),
+                                                 repeats=1))  # fmt: skip
+        with pytest.raises(SafetyStop, match="in the reviewer's output; the experiment stopped") as info:
+            run_experiment(experiment, tmp_path / "runs")
+        printed = run_cli("run", tmp_path / "experiment.toml", "--out", tmp_path / "again",
+                          env={"RB_LEAK_KEY": key or "x"})  # fmt: skip
+    secret = said.split()[-1]
+    assert secret not in str(info.value)
+    runs, _ = _runs(tmp_path / "runs")
+    stopped = [r for r in runs if r.failure_code == FailureCode.SAFETY_STOP]
+    assert len(stopped) == 1 and stopped[0].state is RunState.FAILED and stopped[0].raw_output is None
+    assert secret.encode() not in (tmp_path / "runs" / "runs.sqlite").read_bytes()
+    errors = [line for line in printed.stderr.splitlines() if line.startswith("reviewbench: error")]
+    assert printed.returncode == 1 and len(errors) == 1 and "the experiment stopped" in errors[0]
+    assert secret not in printed.stderr and "Traceback" not in printed.stderr

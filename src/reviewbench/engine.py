@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._version import __version__
-from .errors import OutputTooLarge, ReviewerError, StoreError, UsageError
+from .errors import OutputTooLarge, ReviewerError, SafetyStop, StoreError, UsageError
 from .records import FailureCode, Finding, PullRequest, RunRow, RunState
+from .sandbox import find_leak, key_values
 from .store.runs import RUNS_DB, CachedReply, RunStore
 
 __all__ = [
@@ -255,6 +256,12 @@ class _Runner:
                         await asyncio.sleep(min(delay, BACKOFF_CAP_S))
                         continue
                     raise
+            leak = find_leak([reply.text, reply.patch, *(f.claim for f in reply.findings or ())],
+                             key_values(condition.agent_config))  # fmt: skip
+            if leak:
+                raise SafetyStop(f"run {planned.run_id} of condition {condition.config.name} (case {planned.item_id}): "
+                                 f"{leak} in the reviewer's output; the experiment stopped and the output was not "
+                                 "kept: revoke the credential if it is real")  # fmt: skip
             outcome = self.job.outcome(planned, reply)
             code = FailureCode.ENDPOINT_ERROR if outcome.state is RunState.INVALID else None
         except TimeoutError as exc:
@@ -276,6 +283,10 @@ class _Runner:
             code = exc.code or FailureCode.ENDPOINT_ERROR
         except StoreError:
             raise  # the harness's failure, not the reviewer's: stop the experiment
+        except SafetyStop as exc:  # recorded, nothing of the output kept; then the experiment stops
+            self._record(planned, condition, Outcome(RunState.FAILED), None, str(exc), started_wall, attempts, False,
+                         key, None, code=FailureCode.SAFETY_STOP)  # fmt: skip
+            raise
         except asyncio.CancelledError:
             self._record(planned, condition, Outcome(RunState.CANCELLED), None, "interrupted",
                          started_wall, attempts, False, key, None, code=FailureCode.OPERATOR_ERROR)  # fmt: skip

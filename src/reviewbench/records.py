@@ -406,6 +406,9 @@ class FailureCode(StrEnum):
     """No answer within the condition's timeout_s."""
     BOT_ERROR = "bot_error"
     """A forge bot posted a failure message ("usage limit reached", "could not review")."""
+    SAFETY_STOP = "safety_stop"
+    """The run crossed the review-only boundary (merged, approved by the bot, a credential in
+    its output): the experiment stopped."""
 
 
 class Finding(_Record):

@@ -148,6 +148,10 @@ class ForgeServer:
             {"id": self._id(), "pull_request_review_id": review, "user": {"login": self.bot_login}, "path": path,
              "line": line, "body": body, "created_at": _now()})  # fmt: skip
 
+    def merge(self, number: int) -> None:
+        """The pull request merged (what a bot or a branch rule must never do to a benchmark's)."""
+        self.pulls[number].update(state="closed", merged=True, merged_at=_now())
+
     def show(self, rev: str) -> str | None:
         """A file of the bare repository (``rev`` as ``SHA:path``), or None when absent."""
         proc = subprocess.run(["git", "--git-dir", str(self.bare), "show", rev], capture_output=True, text=True)
@@ -243,7 +247,8 @@ class ForgeServer:
             "number": number, "state": "open", "title": body["title"], "body": body.get("body", ""),
             "html_url": f"{self.api_url}/{self.repo}/pull/{number}", "created_at": _now(),
             "head": {"ref": body["head"], "sha": head}, "base": {"ref": body["base"], "sha": base},
-            "user": {"login": "benchmark-user"},
+            "user": {"login": "benchmark-user", "type": "User"}, "draft": False, "labels": [], "merged": False,
+            "merged_at": None,
         }  # fmt: skip
         return 201, {}, self.pulls[number]
 

@@ -16,7 +16,7 @@ import pytest
 
 from reviewbench import MineConfig, mine_corpus
 from reviewbench.config.reviewers import GiteaConfig, GithubConfig
-from reviewbench.errors import ReviewerError, UsageError
+from reviewbench.errors import ReviewerError, SafetyStop, UsageError
 from reviewbench.records import ReviewPacket
 from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import run_experiment
@@ -779,3 +779,36 @@ def test_an_abc_study_reaches_the_bot_through_agents_md_and_keeps_its_missing_re
     rows = [json.loads(line) for line in exported.splitlines()]
     assert {tuple(sorted(r["guidance_blobs"].items())) for r in rows if r["condition"] == "B"} == {(("AGENTS.md", broad),)}
     assert TOKEN.encode() not in (out / "runs.sqlite").read_bytes() and TOKEN not in exported
+
+
+# -- safety stops: the review-only boundary ----------------------------------------------------
+
+
+def test_a_bot_approval_stops_the_review(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=lambda s, n, p: s.add_review(n, "LGTM", state="APPROVED")) as server:
+        with pytest.raises(SafetyStop, match=r"review-bot approved pull request #1 .*review-only boundary"):
+            review(config(server, bare), packet, tree)
+    assert server.pulls[1]["state"] == "closed" and server.branches() == []
+
+
+def test_a_merged_pull_request_stops_the_experiment_and_marks_its_run(tmp_path, corpus, bare):
+    def bot(server, number, poll):
+        if number == 1:
+            server.merge(number)
+        server.add_review(number, "Fine.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        experiment = _experiment(tmp_path, corpus, server, bare)
+        experiment.write_text(experiment.read_text().replace("concurrency = 2", "concurrency = 1"))
+        with pytest.raises(SafetyStop, match=r"pull request #1 .* was merged"):
+            run_experiment(load_experiment(experiment), tmp_path / "runs")
+        assert len(server.pulls) == 1  # nothing opened after the stop
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    try:
+        runs = list(store.runs())
+    finally:
+        store.close()
+    (run,) = [r for r in runs if r.failure_code == "safety_stop"]
+    assert (run.state, run.pull_request.number) == ("failed", 1)
+    assert all(r.state == "cancelled" for r in runs if r is not run)  # the others: stopped before their turn

@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 
 from ..config.reviewers import GiteaConfig, GithubConfig
-from ..errors import UsageError
+from ..errors import SafetyStop, UsageError
 from ..records import Finding, PullRequest, ReviewPacket
 from ..store.scratch import make_scratch, remove_tree
 from ._forge_git import CaseCommits, build_commits, delete_branches, push_branches
@@ -55,7 +55,7 @@ from ._http import body_excerpt, parse_retry_after, redact
 from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
 from .messages import clean_text
 
-__all__ = ["ForgeReviewer", "NoReviewInWindow", "pull_request_of", "summary_findings", "time_to_first_review"]
+__all__ = ["ForgeReviewer", "pull_request_of", "summary_findings", "time_to_first_review"]
 
 MARKER = "<!-- reviewbench:{experiment}:{run} -->"
 _MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
@@ -416,6 +416,7 @@ class ForgeReviewer:
                        if self._bot(r) and str(r.get("state", "")).upper() != "PENDING"]  # fmt: skip
             notes = [c for c in await self.api.pages(f"/issues/{number}/comments") if self._bot(c)]
             self._refuse_failure(reviews, notes, packet, record, polls, number, run)
+            self._stop_if_approved(reviews, record, number)
             inline: list[dict[str, Any]] | None = None
             if self.config.completion == "first_activity":
                 done = bool(reviews or notes)
@@ -434,11 +435,13 @@ class ForgeReviewer:
             if left <= 0:
                 self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now(),
                                                      **_first(reviews, notes, record)})  # fmt: skip
+                await self._stop_if_merged(number, record)
                 said = f"; the bot said only: {_excerpt(notes[0].get('body'))}" if notes and not reviews else ""
-                raise NoReviewInWindow(f"no review by {self.config.bot} within {self.config.timeout_s:g}s on pull "
+                raise _NoReviewInWindow(f"no review by {self.config.bot} within {self.config.timeout_s:g}s on pull "
                                        f"request #{number} ({record['pull_url']}, head {record['head_sha'][:12]}, "
                                        f"{polls} polls){said}")  # fmt: skip
             await asyncio.sleep(min(self.config.poll_s, left))
+        await self._stop_if_merged(number, record)
         triggered = _parse_time(record["triggered_at"])
         if self.config.completion == "review":
             ends = [_parse_time(r.get("submitted_at")) for r in reviews if str(r.get("state", "")).upper() in _REVIEW_STATES]
@@ -466,6 +469,21 @@ class ForgeReviewer:
             findings.extend(summary_findings(str(text), list(packet.paths)))
         return ReviewReply(text=json.dumps(record, ensure_ascii=False, sort_keys=True),
                            model=f"{self.config.kind}:{self.config.bot}", findings=tuple(findings))  # fmt: skip
+
+    def _stop_if_approved(self, reviews: list[dict[str, Any]], record: dict[str, Any], number: int) -> None:
+        """A bot that approves acts beyond reviewing: the experiment stops (the review-only boundary)."""
+        if any(str(r.get("state", "")).upper() == "APPROVED" for r in reviews):
+            raise SafetyStop(f"{self.config.bot} approved pull request #{number} ({record['pull_url']}): an action "
+                             "beyond the review-only boundary; the experiment stopped — check the sandbox "
+                             "repository's settings and the bot's permissions")  # fmt: skip
+
+    async def _stop_if_merged(self, number: int, record: dict[str, Any]) -> None:
+        """A pull request found merged (by anyone: it must never be) stops the experiment."""
+        pull = await self.api.call("GET", f"/pulls/{number}")
+        if isinstance(pull, dict) and (pull.get("merged") or pull.get("merged_at")):
+            raise SafetyStop(f"pull request #{number} ({record['pull_url']}) was merged: an action beyond the "
+                             "review-only boundary; the experiment stopped — check the sandbox repository's "
+                             "branch protection and the bot's permissions")  # fmt: skip
 
     def _refuse_failure(self, reviews: list[dict[str, Any]], notes: list[dict[str, Any]], packet: ReviewPacket,
                         record: dict[str, Any], polls: int, number: int, run: str) -> None:  # fmt: skip
@@ -516,7 +534,7 @@ class ForgeReviewer:
         await self.api.aclose()
 
 
-class NoReviewInWindow(TimeoutError):
+class _NoReviewInWindow(TimeoutError):
     """The bot's review did not complete within the reviewer's ``timeout_s``."""
 
     code = "no_review_in_window"

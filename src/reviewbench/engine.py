@@ -308,6 +308,7 @@ class _Runner:
         tokens_out = _plausible(reply.tokens_out, notes, "output token") if reply else None
         if notes:
             error = "; ".join([error, *notes] if error else notes)
+        pull = _pull_request(condition, planned, reply)
         row = RunRow.model_construct(
             run_id=planned.run_id,
             case_id=planned.item_id,
@@ -338,9 +339,10 @@ class _Runner:
             findings=outcome.findings,
             patch=outcome.patch,
             try_no=self.tries.get(planned.run_id, 1),
-            pull_request=_pull_request(condition, planned, reply),
+            pull_request=pull,
             guidance_blobs=_guidance_blobs(self.job, planned, condition),
             position=planned.position,
+            usage=_usage(pull),
             failure_code=None if outcome.state.completed else FailureCode(code or FailureCode.ENDPOINT_ERROR),
         )
         # Only answers are cached; failures are retried by a later invocation's choice.
@@ -350,6 +352,11 @@ class _Runner:
         self.finished += 1
         if self.on_update:
             self.on_update(self.counts, self.finished, self.total)
+
+
+def _usage(pull: PullRequest | None) -> dict | str:
+    """The run's usage proxy: what its forge showed (a rate limit around the run), else not observable."""
+    return pull.usage if pull is not None and pull.usage is not None else "not_observable"
 
 
 def _guidance_blobs(job: Job, planned: PlannedRun, condition: Condition) -> dict[str, str] | None:

@@ -473,6 +473,13 @@ class PullRequest(_Record):
                                             "rule (UTC, ISO 8601; the forge's clock).")
     time_to_completed_review_s: float | None = Field(default=None, description="Seconds from triggered_at to "
                                                      "completed_review_at; null when not completed.")
+    connection: dict[str, Any] | None = Field(default=None, description="The connection as the forge showed it "
+                                              "before this process's first pull request: probed_at, token_scopes, "
+                                              "permissions, private, bot (login and type, or not_found), "
+                                              "automatic_review (not_observable where no endpoint shows it).")
+    usage: dict[str, Any] | str | None = Field(default=None, description="Usage proxy: {unit, before, after, "
+                                               "observed_at} (the forge's rate limit remaining around the run), or "
+                                               "'not_observable'; never a cost, apart from tokens.")
 
 
 class RunRow(_Record):
@@ -514,6 +521,10 @@ class RunRow(_Record):
                                              "not; null for completed runs.")  # fmt: skip
     position: int | None = Field(default=None, description="0-based place of the run in the experiment's seeded "
                                  "order (allocation.jsonl); null for runs recorded before it was kept.")
+    usage: dict[str, Any] | str | None = Field(default=None, description="Usage proxy, apart from tokens and from "
+                                               "any cost: {unit, before, after, observed_at} where the endpoint "
+                                               "or forge exposes one (a forge: its rate limit remaining around the "
+                                               "run), else 'not_observable'; null for older runs.")
 
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""
@@ -526,7 +537,7 @@ class RunRow(_Record):
             del data["pull_request"]  # so do runs of kinds other than the forge's
         else:
             data["pull_request"] = self.pull_request.model_dump(mode="json")
-        for key in ("guidance_blobs", "failure_code", "position"):  # absent where they say nothing
+        for key in ("guidance_blobs", "failure_code", "position", "usage"):  # absent where they say nothing
             if data[key] is None:
                 del data[key]
         if self.failure_code is not None:

@@ -1,11 +1,12 @@
 """A loopback forge for the forge reviewer tests: the GitHub REST endpoints reviewbench uses,
 over a real local bare repository that the reviewer pushes to as its ``remote``.
 
-Endpoints (under ``/repos/OWNER/NAME``): ``GET/POST /pulls``, ``PATCH /pulls/N``,
+Endpoints (under ``/repos/OWNER/NAME``): ``GET`` of the repository itself (its
+``permissions``; ``X-OAuth-Scopes`` as GitHub sends it), ``GET/POST /pulls``, ``PATCH /pulls/N``,
 ``GET /pulls/N/reviews``, ``GET /pulls/N/comments``, ``GET/POST /issues/N/comments``; pages
 with ``per_page``/``page``; ``GET /rate_limit`` (GitHub's shape; a 404 with
 ``rate_limit_endpoint=False``, as Gitea); the token checked on every request (``scheme``:
-``Bearer`` as GitHub, ``token`` as Gitea). ``set_quota`` gives GitHub's core quota: spent
+``Bearer`` as GitHub, ``token`` as Gitea); and ``GET /users/LOGIN`` (the bot's account). ``set_quota`` gives GitHub's core quota: spent
 one per request, told in ``X-RateLimit-*`` headers, a 403 once spent until its reset. Opening a pull
 request checks both branches exist in the bare repository and that the head's parent is
 the base. The bot is a script: ``bot(server, number, poll)`` is called on every poll of a
@@ -201,10 +202,17 @@ class ForgeServer:
                 return 404, {}, {"message": "Not Found"}
             core = {k: int(v) for k, v in (self.quota or {"limit": 60, "remaining": 60, "reset": 0}).items()}
             return 200, {}, {"resources": {"core": {**core, "used": core["limit"] - core["remaining"]}}, "rate": core}
+        if (m := re.fullmatch(r"/users/([^/]+)", path)) and method == "GET":
+            if m.group(1) != self.bot_login:
+                return 404, {}, {"message": "Not Found"}
+            return 200, {}, {"login": self.bot_login, "type": "Bot"}
         prefix = f"/repos/{self.repo}"
         if not path.startswith(prefix):
             return 404, {}, {"message": "Not Found"}
         rest = path[len(prefix):]
+        if rest == "" and method == "GET":  # the token's view of the repository, scopes as GitHub tells them
+            return 200, {"X-OAuth-Scopes": "repo, read:org"} if self.scheme == "Bearer" else {}, {
+                "full_name": self.repo, "private": True, "permissions": {"admin": False, "push": True, "pull": True}}
         if rest == "/pulls" and method == "POST":
             return self._open(body)
         if rest == "/pulls" and method == "GET":

@@ -812,3 +812,25 @@ def test_a_merged_pull_request_stops_the_experiment_and_marks_its_run(tmp_path, 
     (run,) = [r for r in runs if r.failure_code == "safety_stop"]
     assert (run.state, run.pull_request.number) == ("failed", 1)
     assert all(r.state == "cancelled" for r in runs if r is not run)  # the others: stopped before their turn
+
+
+def test_the_connection_is_probed_once_and_each_run_records_it_and_a_usage_reading(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=500, reset_in=3600)
+        first, second = (json.loads(r.text) for r in _reviews(config(server, bare), [(packet, tree), (packet, tree)]))
+    assert [r[1] for r in server.requests].count("/repos/acme/sandbox") == 1  # once per process
+    connection = first["connection"]
+    assert connection == second["connection"]
+    assert connection["token_scopes"] == ["read:org", "repo"] and connection["permissions"]["push"] is True
+    assert connection["bot"] == {"login": "review-bot", "type": "Bot"} and connection["automatic_review"] == "not_observable"
+    usage = first["usage"]
+    assert usage["unit"] == "rate_limit_remaining" and usage["before"] > usage["after"] > 0 and usage["observed_at"]
+    assert TOKEN not in json.dumps(first)
+
+
+def test_gitea_shows_no_scopes_nor_quota_and_says_so(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token", rate_limit_endpoint=False) as server:
+        record = json.loads(review(_gitea(server, bare), packet, tree).text)
+    assert record["connection"]["token_scopes"] == "not_observable" and record["usage"] == "not_observable"

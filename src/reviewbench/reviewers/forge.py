@@ -70,7 +70,7 @@ _BOT_SUFFIX = "[bot]"
 _REVIEW_STATES = frozenset({"COMMENTED", "CHANGES_REQUESTED", "APPROVED"})
 #: Fields of a run's forge record that ``records.PullRequest`` carries beside the basics.
 _PROVENANCE = ("base_sha", "case_tree", "guidance_blobs", "draft", "labels", "author", "description",
-               "completion", "completed_review_at", "time_to_completed_review_s")
+               "completion", "completed_review_at", "time_to_completed_review_s", "connection", "usage")
 
 
 def _now() -> str:
@@ -177,14 +177,15 @@ class _Api:
         """The JSON answer of one call (None when empty)."""
         return (await self._call(method, path, body=body, params=params))[0]
 
-    async def _call(self, method: str, path: str, *, body: dict | None = None,
-                    params: dict | None = None) -> tuple[Any, httpx.Headers]:  # fmt: skip
+    async def _call(self, method: str, path: str, *, body: dict | None = None, params: dict | None = None,
+                    prefixed: bool = True) -> tuple[Any, httpx.Headers]:  # fmt: skip
         label = f"{self.config.kind} {method} {path}"
         failures = 0
         for _ in range(_MAX_RATE_WAITS):
             self.requests += 1
             try:
-                resp = await self.client.request(method, self.prefix + path, json=body, params=params)
+                resp = await self.client.request(method, (self.prefix if prefixed else "") + path, json=body,
+                                                 params=params)  # fmt: skip
             except httpx.TransportError as exc:
                 failures += 1
                 if failures > 3:
@@ -320,6 +321,8 @@ class ForgeReviewer:
         self.opened: list[int] = []
         """Pull requests this reviewer opened (numbers), in order."""
         self._pulls: dict[str, PullRequest] = {}
+        self.connection: dict[str, Any] | None = None
+        """What the forge showed of the connection when this process first reviewed (``_probe``)."""
         self._cleanups: set[asyncio.Task] = set()
 
     def pull_request(self, run_id: str, text: str | None = None) -> PullRequest | None:
@@ -360,6 +363,10 @@ class ForgeReviewer:
         branch = f"review-{experiment[:8]}-{run[:12]}"
         base_branch, head_branch = f"{branch}-base", f"{branch}-head"
         await self.api.ensure_quota()  # before anything is pushed or opened
+        async with self._sweep_lock:
+            if self.connection is None:
+                self.connection = await self._probe()
+        quota_before = self.api.remaining
         work = make_scratch("reviewbench-forge-")  # names its pid: a kill -9's is swept by the next
         pull: dict[str, Any] | None = None
         pushed = False
@@ -377,7 +384,7 @@ class ForgeReviewer:
                 raise ReviewerError(f"{self.config.kind} POST /pulls: no pull request in the answer",
                                     code="trigger_not_accepted")  # fmt: skip
             self.opened.append(int(pull["number"]))
-            return await self._await_review(packet, pull, commits, run)
+            return await self._await_review(packet, pull, commits, run, quota_before)
         finally:
             await self._finish(self._clean_up(pull, pushed, base_branch, head_branch))
             remove_tree(work)
@@ -391,13 +398,13 @@ class ForgeReviewer:
             await asyncio.to_thread(delete_branches, self.config.remote, [head, base])
 
     async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], commits: CaseCommits,
-                            run: str) -> ReviewReply:  # fmt: skip
+                            run: str, quota_before: int | None = None) -> ReviewReply:  # fmt: skip
         number = int(pull["number"])
         record: dict[str, Any] = {
             "kind": self.config.kind, "repo": self.config.repo, "pull_number": number,
             "pull_url": pull.get("html_url"), "head_sha": (pull.get("head") or {}).get("sha") or commits.head,
             "bot": self.config.bot, "trigger": self.config.trigger, **_surface(pull, commits),
-            "completion": self.config.completion,
+            "completion": self.config.completion, "connection": self.connection,
         }  # fmt: skip
         self._pulls[run] = _as_pull_request(record)  # findable from here on, whatever happens next
         if self.config.trigger:
@@ -450,9 +457,12 @@ class ForgeReviewer:
         else:  # the last activity seen
             ends = [max((s for s in _stamps(reviews, notes, inline) if s is not None), default=None)]
         done_at = min((s for s in ends if s is not None), default=None) or _parse_time(_now())
+        after = self.api.remaining
         record.update({
             **_first(reviews, notes, record),
             "completed_at": _now(),
+            "usage": ({"unit": "rate_limit_remaining", "before": quota_before, "after": after, "observed_at": _now()}
+                      if quota_before is not None and after is not None else "not_observable"),
             "completed_review_at": _iso(done_at),
             "time_to_completed_review_s": round((done_at - triggered).total_seconds(), 3) if triggered else None,
             "polls": polls,
@@ -469,6 +479,34 @@ class ForgeReviewer:
             findings.extend(summary_findings(str(text), list(packet.paths)))
         return ReviewReply(text=json.dumps(record, ensure_ascii=False, sort_keys=True),
                            model=f"{self.config.kind}:{self.config.bot}", findings=tuple(findings))  # fmt: skip
+
+    async def _probe(self) -> dict[str, Any]:
+        """The connection as the forge shows it, before the first pull request: the token's
+        scopes (GitHub's ``X-OAuth-Scopes``; fine-grained tokens and Gitea show none), the
+        token's permissions on the repository, and whether the bot's account exists. Whether
+        the bot is installed with automatic review on is shown by no endpoint a repository
+        token may read: ``not_observable``. Best effort: what cannot be read says so."""
+        out: dict[str, Any] = {"probed_at": _now(), "automatic_review": "not_observable"}
+        try:
+            repo, headers = await self.api._call("GET", "")
+            scopes = headers.get("x-oauth-scopes")
+            out["token_scopes"] = sorted(filter(None, (p.strip() for p in scopes.split(",")))) if scopes is not None \
+                else "not_observable"
+            perms = repo.get("permissions") if isinstance(repo, dict) else None
+            out["permissions"] = {str(k): bool(v) for k, v in perms.items()} if isinstance(perms, dict) \
+                else "not_observable"
+            out["private"] = repo.get("private") if isinstance(repo, dict) else None
+        except ReviewerError as exc:
+            out["repository"] = f"not readable: {exc}"
+        try:
+            user, _ = await self.api._call("GET", f"/users/{self.config.bot.removesuffix(_BOT_SUFFIX)}",
+                                           prefixed=False)  # fmt: skip
+            out["bot"] = {"login": str((user or {}).get("login") or ""), "type": str((user or {}).get("type") or "")}
+        except _Refused as exc:
+            out["bot"] = "not_found" if exc.status == 404 else "not_observable"
+        except ReviewerError:
+            out["bot"] = "not_observable"
+        return out
 
     def _stop_if_approved(self, reviews: list[dict[str, Any]], record: dict[str, Any], number: int) -> None:
         """A bot that approves acts beyond reviewing: the experiment stops (the review-only boundary)."""

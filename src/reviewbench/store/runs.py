@@ -58,7 +58,8 @@ CREATE TABLE IF NOT EXISTS runs (
     pull_request TEXT,
     guidance_blobs TEXT,
     failure_code TEXT,
-    position INTEGER
+    position INTEGER,
+    usage TEXT
 );
 CREATE TABLE IF NOT EXISTS history (
     run_id TEXT NOT NULL,
@@ -93,7 +94,7 @@ CREATE TABLE IF NOT EXISTS cache (
 _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
                   ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"),
                   ("runs", "guidance_blobs", "TEXT"), ("runs", "failure_code", "TEXT"),
-                  ("runs", "position", "INTEGER"))
+                  ("runs", "position", "INTEGER"), ("runs", "usage", "TEXT"))
 _ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -316,6 +317,7 @@ class RunStore:
         values[_PULL] = None if pull is None else pull.model_dump_json()
         values[_BLOBS] = None if run.guidance_blobs is None else json.dumps(run.guidance_blobs, sort_keys=True)
         values[_CODE] = None if run.failure_code is None else FailureCode(run.failure_code).value
+        values[_USAGE] = None if run.usage is None else json.dumps(run.usage, sort_keys=True)
         self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
         self.db.execute(_INSERT_RUN, values)
         self.db.executemany(
@@ -372,15 +374,17 @@ class RunStore:
                 data["guidance_blobs"] = json.loads(data["guidance_blobs"])
             if data["failure_code"] is not None:
                 data["failure_code"] = FailureCode(data["failure_code"])
+            if data["usage"] is not None:
+                data["usage"] = json.loads(data["usage"])
             yield RunRow.model_construct(**data, findings=findings.get(data["run_id"], []))
 
     def _tx(self) -> _Transaction:
         return _Transaction(self.db)
 
 
-_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL, _BLOBS, _CODE = (
+_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL, _BLOBS, _CODE, _USAGE = (
     _COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached", "pull_request", "guidance_blobs",
-                                "failure_code"))  # fmt: skip
+                                "failure_code", "usage"))  # fmt: skip
 
 
 def _reason(exc: BaseException) -> str:

@@ -834,3 +834,15 @@ def test_gitea_shows_no_scopes_nor_quota_and_says_so(bare, case):
     with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token", rate_limit_endpoint=False) as server:
         record = json.loads(review(_gitea(server, bare), packet, tree).text)
     assert record["connection"]["token_scopes"] == "not_observable" and record["usage"] == "not_observable"
+
+
+def test_a_review_whose_summary_mentions_a_rate_limit_but_has_inline_comments_is_a_review(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.add_review(number, "Consider what happens when the upstream rate limit is hit.",
+                          [("app/calc.py", 2, "add subtracts.")])  # fmt: skip
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare), packet, tree)
+    assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2)]

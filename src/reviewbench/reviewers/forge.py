@@ -68,6 +68,8 @@ _LOW_QUOTA = 10
 _BOT_SUFFIX = "[bot]"
 #: Review states that are a submitted review (a PENDING one is a draft the bot still writes).
 _REVIEW_STATES = frozenset({"COMMENTED", "CHANGES_REQUESTED", "APPROVED"})
+#: A bot's failure notice is a sentence or two; a longer message is a review, whatever it says.
+_FAILURE_MAX_CHARS = 600
 #: Fields of a run's forge record that ``records.PullRequest`` carries beside the basics.
 _PROVENANCE = ("base_sha", "case_tree", "guidance_blobs", "draft", "labels", "author", "description",
                "completion", "completed_review_at", "time_to_completed_review_s", "connection", "usage")
@@ -422,7 +424,7 @@ class ForgeReviewer:
             reviews = [r for r in await self.api.pages(f"/pulls/{number}/reviews")
                        if self._bot(r) and str(r.get("state", "")).upper() != "PENDING"]  # fmt: skip
             notes = [c for c in await self.api.pages(f"/issues/{number}/comments") if self._bot(c)]
-            self._refuse_failure(reviews, notes, packet, record, polls, number, run)
+            await self._refuse_failure(reviews, notes, packet, record, polls, number, run)
             self._stop_if_approved(reviews, record, number)
             inline: list[dict[str, Any]] | None = None
             if self.config.completion == "first_activity":
@@ -523,19 +525,22 @@ class ForgeReviewer:
                              "review-only boundary; the experiment stopped — check the sandbox repository's "
                              "branch protection and the bot's permissions")  # fmt: skip
 
-    def _refuse_failure(self, reviews: list[dict[str, Any]], notes: list[dict[str, Any]], packet: ReviewPacket,
-                        record: dict[str, Any], polls: int, number: int, run: str) -> None:  # fmt: skip
+    async def _refuse_failure(self, reviews: list[dict[str, Any]], notes: list[dict[str, Any]], packet: ReviewPacket,
+                              record: dict[str, Any], polls: int, number: int, run: str) -> None:  # fmt: skip
         """A bot message that says no review was done ("usage limit reached", "could not
-        review") and names no changed file fails the run (``bot_error``): never a clean review."""
-        for item in [*reviews, *notes]:
-            text = str(item.get("body") or "")
-            if summary_findings(text, list(packet.paths)):
-                continue
-            if any(re.search(p, text, re.IGNORECASE) for p in self.config.failure_patterns):
-                self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now(),
-                                                     **_first(reviews, notes, record)})  # fmt: skip
-                raise ReviewerError(f"{self.config.bot} reported a failure instead of a review on pull request "
-                                    f"#{number} ({record['pull_url']}): {_excerpt(text)}", code="bot_error")  # fmt: skip
+        review") fails the run (``bot_error``): never a clean review. Only a short message
+        (at most ``_FAILURE_MAX_CHARS``) that names no changed file counts, and only while
+        the bot has posted no inline comment: a review that says "rate limit" of the code
+        under review is a review."""
+        said = [str(item.get("body") or "") for item in [*reviews, *notes]]
+        failing = [text for text in said if len(text) <= _FAILURE_MAX_CHARS and not summary_findings(text, list(packet.paths))
+                   and any(re.search(p, text, re.IGNORECASE) for p in self.config.failure_patterns)]  # fmt: skip
+        if not failing or (reviews and any(c.get("path") for c in await self._inline(number, reviews))):
+            return
+        self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now(),
+                                             **_first(reviews, notes, record)})  # fmt: skip
+        raise ReviewerError(f"{self.config.bot} reported a failure instead of a review on pull request "
+                            f"#{number} ({record['pull_url']}): {_excerpt(failing[0])}", code="bot_error")  # fmt: skip
 
     async def _finish(self, cleanup: Any) -> None:
         """Run ``cleanup`` to its end even when cancelled: Ctrl-C cancels a run more than

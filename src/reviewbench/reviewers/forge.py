@@ -453,9 +453,10 @@ class ForgeReviewer:
         await self._stop_if_merged(number, record)
         triggered = _parse_time(record["triggered_at"])
         if self.config.completion == "review":
-            ends = [_parse_time(r.get("submitted_at")) for r in reviews if str(r.get("state", "")).upper() in _REVIEW_STATES]
+            ends = [_parse_time(r.get("submitted_at")) for r in reviews
+                    if str(r.get("state", "")).upper() in _REVIEW_STATES]  # fmt: skip
         elif self.config.completion == "first_activity":
-            ends = [_parse_time(r.get("submitted_at")) for r in reviews] + [_parse_time(c.get("created_at")) for c in notes]
+            ends = list(_stamps(reviews, notes))
         else:  # the last activity seen
             ends = [max((s for s in _stamps(reviews, notes, inline) if s is not None), default=None)]
         done_at = min((s for s in ends if s is not None), default=None) or _parse_time(_now())
@@ -533,7 +534,8 @@ class ForgeReviewer:
         the bot has posted no inline comment: a review that says "rate limit" of the code
         under review is a review."""
         said = [str(item.get("body") or "") for item in [*reviews, *notes]]
-        failing = [text for text in said if len(text) <= _FAILURE_MAX_CHARS and not summary_findings(text, list(packet.paths))
+        failing = [text for text in said if len(text) <= _FAILURE_MAX_CHARS
+                   and not summary_findings(text, list(packet.paths))
                    and any(re.search(p, text, re.IGNORECASE) for p in self.config.failure_patterns)]  # fmt: skip
         if not failing or (reviews and any(c.get("path") for c in await self._inline(number, reviews))):
             return

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._version import __version__
-from .errors import OutputTooLarge, ReviewerError, StoreError, UsageError
-from .records import Finding, PullRequest, RunRow, RunState
+from .errors import OutputTooLarge, ReviewerError, SafetyStop, StoreError, UsageError
+from .records import FailureCode, Finding, PullRequest, RunRow, RunState
+from .sandbox import find_leak, key_values
 from .store.runs import RUNS_DB, CachedReply, RunStore
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Job",
     "Outcome",
     "PlannedRun",
+    "RetryRule",
     "RunSummary",
     "execute_plan",
     "open_run_store",
@@ -62,6 +64,8 @@ class PlannedRun:
     """The condition's config: a review or a fix-task condition."""
     repetition: int
     variant: str
+    position: int | None = None
+    """0-based place in the seeded order (the allocation), when the job allocates one."""
 
 
 @dataclass(frozen=True)
@@ -252,10 +256,18 @@ class _Runner:
                         await asyncio.sleep(min(delay, BACKOFF_CAP_S))
                         continue
                     raise
+            leak = find_leak([reply.text, reply.patch, *(f.claim for f in reply.findings or ())],
+                             key_values(condition.agent_config))  # fmt: skip
+            if leak:
+                raise SafetyStop(f"run {planned.run_id} of condition {condition.config.name} (case {planned.item_id}): "
+                                 f"{leak} in the reviewer's output; the experiment stopped and the output was not "
+                                 "kept: revoke the credential if it is real")  # fmt: skip
             outcome = self.job.outcome(planned, reply)
+            code = FailureCode.ENDPOINT_ERROR if outcome.state is RunState.INVALID else None
         except TimeoutError as exc:
             outcome = Outcome(RunState.TIMED_OUT)
             error = str(exc) or f"no answer within {config.timeout_s:g}s"  # a forge names its PR
+            code = getattr(exc, "code", None) or FailureCode.TIMEOUT
         except OutputTooLarge as exc:
             # An answer, but not a review: invalid, its first bytes stored once (as the raw
             # output only: never cached, never split into unparsed lines).
@@ -263,31 +275,40 @@ class _Runner:
             error = str(exc)
             reply = CachedReply(exc.head, None, None, None, None)
             self._record(planned, condition, outcome, reply, error, started_wall, attempts, False, key, None,
-                         cacheable=False)  # not an answer a resume could replay  # fmt: skip
+                         cacheable=False, code=FailureCode.ENDPOINT_ERROR)  # not an answer a resume could replay  # fmt: skip
             return
         except ReviewerError as exc:
             outcome = Outcome(RunState.FAILED)
             error = str(exc)
+            code = exc.code or FailureCode.ENDPOINT_ERROR
         except StoreError:
             raise  # the harness's failure, not the reviewer's: stop the experiment
+        except SafetyStop as exc:  # recorded, nothing of the output kept; then the experiment stops
+            self._record(planned, condition, Outcome(RunState.FAILED), None, str(exc), started_wall, attempts, False,
+                         key, None, code=FailureCode.SAFETY_STOP)  # fmt: skip
+            raise
         except asyncio.CancelledError:
             self._record(planned, condition, Outcome(RunState.CANCELLED), None, "interrupted",
-                         started_wall, attempts, False, key, None)  # fmt: skip
+                         started_wall, attempts, False, key, None, code=FailureCode.OPERATOR_ERROR)  # fmt: skip
             raise
         except Exception as exc:  # noqa: BLE001 - a broken case must not sink the experiment
             outcome = Outcome(RunState.FAILED)
             error = f"{type(exc).__name__}: {exc}"
-        self._record(planned, condition, outcome, reply, error, started_wall, attempts, cached, key, answer_s)
+            code = FailureCode.SETUP_FAILED
+        self._record(planned, condition, outcome, reply, error, started_wall, attempts, cached, key, answer_s,
+                     code=code)
 
     def _record(self, planned: PlannedRun, condition: Condition, outcome: Outcome, reply: CachedReply | None,
                 error: str | None, started_wall: str, attempts: int, cached: bool,
-                key: str, answer_s: float | None, *, cacheable: bool = True) -> None:  # fmt: skip
+                key: str, answer_s: float | None, *, cacheable: bool = True,
+                code: str | None = None) -> None:  # fmt: skip
         agent = condition.agent_config
         notes: list[str] = []
         tokens_in = _plausible(reply.tokens_in, notes, "input token") if reply else None
         tokens_out = _plausible(reply.tokens_out, notes, "output token") if reply else None
         if notes:
             error = "; ".join([error, *notes] if error else notes)
+        pull = _pull_request(condition, planned, reply)
         row = RunRow.model_construct(
             run_id=planned.run_id,
             case_id=planned.item_id,
@@ -318,7 +339,11 @@ class _Runner:
             findings=outcome.findings,
             patch=outcome.patch,
             try_no=self.tries.get(planned.run_id, 1),
-            pull_request=_pull_request(condition, planned, reply),
+            pull_request=pull,
+            guidance_blobs=_guidance_blobs(self.job, planned, condition),
+            position=planned.position,
+            usage=_usage(pull),
+            failure_code=None if outcome.state.completed else FailureCode(code or FailureCode.ENDPOINT_ERROR),
         )
         # Only answers are cached; failures are retried by a later invocation's choice.
         fresh = reply if reply is not None and cacheable and not cached and not notes else None
@@ -327,6 +352,20 @@ class _Runner:
         self.finished += 1
         if self.on_update:
             self.on_update(self.counts, self.finished, self.total)
+
+
+def _usage(pull: PullRequest | None) -> dict | str:
+    """The run's usage proxy: what its forge showed (a rate limit around the run), else not observable."""
+    return pull.usage if pull is not None and pull.usage is not None else "not_observable"
+
+
+def _guidance_blobs(job: Job, planned: PlannedRun, condition: Condition) -> dict[str, str] | None:
+    """The git blob SHAs of the guidance files that applied to the run (jobs that place any)."""
+    blobs = getattr(job, "guidance_blobs", None)
+    try:
+        return blobs(planned, condition) if callable(blobs) else None
+    except Exception:  # noqa: BLE001 - a tree that cannot be read: the run's own error says so
+        return None
 
 
 def _pull_request(condition: Condition, planned: PlannedRun, reply: CachedReply | None) -> PullRequest | None:
@@ -353,18 +392,24 @@ def open_run_store(out: Path) -> RunStore:
 
 
 def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store: RunStore, out: Path, *,
-                 retry_failed: bool = False,
+                 retry_failed: bool = False, retry: RetryRule | None = None,
                  on_update: Callable[[Counter, int, int], None] | None = None) -> RunSummary:  # fmt: skip
     """Run every run of ``plan`` not yet recorded in ``store``; the summary counts the whole store.
 
-    With ``retry_failed``, runs that ended ``failed`` or ``timed_out`` are run again; their
-    earlier attempts stay in the store's history (``RunStore.history``), and the new run
-    carries the next try number.
+    With ``retry_failed``, runs that ended ``failed`` or ``timed_out`` are run again, as far
+    as ``retry`` allows (each run at most ``max_retries`` times, only for its ``on`` failure
+    codes); their earlier attempts stay in the store's history (``RunStore.history``), and
+    the new run carries the next try number. ``cancelled`` runs are redone, their attempt
+    kept in the history too.
 
     Raises:
         StoreError: the run store could not be written (runs recorded so far are kept).
+        UsageError: ``retry_failed`` with failed runs of which the retry rule allows none.
     """
-    tries = store.retire({RunState.FAILED, RunState.TIMED_OUT}) if retry_failed else {}
+    # An interrupted run is redone; its attempt is kept, never overwritten.
+    tries = store.retire({RunState.CANCELLED})
+    if retry_failed:
+        tries.update(_retire_failed(store, retry))
     done = store.done_ids()
     todo = [r for r in plan if r.run_id not in done]
     runner = _Runner(job, configs, store, on_update)
@@ -375,6 +420,30 @@ def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store
     return RunSummary(out=out, planned=len(plan), already_done=len(plan) - len(todo),
                       by_state={s.value: n for s, n in sorted(by_state.items())}, requests=runner.requests,
                       unanswered=store.conditions_without_answers())  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RetryRule:
+    """The registered retry rule: how often a run may be retried, and for which failures."""
+
+    max_retries: int = 1
+    on: frozenset[str] | None = None
+    """Failure codes a retry is allowed for (None: any)."""
+
+
+def _retire_failed(store: RunStore, rule: RetryRule | None) -> dict[str, int]:
+    """Retire the failed and timed-out runs the retry rule allows; refuse when it allows none."""
+    rule = rule or RetryRule(max_retries=1_000_000)
+    used = store.retries_used()
+    failed = [r for r in store.runs() if r.state in (RunState.FAILED, RunState.TIMED_OUT)]
+    refused = [r for r in failed if used[r.run_id] >= rule.max_retries
+               or (rule.on is not None and r.failure_code is not None and r.failure_code not in rule.on)]  # fmt: skip
+    if failed and len(refused) == len(failed):
+        raise UsageError(f"--retry-failed: the registered retry rule (max_retries = {rule.max_retries}"
+                         + (f", on = {', '.join(sorted(rule.on))}" if rule.on is not None else "")
+                         + f") allows no retry of the {len(failed)} failed or timed-out run(s); they stay "
+                         "missing reviews")  # fmt: skip
+    return store.retire({RunState.FAILED, RunState.TIMED_OUT}, keep=[r.run_id for r in refused])
 
 
 async def _drive(runner: _Runner, todo: list[PlannedRun]) -> None:

@@ -23,6 +23,7 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     │   └── OutputTooLarge    a command printed more than its max_output_bytes (run ``invalid``)
     │       └── TooManyFindings  a review held more than its max_findings (run ``invalid``)
     ├── PatchRejected         a solver's patch cannot be applied safely (outside the tree…)
+    ├── SafetyStop            a run left the review-only boundary: the experiment stops
     └── Cancelled             the step is being stopped; no new command may start (exit 130)
 
 :data:`EXIT_CODES` maps each class to its exit code; a test checks that every class the
@@ -52,6 +53,7 @@ __all__ = [
     "ReviewbenchError",
     "ReviewerError",
     "RunDirectoryBusy",
+    "SafetyStop",
     "StoreError",
     "SetupFailed",
     "Terminated",
@@ -127,21 +129,29 @@ class StoreError(ReviewbenchError):
     """The run store cannot be read or written (locked too long, disk full, damaged)."""
 
 
+class SafetyStop(ReviewbenchError):
+    """A run crossed the review-only boundary: a pull request merged or approved by the bot,
+    or a credential in a reviewer's output. The run is recorded ``failed`` (``safety_stop``),
+    nothing of its output kept, and the experiment stops at once."""
+
+
 class ReviewerError(ReviewbenchError):
     """No review appeared. The message must never contain a secret.
 
     ``transient`` asks the engine to retry (429, 5xx, connection errors), honouring
     ``retry_after`` when the endpoint gave one. ``sent=False`` says the request never left
     (no key, an unsendable header, the host refused the connection): it is not counted as
-    a request sent.
+    a request sent. ``code`` says why, for the run's ``failure_code``.
     """
 
     def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None,
-                 sent: bool = True) -> None:  # fmt: skip
+                 sent: bool = True, code: str | None = None) -> None:  # fmt: skip
         super().__init__(message)
         self.transient = transient
         self.retry_after = retry_after
         self.sent = sent
+        self.code = code
+        """The run's ``failure_code`` (a ``records.FailureCode`` value); None: ``endpoint_error``."""
 
 
 class OutputTooLarge(ReviewerError):

@@ -26,6 +26,7 @@ __all__ = [
     "Defect",
     "DropReason",
     "DroppedCommit",
+    "FailureCode",
     "Finding",
     "GoldRecord",
     "Location",
@@ -252,6 +253,11 @@ class Defect(_Record):
     acceptable_descriptions: list[str] = Field(
         default_factory=list, description="Phrasings a judge may accept as naming this defect."
     )
+    rule_id: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$",
+        description="The repository rule the defect violates (e.g. 'R-01'): scored per rule "
+        "(defect_recall@rule:R-01), and eligible under a condition only where its guidance covers the path.",
+    )
 
 
 class Provenance(_Record):
@@ -424,6 +430,36 @@ class RunState(StrEnum):
         return self in (RunState.COMPLETED_FINDINGS, RunState.COMPLETED_NO_FINDINGS)
 
 
+class FailureCode(StrEnum):
+    """Why a run did not complete: one closed list, counted by condition and stratum."""
+
+    TRIGGER_NOT_ACCEPTED = "trigger_not_accepted"
+    """The forge refused to open the pull request or take the trigger comment."""
+    PERMISSION = "permission"
+    """The token or account lacks a right (401/403 without a rate limit)."""
+    NO_REVIEW_IN_WINDOW = "no_review_in_window"
+    """A forge bot did not complete its review within the reviewer's timeout_s."""
+    CONTAMINATED = "contaminated"
+    """The run saw what it must not (another condition's review, gold)."""
+    CONNECTION_CHANGED = "connection_changed"
+    """The forge connection (bot installed, automatic review) differs from the one probed."""
+    OUTAGE_INDICATED = "outage_indicated"
+    """The service said it is unavailable (5xx after retries)."""
+    SETUP_FAILED = "setup_failed"
+    """The harness could not prepare the run (push, tree export, a broken case)."""
+    OPERATOR_ERROR = "operator_error"
+    """The operator stopped the run (Ctrl-C) or configured it so it cannot run."""
+    ENDPOINT_ERROR = "endpoint_error"
+    """The endpoint answered, but with an error or with no review (invalid)."""
+    TIMEOUT = "timeout"
+    """No answer within the condition's timeout_s."""
+    BOT_ERROR = "bot_error"
+    """A forge bot posted a failure message ("usage limit reached", "could not review")."""
+    SAFETY_STOP = "safety_stop"
+    """The run crossed the review-only boundary (merged, approved by the bot, a credential in
+    its output): the experiment stopped."""
+
+
 class Finding(_Record):
     """One atomic claim parsed from a reviewer's output."""
 
@@ -450,6 +486,9 @@ class ReviewPacket(_Record):
         default=None, description="Context tree: what the exported tree's REVIEW.md says, the same for every case "
         "(test files a fix added or changed are shown as before it, so no test tells what the change breaks).",
     )
+    guidance_files: dict[str, str] = Field(
+        default_factory=dict, description="Forge kinds: repository guidance files (path -> text) committed into "
+        "the pushed trees as the condition's treatment; empty for other kinds.")  # fmt: skip
 
 
 class PullRequest(_Record):
@@ -469,6 +508,31 @@ class PullRequest(_Record):
     time_to_first_review_s: float | None = Field(default=None, description="Seconds from triggered_at to "
                                                  "first_review_at (the forge's clock); null when not reviewed.")
     polls: int = Field(default=0, description="Polls of the pull request made.")
+    base_sha: str | None = Field(default=None, description="The base commit the pull request was opened on.")
+    case_tree: str | None = Field(default=None, description="Git tree SHA of the patched tree without the placed "
+                                  "guidance files: equal for one case under every condition.")
+    guidance_blobs: dict[str, str] | None = Field(default=None, description="Guidance files (AGENTS.md) in the "
+                                                  "pushed head tree, in the changed paths' directories: path -> "
+                                                  "git blob SHA, as git holds them.")
+    draft: bool | None = Field(default=None, description="Whether the pull request was a draft (null: the forge "
+                               "did not say).")
+    labels: list[str] = Field(default_factory=list, description="The pull request's labels when opened.")
+    author: dict[str, str] | None = Field(default=None, description="Who opened it: login and account type, as "
+                                          "the forge said.")
+    description: str | None = Field(default=None, description="The pull request's visible description (body).")
+    completion: str | None = Field(default=None, description="The completion rule the run waited by (review, "
+                                   "first_activity, quiet).")
+    completed_review_at: str | None = Field(default=None, description="When the bot's review completed by that "
+                                            "rule (UTC, ISO 8601; the forge's clock).")
+    time_to_completed_review_s: float | None = Field(default=None, description="Seconds from triggered_at to "
+                                                     "completed_review_at; null when not completed.")
+    connection: dict[str, Any] | None = Field(default=None, description="The connection as the forge showed it "
+                                              "before this process's first pull request: probed_at, token_scopes, "
+                                              "permissions, private, bot (login and type, or not_found), "
+                                              "automatic_review (not_observable where no endpoint shows it).")
+    usage: dict[str, Any] | str | None = Field(default=None, description="Usage proxy: {unit, before, after, "
+                                               "observed_at} (the forge's rate limit remaining around the run), or "
+                                               "'not_observable'; never a cost, apart from tokens.")
 
 
 class RunRow(_Record):
@@ -503,6 +567,17 @@ class RunRow(_Record):
     try_no: int = Field(default=1, description="1, or the retry number after 'run --retry-failed'.")
     pull_request: PullRequest | None = Field(default=None, description="Forge runs: the pull request opened, "
                                              "whatever the run's end (null for other kinds, or before one opened).")
+    guidance_blobs: dict[str, str] | None = Field(default=None, description="Path -> git blob SHA of every "
+                                                  "guidance file (AGENTS.md) that applied to the run's changed paths; "
+                                                  "null for conditions without guidance files.")  # fmt: skip
+    failure_code: FailureCode | None = Field(default=None, description="Why a run that did not complete did "
+                                             "not; null for completed runs.")  # fmt: skip
+    position: int | None = Field(default=None, description="0-based place of the run in the experiment's seeded "
+                                 "order (allocation.jsonl); null for runs recorded before it was kept.")
+    usage: dict[str, Any] | str | None = Field(default=None, description="Usage proxy, apart from tokens and from "
+                                               "any cost: {unit, before, after, observed_at} where the endpoint "
+                                               "or forge exposes one (a forge: its rate limit remaining around the "
+                                               "run), else 'not_observable'; null for older runs.")
 
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""
@@ -515,4 +590,9 @@ class RunRow(_Record):
             del data["pull_request"]  # so do runs of kinds other than the forge's
         else:
             data["pull_request"] = self.pull_request.model_dump(mode="json")
+        for key in ("guidance_blobs", "failure_code", "position", "usage"):  # absent where they say nothing
+            if data[key] is None:
+                del data[key]
+        if self.failure_code is not None:
+            data["failure_code"] = self.failure_code.value
         return data

@@ -59,10 +59,12 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
     prompts, guidance = {}, {}
     for condition in experiment.config.condition:
         prompts[condition.prompt] = load_prompt(condition.prompt, experiment.base).sha256
-        if condition.guidance:
-            path = (experiment.base / condition.guidance).resolve()
+        named = [condition.guidance] if condition.guidance else []
+        named += [g.file for g in getattr(condition, "guidance_files", ())]  # the treatment's files too
+        for name in named:
+            path = (experiment.base / name).resolve()
             try:
-                guidance[condition.guidance] = _sha(path.read_bytes())
+                guidance[name] = _sha(path.read_bytes())
             except OSError as exc:
                 raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
     corpus = read_corpus(experiment.corpus_path)

@@ -22,6 +22,7 @@ severity_basis = "P1: wrong totals reach invoices"
 trigger = "many lines with fractional cents"
 description = "rounds each line instead of the total"
 acceptable_descriptions = ["rounding per line", "rounds before summing"]
+rule_id = "R-01"
 [[defect.location]]
 path = "shop/billing.py"
 symbol = "total"
@@ -70,6 +71,7 @@ def test_an_authored_pair_round_trips(setup):
     assert [g.stratum for g in pair] == ["rule_violation", "safe_counterexample"]
     defect = pair[0].defects[0]
     assert defect.severity_basis.startswith("P1") and defect.acceptable_descriptions[0] == "rounding per line"
+    assert defect.rule_id == "R-01"  # scored per rule (defect_recall@rule:R-01)
     assert not pair[1].expect_finding and pair[1].defects == []
     listed = json.loads(rb("case", "list", corpus, "--json").stdout)
     assert {row["stratum"] for row in listed} == {"rule_violation", "safe_counterexample"}
@@ -89,10 +91,12 @@ def test_an_authored_pair_round_trips(setup):
     (("--gold", "missing.toml"), "cannot read gold file"),
     (("--gold", "badsym.toml"), "no definition 'subtotal'"),
     (("--patch", "junk.diff"), "does not apply"),
+    (("--gold", "badrule.toml"), "rule_id"),
 ])  # fmt: skip
 def test_bad_input_is_one_line(setup, change, message):
     _repo, base, corpus, tmp = setup
     (tmp / "badsym.toml").write_text(GOLD.replace('symbol = "total"', 'symbol = "subtotal"'))
+    (tmp / "badrule.toml").write_text(GOLD.replace('rule_id = "R-01"', 'rule_id = "R 01 / bad"'))
     (tmp / "junk.diff").write_text("diff --git a/shop/billing.py b/shop/billing.py\n--- a/shop/billing.py\n"
                                    "+++ b/shop/billing.py\n@@ -1 +1 @@\n-nothing like this\n+x\n")  # fmt: skip
     args = {"--head": "violation", "--gold": str(tmp / "gold.toml")}

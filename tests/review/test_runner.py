@@ -307,3 +307,56 @@ def test_cli_exits_non_zero_when_every_run_of_a_condition_failed(tmp_path, corpu
     ok = cli("run", _experiment(tmp_path, corpus, _condition("silent", '{ kind = "silent" }'), repeats=1),
              "--out", tmp_path / "runs2")  # fmt: skip
     assert ok.code == 0, ok.stderr
+
+
+def test_guidance_files_reach_a_prompted_reviewer_as_the_text_that_applies(tmp_path, corpus):
+    """Files under app/ apply to the corpus's app/*.py changes; one under docs/ never does."""
+    (tmp_path / "root.md").write_text("Root rule.\n")
+    (tmp_path / "app.md").write_text("R-02: app code checks None.\n")
+    (tmp_path / "docs.md").write_text("Docs rule.\n")
+    placed = ('[{ path = "AGENTS.md", file = "root.md" }, { path = "app/AGENTS.md", file = "app.md" }, '
+              '{ path = "docs/AGENTS.md", file = "docs.md" }]')  # fmt: skip
+    with FakeLLMServer() as server:
+        server.default = Reply.answer("NO_ISSUES")
+        nearest = _condition("near", _openai(server), guidance_scope="nearest").replace(
+            "guidance_scope", f"guidance_files = {placed}\nguidance_scope")  # fmt: skip
+        text = _condition("all", _openai(server)) + f"guidance_files = {placed}\n" + nearest
+        summary = run_experiment(load_experiment(_experiment(tmp_path, corpus, text, repeats=1)), tmp_path / "runs")
+        systems = [r.json["messages"][0]["content"] for r in server.requests]
+    assert summary.by_state == {"completed_no_findings": 6}
+    both = [s for s in systems if "Root rule." in s]
+    near = [s for s in systems if "Root rule." not in s]
+    assert len(both) == 3 and all("### AGENTS.md" in s and "### app/AGENTS.md" in s and "R-02" in s for s in both)
+    assert len(near) == 3 and all("R-02" in s for s in near)
+    assert not any("Docs rule." in s for s in systems)
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    try:
+        runs = list(store.runs())
+    finally:
+        store.close()
+    blob = {name: subprocess.run(["git", "hash-object", str(tmp_path / f"{name}.md")], capture_output=True,
+                                 text=True, check=True).stdout.strip() for name in ("root", "app")}  # fmt: skip
+    assert {r.condition: r.guidance_blobs for r in runs} == {
+        "all": {"AGENTS.md": blob["root"], "app/AGENTS.md": blob["app"]}, "near": {"app/AGENTS.md": blob["app"]}}
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('guidance = "a.md"\nguidance_files = [{ path = "AGENTS.md", file = "a.md" }]', "not both"),
+    ('guidance_files = [{ path = "../AGENTS.md", file = "a.md" }]', "must be a relative path inside"),
+    ('guidance_files = [{ path = "AGENTS.md", file = "a.md" }, { path = "AGENTS.md", file = "b.md" }]', "given twice"),
+])  # fmt: skip
+def test_bad_guidance_files_are_one_line_on_load(tmp_path, extra, message):
+    path = tmp_path / "experiment.toml"
+    path.write_text(f'corpus = "c"\n[[condition]]\nname = "A"\nreviewer = {{ kind = "silent" }}\n{extra}\n')
+    printed = run_cli("run", path, "--out", tmp_path / "runs")
+    assert printed.returncode == 2 and message in printed.stderr
+    assert len(printed.stderr.strip().splitlines()) == 1 and "Traceback" not in printed.stderr
+
+
+def test_retry_failed_beyond_the_rule_is_one_line_from_the_cli(tmp_path, corpus):
+    dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
+    experiment = _experiment(tmp_path, corpus, "max_retries = 0\n" + _condition("dead", dead, retries=0), repeats=1)
+    run_cli("run", experiment, "--out", tmp_path / "runs")  # every run failed (exit 1)
+    printed = run_cli("run", experiment, "--out", tmp_path / "runs", "--retry-failed")
+    assert printed.returncode == 2 and "allows no retry of the 3 failed or timed-out run(s)" in printed.stderr
+    assert len(printed.stderr.strip().splitlines()) == 1

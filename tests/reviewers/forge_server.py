@@ -1,17 +1,21 @@
 """A loopback forge for the forge reviewer tests: the GitHub REST endpoints reviewbench uses,
 over a real local bare repository that the reviewer pushes to as its ``remote``.
 
-Endpoints (under ``/repos/OWNER/NAME``): ``GET/POST /pulls``, ``PATCH /pulls/N``,
+Endpoints (under ``/repos/OWNER/NAME``): ``GET`` of the repository itself (its
+``permissions``; ``X-OAuth-Scopes`` as GitHub sends it), ``GET/POST /pulls``, ``PATCH /pulls/N``,
 ``GET /pulls/N/reviews``, ``GET /pulls/N/comments``, ``GET/POST /issues/N/comments``; pages
 with ``per_page``/``page``; ``GET /rate_limit`` (GitHub's shape; a 404 with
 ``rate_limit_endpoint=False``, as Gitea); the token checked on every request (``scheme``:
-``Bearer`` as GitHub, ``token`` as Gitea). ``set_quota`` gives GitHub's core quota: spent
+``Bearer`` as GitHub, ``token`` as Gitea); and ``GET /users/LOGIN`` (the bot's account). ``set_quota`` gives GitHub's core quota: spent
 one per request, told in ``X-RateLimit-*`` headers, a 403 once spent until its reset. Opening a pull
 request checks both branches exist in the bare repository and that the head's parent is
 the base. The bot is a script: ``bot(server, number, poll)`` is called on every poll of a
 pull request's reviews once it has been triggered (its trigger comment posted, or at once
-with ``trigger=None``), and may call :meth:`ForgeServer.add_review` and
-:meth:`ForgeServer.add_issue_comment`. ``fail_next(status, headers, on)`` answers the next
+with ``trigger=None``), and may call :meth:`ForgeServer.add_review` (a ``state`` of its
+choosing), :meth:`ForgeServer.add_review_comment` (a late inline comment) and
+:meth:`ForgeServer.add_issue_comment` (a summary, or a failure message such as "usage
+limit reached"); :meth:`ForgeServer.show` reads the pushed trees (a bot reading
+``AGENTS.md``). ``fail_next(status, headers, on)`` answers the next
 request (``on``: the next ``"METHOD /path"`` one) with an error (a rate limit, say).
 """
 
@@ -127,15 +131,32 @@ class ForgeServer:
         self._next_id += 1
         return self._next_id
 
-    def add_review(self, number: int, body: str, comments: list[tuple[str, int, str]] = ()) -> None:
+    def add_review(self, number: int, body: str, comments: list[tuple[str, int, str]] = (),
+                   state: str = "COMMENTED") -> None:  # fmt: skip
         review_id = self._id()
         user = {"login": self.bot_login}
         self.reviews.setdefault(number, []).append(
-            {"id": review_id, "user": user, "body": body, "state": "COMMENTED", "submitted_at": _now()})
+            {"id": review_id, "user": user, "body": body, "state": state, "submitted_at": _now()})
         for path, line, text in comments:
             self.review_comments.setdefault(number, []).append(
                 {"id": self._id(), "pull_request_review_id": review_id, "user": user, "path": path, "line": line,
                  "body": text, "created_at": _now()})  # fmt: skip
+
+    def add_review_comment(self, number: int, path: str, line: int, body: str) -> None:
+        """An inline comment posted after the bot's review (attached to its last review)."""
+        review = (self.reviews.get(number) or [{"id": None}])[-1]["id"]
+        self.review_comments.setdefault(number, []).append(
+            {"id": self._id(), "pull_request_review_id": review, "user": {"login": self.bot_login}, "path": path,
+             "line": line, "body": body, "created_at": _now()})  # fmt: skip
+
+    def merge(self, number: int) -> None:
+        """The pull request merged (what a bot or a branch rule must never do to a benchmark's)."""
+        self.pulls[number].update(state="closed", merged=True, merged_at=_now())
+
+    def show(self, rev: str) -> str | None:
+        """A file of the bare repository (``rev`` as ``SHA:path``), or None when absent."""
+        proc = subprocess.run(["git", "--git-dir", str(self.bare), "show", rev], capture_output=True, text=True)
+        return proc.stdout if proc.returncode == 0 else None
 
     def add_issue_comment(self, number: int, body: str, login: str | None = None) -> dict:
         comment = {"id": self._id(), "user": {"login": login or self.bot_login}, "body": body, "created_at": _now()}
@@ -181,10 +202,17 @@ class ForgeServer:
                 return 404, {}, {"message": "Not Found"}
             core = {k: int(v) for k, v in (self.quota or {"limit": 60, "remaining": 60, "reset": 0}).items()}
             return 200, {}, {"resources": {"core": {**core, "used": core["limit"] - core["remaining"]}}, "rate": core}
+        if (m := re.fullmatch(r"/users/([^/]+)", path)) and method == "GET":
+            if m.group(1) != self.bot_login:
+                return 404, {}, {"message": "Not Found"}
+            return 200, {}, {"login": self.bot_login, "type": "Bot"}
         prefix = f"/repos/{self.repo}"
         if not path.startswith(prefix):
             return 404, {}, {"message": "Not Found"}
         rest = path[len(prefix):]
+        if rest == "" and method == "GET":  # the token's view of the repository, scopes as GitHub tells them
+            return 200, {"X-OAuth-Scopes": "repo, read:org"} if self.scheme == "Bearer" else {}, {
+                "full_name": self.repo, "private": True, "permissions": {"admin": False, "push": True, "pull": True}}
         if rest == "/pulls" and method == "POST":
             return self._open(body)
         if rest == "/pulls" and method == "GET":
@@ -227,7 +255,8 @@ class ForgeServer:
             "number": number, "state": "open", "title": body["title"], "body": body.get("body", ""),
             "html_url": f"{self.api_url}/{self.repo}/pull/{number}", "created_at": _now(),
             "head": {"ref": body["head"], "sha": head}, "base": {"ref": body["base"], "sha": base},
-            "user": {"login": "benchmark-user"},
+            "user": {"login": "benchmark-user", "type": "User"}, "draft": False, "labels": [], "merged": False,
+            "merged_at": None,
         }  # fmt: skip
         return 201, {}, self.pulls[number]
 

@@ -16,13 +16,14 @@ import pytest
 
 from reviewbench import MineConfig, mine_corpus
 from reviewbench.config.reviewers import GiteaConfig, GithubConfig
-from reviewbench.errors import ReviewerError, UsageError
+from reviewbench.errors import ReviewerError, SafetyStop, UsageError
 from reviewbench.records import ReviewPacket
 from reviewbench.review.experiment import load_experiment
 from reviewbench.review.runner import run_experiment
 from reviewbench.reviewers import make_reviewer
 from reviewbench.reviewers.forge import summary_findings, time_to_first_review
 from reviewbench.score import ScoreOptions, score_run
+from reviewbench.store.corpus import read_corpus
 from reviewbench.store.runs import RunStore
 
 from .forge_server import ForgeServer, after_polls, never
@@ -540,3 +541,308 @@ def test_gitea_without_a_pull_comments_list_reads_each_review_s_comments(bare, c
         reply = review(_gitea(server, bare), packet, tree)
     assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2), ("app/calc.py", 5), ("app/calc.py", None)]
     assert ("GET", "/repos/acme/sandbox/pulls/1/comments", 404) in server.requests
+
+
+# -- guidance files, completion rules, bot failures -----------------------------------------
+
+
+def _blob(data: str) -> str:
+    return subprocess.run(["git", "hash-object", "--stdin"], input=data, capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+
+
+def test_guidance_files_are_committed_into_both_pushed_trees_and_their_blobs_recorded(bare, case):
+    packet, tree = case
+    rules = {"AGENTS.md": "Root: review carefully.\n", "app/AGENTS.md": "R-01: add must add.\n",
+             "docs/AGENTS.md": "Docs only.\n"}  # fmt: skip
+    seen = {}
+
+    def bot(server, number, poll):
+        head, base = server.pulls[number]["head"]["sha"], server.pulls[number]["base"]["sha"]
+        seen.update({side: {p: server.show(f"{sha}:{p}") for p in rules} for side, sha in (("head", head), ("base", base))})
+        server.add_review(number, "ok")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        plain = json.loads(review(config(server, bare), packet, tree).text)
+        placed = json.loads(review(config(server, bare), packet.model_copy(update={"guidance_files": rules}), tree).text)
+    assert seen["head"] == rules and seen["base"] == rules  # the bot reads them from either tree
+    # Recorded: the applicable ones (root and app/, not docs/), by git's own blob SHA.
+    assert placed["guidance_blobs"] == {"AGENTS.md": _blob(rules["AGENTS.md"]), "app/AGENTS.md": _blob(rules["app/AGENTS.md"])}
+    assert plain["guidance_blobs"] == {}
+    # The case's tree is the same under both: the conditions differ only by the treatment.
+    assert plain["case_tree"] == placed["case_tree"] and plain["head_sha"] != placed["head_sha"]
+    assert placed["base_sha"] == server.pulls[2]["base"]["sha"] and placed["author"]["login"] == "benchmark-user"
+    assert "reviewbench:" in placed["description"] and placed["labels"] == [] and placed["completion"] == "review"
+
+
+def test_a_usage_limit_comment_is_a_failed_review_with_code_bot_error(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        if poll == 2:
+            server.add_issue_comment(number, "You have reached your Codex usage limit. Upgrade or try again later.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        with pytest.raises(ReviewerError, match="reported a failure instead of a review on pull request #1") as info:
+            review(config(server, bare), packet, tree)
+    assert info.value.code == "bot_error" and "usage limit" in str(info.value)
+    assert server.pulls[1]["state"] == "closed"
+
+
+def test_a_failure_word_in_a_review_that_names_a_file_is_still_a_review(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.add_review(number, "- app/calc.py: an error occurred in add(): it subtracts.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare), packet, tree)
+    assert [f.path for f in reply.findings] == ["app/calc.py"]
+
+
+def test_an_early_comment_does_not_end_the_review_and_its_inline_comments_are_read(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        if poll == 1:
+            server.add_issue_comment(number, "Reviewing this pull request now.")
+        if poll == 3:
+            server.add_review(number, "Done.", [("app/calc.py", 2, "add subtracts.")], state="CHANGES_REQUESTED")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare), packet, tree)
+    record = json.loads(reply.text)
+    assert record["polls"] == 3 and [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2)]
+    # First activity (the comment) and completed review (the review) are two times.
+    assert record["first_review_at"] <= record["completed_review_at"]
+    assert record["time_to_first_review_s"] <= record["time_to_completed_review_s"]
+
+
+def test_first_activity_stops_at_a_comment_as_before(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=lambda s, n, p: p == 1 and s.add_issue_comment(n, "LGTM")) as server:
+        reply = review(config(server, bare, completion="first_activity"), packet, tree)
+    assert json.loads(reply.text)["polls"] == 1 and reply.findings == ()
+
+
+def test_quiet_waits_for_late_inline_comments(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        if poll == 1:
+            server.add_review(number, "Partial review.")
+        if poll == 3:
+            server.add_review_comment(number, "app/calc.py", 5, "sub duplicates add.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare, completion="quiet", quiet_polls=2), packet, tree)
+        reviewed = review(config(server, bare), packet, tree)  # the default rule stops at the first review
+    assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 5)]
+    assert json.loads(reply.text)["polls"] == 5  # activity at 1 and 3, then two quiet polls
+    assert reviewed.findings == ()
+
+
+def test_a_review_with_only_a_comment_in_time_is_no_review_in_window(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=lambda s, n, p: p == 1 and s.add_issue_comment(n, "On it.")) as server:
+        with pytest.raises(TimeoutError, match="the bot said only: On it.") as info:
+            review(config(server, bare, timeout_s=0.5), packet, tree)
+    assert info.value.code == "no_review_in_window"
+
+
+def test_a_refused_pull_request_is_trigger_not_accepted_and_a_bad_token_permission(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.fail_next(422, on="POST /repos/acme/sandbox/pulls")
+        with pytest.raises(ReviewerError) as refused:
+            review(config(server, bare), packet, tree)
+    with ForgeServer(bare, token="other", bot=after_polls(1)) as server:
+        with pytest.raises(ReviewerError) as denied:
+            review(config(server, bare), packet, tree)
+    assert (refused.value.code, denied.value.code) == ("trigger_not_accepted", "permission")
+
+
+# -- the study: A/B/C guidance conditions on one forge -----------------------------------------
+
+
+@pytest.fixture
+def ledger_corpus(git_repo, tmp_path) -> Path:
+    """Three fix reversals: two under services/ledger/ (a scoped rule's path), one under web/."""
+    repo = git_repo()
+    repo.commit("init", {"services/ledger/post.py": "def post(x):\n    return x\n",
+                         "services/ledger/void.py": "def void(x):\n    return x\n",
+                         "web/page.py": "def page(x):\n    return x\n"})  # fmt: skip
+    repo.commit("fix post", {"services/ledger/post.py": "def post(x):\n    if x is None:\n        return 0\n    return x\n"})
+    repo.commit("fix void", {"services/ledger/void.py": "def void(x):\n    return x + 1\n"})
+    repo.commit("fix page", {"web/page.py": "def page(x):\n    return abs(x)\n"})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), out)
+    return out
+
+
+RULES = {"broad": "R-01: every change must go through the validated helper.\n",
+         "scoped": "R-01: ledger postings must go through ledger.helper.post (tests may build them directly).\n"}
+
+
+def _study(tmp_path: Path, corpus: Path, server: ForgeServer, bare: Path) -> Path:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for name, text in RULES.items():
+        (rules / f"{name}.md").write_text(text)
+    reviewer = (f'{{ kind = "github", api_url = "{server.api_url}", repo = "{server.repo}", remote = "{bare}", '
+                f'token_env = "RB_FORGE_TOKEN", trigger = "{server.trigger}", bot = "{server.bot_login}", '
+                f"poll_s = 0.05, timeout_s = 5 }}")  # fmt: skip
+    treatments = {"A": "", "B": 'guidance_files = [{ path = "AGENTS.md", file = "rules/broad.md" }]\n',
+                  "C": 'guidance_files = [{ path = "services/ledger/AGENTS.md", file = "rules/scoped.md" }]\n'}
+    text = f'corpus = "{corpus}"\nrepeats = 1\nseed = 5\nrename = false\nmax_retries = 1\n'
+    for name, treatment in treatments.items():
+        text += (f'[[condition]]\nname = "{name}"\nreviewer = {reviewer}\ncontext = "tree"\nconcurrency = 1\n'
+                 f"timeout_s = 600\n{treatment}")  # fmt: skip
+    path = tmp_path / "study.toml"
+    path.write_text(text)
+    return path
+
+
+def test_an_abc_study_reaches_the_bot_through_agents_md_and_keeps_its_missing_reviews(tmp_path, ledger_corpus, bare):
+    """The bot reads AGENTS.md from the pushed tree and comments only where a rule applies;
+    once, it answers 'usage limit reached' instead of reviewing. By hand: A reviews 3 clean,
+    B flags 3 of 3, C flags the 2 ledger cases; one first attempt on web/ (A's or C's) is a
+    bot_error, retried once: that condition's completion = 3 completed / 4 attempts, missing
+    reviews 1 / 4."""
+    limited = []
+
+    def bot(server, number, poll):
+        pull = server.pulls[number]
+        head = pull["head"]["sha"]
+        changed = subprocess.run(["git", "--git-dir", str(bare), "diff", "--name-only", pull["base"]["sha"], head],
+                                 capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+        path = changed[0]
+        folders = ["", *("/".join(path.split("/")[:i]) + "/" for i in range(1, path.count("/") + 1))]
+        rules = [text for f in folders if (text := server.show(f"{head}:{f}AGENTS.md"))]
+        if not rules and path.startswith("web/") and not limited:
+            limited.append(number)
+            server.add_issue_comment(number, "Codex usage limit reached. Try again later.")
+        elif any("R-01" in r for r in rules):
+            server.add_review(number, "R-01 applies.", [(path, 2, "R-01: this bypasses the validated helper.")])
+        else:
+            server.add_review(number, "No issues found.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        experiment = load_experiment(_study(tmp_path, ledger_corpus, server, bare))
+        out = tmp_path / "runs"
+        first = run_experiment(experiment, out)
+        assert first.by_state == {"completed_findings": 5, "completed_no_findings": 3, "failed": 1}
+        retried = run_experiment(experiment, out, retry_failed=True)
+        assert retried.by_state == {"completed_findings": 5, "completed_no_findings": 4}
+    store = RunStore(out / "runs.sqlite")
+    try:
+        runs, history = list(store.runs()), store.history()
+    finally:
+        store.close()
+    (failed,) = history
+    # (A's or C's web run, whichever the seeded order puts first: neither has a rule there)
+    assert (failed.condition in "AC", failed.state, failed.failure_code) == (True, "failed", "bot_error")
+    assert "usage limit reached" in failed.error and failed.pull_request.number == limited[0]
+    by = {(r.condition, r.case_id): r for r in runs}
+    cases = sorted({r.case_id for r in runs})
+    paths = {c.case_id: c.paths for c in read_corpus(ledger_corpus).cases}
+    ledger = {c for c in cases if paths[c][0].startswith("services/ledger/")}
+    assert len(ledger) == 2
+    assert [bool(by[("C", c)].findings) for c in cases] == [c in ledger for c in cases]  # the scope holds
+    assert [bool(by[("A", c)].findings) for c in cases] == [False] * 3
+    assert [bool(by[("B", c)].findings) for c in cases] == [True] * 3
+    # Every run records the applicable guidance blobs, by git's own hash; the bot's view agrees.
+    broad, scoped = _blob(RULES["broad"]), _blob(RULES["scoped"])
+    for case_id in cases:
+        assert by[("A", case_id)].guidance_blobs == {}
+        assert by[("B", case_id)].guidance_blobs == {"AGENTS.md": broad}
+        assert by[("C", case_id)].guidance_blobs == ({"services/ledger/AGENTS.md": scoped} if case_id in ledger else {})
+        for name in "ABC":
+            assert by[(name, case_id)].pull_request.guidance_blobs == by[(name, case_id)].guidance_blobs
+        # One case, one tree under every condition (but the treatment).
+        assert len({by[(name, case_id)].pull_request.case_tree for name in "ABC"}) == 1
+        assert len({by[(name, case_id)].guidance_sha256 for name in "ABC"}) == 3
+    # The allocation: the seeded order, written at the first run; each run knows its place.
+    allocation = [json.loads(line) for line in (out / "allocation.jsonl").read_text().splitlines()]
+    assert [a["position"] for a in allocation] == list(range(9))
+    assert {a["run_id"]: a["position"] for a in allocation} == {r.run_id: r.position for r in runs}
+    # Scored: the retried failure stays a missing review of A.
+    scored = score_run(out, ScoreOptions(bootstrap=50, include_unvalidated=True)).as_json()["conditions"]
+    completion = scored[failed.condition]["metrics"]["completion"]
+    assert (completion["num"], completion["den"]) == (3, 4)
+    assert completion["missing_reviews"] == {"value": 0.25, "num": 1, "den": 4}
+    assert completion["failure_codes"] == {"bot_error": 1}
+    assert scored["B"]["metrics"]["completion"]["missing_reviews"]["num"] == 0
+    # The export carries the blobs and codes; no token anywhere.
+    exported = subprocess.run([sys.executable, "-m", "reviewbench", "export", str(out)], capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+    rows = [json.loads(line) for line in exported.splitlines()]
+    assert {tuple(sorted(r["guidance_blobs"].items())) for r in rows if r["condition"] == "B"} == {(("AGENTS.md", broad),)}
+    assert TOKEN.encode() not in (out / "runs.sqlite").read_bytes() and TOKEN not in exported
+
+
+# -- safety stops: the review-only boundary ----------------------------------------------------
+
+
+def test_a_bot_approval_stops_the_review(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=lambda s, n, p: s.add_review(n, "LGTM", state="APPROVED")) as server:
+        with pytest.raises(SafetyStop, match=r"review-bot approved pull request #1 .*review-only boundary"):
+            review(config(server, bare), packet, tree)
+    assert server.pulls[1]["state"] == "closed" and server.branches() == []
+
+
+def test_a_merged_pull_request_stops_the_experiment_and_marks_its_run(tmp_path, corpus, bare):
+    def bot(server, number, poll):
+        if number == 1:
+            server.merge(number)
+        server.add_review(number, "Fine.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        experiment = _experiment(tmp_path, corpus, server, bare)
+        experiment.write_text(experiment.read_text().replace("concurrency = 2", "concurrency = 1"))
+        with pytest.raises(SafetyStop, match=r"pull request #1 .* was merged"):
+            run_experiment(load_experiment(experiment), tmp_path / "runs")
+        assert len(server.pulls) == 1  # nothing opened after the stop
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    try:
+        runs = list(store.runs())
+    finally:
+        store.close()
+    (run,) = [r for r in runs if r.failure_code == "safety_stop"]
+    assert (run.state, run.pull_request.number) == ("failed", 1)
+    assert all(r.state == "cancelled" for r in runs if r is not run)  # the others: stopped before their turn
+
+
+def test_the_connection_is_probed_once_and_each_run_records_it_and_a_usage_reading(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
+        server.set_quota(remaining=500, reset_in=3600)
+        first, second = (json.loads(r.text) for r in _reviews(config(server, bare), [(packet, tree), (packet, tree)]))
+    assert [r[1] for r in server.requests].count("/repos/acme/sandbox") == 1  # once per process
+    connection = first["connection"]
+    assert connection == second["connection"]
+    assert connection["token_scopes"] == ["read:org", "repo"] and connection["permissions"]["push"] is True
+    assert connection["bot"] == {"login": "review-bot", "type": "Bot"} and connection["automatic_review"] == "not_observable"
+    usage = first["usage"]
+    assert usage["unit"] == "rate_limit_remaining" and usage["before"] > usage["after"] > 0 and usage["observed_at"]
+    assert TOKEN not in json.dumps(first)
+
+
+def test_gitea_shows_no_scopes_nor_quota_and_says_so(bare, case):
+    packet, tree = case
+    with ForgeServer(bare, token=TOKEN, bot=after_polls(1), scheme="token", rate_limit_endpoint=False) as server:
+        record = json.loads(review(_gitea(server, bare), packet, tree).text)
+    assert record["connection"]["token_scopes"] == "not_observable" and record["usage"] == "not_observable"
+
+
+def test_a_review_whose_summary_mentions_a_rate_limit_but_has_inline_comments_is_a_review(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.add_review(number, "Consider what happens when the upstream rate limit is hit.",
+                          [("app/calc.py", 2, "add subtracts.")])  # fmt: skip
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reply = review(config(server, bare), packet, tree)
+    assert [(f.path, f.line) for f in reply.findings] == [("app/calc.py", 2)]

@@ -18,7 +18,7 @@ from rich.table import Table
 from ..errors import OutputExists, ReviewbenchError
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.lock import run_lock
-from ..store.runs import RUNS_DB, RunStore
+from ..store.runs import RUNS_DB, RunRow, RunStore
 from ._output import console, count_table, print_json, progress
 
 __all__ = ["experiment_group", "export_command", "register_command", "run_command", "run_loaded", "runs_command"]
@@ -52,7 +52,9 @@ def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]
 @click.argument("experiment", type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Run directory (created; an existing one of the same experiment is resumed).")
-@click.option("--retry-failed", is_flag=True, help="Run again the runs that failed or timed out.")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs that failed or timed out, as far as the "
+              "experiment's retry rule (max_retries, retry_on) allows; earlier attempts are kept and stay "
+              "missing reviews in completion.")
 @click.option("--new-version", is_flag=True,
               help="If registered inputs changed, register them as a new benchmark version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -92,21 +94,39 @@ _LISTED = ("run_id", "case_id", "condition", "repetition", "variant", "state", "
            "model_returned", "tokens_in", "tokens_out", "latency_s")  # fmt: skip
 
 
+_ATTEMPTS_HELP = ("Also the earlier attempts that 'run --retry-failed' (or a resume after Ctrl-C) replaced, "
+                  "marked retired: each is a missing review in completion.")
+
+
+def _attempts(store: RunStore, with_history: bool) -> list[tuple[RunRow, bool]]:
+    """The runs (and, when asked, the retired attempts) as (row, retired), attempts in order."""
+    rows = [(r, False) for r in store.runs()]
+    if with_history:
+        rows += [(r, True) for r in store.history()]
+        rows.sort(key=lambda item: (item[0].case_id, item[0].condition, item[0].variant, item[0].repetition,
+                                    item[0].try_no))  # fmt: skip
+    return rows
+
+
 @click.command("runs")
 @click.argument("rundir", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON (a list of runs).")
-def runs_command(rundir: Path, as_json: bool) -> None:
-    """List the runs of RUNDIR with their state and finding count."""
+@click.option("--attempts", "with_history", is_flag=True, help=_ATTEMPTS_HELP)
+def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
+    """List the runs of RUNDIR with their state, failure code, try number and finding count."""
     store = _store(rundir)
     try:
-        rows = [{**{k: getattr(r, k) for k in _LISTED}, "findings": len(r.findings)} for r in store.runs()]
+        rows = [{**{k: getattr(r, k) for k in _LISTED}, "try_no": r.try_no,
+                 "failure_code": None if r.failure_code is None else str(r.failure_code),
+                 **({"retired": retired} if with_history else {}), "findings": len(r.findings)}
+                for r, retired in _attempts(store, with_history)]  # fmt: skip
     finally:
         store.close()
     if as_json:
         print_json(rows)
         return
     table = Table(show_edge=False)
-    for column in (*_LISTED, "findings"):
+    for column in (*_LISTED, "try_no", "failure_code", *(("retired",) if with_history else ()), "findings"):
         table.add_column(column)
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row.values()))  # the console prints no markup
@@ -119,7 +139,8 @@ def runs_command(rundir: Path, as_json: bool) -> None:
               show_default=True)
 @click.option("--out", "out", type=click.Path(path_type=Path),
               help="File to write (default: stdout); for inspect and hf, the directory to write (required).")
-def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
+@click.option("--attempts", "with_history", is_flag=True, help=_ATTEMPTS_HELP)
+def export_command(rundir: Path, fmt: str, out: Path | None, with_history: bool) -> None:
     """Export the runs of RUNDIR as JSONL (full records, plus seed 000's task/model/repeat/text)
     or CSV (one row per run); as inspect_ai evaluation logs (inspect: one OUT/CONDITION.json
     per condition, one sample per run with its scores; 'inspect view' opens them); or the
@@ -130,26 +151,33 @@ def export_command(rundir: Path, fmt: str, out: Path | None) -> None:
         return
     store = _store(rundir)
     try:
-        runs = list(store.runs())
+        attempts = _attempts(store, with_history)
     finally:
         store.close()
+    runs = [run for run, _ in attempts]
+    retired = {id(run) for run, old in attempts if old}
     buffer = io.StringIO()
     if fmt == "jsonl":
         for run in runs:
             record = run.as_dict()
             record.update(task=run.case_id, model=run.model_requested, repeat=run.repetition,
                           text=run.raw_output or "")  # fmt: skip
+            if with_history:
+                record["retired"] = id(run) in retired
             buffer.write(json.dumps(record, ensure_ascii=False) + "\n")
     else:
         from ..report.csv import defuse  # the report's formula guard; scoring loads only here
 
         writer = csv.writer(buffer)
         columns = [*_LISTED, "attempts", "cached", "started_at", "ended_at", "prompt_sha256",
-                   "gold_sha256", "error", "findings"]  # fmt: skip
+                   "gold_sha256", "error", "findings", "try_no", "failure_code",
+                   *(("retired",) if with_history else ())]  # fmt: skip
         writer.writerow(columns)
         for run in runs:
             row = run.as_dict()
             row["findings"] = len(run.findings)
+            row.setdefault("failure_code", None)
+            row["retired"] = id(run) in retired
             # Text gets the report's formula guard; other values are written as before.
             writer.writerow([defuse(v) if isinstance(v := row[c], str) else "" if v is None else v for c in columns])
     if out is None:

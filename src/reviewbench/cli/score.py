@@ -85,6 +85,19 @@ def _print_condition(name: str, data: dict, version: str = "not registered") -> 
         value, fraction, _ = _fmt(e2e[metric])
         parts.append(f"{metric} {fraction} = {value}")
     console.print("  end to end (missing reviews count against): " + "; ".join(parts), markup=False)
+    completion = metrics["completion"]
+    missing = completion.get("missing_reviews") or {}
+    if missing.get("num"):
+        codes = ", ".join(f"{k} {v}" for k, v in (completion.get("failure_codes") or {}).items())
+        retired = sum((completion.get("retired") or {}).values())
+        console.print(f"  missing reviews {missing['num']}/{missing['den']} attempts ({retired} retired by a retry "
+                      f"and still counted); failure codes: {codes}", markup=False)  # fmt: skip
+    for metric, m in metrics.items():
+        if metric.startswith("defect_recall@rule:"):
+            value, fraction, interval = _fmt(m)
+            console.print(f"  {metric[len('defect_recall@'):]:<15} {fraction:>9}  {value:>6} {interval:<17} "
+                          f"rule defects identified / eligible; {m.get('not_eligible') or 0} outside the "
+                          "condition's guidance (not eligible)", markup=False)  # fmt: skip
     drift = data.get("model_drift")
     if drift:
         console.print(f"  MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
@@ -297,6 +310,10 @@ def print_scoreboard(rundir: Path, result: dict) -> None:
         console.print(f"exclusions: {_count(len(excluded['runs']), 'run')}, {_count(len(excluded['cases']), 'case')} "
                       "left out (exclusions.jsonl); the figures below are without them, each condition's "
                       "without exclusions line has them back in", markup=False)  # fmt: skip
+    differing = result["analysis"].get("forge_tree_differences") or {}
+    if differing:
+        console.print(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "
+                      f"conditions (bar the guidance files): {', '.join(sorted(differing))}", markup=False)  # fmt: skip
     for name, data in result["conditions"].items():
         _print_condition(name, data, version_phrase(registration))
         if excluded and name in excluded["without"]:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import UsageError
 from .reviewers import ReviewerConfig
 
-__all__ = ["ConditionConfig", "ConditionLimits", "ExperimentConfig", "LoadedFile", "read_config", "unique_names"]
+__all__ = ["ConditionConfig", "ConditionLimits", "GuidanceFile", "ExperimentConfig", "LoadedFile", "read_config", "unique_names"]
 
 
 class ConditionLimits(BaseModel):
@@ -40,6 +40,26 @@ class ConditionLimits(BaseModel):
     retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
 
 
+class GuidanceFile(BaseModel):
+    """One repository guidance file of a condition's treatment (an ``AGENTS.md``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str = Field(description="Where it lies in the reviewed repository, e.g. 'AGENTS.md' or "
+                                  "'services/ledger/AGENTS.md' (relative, no '..', nothing under .git).")
+    file: str = Field(description="The file holding its text, relative to the experiment file.")
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, path: str) -> str:
+        parts = path.split("/")
+        if (not path or path.startswith("/") or "\\" in path or "\x00" in path
+                or any(p in ("", ".", "..", ".git") for p in parts)):  # fmt: skip
+            raise ValueError(f"guidance path {path!r} must be a relative path inside the repository "
+                             "(no '..', no empty part, nothing under .git)")
+        return path
+
+
 class ConditionConfig(ConditionLimits):
     """One fixed way of reviewing: reviewer + prompt + guidance + context."""
 
@@ -47,6 +67,23 @@ class ConditionConfig(ConditionLimits):
     context: Literal["diff", "files", "tree"] = Field(
         default="diff", description="diff only; + post-patch files; + exported post-patch tree."
     )
+    guidance_files: list[GuidanceFile] = Field(
+        default_factory=list,
+        description="Repository guidance files (the treatment): forge kinds commit them into the pushed trees; "
+        "other kinds receive the text of those that apply to the changed paths as their guidance. Each run "
+        "records the git blob SHA of every applicable one (guidance_blobs).")  # fmt: skip
+    guidance_scope: Literal["ancestors", "nearest"] = Field(
+        default="ancestors", description="Which guidance files apply to a changed path: every one in its "
+        "directory or above (root and nested; the nearest wins where they disagree), or only the nearest.")  # fmt: skip
+
+    @model_validator(mode="after")
+    def _one_kind_of_guidance(self) -> ConditionConfig:
+        if self.guidance and self.guidance_files:
+            raise ValueError("give guidance or guidance_files, not both")
+        paths = [g.path for g in self.guidance_files]
+        if len(set(paths)) != len(paths):
+            raise ValueError(f"guidance_files: a path is given twice ({', '.join(sorted(paths))})")
+        return self
 
     @model_validator(mode="after")
     def _forge_needs_a_tree(self) -> ConditionConfig:
@@ -77,6 +114,21 @@ class ExperimentConfig(BaseModel):
         "Registered with the experiment file.",
     )
     condition: list[ConditionConfig] = Field(min_length=1)
+    max_retries: int = Field(default=1, ge=0, le=20, description="Retry rule: how many times 'run --retry-failed' "
+                             "may run a failed or timed-out run again; every earlier attempt stays a missing review.")
+    retry_on: list[str] | None = Field(default=None, description="Retry rule: the failure codes a retry is allowed "
+                                       "for (e.g. ['outage_indicated', 'no_review_in_window']); none: any.")
+
+    @field_validator("retry_on")
+    @classmethod
+    def _known_codes(cls, codes: list[str] | None) -> list[str] | None:
+        from ..records import FailureCode
+
+        unknown = sorted(set(codes or ()) - {c.value for c in FailureCode})
+        if unknown:
+            raise ValueError(f"unknown failure code(s) {', '.join(unknown)} (known: "
+                             f"{', '.join(c.value for c in FailureCode)})")
+        return codes
 
     @field_validator("condition")
     @classmethod

@@ -6,9 +6,10 @@ environment variable that holds a key, never the key.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "CALIBRATION_KINDS",
@@ -99,6 +100,14 @@ class SarifConfig(_Sandboxed):
                                               "one byte more and the analyser is killed, its run invalid.")  # fmt: skip
 
 
+#: Bot messages that say no review was done (usage limits, errors, refusals).
+DEFAULT_FAILURE_PATTERNS = (
+    r"usage limit", r"rate limit", r"quota", r"(could|can)(not|n't| not) (review|complete|process)",
+    r"unable to (review|complete|process)", r"(an )?error (occurred|has occurred)", r"something went wrong",
+    r"(review|request) failed", r"try again later",
+)
+
+
 class _ForgeConfig(_Config):
     """A review bot on a forge: each run opens a pull request on a sandbox repository."""
 
@@ -112,6 +121,27 @@ class _ForgeConfig(_Config):
     timeout_s: float = Field(default=1800.0, gt=0, description="How long to wait for the bot (then timed_out); "
                                                                "keep it below the condition's timeout_s.")  # fmt: skip
     keep_open: bool = Field(default=False, description="Leave the pull request and branches after the review.")
+    completion: Literal["review", "first_activity", "quiet"] = Field(
+        default="review", description="When the bot's review is complete: 'review', its first review in state "
+        "COMMENTED, CHANGES_REQUESTED or APPROVED (comments before it are read, never taken for the review); "
+        "'first_activity', its first review or comment; 'quiet', quiet_polls polls with nothing new after its "
+        "first activity (bots that answer in several comments).")  # fmt: skip
+    quiet_polls: int = Field(default=3, ge=1, le=1000, description="completion = 'quiet': polls without new bot "
+                                                                    "activity that end the review.")  # fmt: skip
+    failure_patterns: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_FAILURE_PATTERNS),
+        description="Regular expressions (case-insensitive): a bot message matching one that names no changed "
+        "file is a failed review (failure_code bot_error), never a clean one.")  # fmt: skip
+
+    @field_validator("failure_patterns")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"failure pattern {pattern!r} is not a regular expression: {exc}") from None
+        return patterns
 
 
 class GithubConfig(_ForgeConfig):

@@ -19,6 +19,7 @@ Gold TOML::
     severity_basis = "P1: wrong totals reach invoices"
     trigger = "an order with a discount"
     description = "rounds each line instead of the total"
+    rule_id = "R-01"                 # optional: the repository rule it violates
     acceptable_descriptions = ["rounding per line", "floating point money"]
     [[defect.location]]
     path = "shop/billing.py"
@@ -128,6 +129,7 @@ class _DefectToml(_Toml):
     trigger: str | None = None
     description: str | None = None
     safe_path: str | None = None
+    rule_id: str | None = None
     acceptable_descriptions: list[str] | None = None
     symbols: list[str] | None = None
     removed_identifiers: list[str] | None = None

@@ -37,8 +37,12 @@ class Experiment(LoadedFile):
             guidance = (
                 load_text((self.base / condition.guidance).resolve(), "guidance") if condition.guidance else None
             )
-            parts.append({"condition": condition.name, "prompt": load_prompt(condition.prompt, self.base).sha256,
-                          "guidance": None if guidance is None else hashlib.sha256(guidance.encode()).hexdigest()})  # fmt: skip
+            part = {"condition": condition.name, "prompt": load_prompt(condition.prompt, self.base).sha256,
+                    "guidance": None if guidance is None else hashlib.sha256(guidance.encode()).hexdigest()}
+            for placed in getattr(condition, "guidance_files", ()):  # only when there are: older hashes stay
+                text = load_text((self.base / placed.file).resolve(), "guidance")
+                part.setdefault("guidance_files", {})[placed.path] = hashlib.sha256(text.encode()).hexdigest()
+            parts.append(part)
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -76,6 +80,7 @@ name = "A"
 reviewer = { kind = "openai", base_url = "http://localhost:11434/v1", model = "qwen2.5-coder:7b", api_key_env = "OLLAMA_KEY", temperature = 0.0, max_tokens = 1024 }
 prompt = "default"     # built-in frozen prompt id, or a file
 # guidance = "rules/scoped.md"   # optional text given to the reviewer
+# guidance_files = [{ path = "AGENTS.md", file = "rules/c-root.md" }]   # or: repository guidance files
 context = "diff"       # diff | files | tree
 concurrency = 8        # runs in flight at once for this condition
 rate_per_minute = 60   # request starts per minute (omit for no limit)

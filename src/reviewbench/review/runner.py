@@ -22,6 +22,7 @@ from ..engine import (
     Condition,
     Outcome,
     PlannedRun,
+    RetryRule,
     RunSummary,
     execute_plan,
     open_run_store,
@@ -36,13 +37,24 @@ from ..sandbox import protect
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import CachedReply
 from .experiment import ConditionConfig, Experiment
+from .guidance import (
+    GUIDANCE_NAME,
+    GuidanceSet,
+    applicable,
+    git_blob_sha,
+    load_guidance,
+    native_guidance,
+)
 from .packet import PacketBuilder
 from .parse import parse_review
 from .prompt import load_prompt, load_text
 
-__all__ = ["ReviewJob", "check_conditions", "plan_runs", "run_experiment"]
+__all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "plan_runs", "run_experiment", "write_allocation"]
 
+ALLOCATION_FILE = "allocation.jsonl"
 ORIGINAL = "original"
+#: Reviewer kinds that open pull requests: their guidance is committed, not prompted.
+FORGE_KINDS = frozenset({"github", "gitea"})
 RENAME = "rename"
 
 
@@ -64,7 +76,21 @@ def plan_runs(experiment: Experiment, corpus: Corpus) -> list[PlannedRun]:
         for repetition in range(experiment.config.repeats)
     ]
     random.Random(experiment.config.seed).shuffle(runs)
-    return runs
+    return [replace(run, position=i) for i, run in enumerate(runs)]
+
+
+def write_allocation(plan: list[PlannedRun], out: Path) -> Path:
+    """``RUNDIR/allocation.jsonl``: the seeded order (case, repetition, condition, position),
+    written once, at the first run, so the randomisation can be shown as it was."""
+    path = out / ALLOCATION_FILE
+    if not path.exists():
+        lines = [json.dumps({"position": r.position, "run_id": r.run_id, "case_id": r.item_id,
+                             "repetition": r.repetition, "condition": r.condition.name, "variant": r.variant},
+                            sort_keys=True) for r in plan]  # fmt: skip
+        tmp = path.with_suffix(".jsonl.tmp")
+        tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        tmp.replace(path)
+    return path
 
 
 def _packet_digest(packet_json: str, condition: Condition) -> str:
@@ -98,13 +124,21 @@ class ReviewJob:
         self.gold_sha256 = corpus.meta.gold_sha256
         self.builder = PacketBuilder(corpus.path, Path(corpus.meta.repo.path), corpus.gold)
         self._packets: dict[tuple[str, str], tuple[object, str]] = {}
+        self._guidance: dict[str, GuidanceSet | None] = {}
+        self._blobs: dict[tuple[str, str], dict[str, str] | None] = {}
 
     def condition(self, config: ConditionConfig) -> Condition:
         prompt = load_prompt(config.prompt, self.experiment.base)
         guidance = guidance_sha = None
+        files = load_guidance(config, self.experiment.base)
         if config.guidance:
             guidance = load_text((self.experiment.base / config.guidance).resolve(), "guidance")
             guidance_sha = hashlib.sha256(guidance.encode()).hexdigest()
+            if config.reviewer.kind in FORGE_KINDS:  # a bot reads guidance from the repository, not a prompt
+                files = GuidanceSet(files={GUIDANCE_NAME: guidance.encode("utf-8")})
+        elif files is not None:
+            guidance_sha = files.sha256
+        self._guidance[config.name] = files
         return Condition(config=config, agent_config=config.reviewer, prompt=prompt, guidance=guidance,
                          guidance_sha256=guidance_sha, agent=make_reviewer(config.reviewer))  # fmt: skip
 
@@ -117,14 +151,46 @@ class ReviewJob:
         slot = (case.case_id, config.name)
         if slot not in self._packets:
             render = condition.prompt.render(case.language)
+            files = self._guidance.get(config.name)
+            guidance = condition.guidance
+            if files is not None and config.reviewer.kind not in FORGE_KINDS:
+                guidance = files.text_for(case.paths)  # the applicable files' text, as the prompt's guidance
             if config.context == "diff":  # a small file read: not worth a thread hop
-                packet = self.builder.packet(case, render, condition.guidance, config.context)
+                packet = self.builder.packet(case, render, guidance, config.context)
             else:
-                packet = await asyncio.to_thread(self.builder.packet, case, render, condition.guidance, config.context)
-            # Without a tree note the packet digests as before it had one: caches stay valid.
-            dumped = packet.model_dump_json(exclude={"tree_note"} if packet.tree_note is None else None)
-            self._packets[slot] = (packet, _packet_digest(dumped, condition))
+                packet = await asyncio.to_thread(self.builder.packet, case, render, guidance, config.context)
+            if files is not None and config.reviewer.kind in FORGE_KINDS:
+                packet = packet.model_copy(update={"guidance": None, "guidance_files": {
+                    path: data.decode("utf-8") for path, data in files.files.items()}})  # fmt: skip
+            # A packet without a tree note or guidance files digests as it did before they
+            # existed: caches stay valid.
+            unset = {name for name, empty in (("tree_note", packet.tree_note is None),
+                                              ("guidance_files", not packet.guidance_files)) if empty}  # fmt: skip
+            shown = packet.model_dump_json(exclude=unset or None)
+            self._packets[slot] = (packet, _packet_digest(shown, condition))
         return self._packets[slot]
+
+    def guidance_blobs(self, planned: PlannedRun, condition: Condition) -> dict[str, str] | None:
+        """Path -> git blob SHA of every guidance file applying to the run's changed paths:
+        for forge kinds, those of the pushed tree (the case's own and the placed ones); for
+        others, the placed ones they were given. None: a condition without guidance files."""
+        config = condition.config
+        slot = (planned.case.case_id, config.name)
+        if slot not in self._blobs:
+            files = self._guidance.get(config.name)
+            forge = config.reviewer.kind in FORGE_KINDS
+            if files is None and not forge:
+                self._blobs[slot] = None
+            else:
+                placed = files.files if files is not None else {}
+                scope = files.scope if files is not None else "ancestors"
+                names = files.names if files is not None else {GUIDANCE_NAME}
+                seen = dict(placed)
+                if forge:
+                    seen = {**native_guidance(self.builder.tree(planned.case), planned.case.paths, names), **placed}
+                chosen = applicable(seen, planned.case.paths, scope)
+                self._blobs[slot] = {path: git_blob_sha(data) for path, data in chosen.items()}
+        return self._blobs[slot]
 
     async def attempt(self, planned: PlannedRun, condition: Condition, packet: object) -> CachedReply:
         scope = RUN_SCOPE.get()
@@ -198,12 +264,15 @@ def run_experiment(
             "tool_version": __version__,
         })  # fmt: skip
         plan = plan_runs(experiment, corpus)
+        write_allocation(plan, out)
         # Forge reviewers mark what they open with the run directory, to find it again on resume.
         scope = RUN_SCOPE.set(RunScope(experiment=hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]))
         try:  # out of the command reviewers' sight: the gold, the repository's history, the runs
             with protect(corpus.path, corpus.meta.repo.path, out):
-                return execute_plan(ReviewJob(experiment, corpus), experiment.config.condition, plan, store, out,
-                                    retry_failed=retry_failed, on_update=on_update)  # fmt: skip
+                config = experiment.config
+                rule = RetryRule(config.max_retries, None if config.retry_on is None else frozenset(config.retry_on))
+                return execute_plan(ReviewJob(experiment, corpus), config.condition, plan, store, out,
+                                    retry_failed=retry_failed, retry=rule, on_update=on_update)  # fmt: skip
         finally:
             RUN_SCOPE.reset(scope)
     finally:

@@ -47,13 +47,13 @@ from typing import Any
 import httpx
 
 from ..config.reviewers import GiteaConfig, GithubConfig
-from ..errors import UsageError
+from ..errors import SafetyStop, UsageError
 from ..records import Finding, PullRequest, ReviewPacket
 from ..store.scratch import make_scratch, remove_tree
-from ._forge_git import build_commits, delete_branches, push_branches
+from ._forge_git import CaseCommits, build_commits, delete_branches, push_branches
 from ._http import body_excerpt, parse_retry_after, redact
-from .messages import clean_text
 from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
+from .messages import clean_text
 
 __all__ = ["ForgeReviewer", "pull_request_of", "summary_findings", "time_to_first_review"]
 
@@ -66,6 +66,13 @@ _MAX_PAGES = 1000  # a forge that always says "more" cannot keep a review listin
 #: quota is asked for (``GET /rate_limit``) before a pull request is opened.
 _LOW_QUOTA = 10
 _BOT_SUFFIX = "[bot]"
+#: Review states that are a submitted review (a PENDING one is a draft the bot still writes).
+_REVIEW_STATES = frozenset({"COMMENTED", "CHANGES_REQUESTED", "APPROVED"})
+#: A bot's failure notice is a sentence or two; a longer message is a review, whatever it says.
+_FAILURE_MAX_CHARS = 600
+#: Fields of a run's forge record that ``records.PullRequest`` carries beside the basics.
+_PROVENANCE = ("base_sha", "case_tree", "guidance_blobs", "draft", "labels", "author", "description",
+               "completion", "completed_review_at", "time_to_completed_review_s", "connection", "usage")
 
 
 def _now() -> str:
@@ -102,7 +109,7 @@ def _as_pull_request(record: dict[str, Any]) -> PullRequest:
                        triggered_at=record.get("triggered_at"), first_review_at=record.get("first_review_at"),
                        completed_at=record.get("completed_at"),
                        time_to_first_review_s=record.get("time_to_first_review_s"),
-                       polls=record.get("polls") or 0)  # fmt: skip
+                       polls=record.get("polls") or 0, **{k: record[k] for k in _PROVENANCE if k in record})  # fmt: skip
 
 
 def pull_request_of(raw_output: str | None) -> PullRequest | None:
@@ -141,8 +148,8 @@ def summary_findings(text: str, paths: list[str]) -> list[Finding]:
 class _Refused(ReviewerError):
     """A 4xx answer (its status kept, so a missing endpoint can be told apart)."""
 
-    def __init__(self, message: str, *, status: int) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, status: int, code: str | None = None) -> None:
+        super().__init__(message, code=code)
         self.status = status
 
 
@@ -172,14 +179,15 @@ class _Api:
         """The JSON answer of one call (None when empty)."""
         return (await self._call(method, path, body=body, params=params))[0]
 
-    async def _call(self, method: str, path: str, *, body: dict | None = None,
-                    params: dict | None = None) -> tuple[Any, httpx.Headers]:  # fmt: skip
+    async def _call(self, method: str, path: str, *, body: dict | None = None, params: dict | None = None,
+                    prefixed: bool = True) -> tuple[Any, httpx.Headers]:  # fmt: skip
         label = f"{self.config.kind} {method} {path}"
         failures = 0
         for _ in range(_MAX_RATE_WAITS):
             self.requests += 1
             try:
-                resp = await self.client.request(method, self.prefix + path, json=body, params=params)
+                resp = await self.client.request(method, (self.prefix if prefixed else "") + path, json=body,
+                                                 params=params)  # fmt: skip
             except httpx.TransportError as exc:
                 failures += 1
                 if failures > 3:
@@ -194,12 +202,13 @@ class _Api:
             if resp.status_code >= 500:
                 failures += 1
                 if failures > 3:
-                    raise ReviewerError(f"{label}: HTTP {resp.status_code}", transient=True)
+                    raise ReviewerError(f"{label}: HTTP {resp.status_code}", transient=True, code="outage_indicated")
                 await asyncio.sleep(2.0 * failures)
                 continue
             if resp.status_code >= 400:
                 excerpt = redact(body_excerpt(resp.text, (self.token,)), (self.token,))
-                raise _Refused(f"{label}: HTTP {resp.status_code}: {excerpt}", status=resp.status_code)
+                raise _Refused(f"{label}: HTTP {resp.status_code}: {excerpt}", status=resp.status_code,
+                               code=_refusal_code(method, path, resp.status_code))
             if resp.status_code == 204 or not resp.content:
                 return None, resp.headers
             try:
@@ -314,6 +323,8 @@ class ForgeReviewer:
         self.opened: list[int] = []
         """Pull requests this reviewer opened (numbers), in order."""
         self._pulls: dict[str, PullRequest] = {}
+        self.connection: dict[str, Any] | None = None
+        """What the forge showed of the connection when this process first reviewed (``_probe``)."""
         self._cleanups: set[asyncio.Task] = set()
 
     def pull_request(self, run_id: str, text: str | None = None) -> PullRequest | None:
@@ -354,20 +365,28 @@ class ForgeReviewer:
         branch = f"review-{experiment[:8]}-{run[:12]}"
         base_branch, head_branch = f"{branch}-base", f"{branch}-head"
         await self.api.ensure_quota()  # before anything is pushed or opened
+        async with self._sweep_lock:
+            if self.connection is None:
+                self.connection = await self._probe()
+        quota_before = self.api.remaining
         work = make_scratch("reviewbench-forge-")  # names its pid: a kill -9's is swept by the next
         pull: dict[str, Any] | None = None
         pushed = False
         try:
-            commits = await asyncio.to_thread(build_commits, tree, packet.diff, packet.title, work)
+            guidance = {path: text.encode("utf-8") for path, text in packet.guidance_files.items()}
+            names = frozenset({"AGENTS.md", *(os.path.basename(p) for p in guidance)})
+            commits = await asyncio.to_thread(build_commits, tree, packet.diff, packet.title, work, guidance, names,
+                                              list(packet.paths))  # fmt: skip
             await asyncio.to_thread(push_branches, commits, self.config.remote, base_branch, head_branch)
             pushed = True
             body = f"{MARKER.format(experiment=experiment, run=run)}\n"
             pull = await self.api.call("POST", "/pulls", body={"title": packet.title, "head": head_branch,
                                                                "base": base_branch, "body": body})  # fmt: skip
             if not isinstance(pull, dict) or "number" not in pull:
-                raise ReviewerError(f"{self.config.kind} POST /pulls: no pull request in the answer")
+                raise ReviewerError(f"{self.config.kind} POST /pulls: no pull request in the answer",
+                                    code="trigger_not_accepted")  # fmt: skip
             self.opened.append(int(pull["number"]))
-            return await self._await_review(packet, pull, commits.head, run)
+            return await self._await_review(packet, pull, commits, run, quota_before)
         finally:
             await self._finish(self._clean_up(pull, pushed, base_branch, head_branch))
             remove_tree(work)
@@ -380,13 +399,14 @@ class ForgeReviewer:
         elif pushed:
             await asyncio.to_thread(delete_branches, self.config.remote, [head, base])
 
-    async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], head_sha: str,
-                            run: str) -> ReviewReply:  # fmt: skip
+    async def _await_review(self, packet: ReviewPacket, pull: dict[str, Any], commits: CaseCommits,
+                            run: str, quota_before: int | None = None) -> ReviewReply:  # fmt: skip
         number = int(pull["number"])
         record: dict[str, Any] = {
             "kind": self.config.kind, "repo": self.config.repo, "pull_number": number,
-            "pull_url": pull.get("html_url"), "head_sha": (pull.get("head") or {}).get("sha") or head_sha,
-            "bot": self.config.bot, "trigger": self.config.trigger,
+            "pull_url": pull.get("html_url"), "head_sha": (pull.get("head") or {}).get("sha") or commits.head,
+            "bot": self.config.bot, "trigger": self.config.trigger, **_surface(pull, commits),
+            "completion": self.config.completion, "connection": self.connection,
         }  # fmt: skip
         self._pulls[run] = _as_pull_request(record)  # findable from here on, whatever happens next
         if self.config.trigger:
@@ -397,29 +417,57 @@ class ForgeReviewer:
         self._pulls[run] = _as_pull_request(record)
         deadline = time.monotonic() + self.config.timeout_s
         polls = 0
+        seen, quiet = -1, 0
         while True:
             polls += 1
             self._pulls[run] = _as_pull_request({**record, "polls": polls})
             reviews = [r for r in await self.api.pages(f"/pulls/{number}/reviews")
                        if self._bot(r) and str(r.get("state", "")).upper() != "PENDING"]  # fmt: skip
             notes = [c for c in await self.api.pages(f"/issues/{number}/comments") if self._bot(c)]
-            if reviews or notes:
-                inline = await self._inline(number, reviews)
+            await self._refuse_failure(reviews, notes, packet, record, polls, number, run)
+            self._stop_if_approved(reviews, record, number)
+            inline: list[dict[str, Any]] | None = None
+            if self.config.completion == "first_activity":
+                done = bool(reviews or notes)
+            elif self.config.completion == "review":
+                done = any(str(r.get("state", "")).upper() in _REVIEW_STATES for r in reviews)
+            else:  # quiet: the bot's activity, inline comments included, stopped growing
+                inline = await self._inline(number, reviews) if reviews or notes else []
+                activity = len(reviews) + len(notes) + len(inline)
+                quiet = quiet + 1 if activity and activity == seen else 0
+                seen = activity
+                done = quiet >= self.config.quiet_polls
+            if done:
+                inline = inline if inline is not None else await self._inline(number, reviews)
                 break
             left = deadline - time.monotonic()
             if left <= 0:
-                self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now()})
-                raise TimeoutError(f"no review by {self.config.bot} within {self.config.timeout_s:g}s on pull request "
-                                   f"#{number} ({record['pull_url']}, head {record['head_sha'][:12]}, {polls} polls)")  # fmt: skip
+                self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now(),
+                                                     **_first(reviews, notes, record)})  # fmt: skip
+                await self._stop_if_merged(number, record)
+                said = f"; the bot said only: {_excerpt(notes[0].get('body'))}" if notes and not reviews else ""
+                raise _NoReviewInWindow(f"no review by {self.config.bot} within {self.config.timeout_s:g}s on pull "
+                                       f"request #{number} ({record['pull_url']}, head {record['head_sha'][:12]}, "
+                                       f"{polls} polls){said}")  # fmt: skip
             await asyncio.sleep(min(self.config.poll_s, left))
-        stamps = [_parse_time(r.get("submitted_at")) for r in reviews] + [_parse_time(c.get("created_at")) for c in notes]
-        # The forge's own times; one that gives none is read by this poll's clock (never "not reviewed").
-        first = min((s for s in stamps if s is not None), default=None) or _parse_time(_now())
+        await self._stop_if_merged(number, record)
         triggered = _parse_time(record["triggered_at"])
+        if self.config.completion == "review":
+            ends = [_parse_time(r.get("submitted_at")) for r in reviews
+                    if str(r.get("state", "")).upper() in _REVIEW_STATES]  # fmt: skip
+        elif self.config.completion == "first_activity":
+            ends = list(_stamps(reviews, notes))
+        else:  # the last activity seen
+            ends = [max((s for s in _stamps(reviews, notes, inline) if s is not None), default=None)]
+        done_at = min((s for s in ends if s is not None), default=None) or _parse_time(_now())
+        after = self.api.remaining
         record.update({
-            "first_review_at": first.isoformat().replace("+00:00", "Z") if first else None,
+            **_first(reviews, notes, record),
             "completed_at": _now(),
-            "time_to_first_review_s": round((first - triggered).total_seconds(), 3) if first and triggered else None,
+            "usage": ({"unit": "rate_limit_remaining", "before": quota_before, "after": after, "observed_at": _now()}
+                      if quota_before is not None and after is not None else "not_observable"),
+            "completed_review_at": _iso(done_at),
+            "time_to_completed_review_s": round((done_at - triggered).total_seconds(), 3) if triggered else None,
             "polls": polls,
             "reviews": [{"state": r.get("state"), "body": r.get("body") or ""} for r in reviews],
             "comments": [{"path": c.get("path"), "line": _line(c), "body": c.get("body") or ""} for c in inline],
@@ -434,6 +482,67 @@ class ForgeReviewer:
             findings.extend(summary_findings(str(text), list(packet.paths)))
         return ReviewReply(text=json.dumps(record, ensure_ascii=False, sort_keys=True),
                            model=f"{self.config.kind}:{self.config.bot}", findings=tuple(findings))  # fmt: skip
+
+    async def _probe(self) -> dict[str, Any]:
+        """The connection as the forge shows it, before the first pull request: the token's
+        scopes (GitHub's ``X-OAuth-Scopes``; fine-grained tokens and Gitea show none), the
+        token's permissions on the repository, and whether the bot's account exists. Whether
+        the bot is installed with automatic review on is shown by no endpoint a repository
+        token may read: ``not_observable``. Best effort: what cannot be read says so."""
+        out: dict[str, Any] = {"probed_at": _now(), "automatic_review": "not_observable"}
+        try:
+            repo, headers = await self.api._call("GET", "")
+            scopes = headers.get("x-oauth-scopes")
+            out["token_scopes"] = sorted(filter(None, (p.strip() for p in scopes.split(",")))) if scopes is not None \
+                else "not_observable"
+            perms = repo.get("permissions") if isinstance(repo, dict) else None
+            out["permissions"] = {str(k): bool(v) for k, v in perms.items()} if isinstance(perms, dict) \
+                else "not_observable"
+            out["private"] = repo.get("private") if isinstance(repo, dict) else None
+        except ReviewerError as exc:
+            out["repository"] = f"not readable: {exc}"
+        try:
+            user, _ = await self.api._call("GET", f"/users/{self.config.bot.removesuffix(_BOT_SUFFIX)}",
+                                           prefixed=False)  # fmt: skip
+            out["bot"] = {"login": str((user or {}).get("login") or ""), "type": str((user or {}).get("type") or "")}
+        except _Refused as exc:
+            out["bot"] = "not_found" if exc.status == 404 else "not_observable"
+        except ReviewerError:
+            out["bot"] = "not_observable"
+        return out
+
+    def _stop_if_approved(self, reviews: list[dict[str, Any]], record: dict[str, Any], number: int) -> None:
+        """A bot that approves acts beyond reviewing: the experiment stops (the review-only boundary)."""
+        if any(str(r.get("state", "")).upper() == "APPROVED" for r in reviews):
+            raise SafetyStop(f"{self.config.bot} approved pull request #{number} ({record['pull_url']}): an action "
+                             "beyond the review-only boundary; the experiment stopped — check the sandbox "
+                             "repository's settings and the bot's permissions")  # fmt: skip
+
+    async def _stop_if_merged(self, number: int, record: dict[str, Any]) -> None:
+        """A pull request found merged (by anyone: it must never be) stops the experiment."""
+        pull = await self.api.call("GET", f"/pulls/{number}")
+        if isinstance(pull, dict) and (pull.get("merged") or pull.get("merged_at")):
+            raise SafetyStop(f"pull request #{number} ({record['pull_url']}) was merged: an action beyond the "
+                             "review-only boundary; the experiment stopped — check the sandbox repository's "
+                             "branch protection and the bot's permissions")  # fmt: skip
+
+    async def _refuse_failure(self, reviews: list[dict[str, Any]], notes: list[dict[str, Any]], packet: ReviewPacket,
+                              record: dict[str, Any], polls: int, number: int, run: str) -> None:  # fmt: skip
+        """A bot message that says no review was done ("usage limit reached", "could not
+        review") fails the run (``bot_error``): never a clean review. Only a short message
+        (at most ``_FAILURE_MAX_CHARS``) that names no changed file counts, and only while
+        the bot has posted no inline comment: a review that says "rate limit" of the code
+        under review is a review."""
+        said = [str(item.get("body") or "") for item in [*reviews, *notes]]
+        failing = [text for text in said if len(text) <= _FAILURE_MAX_CHARS
+                   and not summary_findings(text, list(packet.paths))
+                   and any(re.search(p, text, re.IGNORECASE) for p in self.config.failure_patterns)]  # fmt: skip
+        if not failing or (reviews and any(c.get("path") for c in await self._inline(number, reviews))):
+            return
+        self._pulls[run] = _as_pull_request({**record, "polls": polls, "completed_at": _now(),
+                                             **_first(reviews, notes, record)})  # fmt: skip
+        raise ReviewerError(f"{self.config.bot} reported a failure instead of a review on pull request "
+                            f"#{number} ({record['pull_url']}): {_excerpt(failing[0])}", code="bot_error")  # fmt: skip
 
     async def _finish(self, cleanup: Any) -> None:
         """Run ``cleanup`` to its end even when cancelled: Ctrl-C cancels a run more than
@@ -468,6 +577,61 @@ class ForgeReviewer:
         if self._cleanups:  # clean-ups a cancelled run left running: closing their client would break them
             await asyncio.gather(*self._cleanups, return_exceptions=True)
         await self.api.aclose()
+
+
+class _NoReviewInWindow(TimeoutError):
+    """The bot's review did not complete within the reviewer's ``timeout_s``."""
+
+    code = "no_review_in_window"
+
+
+def _refusal_code(method: str, path: str, status: int) -> str:
+    """The ``failure_code`` of a refused call: rights, a refused pull request or trigger, else the endpoint's."""
+    if status in (401, 403):
+        return "permission"
+    if method == "POST" and (path == "/pulls" or path.endswith("/comments")):
+        return "trigger_not_accepted"
+    return "endpoint_error"
+
+
+def _iso(stamp: datetime | None) -> str | None:
+    return stamp.isoformat().replace("+00:00", "Z") if stamp else None
+
+
+def _excerpt(text: object, limit: int = 160) -> str:
+    one = " ".join(clean_text(str(text or "")).split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def _stamps(reviews: list[dict[str, Any]], notes: list[dict[str, Any]],
+            inline: list[dict[str, Any]] = ()) -> list[datetime | None]:  # fmt: skip
+    return ([_parse_time(r.get("submitted_at")) for r in reviews] + [_parse_time(c.get("created_at")) for c in notes]
+            + [_parse_time(c.get("created_at")) for c in inline])  # fmt: skip
+
+
+def _first(reviews: list[dict[str, Any]], notes: list[dict[str, Any]], record: dict[str, Any]) -> dict[str, Any]:
+    """The bot's first activity, by the forge's clock (this poll's when it gives none); {} before any."""
+    if not reviews and not notes:
+        return {}
+    first = min((s for s in _stamps(reviews, notes) if s is not None), default=None) or _parse_time(_now())
+    triggered = _parse_time(record.get("triggered_at"))
+    return {"first_review_at": _iso(first),
+            "time_to_first_review_s": round((first - triggered).total_seconds(), 3) if first and triggered else None}
+
+
+def _surface(pull: dict[str, Any], commits: CaseCommits) -> dict[str, Any]:
+    """What the pull request showed the bot, as the forge answered when it was opened (untrusted)."""
+    labels = [str(label.get("name")) for label in pull.get("labels") or [] if isinstance(label, dict)]
+    author = (pull.get("user") or {}) if isinstance(pull.get("user"), dict) else {}
+    return {
+        "base_sha": str((pull.get("base") or {}).get("sha") or commits.base),
+        "case_tree": commits.case_tree or None,
+        "guidance_blobs": commits.guidance_blobs,
+        "draft": bool(pull.get("draft")) if "draft" in pull else None,
+        "labels": labels,
+        "author": {"login": str(author.get("login") or ""), "type": str(author.get("type") or "")} if author else None,
+        "description": clean_text(str(pull.get("body") or "")),
+    }
 
 
 def _more(headers: httpx.Headers, seen: int, last: int) -> bool:

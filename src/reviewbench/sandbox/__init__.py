@@ -9,6 +9,7 @@ process-group clean-up (``_procs``, ``_shell``). ``docs/SANDBOX.md`` says what e
 from ._agent import AgentBox, hidden_paths, protect
 from ._env import SECRET_PATTERNS, minimal_env, scrubbed_env
 from ._layout import Layout, mechanism, prefix
+from ._leaks import LEAK_PATTERNS, find_leak, key_values
 from ._procs import (
     Cancelled,
     RunOutcome,
@@ -21,6 +22,7 @@ from ._procs import (
 from ._shell import ShellResult, exit_label, run_shell, stderr_tail
 
 __all__ = [
+    "LEAK_PATTERNS",
     "SECRET_PATTERNS",
     "AgentBox",
     "Cancelled",
@@ -30,8 +32,10 @@ __all__ = [
     "ShellResult",
     "cancelled",
     "exit_label",
+    "find_leak",
     "hidden_paths",
     "isolation_prefix",
+    "key_values",
     "kill_all",
     "mechanism",
     "minimal_env",

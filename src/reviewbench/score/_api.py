@@ -31,7 +31,8 @@ from .discriminate import discriminate, mirror_of, pairings
 from .drift import per_model_scores
 from .exclusions import excluded_ids, exclusion_summary
 from .first_review import first_reviews
-from .gates import Compare, Gates, decide, evaluate_compare, load_gates
+from .forge_trees import tree_differences
+from .gates import Compare, Gates, decide, evaluate_compare, load_gates, wilson
 from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
@@ -208,12 +209,15 @@ class _Inputs:
     include_unvalidated: bool
     excluded_cases: frozenset[str] = frozenset()
     """Cases the exclusion log leaves out (their runs are out of ``runs`` already)."""
+    history: list[RunRow] = field(default_factory=list)
+    """Earlier attempts that ``run --retry-failed`` replaced (they count in completion)."""
 
 
 def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     store = RunStore(rundir / RUNS_DB)
     try:
         runs = list(store.runs())
+        history = store.history()
         corpus_path = store.get_meta("corpus_path")
         recorded_gold = store.get_meta("gold_sha256")
         experiment = json.loads(store.get_meta("experiment") or "{}")
@@ -267,7 +271,7 @@ def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
     runs = [r for r in runs if r.run_id not in excluded_runs and r.case_id not in excluded_cases]
     return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
                    int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]),
-                   frozenset(excluded_cases))  # fmt: skip
+                   frozenset(excluded_cases), history)  # fmt: skip
 
 
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
@@ -358,7 +362,11 @@ def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[s
     for run in runs:
         by_condition[run.condition].append(run)
     names = [n for n in order if n in by_condition] + sorted(set(by_condition) - set(order))
-    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end")
+    retired: dict[str, list[RunRow]] = defaultdict(list)
+    for old in inputs.history:
+        retired[old.condition].append(old)
+    tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end",
+                                                 retired[name])
                for name in names for analysis in _ANALYSES}  # fmt: skip
     return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies)
 
@@ -444,6 +452,20 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                                "den": _number(total_d), "lo": low, "hi": high}  # fmt: skip
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(tally.control_fps)
         metrics["completion"]["states"] = dict(sorted(tally.states.items()))
+        if tally.retired:
+            metrics["completion"]["retired"] = dict(sorted(tally.retired.items()))
+        missed, attempts = tally.missing
+        metrics["completion"]["missing_reviews"] = {"value": _value(missed, attempts), "num": missed,
+                                                    "den": attempts}  # fmt: skip
+        metrics["completion"]["failure_codes"] = dict(sorted(tally.failure_codes.items()))
+        for rule, (found, eligible, uncovered) in sorted(tally.rules.items()):
+            low, high = wilson(found, eligible) if eligible else (None, None)
+            metrics[f"defect_recall@rule:{rule}"] = {
+                "value": _value(found, eligible), "num": found, "den": eligible,
+                "lo": None if low is None else round(low, 6), "hi": None if high is None else round(high, 6),
+                "not_eligible": uncovered}  # fmt: skip
+        metrics["completion"]["failure_codes_by_stratum"] = {
+            stratum: dict(sorted(codes.items())) for stratum, codes in sorted(tally.failure_codes_by_stratum.items())}
         metrics["latency_s"] = latency_summary(tally.latencies)
         forge = first_reviews(r for r in by_condition[name] if r.case_id in cases)
         if forge is not None:  # forge conditions only: absent elsewhere, not zero
@@ -595,6 +617,8 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
                        and cutoff_text == inputs.experiment.get("cutoff"),
                        "registered_date": inputs.experiment.get("cutoff")} if cutoff_text else None,
             "holdout_strata": sorted({c.stratum for c in holdout.values()}),
+            # Forge runs: cases whose pull requests pushed different trees (bar the guidance files).
+            "forge_tree_differences": tree_differences(runs),
         },  # fmt: skip
         "registration": inputs.registration,
     }

@@ -32,7 +32,8 @@ from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
 
-__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "run_outcome", "tally_condition", "with_mirror"]
+__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "RunOutcome", "rule_eligible", "run_outcome", "tally_condition",
+           "with_mirror"]
 
 _POINTS = {"high": 3, "med": 2, "low": 1}
 
@@ -184,6 +185,25 @@ class ConditionTally:
     unclear: list[tuple[str, str, int, int]] = field(default_factory=list)
     """(cluster, stratum, unclear, of them credited) per counted run with unclear claims:
     what precision left out (``score/unclear.py`` puts them back as false, then true)."""
+    retired: Counter[str] = field(default_factory=Counter)
+    """Earlier attempts (``run --retry-failed``) counted in completion, by their state."""
+    missing: list[int] = field(default_factory=lambda: [0, 0])
+    """Missing-review events and attempts: every attempt that did not complete, retired ones included."""
+    failure_codes: Counter[str] = field(default_factory=Counter)
+    """Attempts that did not complete, by failure code (retired ones included)."""
+    failure_codes_by_stratum: dict[str, Counter[str]] = field(default_factory=dict)
+    rules: dict[str, list[int]] = field(default_factory=dict)
+    """Per rule id: [identified, eligible (run, defect) pairs, pairs no applicable guidance covers]."""
+
+    def attempt(self, case: CaseInfo, run: RunRow, completed: bool) -> None:
+        """One attempt in completion: a run, or an earlier attempt a retry replaced."""
+        self.add("completion", case, int(completed), 1)
+        self.missing[0] += int(not completed)
+        self.missing[1] += 1
+        if not completed:
+            code = str(run.failure_code or "unrecorded")
+            self.failure_codes[code] += 1
+            self.failure_codes_by_stratum.setdefault(case.stratum, Counter())[code] += 1
 
     def add(self, metric: str, case: CaseInfo, num: float, den: float,
             cls: str | None = None, severity: str | None = None) -> None:  # fmt: skip
@@ -202,10 +222,30 @@ def _mentions(text: str | None, needles: Sequence[str]) -> bool:
     return any(n.lower() in low for n in needles)
 
 
+def rule_eligible(run: RunRow, defect: Defect) -> bool:
+    """Whether a rule defect is an opportunity for the run's condition: always without a
+    treatment (no guidance recorded: the baseline), else only when a guidance file that
+    applied to the run lies in a directory holding one of the defect's paths. A rule its
+    guidance does not reach is the corpus's or the rules' scoping defect, not a miss."""
+    if run.guidance_sha256 is None or run.guidance_blobs is None:
+        return True
+    folders = [g.rsplit("/", 1)[0] + "/" if "/" in g else "" for g in run.guidance_blobs]
+    return any(loc.path.startswith(folder) for loc in defect.locations for folder in folders)
+
+
 def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes: dict[str, RunOutcome],
-                    end_to_end: bool = False) -> ConditionTally:  # fmt: skip
-    """Count every run of one condition on the eligible ``cases`` from its outcome."""
+                    end_to_end: bool = False, retired: Sequence[RunRow] = ()) -> ConditionTally:  # fmt: skip
+    """Count every run of one condition on the eligible ``cases`` from its outcome.
+
+    ``retired``: the condition's earlier attempts that ``run --retry-failed`` replaced. Each
+    stays a missing-review event in ``completion`` even when its retry completed (an attempt
+    the operator interrupted, ``cancelled``, is the harness's and is left out).
+    """
     tally = ConditionTally()
+    for old in retired:
+        if old.case_id in cases and old.state.value != "cancelled":
+            tally.retired[old.state.value] += 1
+            tally.attempt(cases[old.case_id], old, completed=False)
     by_rep: dict[tuple[str, int], RunOutcome] = {}
     for run in runs:
         case = cases.get(run.case_id)
@@ -213,7 +253,7 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
             continue  # not eligible under the current analysis
         m = outcomes[run.run_id]
         tally.states[run.state] += 1
-        tally.add("completion", case, int(m.completed), 1)
+        tally.attempt(case, run, m.completed)
         if run.model_requested:
             tally.models_requested.add(run.model_requested)
         if m.completed and run.model_returned:
@@ -280,6 +320,13 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
             if m.identified[i] and m.severity_ok[i] is not None:
                 tally.add("severity_match", case, int(m.severity_ok[i]), 1, cls, severity)
             tally.found[(run.case_id, i, run.repetition)] = m.identified[i]
+            if defect.rule_id:
+                cell = tally.rules.setdefault(defect.rule_id, [0, 0, 0])
+                if rule_eligible(run, defect):
+                    cell[0] += int(m.identified[i])
+                    cell[1] += 1
+                else:
+                    cell[2] += 1
     _per_defect(tally, cases)
     _rename_stability(tally, cases, by_rep)
     return tally

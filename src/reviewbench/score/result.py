@@ -75,6 +75,18 @@ class MetricValue(_Result):
     hi: Number | None = Field(description="High end of the 95% interval (latencies: third quartile).")
     distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: 0/1/2/3+.")
     states: dict[str, int] | None = Field(default=None, description="completion: runs by terminal state.")
+    retired: dict[str, int] | None = Field(default=None, description="completion: earlier attempts that "
+                                           "'run --retry-failed' replaced, by state; each counts as not completed.")
+    missing_reviews: dict[str, Number | None] | None = Field(
+        default=None, description="completion: missing-review events (attempts that did not complete, retired "
+        "ones included) / attempts, as value, num and den.")  # fmt: skip
+    failure_codes: dict[str, int] | None = Field(default=None, description="completion: attempts that did not "
+                                                 "complete, by failure_code ('unrecorded' for older runs).")
+    failure_codes_by_stratum: dict[str, dict[str, int]] | None = Field(
+        default=None, description="completion: the same, by stratum.")
+    not_eligible: int | None = Field(default=None, description="defect_recall@rule:ID: (run, defect) pairs of the "
+                                     "rule that no applicable guidance file of the condition covers (a scoping "
+                                     "defect of the corpus or rules, not a miss); the interval is Wilson's.")
     min: Number | None = Field(default=None, description="latency_s: fastest completed run (time_to_first_review_s: "
                                "fastest first review).")
     max: Number | None = Field(default=None, description="latency_s: slowest completed run (time_to_first_review_s: "

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorpusError, StoreError, UsageError
-from ..records import Finding, PullRequest, RunRow, RunState, Severity
+from ..records import FailureCode, Finding, PullRequest, RunRow, RunState, Severity
 
 __all__ = ["REGISTRATION_FILE", "REGISTRATION_SHA256", "RUNS_DB", "CachedReply", "RunRow", "RunStore"]
 
@@ -55,7 +55,11 @@ CREATE TABLE IF NOT EXISTS runs (
     cache_key TEXT NOT NULL,
     patch TEXT,
     try_no INTEGER NOT NULL DEFAULT 1,
-    pull_request TEXT
+    pull_request TEXT,
+    guidance_blobs TEXT,
+    failure_code TEXT,
+    position INTEGER,
+    usage TEXT
 );
 CREATE TABLE IF NOT EXISTS history (
     run_id TEXT NOT NULL,
@@ -88,7 +92,9 @@ CREATE TABLE IF NOT EXISTS cache (
 
 # Columns added after the first release: (table, column, type). Older stores gain them on open.
 _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
-                  ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"))
+                  ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"),
+                  ("runs", "guidance_blobs", "TEXT"), ("runs", "failure_code", "TEXT"),
+                  ("runs", "position", "INTEGER"), ("runs", "usage", "TEXT"))
 _ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -215,26 +221,34 @@ class RunStore:
         )
         return {condition: error or "no detail" for condition, error in rows}
 
-    def retire(self, states: set[RunState]) -> dict[str, int]:
-        """Move the runs in ``states`` to the history, so they are run again; never delete them.
+    def retire(self, states: set[RunState], *, keep: Iterable[str] = ()) -> dict[str, int]:
+        """Move the runs in ``states`` (but those in ``keep``) to the history, so they are run
+        again; never delete them.
 
         Returns:
             run id -> the try number of the attempt retired (the next one is one more).
         """
         wanted = sorted(s.value for s in states)
-        marks = ", ".join("?" for _ in wanted)
+        kept = set(keep)
         retired: dict[str, int] = {}
         with self._tx():
-            rows = [r for r in self.runs() if r.state.value in wanted]
+            rows = [r for r in self.runs() if r.state.value in wanted and r.run_id not in kept]
             for run in rows:
                 self.db.execute(
                     "INSERT OR REPLACE INTO history (run_id, try_no, state, retired_at, record) VALUES (?, ?, ?, "
                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?)",
                     (run.run_id, run.try_no, run.state.value, json.dumps(run.as_dict(), sort_keys=True)),
                 )  # fmt: skip
+                self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
                 retired[run.run_id] = run.try_no
-            self.db.execute(f"DELETE FROM runs WHERE state IN ({marks})", wanted)
         return retired
+
+    def retries_used(self) -> Counter[str]:
+        """Per run id: earlier attempts retired by a retry (interrupted ones, ``cancelled``, are not retries)."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").fetchone():
+            return Counter()
+        return Counter({run_id: n for run_id, n in self.db.execute(
+            "SELECT run_id, COUNT(*) FROM history WHERE state != 'cancelled' GROUP BY run_id")})  # fmt: skip
 
     def history(self) -> list[RunRow]:
         """Earlier attempts retired by ``run --retry-failed``, oldest try first."""
@@ -301,6 +315,9 @@ class RunStore:
         values[_CACHED] = int(run.cached)
         pull = run.pull_request
         values[_PULL] = None if pull is None else pull.model_dump_json()
+        values[_BLOBS] = None if run.guidance_blobs is None else json.dumps(run.guidance_blobs, sort_keys=True)
+        values[_CODE] = None if run.failure_code is None else FailureCode(run.failure_code).value
+        values[_USAGE] = None if run.usage is None else json.dumps(run.usage, sort_keys=True)
         self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
         self.db.execute(_INSERT_RUN, values)
         self.db.executemany(
@@ -353,14 +370,21 @@ class RunStore:
             data["cached"] = bool(data["cached"])
             if data["pull_request"] is not None:
                 data["pull_request"] = PullRequest.model_validate_json(data["pull_request"])
+            if data["guidance_blobs"] is not None:
+                data["guidance_blobs"] = json.loads(data["guidance_blobs"])
+            if data["failure_code"] is not None:
+                data["failure_code"] = FailureCode(data["failure_code"])
+            if data["usage"] is not None:
+                data["usage"] = json.loads(data["usage"])
             yield RunRow.model_construct(**data, findings=findings.get(data["run_id"], []))
 
     def _tx(self) -> _Transaction:
         return _Transaction(self.db)
 
 
-_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL = (_COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached",
-                                                                           "pull_request"))
+_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL, _BLOBS, _CODE, _USAGE = (
+    _COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached", "pull_request", "guidance_blobs",
+                                "failure_code", "usage"))  # fmt: skip
 
 
 def _reason(exc: BaseException) -> str:

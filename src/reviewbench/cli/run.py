@@ -113,7 +113,8 @@ def _attempts(store: RunStore, with_history: bool) -> list[tuple[RunRow, bool]]:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON (a list of runs).")
 @click.option("--attempts", "with_history", is_flag=True, help=_ATTEMPTS_HELP)
 def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
-    """List the runs of RUNDIR with their state, failure code, try number and finding count."""
+    """List the runs of RUNDIR with their state and finding count (JSON and --attempts: try number
+    and failure code too)."""
     store = _store(rundir)
     try:
         rows = [{**{k: getattr(r, k) for k in _LISTED}, "try_no": r.try_no,
@@ -125,8 +126,11 @@ def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
     if as_json:
         print_json(rows)
         return
+    # The table keeps its width (names must stay whole on a terminal); --attempts adds its columns.
+    shown = (*_LISTED, *(("try_no", "failure_code", "retired") if with_history else ()), "findings")
+    rows = [{k: row[k] for k in shown} for row in rows]
     table = Table(show_edge=False)
-    for column in (*_LISTED, "try_no", "failure_code", *(("retired",) if with_history else ()), "findings"):
+    for column in shown:
         table.add_column(column)
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row.values()))  # the console prints no markup

@@ -15,16 +15,22 @@ import os as _os
 import sys as _sys
 
 
+#: pydantic-core errors that only name a KeyboardInterrupt raised inside them (building a
+#: validator; serialising a record when Ctrl-C lands mid-dump).
+_NAMING = ("SchemaError", "PydanticSerializationError")
+
+
 def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
     """Ctrl-C while the command line is still importing: one line and exit 130, the same as
     :func:`reviewbench.cli.main` gives once it runs (imports take a few hundred ms). A
     compiled module interrupted while it initialises raises ``ImportError`` over the
     ``KeyboardInterrupt``, and pydantic-core building a record's validator turns it into a
-    ``SchemaError`` that only names it: that is the interruption too."""
+    ``SchemaError`` (a ``PydanticSerializationError`` when serialising) that only names it:
+    that is the interruption too."""
     seen, current, named = set(), value, False
     while current is not None and id(current) not in seen and not isinstance(current, KeyboardInterrupt):
         seen.add(id(current))
-        named = named or (type(current).__name__ == "SchemaError" and "KeyboardInterrupt" in str(current))
+        named = named or (type(current).__name__ in _NAMING and "KeyboardInterrupt" in str(current))
         current = current.__cause__ or current.__context__
     if issubclass(kind, KeyboardInterrupt) or isinstance(current, KeyboardInterrupt) or named:
         try:

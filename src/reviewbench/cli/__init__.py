@@ -166,6 +166,12 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: still one line, unless debugging
         if (interrupt := _interruption(exc)) is not None:
             _interrupted(interrupt)
+        if type(exc).__name__ in ("SchemaError", "PydanticSerializationError"):
+            # pydantic-core interrupted mid-validator or mid-dump only names the signal.
+            if "Terminated" in str(exc):
+                _fail("terminated", 143)
+            if "KeyboardInterrupt" in str(exc):
+                _fail("interrupted", 130)
         if os.environ.get("REVIEWBENCH_DEBUG"):
             raise
         text = re.sub(r"\s+", " ", str(exc)).strip()

@@ -20,6 +20,7 @@ STAGES: tuple[tuple[str, ...], ...] = (
     ("engine",),  # the run engine: reviews and fix tasks are jobs it drives
     ("reviewers",),
     ("review",),
+    ("evidence",),  # people's and a judge's labels, which the score reads
     ("registration", "score"),  # registration freezes what score will judge by
     ("report",),
     ("label",),

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
+from reviewbench.evidence.overrides import score_overrides
 from reviewbench.label import import_labels
-from reviewbench.label.evidence import score_overrides
 from reviewbench.report import ReportOptions, build_report, render_html
 
 from ..conftest import run_cli

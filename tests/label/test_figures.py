@@ -4,9 +4,9 @@ flip between them is the score's: tests/label/test_unclear_score.py)."""
 
 from __future__ import annotations
 
+from reviewbench.evidence.figures import labelled_precision, labelled_recall
+from reviewbench.evidence.resolve import Basis, LabelVerdict
 from reviewbench.label import import_labels, label_verdicts
-from reviewbench.label.figures import labelled_precision, labelled_recall
-from reviewbench.label.resolve import Basis, LabelVerdict
 
 from .conftest import CASES, CONDITIONS, run_id
 from .test_store import keys_by_text, plan, write

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pytest
 
+from reviewbench.evidence.overrides import label_verdicts
 from reviewbench.label import LabelStore, Role, import_labels
-from reviewbench.label.evidence import label_verdicts
 from reviewbench.label.judge import PADDING, calibrate, judge_claims, load_judge
 
 from .conftest import CONDITIONS, write_corpus, write_runs

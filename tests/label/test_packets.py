@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from reviewbench.evidence.packets import SPLIT_OVER
 from reviewbench.label import LabelStore, export_packets, split_claim
-from reviewbench.label.packets import SPLIT_OVER
 
 from .conftest import CONDITIONS, LONG, MODEL, PROMPT_SHA, run_id
 
@@ -35,7 +35,7 @@ def test_export_writes_one_packet_per_review_with_findings(rundir, tmp_path):
 
 
 def test_the_log_directory_is_validations_and_a_symlinked_log_is_not_followed(rundir, tmp_path):
-    from reviewbench.label.packets import LOG_DIR
+    from reviewbench.evidence.packets import LOG_DIR
     from reviewbench.validate._api import LOG_DIR as VALIDATION_LOG_DIR
 
     assert LOG_DIR == VALIDATION_LOG_DIR

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from reviewbench.evidence.overrides import score_overrides
 from reviewbench.label import import_labels
-from reviewbench.label.evidence import score_overrides
 from reviewbench.label.report import labels_section, labels_view, render_labels_section
 from reviewbench.report import ReportOptions, build_report, render_html
 from reviewbench.score import ScoreOptions, score_run

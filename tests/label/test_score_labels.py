@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from reviewbench.label.evidence import score_overrides
+from reviewbench.evidence.overrides import score_overrides
 from reviewbench.score import ScoreOptions, score_run
 
 from ..conftest import run_cli

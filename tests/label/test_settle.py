@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 
-from reviewbench.label.store import LabelStore
+from reviewbench.evidence.store import LabelStore
 
 from ..conftest import run_cli
 from .conftest import CONDITIONS, run_id

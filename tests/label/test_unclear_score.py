@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from reviewbench.label.evidence import score_overrides
+from reviewbench.evidence.overrides import score_overrides
 from reviewbench.report import ReportOptions, build_report, render_html
 from reviewbench.score import ScoreOptions, score_run
 

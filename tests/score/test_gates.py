@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from reviewbench.errors import UsageError
-from reviewbench.label.records import ActionabilityFields
-from reviewbench.label.stats import actionability_rate, triage_minutes
+from reviewbench.evidence.records import ActionabilityFields
+from reviewbench.evidence.stats import actionability_rate, triage_minutes
 from reviewbench.score.gates import decide, load_gates, wilson
 from reviewbench.score.result import LabelFigures
 from reviewbench.score.stats import percentile_interval, resample_ratios

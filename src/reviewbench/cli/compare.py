@@ -38,7 +38,7 @@ def compare_options(command):  # type: ignore[no-untyped-def]
 def load_comparison(a: Path, b: Path, pairs: tuple[str, ...], shared_cases: bool, analysis: str,
                     resamples: int | None, seed: int | None):  # type: ignore[no-untyped-def]  # fmt: skip
     """Both run directories judged as ``score`` judges them (their labels included), compared."""
-    from ..label.evidence import score_overrides
+    from ..evidence.overrides import score_overrides
     from ..score.compare import CompareOptions, compare_runs, parse_pairs
 
     options = CompareOptions(pairs=parse_pairs(pairs), shared_cases=shared_cases, analysis=analysis,

@@ -37,7 +37,7 @@ def gate_command(rundir: Path, baseline: Path, rules_path: Path | None, pairs: t
     with --condition.
     """
     from ..errors import CorpusError, IntegrityError, StoreError, UsageError
-    from ..label.evidence import score_overrides
+    from ..evidence.overrides import score_overrides
     from ..score.compare import CompareOptions, parse_pairs
     from ..score.gate import gate_runs
 

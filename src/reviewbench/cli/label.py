@@ -100,8 +100,8 @@ def serve_command(rundir: Path, port: int, raters: tuple[str, ...], adjudicators
     with every rater's label, and record final labels with a reason. Stop with Ctrl-C.
     """
     from ..errors import UsageError
+    from ..evidence.store import LabelStore, Role
     from ..label.app import AppOptions, serve
-    from ..label.store import LabelStore, Role
 
     with LabelStore(rundir) as store:
         issued = [(name, role, store.invite(name, role))
@@ -136,7 +136,7 @@ def invite_command(rundir: Path, name: str, adjudicator: bool, port: int) -> Non
     The person's earlier link, if any, stops working. The store keeps only the token's
     SHA-256. The link works with 'label serve RUNDIR --port PORT', running now or later.
     """
-    from ..label.store import LabelStore, Role
+    from ..evidence.store import LabelStore, Role
 
     role = Role.ADJUDICATOR if adjudicator else Role.RATER
     with LabelStore(rundir) as store:
@@ -157,7 +157,7 @@ def status_command(rundir: Path, as_json: bool) -> None:
     printed: publish or timestamp it when labelling ends, and a later head that differs
     shows the labels changed.
     """
-    from ..label.store import LabelStore, Role
+    from ..evidence.store import LabelStore, Role
 
     with LabelStore(rundir) as store:
         labels, calibrations = store.verify_chain()
@@ -195,9 +195,9 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, i
     change it. Claims that can change a gate come first; then disputed claims (for an
     adjudicator), single-rated ones (for a second rater), unlabelled ones.
     """
+    from ..evidence.store import LabelStore
     from ..label.queue import label_queue, remaining_by_condition
     from ..label.settle import decisive_comments, score_with_labels, settlement
-    from ..label.store import LabelStore
     from ..score.gates import veto_outcome
 
     with LabelStore(rundir) as store:
@@ -289,8 +289,8 @@ def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) ->
     For the finding class and for each actionability field, with a bootstrap interval;
     also how many claims were adjudicated and the adjudication time.
     """
+    from ..evidence.store import LabelStore
     from ..label import agreement
-    from ..label.store import LabelStore
 
     with LabelStore(rundir) as store:
         report = agreement(store, resamples=bootstrap, seed=seed).as_dict()
@@ -353,8 +353,8 @@ def judge_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def judge_run_command(rundir: Path, config: Path, redo: bool, as_json: bool) -> None:
     """Label claims with the judge (stored as judge labels; never above human labels)."""
+    from ..evidence.store import LabelStore, Role
     from ..label.judge import audit_sample, judge_claims, load_judge
-    from ..label.store import LabelStore, Role
 
     judge = load_judge(config)
     with LabelStore(rundir) as store:
@@ -390,8 +390,8 @@ def judge_calibrate_command(rundir: Path, config: Path, as_json: bool, bootstrap
     meaningless boilerplate. Usable only under the registered rule (default: n >= 30,
     kappa lower bound >= 0.6, flips <= 5%).
     """
+    from ..evidence.store import LabelStore
     from ..label.judge import calibrate, load_judge
-    from ..label.store import LabelStore
 
     judge = load_judge(config)
     with LabelStore(rundir) as store:

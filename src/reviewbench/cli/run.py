@@ -220,7 +220,7 @@ def _export_elsewhere(rundir: Path, fmt: str, out: Path | None) -> None:
         console.print(f"wrote {out}: {len(public_cases(corpus))} of {len(corpus.cases)} cases, public side only "
                       "(no gold, no mirrors or rename variants)")  # fmt: skip
         return
-    from ..label.evidence import score_overrides
+    from ..evidence.overrides import score_overrides
     from ..report.inspect_log import inspect_logs, write_inspect_logs
     from ..score import ScoreOptions, score_run
 

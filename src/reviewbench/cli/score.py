@@ -235,7 +235,7 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     refused unless --new-version. A version registered after runs scores only the runs
     started after it: the older ones keep the version they ran under (--version N).
     """
-    from ..label.evidence import score_overrides
+    from ..evidence.overrides import score_overrides
     from ..label.report import label_figures
     from ..score import ScoreOptions, score_run  # numpy and scipy: only when scoring
     from ..score.result import LabelFigures

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..config import MineConfig, ValidateConfig
 from ..errors import OutputExists
-from ..label.evidence import score_overrides
+from ..evidence.overrides import score_overrides
 from ..mine import mine_corpus
 from ..registration import register
 from ..review.experiment import load_experiment

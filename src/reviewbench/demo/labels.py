@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..evidence.records import LabelPacket, PacketClaim
 from ..label import (
     LabelStore,
     agreement,
@@ -32,7 +33,6 @@ from ..label import (
     label_verdicts,
 )
 from ..label.judge import calibrate, load_judge
-from ..label.records import LabelPacket, PacketClaim
 
 __all__ = ["BROAD_CLAIMS", "SPECIFIC", "LabelDemo", "label_demo", "rule_label"]
 

@@ -5,11 +5,10 @@ append-only in ``RUNDIR/labels.sqlite``; disagreements are adjudicated; agreemen
 published; an LLM judge may assist only once calibrated against the people.
 """
 
-from .evidence import label_verdicts
-from .figures import LabelledPrecision, labelled_precision, labelled_recall
-from .io import export_labels, export_packets, import_labels, label_metrics, read_label_rows
-from .packets import build_packets, comment_key, split_claim
-from .records import (
+from ..evidence.figures import LabelledPrecision, labelled_precision, labelled_recall
+from ..evidence.overrides import label_verdicts
+from ..evidence.packets import build_packets, comment_key, split_claim
+from ..evidence.records import (
     ACTIONABILITY_FIELDS,
     RUBRIC_VERSION,
     VALID_INCIDENTAL,
@@ -20,7 +19,7 @@ from .records import (
     PacketClaim,
     PacketDefect,
 )
-from .resolve import (
+from ..evidence.resolve import (
     Agreement,
     Basis,
     Evidence,
@@ -29,8 +28,9 @@ from .resolve import (
     final_labels,
     human_verdicts,
 )
-from .stats import actionability_rate, cohen_kappa, kappa_with_interval, triage_minutes
-from .store import LABELS_DB, LabelStore, Role
+from ..evidence.stats import actionability_rate, cohen_kappa, kappa_with_interval, triage_minutes
+from ..evidence.store import LABELS_DB, LabelStore, Role
+from .io import export_labels, export_packets, import_labels, label_metrics, read_label_rows
 
 __all__ = [
     "ACTIONABILITY_FIELDS",

@@ -47,12 +47,12 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from ..errors import ReviewbenchError, UsageError
-from .packets import PacketSet
+from ..evidence.packets import PacketSet
+from ..evidence.records import ACTIONABILITY_FIELDS, VALID_INCIDENTAL, LabelPacket, LabelRow
+from ..evidence.resolve import ClaimStatus, _adjudications, claim_status
+from ..evidence.store import LabelStore, Person, Role
 from .queue import label_queue
-from .records import ACTIONABILITY_FIELDS, VALID_INCIDENTAL, LabelPacket, LabelRow
-from .resolve import ClaimStatus, _adjudications, claim_status
 from .settle import gate_priority
-from .store import LabelStore, Person, Role
 
 __all__ = ["COOKIE", "MAX_BODY", "MAX_DEPTH", "PAGE_SIZE", "AppOptions", "build_app", "serve"]
 

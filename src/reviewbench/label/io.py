@@ -10,10 +10,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..errors import UsageError
-from .records import LabelClass, LabelRow
-from .resolve import verdicts_from
-from .stats import ActionabilityRate, TriageMinutes, actionability_rate, triage_minutes
-from .store import LabelStore, Role, check_name
+from ..evidence.records import LabelClass, LabelRow
+from ..evidence.resolve import verdicts_from
+from ..evidence.stats import ActionabilityRate, TriageMinutes, actionability_rate, triage_minutes
+from ..evidence.store import LabelStore, Role, check_name
 
 __all__ = ["export_labels", "export_packets", "import_labels", "label_metrics", "read_label_rows"]
 

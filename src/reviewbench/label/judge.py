@@ -37,12 +37,12 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ReviewbenchError, UsageError
+from ..evidence.packets import PacketSet
+from ..evidence.records import ACTIONABILITY_FIELDS, LabelClass, LabelRow
+from ..evidence.resolve import final_labels
+from ..evidence.stats import kappa_with_interval
+from ..evidence.store import LabelStore, Role
 from ..sandbox import protect
-from .packets import PacketSet
-from .records import ACTIONABILITY_FIELDS, LabelClass, LabelRow
-from .resolve import final_labels
-from .stats import kappa_with_interval
-from .store import LabelStore, Role
 
 __all__ = [
     "JUDGE_PROMPT",

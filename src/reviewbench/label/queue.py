@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from ..evidence.resolve import ClaimStatus, _adjudications, claim_status
+from ..evidence.store import LabelStore, Role
 from ..store.runs import RUNS_DB, RunStore
-from .resolve import ClaimStatus, _adjudications, claim_status
-from .store import LabelStore, Role
 
 __all__ = ["QueueItem", "label_queue", "remaining_by_condition"]
 

@@ -29,11 +29,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
+from ..evidence.resolve import ClaimStatus, _adjudications, claim_status, final_labels
+from ..evidence.store import LABELS_DB, Role, open_labels
 from ..registration import registered_versions
 from ..store.corpus import read_corpus
 from ..store.runs import RUNS_DB, RunStore
-from .resolve import ClaimStatus, _adjudications, claim_status, final_labels
-from .store import LABELS_DB, Role, open_labels
 
 __all__ = ["ReleaseManifest", "release_labels"]
 

@@ -17,13 +17,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ..evidence.figures import LabelledPrecision, labelled_precision
+from ..evidence.overrides import judge_verdicts
+from ..evidence.records import ACTIONABILITY_FIELDS, LabelClass
+from ..evidence.resolve import PairAgreement, agreement, verdicts_from
+from ..evidence.stats import ActionabilityRate, actionability_rate
+from ..evidence.store import LABELS_DB, LabelStore, Role
 from ..store.runs import RUNS_DB, RunStore
-from .evidence import judge_verdicts
-from .figures import LabelledPrecision, labelled_precision
-from .records import ACTIONABILITY_FIELDS, LabelClass
-from .resolve import PairAgreement, agreement, verdicts_from
-from .stats import ActionabilityRate, actionability_rate
-from .store import LABELS_DB, LabelStore, Role
 
 __all__ = ["ConditionLabels", "LabelsView", "label_figures", "labels_section", "labels_view", "render_labels_section"]
 

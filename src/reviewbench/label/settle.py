@@ -15,15 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..evidence.overrides import score_overrides
+from ..evidence.packets import corpus_of
+from ..evidence.store import LabelStore
 from ..score import ScoreOptions, eligible_cases, score_run
 from ..score.bounds import in_metric, open_pairs
 from ..score.gates import load_gates
 from ..score.result import ScoreResult
 from ..score.strata import split_holdout
-from .evidence import score_overrides
-from .packets import corpus_of
 from .queue import QueueItem, label_queue
-from .store import LabelStore
 
 __all__ = ["CheckSettlement", "GateSettlement", "decisive_comments", "gate_priority", "score_with_labels", "settlement"]
 

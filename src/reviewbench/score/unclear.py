@@ -5,7 +5,7 @@ a false positive, so ``precision`` leaves it out of its denominator (``metrics.p
 score reports how many there were with two bounds: precision with every unclear claim
 counted false, then with every one counted true. :func:`with_unclear` is that arithmetic,
 the one copy shared by the score (per-cluster sums, resampled) and the report's labels
-section (``label/figures.py``, over labelled comments only). The score re-runs the
+section (``evidence/figures.py``, over labelled comments only). The score re-runs the
 condition's registered decision at each bound and flags it when the two differ
 (``_api.py``; docs/SCORING.md, "Unclear claims").
 """
@@ -13,20 +13,13 @@ condition's registered decision at each bound and flags it when the two differ
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TypeVar
+
+from ..evidence.figures import with_unclear
 
 __all__ = ["UNCLEAR_METRICS", "decision_summary", "variant_tables", "with_unclear"]
 
-T = TypeVar("T")
-
 #: The rates an unclear claim is left out of (the identified bound and its located bound).
 UNCLEAR_METRICS = ("precision", "located_precision")
-
-
-def with_unclear(num: T, den: T, unclear: T, *, as_true: bool) -> tuple[T, T]:
-    """``(num, den)`` of a rate with the ``unclear`` claims it left out put back, every one
-    counted true (``as_true``) or every one false. Numbers or numpy arrays alike."""
-    return (num + unclear if as_true else num), den + unclear  # type: ignore[operator]
 
 
 def _cell(num: float, den: float) -> dict:

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ReviewbenchError
+from ..evidence.records import VerdictOverride
 from ..records import Defect, Evidence, Finding
 from .identify import IdentifiedBy, identify
 from .match import PathMatcher
@@ -74,16 +75,6 @@ class FindingVerdict(_Record):
     evidence: Evidence = Field(default=Evidence.AUTOMATIC, description="Who decided identified/false_positive.")
     unclear: bool = Field(default=False, description="Labelled unclear: out of precision's denominator, counted "
                           "beside it (docs/SCORING.md, 'Unclear claims').")
-
-
-class VerdictOverride(_Record):
-    """A label for one comment, from a judge or a human (the labelling stage)."""
-
-    comment_id: str = Field(description="The comment labelled.")
-    identified: bool = Field(description="Whether the comment identifies the defect it is located at.")
-    false_positive: bool | None = Field(default=None, description="Override of false_positive, if given.")
-    evidence: Evidence = Field(description="judge or human.")
-    unclear: bool = Field(default=False, description="Labelled unclear: precision leaves it out and reports it beside.")
 
 
 def comment_id(run_id: str, index: int) -> str:

@@ -12,6 +12,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..records import Evidence
+
 __all__ = [
     "ACTIONABILITY_FIELDS",
     "MAX_TRIAGE_S",
@@ -25,6 +27,7 @@ __all__ = [
     "PacketDefect",
     "PacketLocation",
     "PacketTests",
+    "VerdictOverride",
 ]
 
 RUBRIC_VERSION = "003-1"
@@ -144,3 +147,13 @@ class LabelPacket(_Record):
     tests: PacketTests = Field(description="Test output of validation.")
     defects: list[PacketDefect] = Field(description="Gold defects of the case; empty for a clean case.")
     claims: list[PacketClaim] = Field(description="The review's atomic claims, in a fixed randomised order.")
+
+
+class VerdictOverride(_Record):
+    """A label for one comment, from a judge or a human (the labelling stage)."""
+
+    comment_id: str = Field(description="The comment labelled.")
+    identified: bool = Field(description="Whether the comment identifies the defect it is located at.")
+    false_positive: bool | None = Field(default=None, description="Override of false_positive, if given.")
+    evidence: Evidence = Field(description="judge or human.")
+    unclear: bool = Field(default=False, description="Labelled unclear: precision leaves it out and reports it beside.")

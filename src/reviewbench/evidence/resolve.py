@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..score.verdicts import Evidence  # one vocabulary of evidence levels, scoring's
+from ..records import Evidence  # one vocabulary of evidence levels, scoring's
 from .records import (
     ACTIONABILITY_FIELDS,
     VALID_INCIDENTAL,

@@ -9,8 +9,8 @@ Scoring plugs these in where labels exist (issue 14, item 6):
   precision credits only links to gold defects, *expanded* precision also valid incidental
   findings;
 - the **unclear sensitivity** recomputes precision with every unclear comment counted
-  false, then true (``score.unclear.with_unclear``, the arithmetic the score's own
-  precision uses; the score re-runs the registered decision at each bound and flags a
+  false, then true (:func:`with_unclear`, the arithmetic the score's own
+  precision uses too; the score re-runs the registered decision at each bound and flags a
   change, which the report's labels section shows);
 - **duplicate rate** = duplicates ÷ (true findings + false positives + duplicates).
 """
@@ -19,13 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
-from ..score.unclear import with_unclear
 from .records import LabelClass
 from .resolve import LabelVerdict
 from .stats import Rate
 
-__all__ = ["LabelledPrecision", "labelled_precision", "labelled_recall"]
+__all__ = ["LabelledPrecision", "labelled_precision", "labelled_recall", "with_unclear"]
+
+T = TypeVar("T")
+
+
+def with_unclear(num: T, den: T, unclear: T, *, as_true: bool) -> tuple[T, T]:
+    """``(num, den)`` of a rate with the ``unclear`` claims it left out put back, every one
+    counted true (``as_true``) or every one false. Numbers or numpy arrays alike."""
+    return (num + unclear if as_true else num), den + unclear  # type: ignore[operator]
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..score.verdicts import VerdictOverride
-from .records import LabelClass
+from .records import LabelClass, VerdictOverride
 from .resolve import Basis, Evidence, LabelVerdict, _combine, verdicts_from
 from .store import LABELS_DB, LabelStore, Role
 

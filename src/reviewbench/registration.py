@@ -37,6 +37,7 @@ from .review.experiment import Experiment
 from .review.prompt import load_prompt
 from .review.runner import check_conditions
 from .score.gates import load_gates
+from .config.rules import DEFAULT_RULES
 from .store.corpus import read_corpus
 from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 
@@ -45,8 +46,6 @@ __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration
 
 #: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
 SEAL_KEY = REGISTRATION_SHA256
-#: The analysis rules a registration freezes, with their defaults.
-DEFAULT_RULES = {"tolerance": 3, "include_unvalidated": False, "bootstrap": 10_000}
 
 
 def _sha(data: bytes) -> str:

@@ -75,9 +75,9 @@ def _cells(metric) -> tuple:
 def test_unclear_claims_leave_precision_and_their_sensitivity_flips_the_decision(tmp_path):
     rundir = _labelled(tmp_path)
     gates = _gates(tmp_path / "gates.toml", 0.6)
-    before = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates))
+    before = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates, overrides={}, labels={}))
     a = before["conditions"][A]
-    # No labels: matching identifies d-1 (the claim names `parse`, and nothing was said on
+    # Labels left out on purpose (by default score_run reads labels.sqlite): matching identifies d-1 (the claim names `parse`, and nothing was said on
     # case-1's mirror); three false positives.
     assert _cells(a["end_to_end"]["metrics"]["precision"]) == (1, 4, 0.25)
     assert a.get("unclear") is None

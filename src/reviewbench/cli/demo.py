@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ._output import console, err_console, escape
-from .score import print_scoreboard, with_label_figures
+from .score import print_scoreboard
 
 __all__ = ["demo_command"]
 
@@ -42,7 +42,7 @@ def demo_command(out: Path, jobs: int | None) -> None:
             err_console.print(f"[dim]{time.monotonic() - started:6.1f}s[/] {escape(text)}", markup=True)
 
         result = run_demo(out, step=step, jobs=jobs)
-    print_scoreboard(result.rundir, with_label_figures(result.score, result.rundir))
+    print_scoreboard(result.rundir, result.score)
     if result.audit:
         probes = "; ".join(f"{name} named {p.named.num:g}/{p.named.den:g}, credited {p.discriminating.num:g}/"
                            f"{p.discriminating.den:g}" for name, p in result.audit.probes.items())  # fmt: skip

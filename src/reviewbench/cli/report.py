@@ -49,10 +49,8 @@ def report_command(rundir: Path, html_path: Path | None, csv_dir: Path | None, s
 
     if html_path is None and csv_dir is None and sarif_path is None:
         html_path = rundir / "report.html"
-    from ..evidence.overrides import score_overrides
-
     options = ReportOptions(tolerance=tolerance, bootstrap=resamples, include_unvalidated=include_unvalidated,
-                            conditions=tuple(dict.fromkeys(conditions)), overrides=score_overrides(rundir),
+                            conditions=tuple(dict.fromkeys(conditions)),
                             cutoff=cutoff)  # fmt: skip
     data = build_report(rundir, options)
     for c in data.conditions:

@@ -220,11 +220,10 @@ def _export_elsewhere(rundir: Path, fmt: str, out: Path | None) -> None:
         console.print(f"wrote {out}: {len(public_cases(corpus))} of {len(corpus.cases)} cases, public side only "
                       "(no gold, no mirrors or rename variants)")  # fmt: skip
         return
-    from ..evidence.overrides import score_overrides
     from ..report.inspect_log import inspect_logs, write_inspect_logs
-    from ..score import ScoreOptions, score_run
+    from ..score import score_run
 
-    result = score_run(rundir, ScoreOptions(overrides=score_overrides(rundir)))
+    result = score_run(rundir)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     written = write_inspect_logs(inspect_logs(result, runs, corpus, created), out)
     console.print(f"wrote {len(written)} inspect_ai log(s) to {out}: " + ", ".join(p.name for p in written))

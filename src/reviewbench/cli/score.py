@@ -235,38 +235,18 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     refused unless --new-version. A version registered after runs scores only the runs
     started after it: the older ones keep the version they ran under (--version N).
     """
-    from ..evidence.overrides import score_overrides
-    from ..label.report import label_figures
     from ..score import ScoreOptions, score_run  # numpy and scipy: only when scoring
-    from ..score.result import LabelFigures
-
-    # People's figures go in before the decision: a gate may name actionability or triage minutes.
-    labels = {name: LabelFigures(**figures) for name, figures in label_figures(rundir).items()}
     from ..score.cost import load_prices
 
     table = load_prices(prices) if prices is not None else None
     result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version, version=version, cutoff=cutoff,
-                                            overrides=score_overrides(rundir), labels=labels, prices=table))  # fmt: skip
+                                            prices=table))  # fmt: skip
     if as_json:
         print_json(result.as_json())
         return
     print_scoreboard(rundir, result)
-
-
-def with_label_figures(result, rundir: Path):
-    """``result`` with each condition's actionability and triage minutes from the labels of
-    ``rundir`` (the score itself cannot read labels: they come later in the pipeline)."""
-    from ..label.report import label_figures
-    from ..score.result import LabelFigures
-
-    figures = label_figures(rundir)
-    if not figures:
-        return result
-    conditions = {name: c.model_copy(update={"labels": LabelFigures(**figures[name])}) if name in figures else c
-                  for name, c in result.conditions.items()}  # fmt: skip
-    return result.model_copy(update={"conditions": conditions})
 
 
 def print_scoreboard(rundir: Path, result: dict) -> None:

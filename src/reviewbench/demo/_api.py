@@ -19,12 +19,11 @@ from pathlib import Path
 
 from ..config import MineConfig, ValidateConfig
 from ..errors import OutputExists
-from ..evidence.overrides import score_overrides
 from ..mine import mine_corpus
 from ..registration import register
 from ..review.experiment import load_experiment
 from ..review.runner import run_experiment
-from ..score import ScoreOptions, ScoreResult, score_run
+from ..score import ScoreResult, score_run
 from ..score.audit import Audit
 from ..score.audit_run import audit_corpus
 from ..validate import validate_corpus
@@ -117,7 +116,7 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     step("labelling: two scripted raters, an adjudicator, a calibrated command judge")
     labels = label_demo(rundir, out / "labels")
     step("scoring")
-    score = score_run(rundir, ScoreOptions(overrides=score_overrides(rundir)))  # registered rules, people's labels
+    score = score_run(rundir)  # registered rules, people's labels
     (out / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
     return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels, audit=audit)

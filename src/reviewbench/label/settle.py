@@ -1,6 +1,6 @@
 """How many labels remain before each gate is settled (issue 14, item 7).
 
-Scoring with the labels already in (``label.evidence.score_overrides``) gives every gate
+Scoring with the labels already in (``evidence.overrides.score_overrides``) gives every gate
 check of every condition three values: pass, fail, or — a bounded metric whose identified
 bound and attainable upper bound straddle the threshold — unsettled (``score/gates.py``,
 ``score/bounds.py``). A check is **settled** when it passes or fails whatever the comments
@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..evidence.overrides import score_overrides
 from ..evidence.packets import corpus_of
 from ..evidence.store import LabelStore
 from ..score import ScoreOptions, eligible_cases, score_run
@@ -85,9 +84,8 @@ class GateSettlement:
 
 def score_with_labels(rundir: Path, gates: Path | None = None, include_unvalidated: bool | None = None) -> ScoreResult:
     """Score ``rundir`` as ``score`` does (registered rules, or these), its labels overriding
-    automatic verdicts."""
-    return score_run(rundir, ScoreOptions(gates=gates, include_unvalidated=include_unvalidated,
-                                          overrides=score_overrides(rundir)))  # fmt: skip
+    automatic verdicts (``score_run`` reads them)."""
+    return score_run(rundir, ScoreOptions(gates=gates, include_unvalidated=include_unvalidated))
 
 
 def settlement(result: ScoreResult, store: LabelStore, items: list[QueueItem]) -> list[GateSettlement]:

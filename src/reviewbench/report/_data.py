@@ -19,7 +19,6 @@ from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
-from ..score.versions import scoped_runs, version_phrase
 from ..score.first_review import first_review_note
 from ..score.gates import veto_outcome
 from ..score.levels import describe
@@ -27,6 +26,7 @@ from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
 from ..score.splits import split_difference, split_rows
 from ..score.verdicts import Evidence, FindingVerdict
+from ..score.versions import scoped_runs, version_phrase
 from ..store.corpus import read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from ._model import (

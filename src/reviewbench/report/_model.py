@@ -83,8 +83,9 @@ class ReportOptions:
     """None: as registered, or False."""
     conditions: tuple[str, ...] = ()
     """Only these conditions (empty: all, in the experiment's order)."""
-    overrides: Mapping[str, Any] = field(default_factory=dict)
-    """Judge or human labels by comment id (``label.evidence.score_overrides``)."""
+    overrides: Mapping[str, Any] | None = None
+    """Judge or human labels by comment id; None: those of ``RUNDIR/labels.sqlite``
+    (``evidence.overrides.score_overrides``), ``{}``: none."""
     cutoff: str | None = None
     """Contamination cut-off (YYYY-MM-DD); None: the registered one, if any."""
 

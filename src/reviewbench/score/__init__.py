@@ -18,6 +18,7 @@ __all__ = [
     "RunComparison",
     "ScoreOptions",
     "ScoreResult",
+    "ScoringInputs",
     "VerdictOverride",
     "compare_runs",
     "decide",
@@ -25,13 +26,15 @@ __all__ = [
     "gate_runs",
     "load_gate_rules",
     "load_gates",
+    "load_inputs",
     "match_run",
+    "score",
     "score_run",
     "tally_runs",
 ]
 
 __getattr__, __dir__ = _lazy_exports(globals(), {
-    "ScoreOptions": "._api", "eligible_cases": "._api", "score_run": "._api", "tally_runs": "._api",
+    "ScoreOptions": ".inputs", "ScoringInputs": ".inputs", "load_inputs": ".inputs", "score": "._api", "eligible_cases": "._api", "score_run": "._api", "tally_runs": "._api",
     "CompareOptions": ".compare", "compare_runs": ".compare", "RunComparison": ".comparison",
     "GateResult": ".gate", "gate_runs": ".gate", "load_gate_rules": ".gate",
     "Gates": ".gates", "decide": ".gates", "load_gates": ".gates",

@@ -8,31 +8,30 @@ then counted from those verdicts, resampled once, and judged by the gates.
 from __future__ import annotations
 
 import itertools
-import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..config.prices import PriceTable
 from ..errors import UsageError
 from ..records import GoldRecord, Stratum, ValidationStatus
-from ..store.corpus import Corpus, read_corpus
-from ..store.runs import RUNS_DB, RunRow, RunStore
+from ..store.corpus import Corpus
+from ..store.runs import RunRow
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
-from ..store.exclusions import read_exclusions
 from .cost import condition_cost
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
 from .drift import per_model_scores
-from .exclusions import excluded_ids, exclusion_summary
+from .exclusions import exclusion_summary
 from .first_review import first_reviews
 from .forge_trees import tree_differences
-from .gates import Compare, Gates, decide, evaluate_compare, load_gates, wilson
+from .frame import Frame
+from .gates import Compare, Gates, decide, evaluate_compare, wilson
+from .inputs import ScoreOptions, ScoringInputs, load_inputs
 from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
@@ -44,14 +43,12 @@ from .metrics import (
     tally_condition,
     with_mirror,
 )
-from .paired import difference, mcnemar_table, paired_columns
+from .paired import Column, mcnemar_table
 from .registry import RATE_METRICS
+from .result import ScoreResult
 from .secondary import judge_gates, judge_secondary
-from .result import LabelFigures, ScoreResult
-from .stats import percentile_interval, resample_ratios
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
-from .versions import check_past_version, registered_gates, scoped_runs
 from .verdicts import (
     VERDICTS_FILE,
     Evidence,
@@ -62,45 +59,10 @@ from .verdicts import (
     write_verdicts,
 )
 
-__all__ = ["RunTallies", "ScoreOptions", "cluster_sums", "eligible_cases", "score_run", "tally_runs"]
+__all__ = ["RunTallies", "ScoreOptions", "ScoringInputs", "cluster_sums", "eligible_cases", "load_inputs", "score",
+           "score_run", "tally", "tally_runs"]
 
-_DEFAULTS = {"tolerance": 3, "bootstrap": 10_000, "include_unvalidated": False}
 _ANALYSES = ("completed", "end_to_end")
-
-
-@dataclass(frozen=True)
-class ScoreOptions:
-    tolerance: int | None = None
-    """None: the registered tolerance, or 3."""
-    bootstrap: int | None = None
-    """None: the registered resample count, or 10,000."""
-    seed: int | None = None
-    """None: the registered bootstrap seed, or 0."""
-    gates: Path | None = None
-    """None: the registered gates, or the built-in table."""
-    include_unvalidated: bool | None = None
-    """None: as registered, or False."""
-    new_version: bool = False
-    """Register changed inputs as a new benchmark version instead of refusing."""
-    overrides: Mapping[str, VerdictOverride] = field(default_factory=dict)
-    """Judge or human labels by comment_id; they replace automatic verdicts (docs/SCORING.md)."""
-    cutoff: str | None = None
-    """Contamination cut-off (YYYY-MM-DD); None: the experiment's registered ``cutoff``, if any."""
-    labels: Mapping[str, LabelFigures] = field(default_factory=dict)
-    """People's figures by condition (``label.report.label_figures``): the gates may read
-    them, and each condition carries them; a condition without is "not scored" on them."""
-    prices: PriceTable | None = None
-    """A price table (``score --prices``): each condition's cost per run and per identified
-    defect (``score/cost.py``), apart from the token usage; None: no cost."""
-    historical: bool = False
-    """Read the runs as history (``compare``, ``gate``): the registration file is verified and
-    its rules apply, but today's experiment file, prompts, guidance and gates need not match
-    it (a rerun after a prompt edit changed them); the gates are not applied (built-in)."""
-    version: int | None = None
-    """A registered benchmark version to score (None: the latest); each scores only the runs
-    started under it (``score/versions.py``)."""
-    exclusions: bool = True
-    """Apply ``RUNDIR/exclusions.jsonl`` (and score without it beside); False: leave nothing out."""
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
@@ -194,86 +156,6 @@ def _breakdown(tally: ConditionTally) -> dict:
     }  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _Inputs:
-    runs: list[RunRow]
-    corpus: Corpus
-    experiment: dict
-    registration: dict | None
-    gates: Gates
-    gates_path: Path | None
-    gates_sha: str
-    seed: int
-    tolerance: int
-    bootstrap: int
-    include_unvalidated: bool
-    excluded_cases: frozenset[str] = frozenset()
-    """Cases the exclusion log leaves out (their runs are out of ``runs`` already)."""
-    history: list[RunRow] = field(default_factory=list)
-    """Earlier attempts that ``run --retry-failed`` replaced (they count in completion)."""
-
-
-def _load(rundir: Path, options: ScoreOptions) -> _Inputs:
-    store = RunStore(rundir / RUNS_DB)
-    try:
-        runs = list(store.runs())
-        history = store.history()
-        corpus_path = store.get_meta("corpus_path")
-        recorded_gold = store.get_meta("gold_sha256")
-        experiment = json.loads(store.get_meta("experiment") or "{}")
-        experiment_file = store.get_meta("experiment_path")
-        sealed = store.get_meta("registration_sha256")  # a registration the runs recorded
-    finally:
-        store.close()
-    if not corpus_path:
-        raise UsageError(f"{rundir} records no corpus; was it written by 'reviewbench run'?")
-    corpus = read_corpus(Path(corpus_path))
-    if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
-        raise UsageError(f"the gold of {corpus_path} changed since these runs; scoring would mix benchmark versions")
-    from ..registration import (  # registration reads gates: no cycle
-        REGISTRATION_FILE,
-        check_registration,
-        version_summary,
-    )
-    from ..review.experiment import load_experiment
-
-    asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
-             "include_unvalidated": options.include_unvalidated}  # fmt: skip
-    registration = None
-    experiment_path = experiment_file and Path(experiment_file)
-    if options.historical:
-        from ..registration import registered_summary
-
-        registration = registered_summary(rundir)
-    elif options.version is not None:  # a version as history: its own gates and rules, its own runs
-        check_past_version(options.version, asked, options.seed, options.new_version)
-        registration = version_summary(rundir, options.version)
-    # Also when the file is gone but the runs recorded one: check_registration refuses that.
-    elif experiment_path and ((rundir / REGISTRATION_FILE).exists() or sealed):
-        registration = check_registration(load_experiment(experiment_path), rundir, options.gates, options.seed,
-                                          new_version=options.new_version, rules=asked)  # fmt: skip
-    if registration:
-        runs, registration = scoped_runs(runs, rundir, registration)
-    rules = {k: (v if v is not None else _DEFAULTS[k]) for k, v in asked.items()}
-    gates_path = options.gates
-    seed = options.seed if options.seed is not None else 0
-    if registration:
-        if gates_path is None and registration["gates"]["path"] != "built-in" and not options.historical:
-            gates_path = Path(registration["gates"]["path"])
-        seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
-        rules = registration["rules"]
-    strata = {g.stratum for g in corpus.gold}
-    if registration and registration.get("historical"):
-        gates, gates_sha = registered_gates(rundir, registration, options.gates, strata)
-    else:
-        gates, _, gates_sha = load_gates(gates_path, strata=strata)
-    excluded_runs, excluded_cases = excluded_ids(read_exclusions(rundir)) if options.exclusions else ((), ())
-    runs = [r for r in runs if r.run_id not in excluded_runs and r.case_id not in excluded_cases]
-    return _Inputs(runs, corpus, experiment, registration, gates, gates_path, gates_sha, seed,
-                   int(rules["tolerance"]), int(rules["bootstrap"]), bool(rules["include_unvalidated"]),
-                   frozenset(excluded_cases), history)  # fmt: skip
-
-
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
                overrides: Mapping[str, VerdictOverride]) -> dict[str, list[FindingVerdict]]:  # fmt: skip
     """Every run's verdicts, by run id: matched, tested against the mirror
@@ -316,9 +198,9 @@ def _configured_model(experiment: dict, name: str) -> str | None:
 @dataclass(frozen=True)
 class RunTallies:
     """A run directory read and counted as scoring counts it, before any resample: what
-    ``score_run`` and the comparison of two run directories (``compare.py``) both start from."""
+    :func:`score` and the comparison of two run directories (``compare.py``) both start from."""
 
-    inputs: _Inputs
+    inputs: ScoringInputs
     everything: dict[str, CaseInfo]
     """Every case in the analysis, holdout strata included."""
     cases: dict[str, CaseInfo]
@@ -332,22 +214,21 @@ class RunTallies:
     tallies: dict[tuple[str, str], ConditionTally]
     """By (condition, analysis): ``completed`` and ``end_to_end``."""
 
+    def all_verdicts(self) -> list[FindingVerdict]:
+        return [v for run in self.inputs.runs for v in self.verdicts[run.run_id]]
 
-def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[str] | None = None) -> RunTallies:
-    """Judge every run of ``rundir`` and tally each condition in both analyses.
+
+def tally(inputs: ScoringInputs, only: set[str] | None = None) -> RunTallies:
+    """Judge every run and tally each condition in both analyses.
 
     Args:
         only: case ids to keep in the analysis (None: every eligible case); the runs of the
             others are still judged, so a kept case's mirror still decides discrimination.
-
-    Raises:
-        CorpusError, UsageError: as :func:`score_run`.
     """
-    inputs = _load(rundir, options)
     corpus, runs = inputs.corpus, inputs.runs
     everything = {k: c for k, c in eligible_cases(corpus, inputs.include_unvalidated).items()
                   if k not in inputs.excluded_cases}  # fmt: skip
-    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, options.overrides)
+    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, inputs.overrides)
     paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
     outcomes: dict[str, RunOutcome] = {
         run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
@@ -357,7 +238,7 @@ def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[s
     if only is not None:
         everything = {k: c for k, c in everything.items() if k in only}
     cases, holdout = split_holdout(everything)  # natural cases: beside the headline, never in it
-    order = [c["name"] for c in inputs.experiment.get("condition", [])]
+    order = inputs.condition_order()
     by_condition: dict[str, list[RunRow]] = defaultdict(list)
     for run in runs:
         by_condition[run.condition].append(run)
@@ -371,8 +252,15 @@ def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[s
     return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies)
 
 
+def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[str] | None = None) -> RunTallies:
+    """:func:`tally` of ``rundir`` read with ``options`` (see :func:`score_run` for errors)."""
+    return tally(load_inputs(rundir, options), only)
+
+
 def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResult:
-    """Score every condition of a run directory (see ``docs/SCORING.md``).
+    """Score every condition of a run directory (see ``docs/SCORING.md``): the labels of
+    ``RUNDIR/labels.sqlite`` included unless ``options`` says otherwise, exactly as
+    ``reviewbench score`` does.
 
     Writes ``RUNDIR/verdicts.jsonl`` (every finding's verdict) as a side effect.
 
@@ -381,38 +269,43 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         UsageError: the corpus's gold changed since the runs, registered rules or inputs
             changed, or the gates are invalid.
     """
-    log = read_exclusions(rundir) if options.exclusions else []
-    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last).
-    without = score_run(rundir, replace(options, exclusions=False)) if log else None
-    tallied = tally_runs(rundir, options)
-    inputs, cases, holdout, verdicts = tallied.inputs, tallied.cases, tallied.holdout, tallied.verdicts
-    gates, corpus, runs = inputs.gates, inputs.corpus, inputs.runs
-    outcomes, by_condition, names, tallies = tallied.outcomes, tallied.by_condition, tallied.names, tallied.tallies
-    cutoff_text = options.cutoff or inputs.experiment.get("cutoff")
-    cutoff = parse_cutoff(cutoff_text) if cutoff_text else None
-    dates = case_dates(corpus) if cutoff else {}
-    audit = AuditCheck(corpus.path, corpus.meta.gold_sha256)
-    write_verdicts(rundir / VERDICTS_FILE, (v for run in runs for v in verdicts[run.run_id]))
+    return score(load_inputs(rundir, options))
 
-    clusters = sorted({c.cluster for c in cases.values()})
+
+@dataclass
+class _Slots:
+    """Where each statistic sits in the resampling frame."""
+
+    sums: dict[tuple[str, str, str], Column]
+    """(condition, analysis, metric) → per-cluster sums."""
+    rate: dict[tuple[str, str, str], int]
+    pair: dict[tuple[str, str, str, str], tuple[int, int]]
+    """(a, b, analysis, metric) → the paired slots of a and b."""
+    unclear: dict[str, tuple[int, int]]
+    """Per condition, precision with every unclear claim false, then true."""
+    compare: dict[int, tuple[int, int]]
+    """Per comparative gate (by index in :func:`_compares`), its paired slots."""
+
+
+def _compares(gates: Gates) -> list[Compare]:
+    """The comparisons the gates evaluate: the table's own, then every tier's and veto's."""
+    return [*gates.compare, *(c.as_compare(f"{t.name}: {c.metric} {c.diff[0]} - {c.diff[1]}")
+                              for t in (*gates.veto, *gates.tier) for c in t.when if c.diff)]  # fmt: skip
+
+
+def _frame(tallied: RunTallies) -> tuple[Frame, _Slots]:
+    """Every column scoring resamples, in one frame, resampled once."""
+    gates, names, tallies = tallied.inputs.gates, tallied.names, tallied.tallies
+    clusters = sorted({c.cluster for c in tallied.cases.values()})
     index = {cluster: i for i, cluster in enumerate(clusters)}
-    columns: list[tuple[np.ndarray, np.ndarray]] = []
-    slots: dict[tuple, int] = {}
-    sums = {(name, analysis, metric): pair for (name, analysis), tally in tallies.items()
-            for metric, pair in cluster_sums(tally.rows, index).items()}  # fmt: skip
-    for key, pair in sums.items():
-        slots[key] = len(columns)
-        columns.append(pair)
-    pairs = list(itertools.combinations(names, 2))
-    for a, b in pairs:
-        for analysis in _ANALYSES:
-            for metric in RATE_METRICS:
-                # paired: only cases both conditions were scored on
-                both = paired_columns(sums[(a, analysis, metric)], sums[(b, analysis, metric)])
-                for who, column in zip(("a", "b"), both, strict=True):
-                    slots[(a, b, analysis, metric, who)] = len(columns)
-                    columns.append(column)
-    unclear_slots: dict[str, tuple[int, int]] = {}  # the precision variants of the gated analysis
+    frame = Frame(len(clusters))
+    sums = {(name, analysis, metric): pair for (name, analysis), t in tallies.items()
+            for metric, pair in cluster_sums(t.rows, index).items()}  # fmt: skip
+    rate = {key: frame.add(*pair) for key, pair in sums.items()}
+    pair_slots = {(a, b, analysis, metric): frame.add_paired(sums[(a, analysis, metric)], sums[(b, analysis, metric)])
+                  for a, b in itertools.combinations(names, 2) for analysis in _ANALYSES
+                  for metric in RATE_METRICS}  # fmt: skip  # paired: only cases both were scored on
+    unclear: dict[str, tuple[int, int]] = {}  # the precision variants of the gated analysis
     for name in names:
         rows = tallies[(name, gates.analysis)].unclear
         if not rows:
@@ -420,130 +313,187 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
         left_out = np.zeros(len(clusters))
         np.add.at(left_out, [index[r[0]] for r in rows], [float(r[2]) for r in rows])
         n, d = sums[(name, gates.analysis, "precision")]
-        unclear_slots[name] = (len(columns), len(columns) + 1)
-        columns.append(with_unclear(n, d, left_out, as_true=False))
-        columns.append(with_unclear(n, d, left_out, as_true=True))
-    compares = [*gates.compare, *(c.as_compare(f"{t.name}: {c.metric} {c.diff[0]} - {c.diff[1]}")
-                                  for t in (*gates.veto, *gates.tier) for c in t.when if c.diff)]  # fmt: skip
-    compare_slots = _compare_columns(compares, tallies, index, names, columns, gates.analysis)
-    if columns:
-        num = np.column_stack([c[0] for c in columns])
-        den = np.column_stack([c[1] for c in columns])
-    else:
-        num = den = np.zeros((len(clusters), 0))
-    samples = resample_ratios(num, den, inputs.bootstrap, inputs.seed)
-    lo, hi = percentile_interval(samples)
+        unclear[name] = (frame.add(*with_unclear(n, d, left_out, as_true=False)),
+                         frame.add(*with_unclear(n, d, left_out, as_true=True)))  # fmt: skip
+    compare = _compare_columns(_compares(gates), tallies, index, names, frame, gates.analysis)
+    frame.resample(tallied.inputs.bootstrap, tallied.inputs.seed)
+    return frame, _Slots(sums, rate, pair_slots, unclear, compare)
 
-    def interval(slot: int) -> tuple[float | None, float | None]:
-        low, high = lo[slot], hi[slot]
-        return (None, None) if np.isnan(low) else (round(float(low), 6), round(float(high), 6))
 
-    def paired(sa: int, sb: int) -> tuple[float | None, float | None, float | None]:
-        return difference(columns[sa], columns[sb], samples[:, sa], samples[:, sb])
+def score(inputs: ScoringInputs) -> ScoreResult:
+    """Score the typed inputs: judge, tally, resample once, decide (see :func:`score_run`)."""
+    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last).
+    without = score(inputs.without_exclusions()) if inputs.exclusion_log else None
+    tallied = tally(inputs)
+    write_verdicts(inputs.rundir / VERDICTS_FILE, tallied.all_verdicts())
+    frame, slots = _frame(tallied)
+    scoring = _Scoring(tallied, frame, slots, AuditCheck(inputs.corpus.path, inputs.corpus.meta.gold_sha256))
+    conditions = {name: scoring.condition(name) for name in tallied.names}
+    result = {
+        "conditions": conditions,
+        "comparisons": scoring.comparisons(),
+        "compare": scoring.compared,
+        "corpus": _corpus_block(tallied),
+        "analysis": _analysis_block(tallied, scoring.audit),
+        "registration": inputs.registration,
+    }
+    if without is not None:
+        result["exclusions"] = exclusion_summary(list(inputs.exclusion_log), conditions, without)
+    return ScoreResult.build(result, tallied.all_verdicts())
 
-    def metrics_of(name: str, analysis: str) -> dict[str, dict]:
-        tally = tallies[(name, analysis)]
+
+def _corpus_block(tallied: RunTallies) -> dict:
+    corpus, cases, holdout = tallied.inputs.corpus, tallied.cases, tallied.holdout
+    validation = Counter(g.validation.status.value if g.validation else "unvalidated" for g in corpus.gold)
+    return {
+        "path": str(corpus.path),
+        "gold_sha256": corpus.meta.gold_sha256,
+        "cases": len(corpus.cases),
+        "eligible_defect_cases": sum(1 for c in cases.values() if not c.control and not c.variant),
+        "eligible_controls": sum(1 for c in cases.values() if c.control),
+        "eligible_mirrors": sum(1 for c in cases.values() if c.control and c.stratum == "mirror"),
+        "eligible_variants": sum(1 for c in cases.values() if c.variant),
+        "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
+        "by_validation": dict(sorted(validation.items())),
+        "include_unvalidated": tallied.inputs.include_unvalidated,
+    }
+
+
+def _analysis_block(tallied: RunTallies, audit: AuditCheck) -> dict:
+    inputs = tallied.inputs
+    registered = inputs.experiment.get("cutoff")
+    return {
+        "tolerance": inputs.tolerance,
+        "bootstrap": {"resamples": inputs.bootstrap, "seed": inputs.seed, "level": 0.95,
+                      "unit": "case (rename variants with their original)"},
+        "gates_sha256": inputs.gates_sha,
+        "gates": str(inputs.gates_path) if inputs.gates_path else "built-in",
+        "gated_analysis": inputs.gates.analysis,
+        "identification": "per comment, the strongest evidence: people, else a calibrated judge, else a claim "
+                          "that names the defect while the same condition, in the same repetition, named "
+                          "nothing of it on the defect's mirror (a defect case without a reviewed, valid "
+                          "mirror gets no automatic identification); naming alone is named_recall",
+        "verdicts": str(inputs.rundir / VERDICTS_FILE),
+        "audit": audit.summary(),
+        "cutoff": {"date": inputs.cutoff, "registered": bool(registered) and inputs.cutoff == registered,
+                   "registered_date": registered} if inputs.cutoff else None,
+        "holdout_strata": sorted({c.stratum for c in tallied.holdout.values()}),
+        # Forge runs: cases whose pull requests pushed different trees (bar the guidance files).
+        "forge_tree_differences": tree_differences(inputs.runs),
+    }  # fmt: skip
+
+
+class _Scoring:
+    """One score's resampled frame read per condition: metrics, decisions, comparisons."""
+
+    def __init__(self, tallied: RunTallies, frame: Frame, slots: _Slots, audit: AuditCheck) -> None:
+        self.t, self.frame, self.slots, self.audit = tallied, frame, slots, audit
+        inputs = tallied.inputs
+        self.gates = inputs.gates
+        self.cutoff = parse_cutoff(inputs.cutoff) if inputs.cutoff else None
+        self.dates = case_dates(inputs.corpus) if self.cutoff else {}
+        self.gated_names = sorted({c.metric for t in (*self.gates.veto, *self.gates.tier)
+                                   for c in t.when if c.diff is None})  # fmt: skip
+        self.still_open: dict[str, list] = defaultdict(list)
+        for pair in open_pairs(tallied.all_verdicts(), tallied.cases):
+            self.still_open[pair.condition].append(pair)
+        compares = _compares(self.gates)
+        evaluated = []
+        for i, gate in enumerate(compares):
+            if i not in slots.compare:
+                known = ", ".join(tallied.names) or "none"
+                raise UsageError(f"{gate.name}: no condition named {' or '.join(gate.diff)} (conditions: {known})")
+            evaluated.append(evaluate_compare(gate, *frame.paired(*slots.compare[i])))
+        self.compared = evaluated[: len(self.gates.compare)]
+        in_tiers = [c for t in (*self.gates.veto, *self.gates.tier) for c in t.when if c.diff]
+        self.comparative = dict(zip(in_tiers, evaluated[len(self.gates.compare):], strict=True))
+
+    def metrics(self, name: str, analysis: str) -> dict[str, dict]:
+        """Every metric of one condition in one analysis, with counts and intervals."""
+        t = self.t.tallies[(name, analysis)]
         metrics: dict[str, dict] = {}
         for metric in RATE_METRICS:
-            n, d = sums[(name, analysis, metric)]
+            n, d = self.slots.sums[(name, analysis, metric)]
             total_n, total_d = float(n.sum()), float(d.sum())
-            low, high = interval(slots[(name, analysis, metric)]) if total_d > 0 else (None, None)
+            low, high = self.frame.interval(self.slots.rate[(name, analysis, metric)]) if total_d > 0 else (None, None)
             metrics[metric] = {"value": _value(total_n, total_d), "num": _number(total_n),
                                "den": _number(total_d), "lo": low, "hi": high}  # fmt: skip
-        metrics["fp_per_clean_case"]["distribution"] = fp_distribution(tally.control_fps)
-        metrics["completion"]["states"] = dict(sorted(tally.states.items()))
-        if tally.retired:
-            metrics["completion"]["retired"] = dict(sorted(tally.retired.items()))
-        missed, attempts = tally.missing
-        metrics["completion"]["missing_reviews"] = {"value": _value(missed, attempts), "num": missed,
-                                                    "den": attempts}  # fmt: skip
-        metrics["completion"]["failure_codes"] = dict(sorted(tally.failure_codes.items()))
-        for rule, (found, eligible, uncovered) in sorted(tally.rules.items()):
+        metrics["fp_per_clean_case"]["distribution"] = fp_distribution(t.control_fps)
+        metrics["completion"].update(_completion_details(t))
+        for rule, (found, eligible, uncovered) in sorted(t.rules.items()):
             low, high = wilson(found, eligible) if eligible else (None, None)
             metrics[f"defect_recall@rule:{rule}"] = {
                 "value": _value(found, eligible), "num": found, "den": eligible,
                 "lo": None if low is None else round(low, 6), "hi": None if high is None else round(high, 6),
                 "not_eligible": uncovered}  # fmt: skip
-        metrics["completion"]["failure_codes_by_stratum"] = {
-            stratum: dict(sorted(codes.items())) for stratum, codes in sorted(tally.failure_codes_by_stratum.items())}
-        metrics["latency_s"] = latency_summary(tally.latencies)
-        forge = first_reviews(r for r in by_condition[name] if r.case_id in cases)
+        metrics["latency_s"] = latency_summary(t.latencies)
+        forge = first_reviews(r for r in self.t.by_condition[name] if r.case_id in self.t.cases)
         if forge is not None:  # forge conditions only: absent elsewhere, not zero
             metrics["time_to_first_review_s"] = forge
-        total_tokens = tally.tokens_in + tally.tokens_out
+        total_tokens = t.tokens_in + t.tokens_out
         metrics["tokens"] = {
-            "value": total_tokens if tally.runs_with_usage else None, "num": None,
-            "den": tally.runs_with_usage, "lo": None, "hi": None,
-            "in": tally.tokens_in, "out": tally.tokens_out,
-            "per_case": round(total_tokens / len(tally.cases_with_usage), 3) if tally.cases_with_usage else None,
+            "value": total_tokens if t.runs_with_usage else None, "num": None,
+            "den": t.runs_with_usage, "lo": None, "hi": None,
+            "in": t.tokens_in, "out": t.tokens_out,
+            "per_case": round(total_tokens / len(t.cases_with_usage), 3) if t.cases_with_usage else None,
         }  # fmt: skip
         return metrics
 
-    evaluated = []
-    for i, gate in enumerate(compares):
-        if i not in compare_slots:
-            known = ", ".join(names) or "none"
-            raise UsageError(f"{gate.name}: no condition named {' or '.join(gate.diff)} (conditions: {known})")
-        evaluated.append(evaluate_compare(gate, *paired(*compare_slots[i])))
-    compared = evaluated[: len(gates.compare)]
-    in_tiers = [c for t in (*gates.veto, *gates.tier) for c in t.when if c.diff]
-    comparative = dict(zip(in_tiers, evaluated[len(gates.compare):], strict=True))
-
-    valid_controls = sum(1 for c in cases.values() if c.control)
-    gated_names = sorted({c.metric for t in (*gates.veto, *gates.tier) for c in t.when if c.diff is None})
-    still_open = defaultdict(list)
-    for pair in open_pairs((v for run in runs for v in verdicts[run.run_id]), cases):
-        still_open[pair.condition].append(pair)
-    conditions: dict[str, dict] = {}
-    for name in names:
-        views = {analysis: (metrics_of(name, analysis), _breakdown(tallies[(name, analysis)]))
-                 for analysis in _ANALYSES}  # fmt: skip
-        completed = tallies[(name, "completed")]
-        gated = tallies[(name, gates.analysis)]
+    def _decide(self, name: str, metrics: dict, breakdown: dict, gates: Gates | None = None) -> dict:
+        """The registered decision (or ``gates``') on these figures, before the baseline rule."""
+        gated = self.t.tallies[(name, self.gates.analysis)]
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
-        evidence = min(levels, key=lambda e: e.rank)
-        valid_defect_cases = len({k[0] for k in completed.found})
         # The gates count the cases their analysis measured: end to end, a defect case whose
         # review went missing is a measured miss, not a case short of evidence.
-        gated_cases = len({k[0] for k in gated.found})
-        metrics, breakdown = views[gates.analysis]
-        # Never pooled into the headline: beside it, and in each analysis's stratum breakdown,
-        # before the decision reads it, so that a gate on `metric@natural` works.
-        held = {analysis: holdout_scores(by_condition[name], holdout, outcomes, inputs.bootstrap, inputs.seed,
-                                         end_to_end=analysis == "end_to_end")
-                for analysis in _ANALYSES} if holdout else {}  # fmt: skip
+        return decide(gates or self.gates, metrics, len({k[0] for k in gated.found}), breakdown=breakdown,
+                      valid_controls=sum(1 for c in self.t.cases.values() if c.control),
+                      evidence=min(levels, key=lambda e: e.rank), comparative=self.comparative,
+                      labels_needed=sum(len(p.comments) for p in self.still_open[name]),
+                      labels=self.t.inputs.labels.get(name),
+                      attainable=reachable(self.gated_names, self.still_open[name], metrics, breakdown))  # fmt: skip
+
+    def _holdout(self, name: str, views: dict) -> dict:
+        """Holdout strata per analysis, never pooled into the headline: beside it, and in each
+        analysis's stratum breakdown before the decision reads it (a gate on ``metric@natural``)."""
+        inputs = self.t.inputs
+        held = {analysis: holdout_scores(self.t.by_condition[name], self.t.holdout, self.t.outcomes,
+                                         inputs.bootstrap, inputs.seed, end_to_end=analysis == "end_to_end")
+                for analysis in _ANALYSES}  # fmt: skip
         for analysis, parts in held.items():
             for stratum, part in parts.items():
                 views[analysis][1].setdefault("stratum", {})[stratum] = {
                     m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
                 }
-        common = {"valid_controls": valid_controls, "evidence": evidence, "comparative": comparative,
-                  "labels_needed": sum(len(p.comments) for p in still_open[name]),
-                  "labels": options.labels.get(name)}  # fmt: skip
-        decision = decide(gates, metrics, gated_cases, breakdown=breakdown, **common,
-                          attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
+        return held
+
+    def _unclear(self, name: str, metrics: dict, breakdown: dict, baseline: str | None) -> dict:
+        """The unclear claims' sensitivity: every one false, then true, and the decision at each."""
+        gated = self.t.tallies[(name, self.gates.analysis)]
+        bounds = {}
+        for as_true, slot in zip((False, True), self.slots.unclear[name], strict=True):
+            table, cells = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true,
+                                          interval=self.frame.interval(slot))  # fmt: skip
+            again = never_earned(self.gates, self._decide(name, table, cells), baseline)
+            bounds[as_true] = (table["precision"], decision_summary(again))
+        return {"n": sum(r[2] for r in gated.unclear), "analysis": self.gates.analysis,
+                "precision_all_false": bounds[False][0], "precision_all_true": bounds[True][0],
+                "decision_all_false": bounds[False][1], "decision_all_true": bounds[True][1],
+                "decision_changes": bounds[False][1] != bounds[True][1]}  # fmt: skip
+
+    def condition(self, name: str) -> dict:
+        """One condition's score: both analyses, decision, and what goes beside them."""
+        inputs, t = self.t.inputs, self.t
+        views = {analysis: (self.metrics(name, analysis), _breakdown(t.tallies[(name, analysis)]))
+                 for analysis in _ANALYSES}  # fmt: skip
+        completed, gated = t.tallies[(name, "completed")], t.tallies[(name, self.gates.analysis)]
+        held = self._holdout(name, views) if t.holdout else {}
+        metrics, breakdown = views[self.gates.analysis]
         baseline = calibration_kind(inputs.experiment, name)
-        decision = unsound(never_earned(gates, decision, baseline), audit)
+        decision = unsound(never_earned(self.gates, self._decide(name, metrics, breakdown), baseline), self.audit)
         decision["version"] = inputs.registration["version"] if inputs.registration else None
-        secondary = None
-        if judged_gates := judge_gates(gates, evidence):  # a judge's labels: a secondary analysis only
-            again = decide(judged_gates, metrics, gated_cases, breakdown=breakdown, **common,
-                           attainable=reachable(gated_names, still_open[name], metrics, breakdown))  # fmt: skip
-            secondary = judge_secondary(unsound(never_earned(judged_gates, again, baseline), audit))
-        unclear = None
-        if name in unclear_slots:  # seed 003's sensitivity: every unclear claim false, then true
-            bounds = {}
-            for as_true, slot in zip((False, True), unclear_slots[name], strict=True):
-                table, cells = variant_tables(metrics, breakdown, gated.unclear, as_true=as_true, interval=interval(slot))
-                again = decide(gates, table, gated_cases, breakdown=cells, **common,
-                               attainable=reachable(gated_names, still_open[name], table, cells))  # fmt: skip
-                again = never_earned(gates, again, baseline)
-                bounds[as_true] = (table["precision"], decision_summary(again))
-            unclear = {"n": sum(r[2] for r in gated.unclear), "analysis": gates.analysis,
-                       "precision_all_false": bounds[False][0], "precision_all_true": bounds[True][0],
-                       "decision_all_false": bounds[False][1], "decision_all_true": bounds[True][1],
-                       "decision_changes": bounds[False][1] != bounds[True][1]}  # fmt: skip
-        conditions[name] = {
+        levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
+        evidence = min(levels, key=lambda e: e.rank)
+        out: dict = {
             "metrics": views["completed"][0],
             "breakdown": views["completed"][1],
             "end_to_end": {"metrics": views["end_to_end"][0], "breakdown": views["end_to_end"][1]},
@@ -551,84 +501,57 @@ def score_run(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoreResu
             "evidence": evidence.value,
             "metric_evidence": metric_evidence(gated.evidence_counts),
             "decision": decision,
-            "valid_defect_cases": valid_defect_cases,
+            "valid_defect_cases": len({k[0] for k in completed.found}),
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
         }
-        drift = conditions[name]["model_drift"]
+        drift = out["model_drift"]
         if drift and len(drift["returned"]) > 1:  # a change during the run: each model's own figures
-            drift["by_model"] = per_model_scores(by_condition[name], cases, outcomes, inputs.bootstrap, inputs.seed)
-        if unclear:
-            conditions[name]["unclear"] = unclear
-        if secondary:
-            conditions[name]["judge_secondary"] = secondary
-        if name in options.labels:
-            conditions[name]["labels"] = options.labels[name]
-        if holdout:
-            conditions[name]["holdout"] = held["completed"]
-        if options.prices is not None:
-            conditions[name]["cost"] = condition_cost(by_condition[name], cases, completed, options.prices,
-                                                      inputs.bootstrap, inputs.seed)  # fmt: skip
-        if cutoff:
-            conditions[name]["cutoff"] = cutoff_scores(completed, cases, dates, cutoff, inputs.bootstrap, inputs.seed)
+            drift["by_model"] = per_model_scores(t.by_condition[name], t.cases, t.outcomes, inputs.bootstrap,
+                                                 inputs.seed)  # fmt: skip
+        if name in self.slots.unclear:
+            out["unclear"] = self._unclear(name, metrics, breakdown, baseline)
+        if judged_gates := judge_gates(self.gates, evidence):  # a judge's labels: a secondary analysis only
+            again = self._decide(name, metrics, breakdown, judged_gates)
+            out["judge_secondary"] = judge_secondary(unsound(never_earned(judged_gates, again, baseline), self.audit))
+        if name in inputs.labels:
+            out["labels"] = inputs.labels[name]
+        if t.holdout:
+            out["holdout"] = held["completed"]
+        if inputs.prices is not None:
+            out["cost"] = condition_cost(t.by_condition[name], t.cases, completed, inputs.prices, inputs.bootstrap,
+                                         inputs.seed)  # fmt: skip
+        if self.cutoff:
+            out["cutoff"] = cutoff_scores(completed, t.cases, self.dates, self.cutoff, inputs.bootstrap, inputs.seed)
+        return out
 
-    comparisons = []
-    for a, b in pairs:
-        for analysis in _ANALYSES:
-            for metric in RATE_METRICS:
-                diff, low, high = paired(slots[(a, b, analysis, metric, "a")], slots[(a, b, analysis, metric, "b")])
-                p = None
-                if metric == "defect_recall":
-                    p = mcnemar_table(tallies[(a, analysis)].found, tallies[(b, analysis)].found).p
-                comparisons.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
-                                    "lo": low, "hi": high, "mcnemar_p": p})  # fmt: skip
+    def comparisons(self) -> list[dict]:
+        """Every paired difference of every two conditions, per analysis and rate metric."""
+        out = []
+        for (a, b, analysis, metric), (sa, sb) in self.slots.pair.items():
+            diff, low, high = self.frame.paired(sa, sb)
+            p = None
+            if metric == "defect_recall":
+                p = mcnemar_table(self.t.tallies[(a, analysis)].found, self.t.tallies[(b, analysis)].found).p
+            out.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
+                        "lo": low, "hi": high, "mcnemar_p": p})  # fmt: skip
+        return out
 
-    validation = Counter(g.validation.status.value if g.validation else "unvalidated" for g in corpus.gold)
-    eligible_defects = sum(1 for c in cases.values() if not c.control and not c.variant)
-    result = {
-        "conditions": conditions,
-        "comparisons": comparisons,
-        "compare": compared,
-        "corpus": {
-            "path": str(corpus.path),
-            "gold_sha256": corpus.meta.gold_sha256,
-            "cases": len(corpus.cases),
-            "eligible_defect_cases": eligible_defects,
-            "eligible_controls": valid_controls,
-            "eligible_mirrors": sum(1 for c in cases.values() if c.control and c.stratum == "mirror"),
-            "eligible_variants": sum(1 for c in cases.values() if c.variant),
-            "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
-            "by_validation": dict(sorted(validation.items())),
-            "include_unvalidated": inputs.include_unvalidated,
-        },
-        "analysis": {
-            "tolerance": inputs.tolerance,
-            "bootstrap": {"resamples": inputs.bootstrap, "seed": inputs.seed, "level": 0.95,
-                          "unit": "case (rename variants with their original)"},
-            "gates_sha256": inputs.gates_sha,
-            "gates": str(inputs.gates_path) if inputs.gates_path else "built-in",
-            "gated_analysis": gates.analysis,
-            "identification": "per comment, the strongest evidence: people, else a calibrated judge, else a claim "
-                              "that names the defect while the same condition, in the same repetition, named "
-                              "nothing of it on the defect's mirror (a defect case without a reviewed, valid "
-                              "mirror gets no automatic identification); naming alone is named_recall",
-            "verdicts": str(rundir / VERDICTS_FILE),
-            "audit": audit.summary(),
-            "cutoff": {"date": cutoff_text, "registered": bool(inputs.experiment.get("cutoff"))
-                       and cutoff_text == inputs.experiment.get("cutoff"),
-                       "registered_date": inputs.experiment.get("cutoff")} if cutoff_text else None,
-            "holdout_strata": sorted({c.stratum for c in holdout.values()}),
-            # Forge runs: cases whose pull requests pushed different trees (bar the guidance files).
-            "forge_tree_differences": tree_differences(runs),
-        },  # fmt: skip
-        "registration": inputs.registration,
-    }
-    if without is not None:
-        result["exclusions"] = exclusion_summary(log, conditions, without)
-    return ScoreResult.build(result, [v for run in runs for v in verdicts[run.run_id]])
+
+def _completion_details(t: ConditionTally) -> dict:
+    """What ``completion`` carries beside its rate: states, retired attempts, failure codes."""
+    missed, attempts = t.missing
+    out: dict = {"states": dict(sorted(t.states.items()))}
+    if t.retired:
+        out["retired"] = dict(sorted(t.retired.items()))
+    out["missing_reviews"] = {"value": _value(missed, attempts), "num": missed, "den": attempts}
+    out["failure_codes"] = dict(sorted(t.failure_codes.items()))
+    out["failure_codes_by_stratum"] = {stratum: dict(sorted(codes.items()))
+                                       for stratum, codes in sorted(t.failure_codes_by_stratum.items())}  # fmt: skip
+    return out
 
 
 def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, int], names: list[str],
-                     columns: list, analysis: str) -> dict[int, tuple[int, int]]:  # fmt: skip
+                     frame: Frame, analysis: str) -> dict[int, tuple[int, int]]:  # fmt: skip
     """Add the paired columns each comparative gate needs (a stratum restricts the rows)."""
     out: dict[int, tuple[int, int]] = {}
     for i, gate in enumerate(compares):
@@ -636,7 +559,6 @@ def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, in
         if a not in names or b not in names:
             continue
         metric, _, stratum = gate.metric.partition("@")
-        out[i] = (len(columns), len(columns) + 1)
-        columns.extend(paired_columns(cluster_sums(tallies[(a, analysis)].rows, index, stratum or None)[metric],
-                                      cluster_sums(tallies[(b, analysis)].rows, index, stratum or None)[metric]))
+        out[i] = frame.add_paired(cluster_sums(tallies[(a, analysis)].rows, index, stratum or None)[metric],
+                                  cluster_sums(tallies[(b, analysis)].rows, index, stratum or None)[metric])
     return out

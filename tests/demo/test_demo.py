@@ -136,3 +136,14 @@ def test_the_demo_ships_human_labels_and_a_calibrated_judge(demo):
     assert any(v.defect_ids for v in verdicts)  # ruff's specific claims on a defect's lines
     for name in ("packets.jsonl", "ana.jsonl", "ben.jsonl", "ada.jsonl", "agreement.json", "calibration.json"):
         assert (labels.folder / name).is_file()
+
+
+def test_the_library_scores_the_demo_as_the_cli_does(demo):
+    """People's labels, the judge's and the registration: ``reviewbench.score_run(rundir)``
+    gives exactly what ``reviewbench score rundir --json`` prints."""
+    import reviewbench
+
+    proc = run_cli("score", demo.rundir, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == reviewbench.score_run(demo.rundir).as_json()
+    assert demo.score.as_json()["registration"]["verified"] is True

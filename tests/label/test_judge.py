@@ -203,3 +203,26 @@ def test_bad_judge_files_are_one_clear_error(tmp_path):
         path.write_text(text)
         with pytest.raises(UsageError, match=message):
             load_judge(path)
+
+
+def test_the_library_scores_as_the_cli_does_with_people_and_a_judge(big_rundir, judge_server, tmp_path):
+    """``score_run(rundir)`` reads labels.sqlite as ``reviewbench score`` does: the same JSON,
+    with people's labels on cases 1-2 and a calibrated judge's on case 3."""
+    import reviewbench
+    from reviewbench.score import ScoreOptions
+
+    from ..conftest import run_cli
+
+    url, _ = judge_server(biased=False)
+    with LabelStore(big_rundir) as store:
+        calibrate(store, _config(tmp_path, url), resamples=100)
+        judge_claims(store, _config(tmp_path, url), [k for k, ref in store.claims().items()
+                                                     if ref.text.startswith("c3")])  # fmt: skip
+    library = reviewbench.score_run(big_rundir, ScoreOptions(bootstrap=200)).as_json()
+    proc = run_cli("score", big_rundir, "--json", "--bootstrap", "200")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == library
+    levels = {e["level"] for c in library["conditions"].values() for e in c["metric_evidence"].values()}
+    assert {"human", "judge"} <= levels | {c["evidence"] for c in library["conditions"].values()}
+    unlabelled = reviewbench.score_run(big_rundir, ScoreOptions(bootstrap=200, overrides={}, labels={}))
+    assert unlabelled.as_json() != library  # the labels changed the figures: the check above was not vacuous

@@ -62,8 +62,8 @@ def test_unknown_top_level_key(tmp_path):
      "unknown key 'repaets' — did you mean 'repeats'?"),
     ('corpus = "c"\n[[conditon]]\nname = "A"\nreviewer = { kind = "silent" }\n',
      "unknown key 'conditon' — did you mean 'condition'?"),
-    ('corpus = "c"\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n[[condition]]\nname = "B"\n'
-     'reviewer = { kind = "silent" }\n[[condition]]\nname = "C"\nreviewer = { kind = "openai" }\n',
+    (('corpus = "c"\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n[[condition]]\nname = "B"\n'
+      'reviewer = { kind = "silent" }\n[[condition]]\nname = "C"\nreviewer = { kind = "openai" }\n'),
      "condition C: reviewer.model: Field required"),
     ('corpus = "c"\n[[condition]]\nname = "A"\nconcurency = 2\nreviewer = { kind = "silent" }\n',
      "condition A: unknown key 'concurency' — did you mean 'concurrency'?"),

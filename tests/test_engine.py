@@ -36,11 +36,11 @@ def test_retry_failed_keeps_the_failed_attempts_with_their_try_numbers(tmp_path,
     conditions = "max_retries = 2\n" + _condition("dead", dead, retries=0)
     experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
     out = tmp_path / "runs"
-    assert run_experiment(experiment, out).by_state == {"failed": 3}
+    assert run_experiment(experiment, out, check_endpoints=False).by_state == {"failed": 3}
     first, history = _runs(out)
     assert history == [] and {r.try_no for r in first} == {1}
-    assert run_experiment(experiment, out, retry_failed=True).by_state == {"failed": 3}
-    assert run_experiment(experiment, out, retry_failed=True).by_state == {"failed": 3}
+    assert run_experiment(experiment, out, retry_failed=True, check_endpoints=False).by_state == {"failed": 3}
+    assert run_experiment(experiment, out, retry_failed=True, check_endpoints=False).by_state == {"failed": 3}
     current, history = _runs(out)
     assert {r.try_no for r in current} == {3}
     assert sorted((r.run_id, r.try_no) for r in history) == sorted(
@@ -74,7 +74,7 @@ def test_a_store_that_cannot_be_written_stops_the_experiment_without_blaming_the
     out = tmp_path / "runs"
     holder: list[sqlite3.Connection] = []
 
-    def lock_after_first(counts, finished, total):
+    def lock_after_first(counts, finished, total, last_error):
         if not holder:  # another process takes the write lock and keeps it
             db = sqlite3.connect(out / "runs.sqlite", isolation_level=None)
             db.execute("BEGIN IMMEDIATE")
@@ -113,10 +113,10 @@ def test_retry_failed_beyond_the_registered_max_retries_is_refused(tmp_path, cor
     dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
     experiment = load_experiment(_experiment(tmp_path, corpus, _condition("dead", dead, retries=0), repeats=1))
     out = tmp_path / "runs"
-    run_experiment(experiment, out)
-    assert run_experiment(experiment, out, retry_failed=True).by_state == {"failed": 3}  # the one retry
+    run_experiment(experiment, out, check_endpoints=False)
+    assert run_experiment(experiment, out, retry_failed=True, check_endpoints=False).by_state == {"failed": 3}
     with pytest.raises(UsageError, match=r"retry rule \(max_retries = 1\) allows no retry of the 3 failed"):
-        run_experiment(experiment, out, retry_failed=True)
+        run_experiment(experiment, out, retry_failed=True, check_endpoints=False)
     current, history = _runs(out)
     assert {r.try_no for r in current} == {2} and len(history) == 3
     assert {r.failure_code for r in [*current, *history]} == {FailureCode.ENDPOINT_ERROR}
@@ -126,9 +126,9 @@ def test_retry_on_allows_only_the_registered_failure_codes(tmp_path, corpus):  #
     dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
     conditions = 'retry_on = ["outage_indicated"]\n' + _condition("dead", dead, retries=0)
     experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
-    run_experiment(experiment, tmp_path / "runs")
+    run_experiment(experiment, tmp_path / "runs", check_endpoints=False)
     with pytest.raises(UsageError, match="on = outage_indicated"):
-        run_experiment(experiment, tmp_path / "runs", retry_failed=True)
+        run_experiment(experiment, tmp_path / "runs", retry_failed=True, check_endpoints=False)
 
 
 def test_a_retried_failure_stays_a_missing_review_in_completion(tmp_path, corpus):  # noqa: F811

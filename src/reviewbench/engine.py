@@ -36,6 +36,7 @@ from .store.runs import RUNS_DB, CachedReply, RunStore
 __all__ = [
     "Condition",
     "Job",
+    "OnUpdate",
     "Outcome",
     "PlannedRun",
     "RetryRule",
@@ -45,7 +46,13 @@ __all__ = [
     "run_id",
 ]
 
+#: What follows every run's end: state counts, runs finished, runs to do, the latest error
+#: (``"CONDITION: message"``, None before any).
+OnUpdate = Callable[[Counter, int, int, "str | None"], None]
+
 BACKOFF_BASE_S = 1.0
+#: The first backoff after an attempt that could not connect (then doubled, as others).
+CONNECT_BACKOFF_BASE_S = 0.25
 BACKOFF_CAP_S = 60.0
 #: Token counts past this are not a real reply's: recorded as unknown, with a note.
 MAX_PLAUSIBLE_TOKENS = 10**12
@@ -80,6 +87,10 @@ class RunSummary:
     """Requests actually sent to reviewers in this invocation (cache hits send none)."""
     unanswered: dict[str, str] = field(default_factory=dict)
     """Conditions whose every run failed or timed out, with one of their errors."""
+    stopped: dict[str, str] = field(default_factory=dict)
+    """Conditions stopped by consecutive connection failures, with the cause (one line)."""
+    not_started: dict[str, int] = field(default_factory=dict)
+    """Per stopped condition: its planned runs never started (a later invocation resumes them)."""
 
 
 def run_id(item_id: str, condition: str, repetition: int) -> str:
@@ -123,11 +134,38 @@ class Condition:
     semaphore: asyncio.Semaphore = field(init=False)
     limiter: _RateLimiter = field(init=False)
     params: dict = field(init=False)
+    connection_failures: int = field(init=False, default=0)
+    """Consecutive attempts that could not connect (any answer or other error resets it)."""
+    stopped: str | None = field(init=False, default=None)
+    """Why the condition was stopped (its remaining runs are not started), or None."""
+    stop_event: asyncio.Event = field(init=False)
+    not_started: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.semaphore = asyncio.Semaphore(self.config.concurrency)
         self.limiter = _RateLimiter(self.config.rate_per_minute)
         self.params = self.agent_config.model_dump(mode="json")
+        self.stop_event = asyncio.Event()
+
+    def count_connection(self, exc: ReviewerError) -> None:
+        """Count one attempt's end: after ``stop_after_connection_failures`` consecutive
+        attempts that could not connect, the condition stops, naming the last error."""
+        if not exc.connection:
+            self.connection_failures = 0
+            return
+        self.connection_failures += 1
+        limit = getattr(self.config, "stop_after_connection_failures", 0)
+        if limit and self.connection_failures >= limit and self.stopped is None:
+            self.stopped = (f"condition {self.config.name} stopped after {self.connection_failures} consecutive "
+                            f"connection failures: {exc}")  # fmt: skip
+            self.stop_event.set()
+
+    async def backoff(self, delay: float) -> None:
+        """Sleep ``delay`` seconds, or less if the condition is stopped meanwhile."""
+        try:
+            await asyncio.wait_for(self.stop_event.wait(), timeout=delay)
+        except TimeoutError:
+            pass
 
 
 @dataclass(frozen=True)
@@ -193,7 +231,7 @@ class _Runner:
     """The engine: every planned run of a job, under each condition's limits, recorded once."""
 
     def __init__(self, job: Job, configs: Sequence[Any], store: RunStore,
-                 on_update: Callable[[Counter, int, int], None] | None) -> None:  # fmt: skip
+                 on_update: OnUpdate | None) -> None:  # fmt: skip
         self.job = job
         self.configs = configs
         self.store = store
@@ -204,6 +242,8 @@ class _Runner:
         self.total = 0
         self.conditions: dict[str, Condition] = {}
         self.tries: dict[str, int] = {}
+        self.last_error: str | None = None
+        """The latest error recorded, prefixed with its condition (shown in the progress line)."""
 
     def prepare(self) -> None:
         for config in self.configs:
@@ -219,6 +259,12 @@ class _Runner:
     async def one(self, planned: PlannedRun) -> None:
         condition = self.conditions[planned.condition.name]
         async with condition.semaphore:
+            if condition.stopped is not None:  # never started: left for a later invocation
+                condition.not_started += 1
+                self.finished += 1
+                if self.on_update:
+                    self.on_update(self.counts, self.finished, self.total, self.last_error)
+                return
             await self._execute(planned, condition)
 
     async def _execute(self, planned: PlannedRun, condition: Condition) -> None:
@@ -243,18 +289,25 @@ class _Runner:
                     reply = await self.job.attempt(planned, condition, packet)
                     answer_s = time.monotonic() - asked
                     self.requests += 1
+                    condition.connection_failures = 0
                 except TimeoutError:
                     self.requests += 1  # sent, and no answer came in time
+                    condition.connection_failures = 0
                     raise
                 except ReviewerError as exc:
                     self.requests += exc.sent
-                    if exc.transient and attempts <= config.retries:
+                    condition.count_connection(exc)
+                    if exc.transient and attempts <= config.retries and condition.stopped is None:
                         delay = exc.retry_after
                         if delay is None:
-                            delay = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempts - 1))
+                            # A refused connection costs the endpoint nothing: retried sooner, so
+                            # an absent server stops its condition in seconds, not half a minute.
+                            base = CONNECT_BACKOFF_BASE_S if exc.connection else BACKOFF_BASE_S
+                            delay = min(BACKOFF_CAP_S, base * 2 ** (attempts - 1))
                             delay *= 0.5 + random.random()  # jitter: retries must not stampede
-                        await asyncio.sleep(min(delay, BACKOFF_CAP_S))
-                        continue
+                        await condition.backoff(min(delay, BACKOFF_CAP_S))
+                        if condition.stopped is None:
+                            continue
                     raise
             leak = find_leak([reply.text, reply.patch, *(f.claim for f in reply.findings or ())],
                              key_values(condition.agent_config))  # fmt: skip
@@ -350,8 +403,10 @@ class _Runner:
         self.store.record(row, fresh)
         self.counts[outcome.state.value] += 1
         self.finished += 1
+        if error and not outcome.state.completed and outcome.state is not RunState.CANCELLED:
+            self.last_error = f"{condition.config.name}: {error}"
         if self.on_update:
-            self.on_update(self.counts, self.finished, self.total)
+            self.on_update(self.counts, self.finished, self.total, self.last_error)
 
 
 def _usage(pull: PullRequest | None) -> dict | str:
@@ -393,7 +448,7 @@ def open_run_store(out: Path) -> RunStore:
 
 def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store: RunStore, out: Path, *,
                  retry_failed: bool = False, retry: RetryRule | None = None,
-                 on_update: Callable[[Counter, int, int], None] | None = None) -> RunSummary:  # fmt: skip
+                 on_update: OnUpdate | None = None) -> RunSummary:  # fmt: skip
     """Run every run of ``plan`` not yet recorded in ``store``; the summary counts the whole store.
 
     With ``retry_failed``, runs that ended ``failed`` or ``timed_out`` are run again, as far
@@ -401,6 +456,11 @@ def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store
     codes); their earlier attempts stay in the store's history (``RunStore.history``), and
     the new run carries the next try number. ``cancelled`` runs are redone, their attempt
     kept in the history too.
+
+    A condition whose attempts fail to connect ``stop_after_connection_failures`` times in a
+    row is stopped: runs in backoff end ``failed`` with their error, runs not started are not
+    recorded (resumed by a later invocation), the others go on; ``RunSummary.stopped`` says why.
+    ``on_update(counts, finished, total, last_error)`` follows every run's end.
 
     Raises:
         StoreError: the run store could not be written (runs recorded so far are kept).
@@ -417,9 +477,11 @@ def execute_plan(job: Job, configs: Sequence[Any], plan: list[PlannedRun], store
     runner.tries = {rid: n + 1 for rid, n in tries.items()}
     asyncio.run(_drive(runner, todo))
     by_state = store.state_counts()
+    stopped = {name: c.stopped for name, c in runner.conditions.items() if c.stopped is not None}
     return RunSummary(out=out, planned=len(plan), already_done=len(plan) - len(todo),
                       by_state={s.value: n for s, n in sorted(by_state.items())}, requests=runner.requests,
-                      unanswered=store.conditions_without_answers())  # fmt: skip
+                      unanswered=store.conditions_without_answers(), stopped=stopped,
+                      not_started={name: runner.conditions[name].not_started for name in stopped})  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ turns each into one line on stderr and a non-zero exit, never a traceback::
     ├── IntegrityError        gold, tasks or a registration changed since they were frozen
     │   └── LabelChainBroken  a label row was edited, deleted or inserted by hand
     ├── PrerequisiteError     the machine lacks what a step needs (a sandbox, a tool)
+    │   └── EndpointUnreachable  a reviewer's endpoint refuses, is not found, or rejects the key
     ├── SetupFailed           validate --setup could not build the test environment
     ├── ValidationStopped     the first bases all failed the same way (fail fast)
     ├── StoreError            the run store cannot be read or written (locked, disk full)
@@ -40,6 +41,7 @@ __all__ = [
     "CorpusError",
     "EXIT_CODES",
     "EmptyRepository",
+    "EndpointUnreachable",
     "GitError",
     "IntegrityError",
     "LabelChainBroken",
@@ -125,6 +127,12 @@ class PrerequisiteError(ReviewbenchError):
     """The machine lacks what the step needs: a sandbox, a tool, a service."""
 
 
+class EndpointUnreachable(PrerequisiteError):
+    """A reviewer's endpoint cannot be used: the connection is refused, the host is not found,
+    or the key is rejected (HTTP 401) — found by ``run``'s check before planning, or by a run
+    of consecutive connection failures that stopped a condition."""
+
+
 class StoreError(ReviewbenchError):
     """The run store cannot be read or written (locked too long, disk full, damaged)."""
 
@@ -141,12 +149,17 @@ class ReviewerError(ReviewbenchError):
     ``transient`` asks the engine to retry (429, 5xx, connection errors), honouring
     ``retry_after`` when the endpoint gave one. ``sent=False`` says the request never left
     (no key, an unsendable header, the host refused the connection): it is not counted as
-    a request sent. ``code`` says why, for the run's ``failure_code``.
+    a request sent. ``code`` says why, for the run's ``failure_code``. ``connection`` says no
+    connection could be made at all.
     """
 
     def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None,
-                 sent: bool = True, code: str | None = None) -> None:  # fmt: skip
+                 sent: bool = True, code: str | None = None,
+                 connection: bool = False) -> None:  # fmt: skip
         super().__init__(message)
+        self.connection = connection
+        """No connection could be made (refused, host not found, connect timeout): counted
+        towards the condition's ``stop_after_connection_failures``."""
         self.transient = transient
         self.retry_after = retry_after
         self.sent = sent

@@ -62,7 +62,7 @@ def _cpu_accounted(out: str) -> None:
 def test_every_benchmark_has_a_smoke_test():
     assert SCRIPTS == sorted(name.removeprefix("test_") for name in globals() if name.startswith("test_")
                              and name.removeprefix("test_") in SCRIPTS)  # fmt: skip
-    assert len(SCRIPTS) == 9
+    assert len(SCRIPTS) == 10
 
 
 def test_score_speed():
@@ -74,6 +74,12 @@ def test_score_speed():
     num, den, value, lo, hi = _figures(out, r"^  A defect_recall (\d+)/(\d+) = (\S+) \[(\S+), (\S+)\]")
     assert 0 < den and value == pytest.approx(num / den, abs=1e-4) and lo <= value <= hi
     _figures(out, r"^  ratio loop/vectorised = (\S+)x")
+
+
+def test_unreachable_stop():
+    out = _smoke("unreachable_stop")
+    _figures(out, r"^check before planning: stopped in ([0-9.]+) s, exit 1, 1 stderr line\(s\)$")
+    _figures(out, r"^--no-endpoint-check: stopped in ([0-9.]+) s, exit 1, 1 stderr line\(s\)$")
 
 
 def test_runner_overhead():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from ..conftest import run_cli
 
 
@@ -25,6 +27,31 @@ def test_version_and_help():
     out = run("--help").stdout
     assert "Examples:" in out and "mine" in out
     assert "--max-lines" in run("mine", "--help").stdout
+
+
+@pytest.mark.parametrize("group", [(), ("label",), ("tasks",), ("case",), ("judge", "--help")])
+def test_a_bare_group_prints_its_help_and_exits_0(cli, group):
+    # Regression (issue 27): the whole help on one line, prefixed "reviewbench: error:", exit 2.
+    result = cli(*group)
+    assert result.code == 0 and result.stderr == ""
+    assert result.stdout.startswith("Usage: reviewbench") and "Commands:" in result.stdout
+    assert "error" not in result.stdout.splitlines()[0]
+
+
+def test_commands_are_listed_in_workflow_order_with_whole_summaries(cli):
+    out = cli("--help").stdout
+    listed = out.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    names = [line.split()[0] for line in listed.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+    stages = ["mine", "validate", "register", "run", "score", "report", "label"]
+    assert [n for n in names if n in stages] == stages
+    assert "..." not in listed  # click cut summaries at 45 characters
+    assert set(names) == set(__import__("reviewbench.cli", fromlist=["cli"]).cli.commands)
+
+
+def test_schema_help_breaks_no_word():
+    out = run("schema", "--help").stdout
+    # Regression: the choices were the metavar, wrapped mid-name ("exclus / ions").
+    assert "Usage: reviewbench schema [OPTIONS] NAME\n" in out and "exclusions" in " ".join(out.split())
 
 
 def test_mine_json_summary_and_show(git_repo, tmp_path):

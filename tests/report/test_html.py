@@ -162,3 +162,56 @@ def test_charts_render_and_a_screenshot_is_written(page_log, tmp_path_factory):
     page.screenshot(path=str(target), full_page=True)
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and target.stat().st_size > 50_000
     print(f"screenshot: {target}")
+
+
+# -- issue 27, item 12 ------------------------------------------------------------------------
+
+
+def test_the_reproduce_command_writes_the_file_that_is_open(rundir, tmp_path):
+    # Regression: the footer said 'reviewbench report RUNDIR', which writes RUNDIR/report.html.
+    elsewhere = write_html(build_report(rundir, ReportOptions(bootstrap=200)), tmp_path / "out dir" / "r.html")
+    footer = elsewhere.read_text().split("<footer", 1)[1]
+    assert f"reviewbench report {rundir} --html &#39;{elsewhere}&#39;" in footer
+
+
+def test_one_colour_per_condition_in_every_chart(rundir):
+    from reviewbench.report.charts import chart_specs, condition_colours
+
+    data = build_report(rundir, ReportOptions(bootstrap=200))
+    colours = condition_colours(data)
+    assert len(set(colours.values())) == len(CONDITIONS)
+    specs = chart_specs(data)
+
+    def scales(node):
+        if isinstance(node, dict):
+            if "domain" in node and "range" in node:
+                yield dict(zip(node["domain"], node["range"], strict=False))
+            for value in node.values():
+                yield from scales(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from scales(value)
+
+    seen = [m for spec in specs.values() for m in scales(spec)]
+    assert seen, "every condition scale names its colours"
+    for mapping in seen:
+        for key, colour in mapping.items():
+            name = key.removesuffix(" higher")  # the paired charts: the better condition's colour
+            if name in colours:
+                assert colour == colours[name], (key, colour)
+
+
+def test_later_sections_are_in_the_navigation(rundir):
+    html = render_html(build_report(rundir, ReportOptions(bootstrap=200)),
+                       '<section id="labels">\n  <h2>Human labels</h2>\n</section>')  # fmt: skip
+    nav = html.split("<nav>", 1)[1].split("</nav>", 1)[0]
+    assert '<a href="#labels">Human labels</a>' in nav
+
+
+def test_a_tile_shows_its_details_on_keyboard_focus(page_log):
+    page, _ = page_log
+    tile = page.locator("table.tilemap td.tile.located").first
+    assert tile.get_attribute("tabindex") == "0"
+    page.evaluate("() => { document.getElementById('tile-detail').textContent = ''; }")
+    tile.focus()
+    assert "case case-a1" in page.text_content("#tile-detail")

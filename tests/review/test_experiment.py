@@ -34,7 +34,7 @@ def test_toml_syntax_error_names_the_line(tmp_path):
 
 def test_bad_field_is_named(tmp_path):
     text = 'corpus = "c"\n[[condition]]\nname = "A"\nreviewer = { kind = "openai" }\n'
-    with pytest.raises(UsageError, match=r"condition\[0\]\.reviewer\.model: Field required"):
+    with pytest.raises(UsageError, match=r"condition A: reviewer\.model: Field required"):
         load_experiment(_write(tmp_path, text))
 
 
@@ -52,8 +52,30 @@ def test_duplicate_condition_names(tmp_path):
 
 def test_unknown_top_level_key(tmp_path):
     text = 'corpus = "c"\nrepeat = 2\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n'
-    with pytest.raises(UsageError, match="repeat: Extra inputs are not permitted"):
+    with pytest.raises(UsageError, match="unknown key 'repeat' — did you mean 'repeats'\\?"):
         load_experiment(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    # Regressions (issue 27): "Extra inputs are not permitted", "condition: Field required", condition[2].
+    ('corpus = "c"\nrepaets = 3\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n',
+     "unknown key 'repaets' — did you mean 'repeats'?"),
+    ('corpus = "c"\n[[conditon]]\nname = "A"\nreviewer = { kind = "silent" }\n',
+     "unknown key 'conditon' — did you mean 'condition'?"),
+    (('corpus = "c"\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n[[condition]]\nname = "B"\n'
+      'reviewer = { kind = "silent" }\n[[condition]]\nname = "C"\nreviewer = { kind = "openai" }\n'),
+     "condition C: reviewer.model: Field required"),
+    ('corpus = "c"\n[[condition]]\nname = "A"\nconcurency = 2\nreviewer = { kind = "silent" }\n',
+     "condition A: unknown key 'concurency' — did you mean 'concurrency'?"),
+    ('corpus = "c"\n[[condition]]\nname = "B"\nreviewer = { kind = "openai", model = "m", temprature = 0.0 }\n',
+     "condition B: reviewer: unknown key 'temprature' — did you mean 'temperature'?"),
+    ('corpus = "c"\n[[condition]]\nreviewer = { kind = "silent" }\n', "condition 1 (unnamed): name: Field required"),
+    ('corpus = "c"\nzzzz = 1\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n', "unknown key 'zzzz'"),
+])  # fmt: skip
+def test_toml_mistakes_read_as_what_to_fix(tmp_path, text, line):
+    with pytest.raises(UsageError) as raised:
+        load_experiment(_write(tmp_path, text))
+    assert str(raised.value).split(": ", 1)[1] == line
 
 
 def test_missing_file(tmp_path):

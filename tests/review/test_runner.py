@@ -135,7 +135,7 @@ def test_unreachable_endpoint_fails_its_runs_and_the_experiment_continues(tmp_pa
     dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
     conditions = _condition("dead", dead, retries=0) + _condition("silent", '{ kind = "silent" }')
     experiment = load_experiment(_experiment(tmp_path, corpus, conditions, repeats=1))
-    summary = run_experiment(experiment, tmp_path / "runs")
+    summary = run_experiment(experiment, tmp_path / "runs", check_endpoints=False)  # the runs themselves fail
     assert summary.by_state == {"completed_no_findings": 3, "failed": 3}
     store = RunStore(tmp_path / "runs" / "runs.sqlite")
     errors = {r.error for r in store.runs() if r.state == "failed"}
@@ -173,7 +173,7 @@ def test_config_mistakes_are_usage_errors_before_any_run(tmp_path, corpus, cli, 
 def test_requests_that_never_left_are_not_counted_as_sent(tmp_path, corpus):
     dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
     experiment = load_experiment(_experiment(tmp_path, corpus, _condition("dead", dead, retries=1), repeats=1))
-    summary = run_experiment(experiment, tmp_path / "runs")
+    summary = run_experiment(experiment, tmp_path / "runs", check_endpoints=False)
     assert summary.by_state == {"failed": 3} and summary.requests == 0
 
 
@@ -300,7 +300,7 @@ def test_cli_exits_non_zero_when_every_run_of_a_condition_failed(tmp_path, corpu
     dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
     conditions = _condition("dead", dead, retries=0) + _condition("silent", '{ kind = "silent" }')
     path = _experiment(tmp_path, corpus, conditions, repeats=1)
-    result = cli("run", path, "--out", tmp_path / "runs", "--json")
+    result = cli("run", path, "--out", tmp_path / "runs", "--json", "--no-endpoint-check")
     assert result.code == 1
     assert json.loads(result.stdout)["unanswered_conditions"].keys() == {"dead"}  # the summary is still printed
     assert result.stderr.count("\n") == 1 and "every run of condition dead failed" in result.stderr
@@ -356,7 +356,7 @@ def test_bad_guidance_files_are_one_line_on_load(tmp_path, extra, message):
 def test_retry_failed_beyond_the_rule_is_one_line_from_the_cli(tmp_path, corpus):
     dead = '{ kind = "openai", base_url = "http://127.0.0.1:9/v1", model = "m", api_key_env = "" }'
     experiment = _experiment(tmp_path, corpus, "max_retries = 0\n" + _condition("dead", dead, retries=0), repeats=1)
-    run_cli("run", experiment, "--out", tmp_path / "runs")  # every run failed (exit 1)
-    printed = run_cli("run", experiment, "--out", tmp_path / "runs", "--retry-failed")
+    run_cli("run", experiment, "--out", tmp_path / "runs", "--no-endpoint-check")  # every run failed (exit 1)
+    printed = run_cli("run", experiment, "--out", tmp_path / "runs", "--retry-failed", "--no-endpoint-check")
     assert printed.returncode == 2 and "allows no retry of the 3 failed or timed-out run(s)" in printed.stderr
     assert len(printed.stderr.strip().splitlines()) == 1

@@ -7,6 +7,9 @@ requests with dozens in flight cost little besides the configured latency.
 
 Requests to ``…/chat/completions`` are answered in the OpenAI chat-completions format,
 requests to ``…/v1/messages`` in the Anthropic messages format, anything else with 404.
+``GET …/models`` (the endpoint check ``run`` makes before planning) is answered apart:
+with an empty model list, or ``server.models_status`` (e.g. 401); it is not a request
+(neither in ``requests`` nor ``count``, never consuming the script) but counted in ``probes``.
 What each request gets is scripted::
 
     from tests.reviewers.servers import FakeLLMServer, Reply
@@ -31,7 +34,8 @@ API:
     ``start()`` / ``stop()`` or a ``with`` block; ``url`` (``http://127.0.0.1:PORT``),
     ``openai_base_url`` (``url + "/v1"``), ``anthropic_base_url`` (``url``);
     ``script(*replies)``; ``default`` (settable); ``requests`` (a copy, in arrival order);
-    ``count``; ``in_flight`` / ``max_in_flight`` (requests being answered now / at most
+    ``count``; ``probes`` (model-list checks answered); ``models_status`` (settable, default
+    200); ``in_flight`` / ``max_in_flight`` (requests being answered now / at most
     at once: checks concurrency limits); ``connections`` (TCP connections accepted:
     checks keep-alive reuse); ``reset()`` (forget requests, script and counters).
 ``Reply``
@@ -45,6 +49,8 @@ API:
 ``RecordedRequest``
     ``method``, ``path``, ``headers`` (lower-case names), ``body`` (bytes), ``json`` (the
     parsed body or None), ``api`` ("openai", "anthropic" or None), ``model``.
+``closed_port()``
+    A loopback port nothing listens on (bound, then closed): connecting to it is refused.
 """
 
 from __future__ import annotations
@@ -54,13 +60,14 @@ import asyncio
 import collections
 import json
 import signal
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Self
 
-__all__ = ["FROZEN_TEXT", "FakeLLMServer", "RecordedRequest", "Reply", "with_delay"]
+__all__ = ["FROZEN_TEXT", "FakeLLMServer", "RecordedRequest", "Reply", "closed_port", "with_delay"]
 
 FROZEN_TEXT = "src/app.py:1 high possible defect in this change"
 """The default answer: one finding in the frozen output format."""
@@ -254,6 +261,8 @@ class FakeLLMServer:
         self._handlers: set[asyncio.Task[None]] = set()
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._probes = 0
+        self.models_status = 200
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -332,6 +341,12 @@ class FakeLLMServer:
             return len(self._requests)
 
     @property
+    def probes(self) -> int:
+        """``GET …/models`` requests answered (the endpoint check), apart from ``count``."""
+        with self._lock:
+            return self._probes
+
+    @property
     def in_flight(self) -> int:
         with self._lock:
             return self._in_flight
@@ -402,6 +417,15 @@ class FakeLLMServer:
         length = int(headers.get("content-length") or 0)
         body = await reader.readexactly(length) if length else b""
         request = RecordedRequest(method, target.split("?", 1)[0], headers, body)
+        if method == "GET" and request.path.endswith("/models"):
+            with self._lock:
+                self._probes += 1
+            status = self.models_status
+            answer = json.dumps({"object": "list", "data": []} if status == 200 else error_body(None, status)).encode()
+            writer.write(f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(answer)}\r\n\r\n".encode() + answer)
+            await writer.drain()
+            return True
         reply, serial = self._next(request)
         try:
             if reply.delay:
@@ -440,6 +464,13 @@ class FakeLLMServer:
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         await writer.drain()
         return True
+
+
+def closed_port() -> int:
+    """A loopback TCP port that nothing listens on: bound, then closed (connections are refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def with_delay(reply: Reply, seconds: float) -> Reply:

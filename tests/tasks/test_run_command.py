@@ -202,11 +202,11 @@ def test_cli_takes_the_task_directory_first_as_in_tasks_run_TASKS_EXPERIMENT(tmp
 
 @pytest.mark.parametrize(("text", "message"), [
     ('tasks = "t"\n[[condition]]\nname = "A"\nsolver = { kind = "silent" }\n', "unknown solver kind 'silent'"),
-    ('tasks = "t"\n[[condition]]\nname = "A"\nsolver = { kind = "openai" }\n', "condition[0].solver.model"),
+    ('tasks = "t"\n[[condition]]\nname = "A"\nsolver = { kind = "openai" }\n', "condition A: solver.model"),
     ('corpus = "c"\n[[condition]]\nname = "A"\nreviewer = { kind = "silent" }\n', "review experiment"),
     ('tasks = "t"\n[[condition]\n', "invalid TOML"),
     ('tasks = "t"\n[[condition]]\nname = "A"\nsolver = { kind = "command", command = "x" }\ncontext = "all"\n',
-     "condition[0].context"),
+     "condition A: context"),
 ])  # fmt: skip
 def test_malformed_experiment_is_one_line_and_exit_2(tmp_path, text, message):
     path = tmp_path / "bad.toml"

@@ -57,6 +57,13 @@ def test_no_detectable_test_command(git_repo, tmp_path):
     _one_line(run(str(corpus)), 2, "--test-cmd")
 
 
+def test_a_misspelt_reviewbench_toml_key_says_what_it_means(git_repo, tmp_path):
+    # Regression (issue 27): "invalid validation setting tmeout: Extra inputs are not permitted".
+    repo, corpus = _corpus(git_repo, tmp_path)
+    (repo.path / "reviewbench.toml").write_text("[validate]\ntmeout = 30\n")
+    _one_line(run(str(corpus)), 2, "[validate]: unknown key 'tmeout' — did you mean 'timeout'?")
+
+
 def test_malformed_reviewbench_toml(git_repo, tmp_path):
     repo, corpus = _corpus(git_repo, tmp_path)
     (repo.path / "reviewbench.toml").write_text("[validate\n")

@@ -20,6 +20,7 @@ from .._text import printable
 from .._version import __version__
 from ..errors import ReviewbenchError, Terminated
 from ._errors import os_error_line
+from ._group import HelpGroup
 from .audit import audit_command
 from .case import case_group
 from .compare import compare_command
@@ -59,7 +60,40 @@ Examples:
 """
 
 
-@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+#: The commands in the order they are used (each stage, then what works on its output).
+WORKFLOW = ("mine", "show", "case", "validate", "audit", "experiment", "register", "run", "runs", "rerun", "export",
+            "exclude", "score", "compare", "gate", "report", "label", "agreement", "judge", "release", "tasks", "demo",
+            "schema")  # fmt: skip
+
+#: One line each in the command list (a command's own --help says the rest).
+SUMMARIES = {
+    "mine": "Mine REPO's history into a corpus of review cases.",
+    "show": "Counts of a corpus by stratum, validation status and drop reason.",
+    "case": "Add, list and remove hand-made cases of a corpus.",
+    "validate": "Prove each case of CORPUS with the repository's own tests.",
+    "audit": "Check the matcher with probes that never describe a defect, and diff shape alone.",
+    "experiment": "Write a commented experiment template.",
+    "register": "Freeze an experiment's inputs and analysis rules before any run.",
+    "run": "Run every condition of EXPERIMENT on its corpus (resumable).",
+    "runs": "List the runs of RUNDIR with their states and last errors.",
+    "rerun": "Run the registered experiment of RUNDIR again into a new run directory.",
+    "export": "Export runs as JSONL, CSV, inspect_ai logs or a Hugging Face dataset.",
+    "exclude": "Leave one run or case out of the analysis, with a reason.",
+    "score": "Score the runs of RUNDIR: metrics, 95% intervals and each condition's decision.",
+    "compare": "Compare two run directories on the same cases, with paired intervals.",
+    "gate": "CI gate: RUNDIR against a baseline run directory (pass, fail, inconclusive).",
+    "report": "Write the offline HTML report of RUNDIR (and CSV, SARIF).",
+    "label": "Human labels: packets for blinded raters, the labelling app, adjudication.",
+    "agreement": "Inter-rater agreement: percent agreement, confusion table, Cohen's kappa.",
+    "judge": "An LLM judge, used only once calibrated against people's labels.",
+    "release": "Release the labels of RUNDIR: gold, final labels, adjudications, hashes.",
+    "tasks": "Fix-task mode: grade coding models on the repository's own history.",
+    "demo": "The whole pipeline, offline, on an embedded sample project.",
+    "schema": "Print the JSON Schema of a corpus, run-directory or output file.",
+}
+
+
+@click.group(cls=HelpGroup, order=WORKFLOW, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="reviewbench")
 def cli() -> None:
     """Measure an AI code reviewer on your own repository's history.
@@ -92,6 +126,8 @@ cli.add_command(label_group)
 cli.add_command(agreement_command)
 cli.add_command(release_command)
 cli.add_command(judge_group)
+for _name, _summary in SUMMARIES.items():
+    cli.commands[_name].short_help = _summary
 
 
 def _fail(message: str, code: int) -> None:
@@ -142,6 +178,9 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="reviewbench", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a bare group asks for its help: not an error
+        click.echo(exc.ctx.get_help())
+        sys.exit(0)
     except click.ClickException as exc:
         hint = " (see --help)" if isinstance(exc, click.UsageError) else ""
         _fail(exc.format_message() + hint, exc.exit_code)

@@ -11,12 +11,13 @@ from rich.table import Table
 from ..errors import UsageError
 from ..git.repo import open_repository
 from ..store import read_corpus
+from ._group import HelpGroup
 from ._output import console, print_json, printable
 
 __all__ = ["case_group"]
 
 
-@click.group("case")
+@click.group("case", cls=HelpGroup, order=("add", "list", "remove"))
 def case_group() -> None:
     """Add, list and remove hand-made (authored) cases of a corpus.
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from ._group import HelpGroup
 from ._output import console, err_console, escape, print_json
 
 __all__ = ["agreement_command", "judge_group", "label_group"]
@@ -14,9 +15,9 @@ __all__ = ["agreement_command", "judge_group", "label_group"]
 _RUNDIR = click.argument("rundir", type=click.Path(path_type=Path, file_okay=False))
 
 
-@click.group("label")
+@click.group("label", cls=HelpGroup, order=("serve", "invite", "export", "import", "queue", "status", "verdicts"))
 def label_group() -> None:
-    """Human labels (seed 003): packets for blinded raters, a labelling app, adjudication.
+    """Human labels: packets for blinded raters, a labelling app, adjudication.
 
     \b
     Examples:
@@ -319,7 +320,7 @@ def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) ->
                   f"{report['disputed']} disputed", markup=False)  # fmt: skip
 
 
-class _DefaultGroup(click.Group):
+class _DefaultGroup(HelpGroup):
     """``judge RUNDIR`` runs the judge; ``judge calibrate RUNDIR`` calibrates it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -332,7 +333,7 @@ _CONFIG = click.option("--config", "config", required=True, type=click.Path(path
                        help="judge.toml: judge = { kind = ..., ... }, optional prompt, rule, audit.")  # fmt: skip
 
 
-@click.group("judge", cls=_DefaultGroup)
+@click.group("judge", cls=_DefaultGroup, order=("calibrate", "run"))
 def judge_group() -> None:
     """An LLM judge (any openai, anthropic or command endpoint), used only once calibrated.
 

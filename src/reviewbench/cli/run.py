@@ -15,13 +15,23 @@ from typing import Any
 import click
 from rich.table import Table
 
-from ..errors import OutputExists, ReviewbenchError
+from ..errors import EndpointUnreachable, OutputExists, ReviewbenchError
 from ..review.experiment import TEMPLATE, load_experiment
 from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunRow, RunStore
+from ._group import HelpGroup
 from ._output import console, count_table, print_json, progress
 
 __all__ = ["experiment_group", "export_command", "register_command", "run_command", "run_loaded", "runs_command"]
+
+
+#: Characters of an error shown in the progress line and under ``runs`` (the store keeps it whole).
+ERROR_SHOWN = 160
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= ERROR_SHOWN else text[: ERROR_SHOWN - 1] + "…"
 
 
 def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]], Any], out: Path,
@@ -30,18 +40,26 @@ def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]
     (review runs and fix-task runs share the runner, hence this output)."""
     with progress(label) as update:
 
-        def on_update(counts: Counter, done: int, total: int) -> None:
-            update(done, total, " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+        def on_update(counts: Counter, done: int, total: int, last_error: str | None = None) -> None:
+            states = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+            update(done, total, states + (f"; last error {_clip(last_error)}" if last_error else ""))
 
         summary = execute(on_update)
     if as_json:
         print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
                     "requests": summary.requests, "by_state": summary.by_state,
-                    "unanswered_conditions": summary.unanswered})  # fmt: skip
+                    "unanswered_conditions": summary.unanswered, "stopped_conditions": summary.stopped,
+                    "not_started": summary.not_started})  # fmt: skip
     else:
         console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
                       f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
         console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
+    if summary.stopped:  # the cause in one line; the runs not started are resumed by running again
+        name, cause = next(iter(sorted(summary.stopped.items())))
+        more = f" (and {len(summary.stopped) - 1} more conditions)" if len(summary.stopped) > 1 else ""
+        left = summary.not_started.get(name, 0)
+        raise EndpointUnreachable(f"{cause}{more}; {left} of its runs not started: start the endpoint and run "
+                                  "again to resume them (--retry-failed also redoes the failed ones)")  # fmt: skip
     if summary.unanswered:  # results are kept; the exit status tells scripts nothing was learnt
         name, error = next(iter(sorted(summary.unanswered.items())))
         more = f" (and {len(summary.unanswered) - 1} more conditions)" if len(summary.unanswered) > 1 else ""
@@ -58,32 +76,45 @@ def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]
 @click.option("--new-version", is_flag=True,
               help="If registered inputs changed, register them as a new benchmark version.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bool, as_json: bool) -> None:
+@click.option("--no-endpoint-check", "no_check", is_flag=True,
+              help="Do not ask each HTTP endpoint once before planning (an endpoint without a model list that "
+                   "answers it with 401); an unreachable one then fails its runs until its condition is stopped.")
+def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bool, as_json: bool,
+                no_check: bool) -> None:  # fmt: skip
     """Run every condition of EXPERIMENT (a TOML file) on its corpus.
 
     Each run (case x condition x repetition) ends in exactly one state, recorded with its
     provenance in OUT/runs.sqlite. Running again resumes: finished runs are kept, and a
     cached response is never requested twice.
+
+    Before planning, each HTTP endpoint is asked once: one refusing connections, not found,
+    or rejecting the key stops here (exit 1, nothing recorded). During the runs, a condition
+    whose attempts fail to connect stop_after_connection_failures times in a row (default 5)
+    is stopped, with the cause in one line (exit 1); running again resumes it.
     """
-    run_loaded(load_experiment(experiment), out, retry_failed, new_version, as_json)
+    run_loaded(load_experiment(experiment), out, retry_failed, new_version, as_json, check_endpoints=not no_check)
 
 
 def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool = False,  # type: ignore[no-untyped-def]
-               as_json: bool = False) -> None:  # fmt: skip
+               as_json: bool = False, *, check_endpoints: bool = True) -> None:  # fmt: skip
     """Run a loaded experiment into ``out`` as ``run`` does (shared with ``rerun``)."""
     from ..registration import check_registration
     from ..review.runner import (  # the runner pulls in every reviewer kind
         check_conditions,
+        check_reachable,
         run_experiment,
     )
 
     # Configuration mistakes before anything is made on disk (the lock makes OUT).
     check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
+    if check_endpoints:
+        check_reachable(loaded)  # nothing planned or made on disk for a server that is not there
     with run_lock(out):  # one writer per run directory
         # Refuses an edited registration or changed inputs (the first run records its digest).
         check_registration(loaded, out, new_version=new_version)
         show_runs("reviewing", lambda on_update: run_experiment(loaded, out, retry_failed=retry_failed,
-                                                                on_update=on_update), out, as_json)  # fmt: skip
+                                                                on_update=on_update, check_endpoints=False),
+                  out, as_json)  # fmt: skip
 
 
 def _store(rundir: Path) -> RunStore:
@@ -113,14 +144,16 @@ def _attempts(store: RunStore, with_history: bool) -> list[tuple[RunRow, bool]]:
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON (a list of runs).")
 @click.option("--attempts", "with_history", is_flag=True, help=_ATTEMPTS_HELP)
 def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
-    """List the runs of RUNDIR with their state and finding count (JSON and --attempts: try number
-    and failure code too)."""
+    """List the runs of RUNDIR with their state and finding count, then each condition's last
+    error (JSON: every run's error; JSON and --attempts: try number and failure code too)."""
     store = _store(rundir)
     try:
         rows = [{**{k: getattr(r, k) for k in _LISTED}, "try_no": r.try_no,
                  "failure_code": None if r.failure_code is None else str(r.failure_code),
-                 **({"retired": retired} if with_history else {}), "findings": len(r.findings)}
+                 **({"retired": retired} if with_history else {}), "findings": len(r.findings),
+                 "error": r.error}
                 for r, retired in _attempts(store, with_history)]  # fmt: skip
+        last = store.last_errors()
     finally:
         store.close()
     if as_json:
@@ -135,6 +168,9 @@ def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row.values()))  # the console prints no markup
     console.print(table)
+    for name, error in last.items():  # below the table: its columns keep their width
+        console.print(f"last error of {name} ({error.state.value}, run {error.run_id}, case {error.case_id}): "
+                      f"{_clip(error.error)}", markup=False)  # fmt: skip
 
 
 @click.command("export")
@@ -229,7 +265,7 @@ def _export_elsewhere(rundir: Path, fmt: str, out: Path | None) -> None:
     console.print(f"wrote {len(written)} inspect_ai log(s) to {out}: " + ", ".join(p.name for p in written))
 
 
-@click.group("experiment")
+@click.group("experiment", cls=HelpGroup)
 def experiment_group() -> None:
     """Experiment files: write a commented template."""
 

@@ -44,9 +44,9 @@ def json_schema(name: str) -> dict:
 
 
 @click.command("schema")
-@click.argument("name", type=click.Choice(sorted(SCHEMAS)))
+@click.argument("name", metavar="NAME", type=click.Choice(sorted(SCHEMAS)))
 def schema_command(name: str) -> None:
-    """Print a JSON Schema: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
+    """Print the JSON Schema of one file, NAME: cases (cases.jsonl), gold (gold.jsonl), corpus (corpus.json),
     dropped (dropped.jsonl: candidate commits that made no case),
     experiment (the experiment TOML file), tasks (tasks.jsonl), tasks-meta (tasks.json),
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ._group import HelpGroup
 from .tasks_grade import tasks_grade_command
 from .tasks_mine import tasks_mine_command
 from .tasks_run import tasks_init_command, tasks_run_command
@@ -11,7 +12,7 @@ from .tasks_run import tasks_init_command, tasks_run_command
 __all__ = ["tasks_group"]
 
 
-@click.group("tasks")
+@click.group("tasks", cls=HelpGroup, order=("mine", "init", "run", "grade"))
 def tasks_group() -> None:
     """Grade coding models on the repository's own history.
 

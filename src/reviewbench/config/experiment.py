@@ -9,20 +9,26 @@ Loading a file together with what it points at (prompts, guidance) is
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import UsageError
 from .reviewers import ReviewerConfig
 
-__all__ = ["ConditionConfig", "ConditionLimits", "GuidanceFile", "ExperimentConfig", "LoadedFile", "read_config", "unique_names"]
+__all__ = ["ConditionConfig", "ConditionLimits", "GuidanceFile", "ExperimentConfig", "LoadedFile", "read_config",
+           "unique_names", "unknown_key", "validation_line"]
+
+
+#: Consecutive connection failures that stop a condition, unless it says otherwise.
+DEFAULT_STOP_AFTER = 5
 
 
 class ConditionLimits(BaseModel):
@@ -38,6 +44,11 @@ class ConditionLimits(BaseModel):
     rate_per_minute: float | None = Field(default=None, gt=0, description="Request starts per minute.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per attempt.")
     retries: int = Field(default=4, ge=0, le=20, description="Retries of transient errors.")
+    stop_after_connection_failures: int = Field(
+        default=DEFAULT_STOP_AFTER, ge=0, le=10_000,
+        description="Stop the condition after this many consecutive attempts that could not connect "
+        "(refused, host not found), with one line naming the cause; its runs not started stay to resume. "
+        "0: never stop.")  # fmt: skip
 
 
 class GuidanceFile(BaseModel):
@@ -158,20 +169,104 @@ class LoadedFile:
 
     @property
     def sha256(self) -> str:
-        canonical = json.dumps(self.config.model_dump(mode="json"), sort_keys=True)
+        data = self.config.model_dump(mode="json")
+        for condition in data.get("condition", ()):
+            # Added after run directories existed: at its default it hashes as before.
+            if condition.get("stop_after_connection_failures") == DEFAULT_STOP_AFTER:
+                del condition["stop_after_connection_failures"]
+        canonical = json.dumps(data, sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _field(loc: tuple) -> str:
-    out = ""
+_KINDS = ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "probe", "github", "gitea", "none")
+
+
+def unknown_key(key: str, known: Iterable[str]) -> str:
+    """``unknown key 'repaets' — did you mean 'repeats'?`` (the suggestion only when one is close)."""
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f"unknown key {key!r}" + (f" — did you mean {close[0]!r}?" if close else "")
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation may hold (through lists, unions, Annotated, Optional)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models(arg)]
+
+
+def _keys_at(model: type[BaseModel], loc: tuple) -> set[str]:
+    """The keys the table at ``loc`` (inside ``model``) may hold; empty when not a model."""
+    current = [model]
     for part in loc:
+        if isinstance(part, int) or not current:
+            continue
+        chosen = [m for m in current if part in m.model_fields]
+        if chosen:
+            current = _models(chosen[0].model_fields[part].annotation)
+            continue
+        # A union's branch, named by its tag (the reviewer's kind): keep the model of that kind.
+        tagged = [m for m in current if "kind" in m.model_fields and part in get_args(m.model_fields["kind"].annotation)]
+        current = tagged
+    return {name for m in current for name in m.model_fields} if current else set()
+
+
+def _where(loc: tuple, data: Any) -> str:
+    """The field at ``loc``, conditions (and solvers) named by their name, not their index:
+    ``condition B: reviewer.model``, or ``condition 3 (unnamed)``."""
+    out, value = "", data
+    for part in loc:
+        if isinstance(value, dict):
+            value = value.get(part) if isinstance(part, str) else None
+        elif isinstance(value, list) and isinstance(part, int):
+            item = value[part] if 0 <= part < len(value) else None
+            name = item.get("name") if isinstance(item, dict) else None
+            label = f" {name}" if isinstance(name, str) and name else f" {part + 1} (unnamed)"
+            out += label + ":"
+            value = item
+            continue
+        else:
+            value = None
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "probe", "github", "gitea"):
+        elif part in _KINDS:
             continue  # the union's branch name adds nothing for the user
         else:
-            out += f".{part}" if out else str(part)
-    return out
+            out += (" " if out.endswith(":") else ".") + str(part) if out else str(part)
+    return out.rstrip(":")
+
+
+def validation_line(exc: ValidationError, model: type[BaseModel], data: Any, kinds: str = "") -> str:
+    """One line for pydantic's errors on ``data``: an unknown key first (with the key it most
+    likely means), then the first other error; conditions named by their name.
+
+    Args:
+        exc: the validation error of ``model.model_validate(data)``.
+        model: the file's model (to find the keys a table may hold).
+        data: the parsed TOML.
+        kinds: the adapter kinds accepted, for the message about an unknown one.
+    """
+    errors = exc.errors()
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = tuple(first["loc"])
+    if first["type"] == "extra_forbidden":
+        parent, key = loc[:-1], str(loc[-1])
+        where = _where(parent, data)
+        message = unknown_key(key, _keys_at(model, parent))
+        return f"{where}: {message}" if where else message
+    where = _where(loc, data)
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "union_tag_invalid":
+        tag = first.get("input", {}).get("kind") if isinstance(first.get("input"), dict) else None
+        field = str(next((p for p in reversed(loc) if isinstance(p, str)), "reviewer"))
+        message = f"unknown {field} kind {tag!r} (known: {kinds})"
+        where = where or "reviewer.kind"
+    if first["type"] == "missing" and len(loc) == 1 and isinstance(data, dict):
+        # A missing table or key beside an unknown one is usually that one misspelt.
+        extra = [k for k in data if k not in model.model_fields]
+        hint = unknown_key(extra[0], [str(loc[0])]) if extra else ""
+        if "did you mean" in hint:
+            return hint
+    return f"{where}: {message}" if where else message
 
 
 def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[[dict], None] | None = None) -> Any:
@@ -185,8 +280,9 @@ def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[
             sort with a better message than a missing field.
 
     Raises:
-        UsageError: missing file, TOML syntax error (with line and column), or a field
-            with a bad value (named, e.g. ``condition[0].reviewer.model``).
+        UsageError: missing file, TOML syntax error (with line and column), a field with a
+            bad value (named, e.g. ``condition A: reviewer.model``), or an unknown key (with
+            the key it most likely means); see :func:`validation_line`.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -205,11 +301,4 @@ def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[
         # name, not a value to coerce.
         return model.model_validate(data, strict=True)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = _field(first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        if first["type"] == "union_tag_invalid":
-            tag = first.get("input", {}).get("kind") if isinstance(first.get("input"), dict) else None
-            message = f"unknown {where.rsplit('.', 1)[-1] or 'reviewer'} kind {tag!r} (known: {kinds})"
-            where = where or "reviewer.kind"
-        raise UsageError(f"{path}: {where}: {message}" if where else f"{path}: {message}") from None
+        raise UsageError(f"{path}: {validation_line(exc, model, data, kinds)}") from None

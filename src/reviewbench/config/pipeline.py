@@ -306,6 +306,11 @@ def resolve_test_settings(repo: Path, overrides: dict[str, Any]) -> ValidateConf
         UsageError: a malformed settings file or a bad value.
     """
     values = {k.replace("-", "_"): v for k, v in load_repo_settings(repo, "validate").items()}
+    unknown = sorted(set(values) - set(ValidateConfig.model_fields))
+    if unknown:  # the file's mistake, named as the experiment file's are
+        from .experiment import unknown_key
+
+        raise UsageError(f"{repo / SETTINGS_FILE}: [validate]: {unknown_key(unknown[0], ValidateConfig.model_fields)}")
     values.update({k: v for k, v in overrides.items() if v is not None})
     return ValidateConfig.build(**values)
 

@@ -17,7 +17,7 @@ import altair as alt
 from ._data import paired_recall
 from ._model import ReportData
 
-__all__ = ["SCOREBOARD_METRICS", "chart_specs", "vega_bundle"]
+__all__ = ["PALETTE", "SCOREBOARD_METRICS", "chart_specs", "condition_colours", "vega_bundle"]
 
 #: Rates drawn in the interval chart (every metric is in the table).
 SCOREBOARD_METRICS = ("defect_recall", "recall_any", "recall_all", "precision", "silence_rate",
@@ -47,10 +47,21 @@ def _names(data: ReportData) -> list[str]:
     return [c.name for c in data.conditions]
 
 
+#: Condition colours, in the experiment's order (Tableau 10; repeats past ten conditions).
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+           "#bab0ac")  # fmt: skip
+
+
+def condition_colours(data: ReportData) -> dict[str, str]:
+    """Each condition's one colour, the same in every chart (the paired charts included)."""
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(_names(data))}
+
+
 def _color(data: ReportData, legend: bool = True) -> alt.Color:
     """One colour per condition, the same in every chart, in the experiment's order."""
-    return alt.Color("condition:N", scale=alt.Scale(domain=_names(data)), title="condition",
-                     legend=alt.Legend() if legend else None)  # fmt: skip
+    colours = condition_colours(data)
+    return alt.Color("condition:N", scale=alt.Scale(domain=list(colours), range=list(colours.values())),
+                     title="condition", legend=alt.Legend() if legend else None)  # fmt: skip
 
 
 def _scoreboard(data: ReportData) -> dict | None:
@@ -110,7 +121,10 @@ def _paired(data: ReportData) -> dict | None:
             for side, value in ((a, ra), (b, rb)):
                 rows.append({"pair": i, "condition": side, "recall": value, "cases": len(ids),
                              "case ids": listed, "trend": trend})  # fmt: skip
-        trend = alt.Scale(domain=["same", f"{a} higher", f"{b} higher"], range=["#9e9e9e", "#1f77b4", "#d95f02"])
+        # A line is drawn in the colour of the condition that does better on it: the same
+        # colour that condition has in every other chart.
+        colours = condition_colours(data)
+        trend = alt.Scale(domain=["same", f"{a} higher", f"{b} higher"], range=["#9e9e9e", colours[a], colours[b]])
         base = alt.Chart(alt.Data(values=rows)).encode(
             x=alt.X("condition:N", sort=[a, b], title=None, axis=alt.Axis(labelAngle=0)),
             y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="per-case defect recall"),

@@ -11,7 +11,9 @@ would not execute injected markup, and forbids every network request.
 from __future__ import annotations
 
 import json
+import re
 import secrets
+import shlex
 from pathlib import Path
 
 import jinja2
@@ -127,11 +129,24 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def render_html(data: ReportData, sections: str = "") -> str:
+_SECTION = re.compile(r'<section id="([A-Za-z0-9_-]+)">\s*<h2>([^<]+)</h2>')
+
+
+def reproduce_command(data: ReportData, html_path: Path | None) -> str:
+    """The command that writes this very file again, to the path it was written to."""
+    words = ["reviewbench", "report", str(data.rundir)]
+    if html_path is not None:
+        words += ["--html", str(html_path)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def render_html(data: ReportData, sections: str = "", html_path: Path | None = None) -> str:
     """The whole report as one HTML document (scripts, styles and chart runtime inlined).
 
     ``sections``: trusted HTML fragments of later stages (the human-labels section), placed
-    before the corpus section; they must carry no script or style attribute.
+    before the corpus section; they must carry no script or style attribute. Each one's
+    ``<section id=…><h2>…`` gets a link in the navigation. ``html_path``: where the file is
+    written, for the footer's command that writes it again.
     """
     from .charts import chart_specs, vega_bundle  # altair is imported only to render
 
@@ -154,6 +169,8 @@ def render_html(data: ReportData, sections: str = "") -> str:
         tiles_total=sum(len(row.tiles) for row in data.defects),
         tiles_found=found,
         sections=Markup(sections),
+        later_sections=_SECTION.findall(sections),
+        reproduce=reproduce_command(data, html_path),
     )
 
 
@@ -167,6 +184,6 @@ def write_html(data: ReportData | Path, path: Path, sections: str = "") -> Path:
         data = build_report(Path(data))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render_html(data, sections), encoding="utf-8", errors="replace")  # a stray surrogate is not fatal
+    tmp.write_text(render_html(data, sections, html_path=path), encoding="utf-8", errors="replace")  # a stray surrogate is not fatal
     tmp.replace(path)
     return path

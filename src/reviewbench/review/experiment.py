@@ -51,7 +51,8 @@ def load_experiment(path: Path) -> Experiment:
 
     Raises:
         UsageError: missing file, TOML syntax error (with line and column), or a field
-            with a bad value (named, e.g. ``condition[0].reviewer.model``).
+            with a bad value (named, e.g. ``condition A: reviewer.model``), an unknown key
+            (with the key it most likely means).
     """
     kinds = "openai, anthropic, command, sarif, silent, flag_all, probe, github, gitea"
     config = read_config(path, ExperimentConfig, kinds)
@@ -86,6 +87,7 @@ concurrency = 8        # runs in flight at once for this condition
 rate_per_minute = 60   # request starts per minute (omit for no limit)
 timeout_s = 120        # per attempt
 retries = 4            # retries on 429, 5xx and connection errors, with backoff
+# stop_after_connection_failures = 5   # stop the condition after this many in a row (0: never)
 
 # Any executable: the packet arrives as JSON on stdin, the review is its stdout (read up to
 # max_output_bytes, default 1 MiB: past it the command is killed and the run is invalid). It

@@ -12,14 +12,13 @@ import asyncio
 import hashlib
 import json
 import random
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from .._version import __version__
 from ..engine import (
     Condition,
+    OnUpdate,
     Outcome,
     PlannedRun,
     RetryRule,
@@ -28,11 +27,12 @@ from ..engine import (
     open_run_store,
     run_id,
 )
-from ..errors import TooManyFindings, UsageError
+from ..errors import EndpointUnreachable, TooManyFindings, UsageError
 from ..records import Case, RunState
 from ..reviewers import make_reviewer
 from ..reviewers.base import RUN_SCOPE, RunScope
 from ..reviewers.preflight import preflight
+from ..reviewers.reach import endpoint_problems
 from ..sandbox import protect
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import CachedReply
@@ -49,7 +49,8 @@ from .packet import PacketBuilder
 from .parse import parse_review
 from .prompt import load_prompt, load_text
 
-__all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "plan_runs", "run_experiment", "write_allocation"]
+__all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "check_reachable", "plan_runs", "run_experiment",
+           "write_allocation"]
 
 ALLOCATION_FILE = "allocation.jsonl"
 ORIGINAL = "original"
@@ -232,21 +233,44 @@ def check_conditions(path: Path, conditions: list[tuple[str, object, str | None]
             raise UsageError(f"{path}: condition {name}: {problem}")
 
 
+def check_reachable(experiment: Experiment) -> None:
+    """Refuse, before anything is planned, a condition whose endpoint cannot serve a run.
+
+    Raises:
+        EndpointUnreachable: naming the condition, the endpoint and the cause, once per file
+            (the first condition; how many others share the problem is said).
+    """
+    problems = endpoint_problems([(c.name, c.reviewer) for c in experiment.config.condition])
+    if problems:
+        name, problem = problems[0]
+        more = f" (and {len(problems) - 1} more condition(s))" if len(problems) > 1 else ""
+        raise EndpointUnreachable(f"{experiment.path}: condition {name}: {problem}{more}; start the server or "
+                                  "fix base_url and the key, then run again (nothing was run)")  # fmt: skip
+
+
 def run_experiment(
     experiment: Experiment,
     out: Path,
     *,
     retry_failed: bool = False,
-    on_update: Callable[[Counter, int, int], None] | None = None,
+    on_update: OnUpdate | None = None,
+    check_endpoints: bool = True,
 ) -> RunSummary:
     """Run (or resume) every planned run of ``experiment`` into run directory ``out``.
 
+    ``check_endpoints``: first ask each HTTP endpoint once (:func:`check_reachable`); off,
+    an unreachable endpoint fails its runs instead (until its condition is stopped).
+
     Raises:
+        EndpointUnreachable: an endpoint refused, was not found, or rejected the key
+            (nothing planned, nothing recorded).
         CorpusError: the corpus is missing or damaged.
         UsageError: a condition cannot run (no key, a bad URL, sarif without a tree), or
             ``out`` holds runs of another experiment or of a changed corpus.
     """
     check_conditions(experiment.path, [(c.name, c.reviewer, c.context) for c in experiment.config.condition])
+    if check_endpoints:
+        check_reachable(experiment)
     corpus = read_corpus(experiment.corpus_path)
     store = open_run_store(out)
     try:

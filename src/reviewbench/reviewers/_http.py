@@ -29,6 +29,7 @@ __all__ = [
     "ClientPool",
     "api_key",
     "body_excerpt",
+    "connect_detail",
     "endpoint_label",
     "error_in_body",
     "fail_malformed",
@@ -200,6 +201,31 @@ def parse_retry_after(headers: httpx.Headers, now: datetime | None = None) -> fl
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it was raised from (anyio wraps the socket's error twice)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def connect_detail(exc: httpx.HTTPError, connect_s: float | None = None) -> str:
+    """Why no connection was made, in words: refused, host not found, or the exception."""
+    chain = _causes(exc)
+    text = str(exc)
+    lowered = " ".join(str(e) for e in chain).lower()
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in lowered:
+        return "connection refused"
+    if "name or service not known" in lowered or "nodename nor servname" in lowered or "name resolution" in lowered \
+            or "no address associated" in lowered or "getaddrinfo" in lowered:  # fmt: skip
+        return "host not found (DNS)"
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"no connection within {connect_s:g} s" if connect_s else "no connection (connect timeout)"
+    return f"cannot connect ({type(exc).__name__}: {text or 'no detail'})"
+
+
 def _encode(body: dict[str, Any]) -> bytes:
     return clean_text(json.dumps(body, ensure_ascii=False, allow_nan=False)).encode("utf-8")
 
@@ -227,16 +253,24 @@ async def post_json(
     send_headers["content-type"] = "application/json"
     try:
         response = await client.post(url, content=content, headers=send_headers)
+    except httpx.ConnectTimeout as exc:  # no connection within the connect timeout: nothing was sent
+        raise ReviewerError(
+            f"{kind} endpoint {where}: no connection ({type(exc).__name__})",
+            transient=True,
+            sent=False,
+            connection=True,
+        ) from None
     except httpx.TimeoutException as exc:
         raise ReviewerError(
             f"{kind} endpoint {where}: timed out ({type(exc).__name__})", transient=True
         ) from None
     except httpx.ConnectError as exc:  # refused, unreachable: nothing was sent
-        detail = redact(str(exc), secrets) or "no detail"
+        detail = redact(connect_detail(exc), secrets)
         raise ReviewerError(
-            f"{kind} endpoint {where}: connection failed ({type(exc).__name__}: {detail})",
+            f"{kind} endpoint {where}: connection failed ({detail})",
             transient=True,
             sent=False,
+            connection=True,
         ) from None
     except (
         httpx.NetworkError,

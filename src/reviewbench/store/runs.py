@@ -18,7 +18,8 @@ from pathlib import Path
 from ..errors import CorpusError, StoreError, UsageError
 from ..records import FailureCode, Finding, PullRequest, RunRow, RunState, Severity
 
-__all__ = ["REGISTRATION_FILE", "REGISTRATION_SHA256", "RUNS_DB", "CachedReply", "RunRow", "RunStore"]
+__all__ = ["REGISTRATION_FILE", "REGISTRATION_SHA256", "RUNS_DB", "CachedReply", "LastError", "RunRow", "RunStore",
+           "last_errors"]
 
 RUNS_DB = "runs.sqlite"
 #: The run directory's registration (written by ``registration.py``).
@@ -378,8 +379,57 @@ class RunStore:
                 data["usage"] = json.loads(data["usage"])
             yield RunRow.model_construct(**data, findings=findings.get(data["run_id"], []))
 
+    def last_errors(self) -> dict[str, LastError]:
+        """Per condition, the error of its latest run that gave no review (``failed``,
+        ``timed_out``, ``invalid`` with a note; ``cancelled`` is the operator's, not counted).
+
+        Raises:
+            StoreError: the store is damaged.
+        """
+        present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        code = "failure_code" if "failure_code" in present else "NULL"
+        try:
+            rows = self.db.execute(
+                f"SELECT condition, run_id, case_id, state, error, ended_at, {code} FROM runs "
+                "WHERE state IN ('failed', 'timed_out', 'invalid') AND error IS NOT NULL AND error != '' "
+                "ORDER BY condition, ended_at, run_id").fetchall()  # fmt: skip
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is damaged and cannot be read: {exc}") from None
+        return {row[0]: LastError(condition=row[0], run_id=row[1], case_id=row[2], state=RunState(row[3]),
+                                  error=row[4], ended_at=row[5], failure_code=row[6]) for row in rows}  # fmt: skip
+
     def _tx(self) -> _Transaction:
         return _Transaction(self.db)
+
+
+@dataclass(frozen=True)
+class LastError:
+    """The latest run of a condition that gave no review, and why."""
+
+    condition: str
+    run_id: str
+    case_id: str
+    state: RunState
+    """``failed``, ``timed_out`` or ``invalid``."""
+    error: str
+    """The run's error as recorded (one line; no secret: adapters redact them)."""
+    ended_at: str | None
+    failure_code: str | None
+
+
+def last_errors(rundir: Path) -> dict[str, LastError]:
+    """Per condition of run directory ``rundir``, its last error (see ``RunStore.last_errors``);
+    conditions without one are absent.
+
+    Raises:
+        CorpusError: ``rundir`` is not a run directory.
+        StoreError: its store is damaged.
+    """
+    store = RunStore(rundir / RUNS_DB)
+    try:
+        return store.last_errors()
+    finally:
+        store.close()
 
 
 _STATE, _PARAMS, _UNPARSED, _CACHED, _PULL, _BLOBS, _CODE, _USAGE = (

@@ -88,7 +88,7 @@ def load_tasks_experiment(path: Path, tasks: Path | None = None) -> TasksExperim
 
     Raises:
         UsageError: missing file, TOML syntax error (with line and column), a review
-            experiment, or a field with a bad value (named, e.g. ``condition[0].solver.model``).
+            experiment, or a field with a bad value (named, e.g. ``condition A: solver.model``).
     """
     config = read_config(path, TasksExperimentConfig, SOLVER_KINDS, _not_a_review_experiment(path))
     if tasks is not None:

@@ -9,12 +9,10 @@ a changed task set or experiment is refused, as a changed corpus is for reviews.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 from .._version import __version__
-from ..engine import RunSummary, execute_plan, open_run_store
+from ..engine import OnUpdate, RunSummary, execute_plan, open_run_store
 from ..errors import CorpusError, UsageError
 from ..review.runner import check_conditions
 from ..sandbox import protect
@@ -28,7 +26,7 @@ KIND = "tasks"
 
 
 def run_tasks(experiment: TasksExperiment, out: Path, *, retry_failed: bool = False,
-              on_update: Callable[[Counter, int, int], None] | None = None) -> RunSummary:  # fmt: skip
+              on_update: OnUpdate | None = None) -> RunSummary:  # fmt: skip
     """Run (or resume) every planned run of ``experiment`` into run directory ``out``.
 
     Raises:

@@ -144,13 +144,15 @@ def parse_gates(text: str, where: str, strata: Collection[str] | None = None) ->
         UsageError: as :func:`load_gates`.
     """
     try:
-        gates = Gates.model_validate(tomllib.loads(text))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{where}: invalid TOML: {exc}") from None
+    try:
+        gates = Gates.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise UsageError(f"{where}: {field}: {first['msg']}") from None
+        from ..config.experiment import validation_line
+
+        raise UsageError(f"{where}: {validation_line(exc, Gates, data)}") from None
     _check_names(gates, where, strata)
     return gates
 
@@ -240,7 +242,9 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
     used = {c.metric for t in (*gates.veto, *gates.tier) for c in t.when if c.diff is None}
     checks = {t.name: [_check(c, metrics, breakdown, comparative, attainable, people) for c in t.when]
               for t in (*gates.veto, *gates.tier)}  # fmt: skip
-    all_permitted = [p for t in (*gates.tier, gates.fallback) for p in t.permitted]
+    # A veto or the fallback withholds every tier's uses; the fallback's own (its output read
+    # as one more opinion) is no authority, so it is never listed as withheld.
+    tier_permitted = [p for t in gates.tier for p in t.permitted]
 
     def verdict(tier: Tier, status: str, reason: str | None = None, labels: int = 0) -> dict:
         higher: list[str] = []
@@ -250,7 +254,7 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
             higher.extend(t.permitted)
         not_permitted = [*tier.not_permitted, *higher, *gates.never_permitted]
         if tier.name not in {t.name for t in gates.tier}:  # a veto or the fallback
-            not_permitted += [p for p in all_permitted if p not in tier.permitted]
+            not_permitted += [p for p in tier_permitted if p not in tier.permitted]
         return {
             "authority": tier.authority or tier.name,
             "tier": tier.name,

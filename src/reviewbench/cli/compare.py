@@ -38,12 +38,10 @@ def compare_options(command):  # type: ignore[no-untyped-def]
 def load_comparison(a: Path, b: Path, pairs: tuple[str, ...], shared_cases: bool, analysis: str,
                     resamples: int | None, seed: int | None):  # type: ignore[no-untyped-def]  # fmt: skip
     """Both run directories judged as ``score`` judges them (their labels included), compared."""
-    from ..evidence.overrides import score_overrides
     from ..score.compare import CompareOptions, compare_runs, parse_pairs
 
     options = CompareOptions(pairs=parse_pairs(pairs), shared_cases=shared_cases, analysis=analysis,
-                             bootstrap=resamples, seed=seed, overrides_a=score_overrides(a),
-                             overrides_b=score_overrides(b))  # fmt: skip
+                             bootstrap=resamples, seed=seed)
     return compare_runs(a, b, options)
 
 

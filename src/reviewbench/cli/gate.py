@@ -37,13 +37,11 @@ def gate_command(rundir: Path, baseline: Path, rules_path: Path | None, pairs: t
     with --condition.
     """
     from ..errors import CorpusError, IntegrityError, StoreError, UsageError
-    from ..evidence.overrides import score_overrides
     from ..score.compare import CompareOptions, parse_pairs
     from ..score.gate import gate_runs
 
     try:
-        options = CompareOptions(pairs=parse_pairs(pairs), shared_cases=shared_cases, bootstrap=resamples, seed=seed,
-                                 overrides_a=score_overrides(baseline), overrides_b=score_overrides(rundir))  # fmt: skip
+        options = CompareOptions(pairs=parse_pairs(pairs), shared_cases=shared_cases, bootstrap=resamples, seed=seed)
         result = gate_runs(rundir, baseline, rules_path, options)
     except (CorpusError, IntegrityError, StoreError) as exc:
         # Exit 1 means "a rule failed" here: an unusable run directory is bad input (2).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,9 @@ from .comparison import (
     SharedCases,
     StratumComparison,
 )
-from .paired import difference, mcnemar_table, paired_columns
+from .frame import Frame
+from .paired import mcnemar_table
 from .registry import RATE_METRICS
-from .stats import resample_ratios
 from .verdicts import VerdictOverride
 
 __all__ = ["ANALYSES", "CompareOptions", "compare_runs", "parse_pairs"]
@@ -56,9 +56,10 @@ class CompareOptions:
     """None: a's registered resample count, or 10,000."""
     seed: int | None = None
     """None: a's registered bootstrap seed, or 0."""
-    overrides_a: Mapping[str, VerdictOverride] = field(default_factory=dict)
-    """People's (or a calibrated judge's) labels of a's comments, as ``score`` applies them."""
-    overrides_b: Mapping[str, VerdictOverride] = field(default_factory=dict)
+    overrides_a: Mapping[str, VerdictOverride] | None = None
+    """People's (or a calibrated judge's) labels of a's comments, as ``score`` applies them;
+    None: those of a's ``labels.sqlite``."""
+    overrides_b: Mapping[str, VerdictOverride] | None = None
 
 
 def parse_pairs(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -200,6 +201,31 @@ def _mcnemar(found_a: dict, found_b: dict, keep: set[str] | None = None) -> McNe
     return McNemarResult(both=table.both, only_a=table.only_a, only_b=table.only_b, neither=table.neither, p=table.p)
 
 
+def _tallied(rundir_a: Path, rundir_b: Path, options: CompareOptions
+             ) -> tuple[RunTallies, RunTallies, bool, tuple[set[str], int, int, int]]:  # fmt: skip
+    """Both sides tallied as history, restricted to their shared cases when the corpora differ
+    (``--shared-cases``); also whether restricted, and (shared, only a, only b, differing)."""
+    ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a, historical=True))
+    tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b, historical=True))
+    corpus_a, corpus_b = ta.inputs.corpus, tb.inputs.corpus
+    if corpus_a.meta.gold_sha256 == corpus_b.meta.gold_sha256:
+        return ta, tb, False, ({c.case_id for c in corpus_a.cases}, 0, 0, 0)
+    shared, only_a, only_b, differing = _shared(corpus_a, corpus_b)
+    if not options.shared_cases:
+        same = not (only_a or only_b or differing)
+        hint = (f"; their {len(shared)} cases agree in patch and labels (gold.jsonl differs elsewhere, e.g. "
+                "validation records), so --shared-cases compares them all" if same
+                else f"; {len(shared)} cases agree, {only_a + only_b + differing} do not: add --shared-cases to "
+                "compare only those that agree")  # fmt: skip
+        raise UsageError(f"{rundir_a} and {rundir_b} were run on different corpora (gold SHA-256 "
+                         f"{corpus_a.meta.gold_sha256[:12]}… and {corpus_b.meta.gold_sha256[:12]}…){hint}")  # fmt: skip
+    if not shared:
+        raise UsageError(f"{rundir_a} and {rundir_b} share no case (same id, patch and gold): nothing to compare")
+    ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a, historical=True), only=shared)
+    tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b, historical=True), only=shared)
+    return ta, tb, True, (shared, only_a, only_b, differing)
+
+
 def compare_runs(rundir_a: Path, rundir_b: Path, options: CompareOptions = CompareOptions()) -> RunComparison:
     """Compare every paired condition of two run directories (see ``docs/COMPARE.md``).
 
@@ -210,27 +236,7 @@ def compare_runs(rundir_a: Path, rundir_b: Path, options: CompareOptions = Compa
     """
     if options.analysis not in ANALYSES:
         raise UsageError(f"unknown analysis {options.analysis!r}; analyses: {', '.join(ANALYSES)}")
-    ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a, historical=True))
-    tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b, historical=True))
-    corpus_a, corpus_b = ta.inputs.corpus, tb.inputs.corpus
-    restricted = corpus_a.meta.gold_sha256 != corpus_b.meta.gold_sha256
-    if restricted:
-        shared, only_a, only_b, differing = _shared(corpus_a, corpus_b)
-    if restricted and not options.shared_cases:
-        same = not (only_a or only_b or differing)
-        hint = (f"; their {len(shared)} cases agree in patch and labels (gold.jsonl differs elsewhere, e.g. "
-                "validation records), so --shared-cases compares them all" if same
-                else f"; {len(shared)} cases agree, {only_a + only_b + differing} do not: add --shared-cases to "
-                "compare only those that agree")  # fmt: skip
-        raise UsageError(f"{rundir_a} and {rundir_b} were run on different corpora (gold SHA-256 "
-                         f"{corpus_a.meta.gold_sha256[:12]}… and {corpus_b.meta.gold_sha256[:12]}…){hint}")  # fmt: skip
-    if restricted:
-        if not shared:
-            raise UsageError(f"{rundir_a} and {rundir_b} share no case (same id, patch and gold): nothing to compare")
-        ta = tally_runs(rundir_a, ScoreOptions(overrides=options.overrides_a, historical=True), only=shared)
-        tb = tally_runs(rundir_b, ScoreOptions(overrides=options.overrides_b, historical=True), only=shared)
-    else:
-        shared, only_a, only_b, differing = {c.case_id for c in corpus_a.cases}, 0, 0, 0
+    ta, tb, restricted, (shared, only_a, only_b, differing) = _tallied(rundir_a, rundir_b, options)
     pairs = _pairs(ta, tb, options.pairs)
     analysis = options.analysis
     resamples = options.bootstrap if options.bootstrap is not None else ta.inputs.bootstrap
@@ -240,25 +246,20 @@ def compare_runs(rundir_a: Path, rundir_b: Path, options: CompareOptions = Compa
     clusters = sorted({c.cluster for c in cases.values()})
     index = {c: i for i, c in enumerate(clusters)}
     strata = sorted({c.stratum for c in cases.values()})
-    columns: list[tuple[np.ndarray, np.ndarray]] = []
-    slots: dict[tuple[str, str, str | None, str], int] = {}
+    frame = Frame(len(clusters))
+    slots: dict[tuple[str, str, str | None, str], tuple[int, int]] = {}
     for ca, cb in pairs:
         rows_a, rows_b = ta.tallies[(ca, analysis)].rows, tb.tallies[(cb, analysis)].rows
         for stratum in (None, *strata):
             sa, sb = cluster_sums(rows_a, index, stratum), cluster_sums(rows_b, index, stratum)
             for metric in RATE_METRICS:
-                slots[(ca, cb, stratum, metric)] = len(columns)
-                columns.extend(paired_columns(sa[metric], sb[metric]))
-    if columns:
-        samples = resample_ratios(np.column_stack([c[0] for c in columns]), np.column_stack([c[1] for c in columns]),
-                                  resamples, seed)  # fmt: skip
-    else:
-        samples = np.zeros((resamples, 0))
+                slots[(ca, cb, stratum, metric)] = frame.add_paired(sa[metric], sb[metric])
+    frame.resample(resamples, seed)
 
     def metric(ca: str, cb: str, stratum: str | None, name: str) -> MetricDifference:
-        k = slots[(ca, cb, stratum, name)]
-        col_a, col_b = columns[k], columns[k + 1]
-        diff, lo, hi = difference(col_b, col_a, samples[:, k + 1], samples[:, k])
+        ka, kb = slots[(ca, cb, stratum, name)]
+        col_a, col_b = frame.columns[ka], frame.columns[kb]
+        diff, lo, hi = frame.paired(kb, ka)
         return MetricDifference(a=_figure(col_a), b=_figure(col_b), diff=diff, lo=lo, hi=hi,
                                 clusters=int((col_a[1] > 0).sum()))  # fmt: skip
 

@@ -221,6 +221,28 @@ def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
     return out
 
 
+def _short_of_evidence(gates: Gates, used: set[str], metrics: dict[str, dict], breakdown: dict,
+                       valid_defect_cases: int, valid_controls: int | None) -> str | None:  # fmt: skip
+    """Why the evidence is too thin to decide (too few cases or controls, an unmeasured
+    metric, too wide an interval), or None."""
+    if valid_defect_cases < gates.min_defect_cases:
+        return f"{valid_defect_cases} valid defect cases (< {gates.min_defect_cases})"
+    if valid_controls is not None and valid_controls < gates.min_controls:
+        return f"no valid controls ({valid_controls} < {gates.min_controls} required)"
+    for name in sorted(used):
+        if spec(name).kind is MetricKind.LABEL:
+            continue  # people's figures: a check "not_scored" without labels, never short evidence
+        m = _lookup(metrics, breakdown, name)
+        lo, hi = m.get("lo"), m.get("hi")
+        if m.get("value") is None and spec(name).over_findings:
+            continue  # no findings at all: the gate fails, on the reviewer's own silence
+        if m.get("value") is None:
+            return f"{name} could not be measured (denominator 0)"
+        if lo is not None and hi is not None and hi - lo > gates.max_interval_width:
+            return f"{name} interval [{lo:.2f}, {hi:.2f}] is wider than {gates.max_interval_width:g}"
+    return None
+
+
 def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, breakdown: dict | None = None,
            valid_controls: int | None = None, evidence: Evidence = Evidence.AUTOMATIC,
            labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None,
@@ -273,26 +295,7 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
     for veto in gates.veto:
         if checks[veto.name] and all(c["passed"] is True for c in checks[veto.name]):
             return verdict(veto, "vetoed", f"veto {veto.name}")
-    insufficient = None
-    if valid_defect_cases < gates.min_defect_cases:
-        insufficient = f"{valid_defect_cases} valid defect cases (< {gates.min_defect_cases})"
-    elif valid_controls is not None and valid_controls < gates.min_controls:
-        insufficient = f"no valid controls ({valid_controls} < {gates.min_controls} required)"
-    else:
-        for name in sorted(used):
-            if spec(name).kind is MetricKind.LABEL:
-                continue  # people's figures: a check "not_scored" without labels, never short evidence
-            m = _lookup(metrics, breakdown, name)
-            lo, hi = m.get("lo"), m.get("hi")
-            if m.get("value") is None and spec(name).over_findings:
-                continue  # no findings at all: the gate fails, on the reviewer's own silence
-            if m.get("value") is None:
-                insufficient = f"{name} could not be measured (denominator 0)"
-                break
-            if lo is not None and hi is not None and hi - lo > gates.max_interval_width:
-                insufficient = (f"{name} interval [{lo:.2f}, {hi:.2f}] is wider than "
-                                f"{gates.max_interval_width:g}")  # fmt: skip
-                break
+    insufficient = _short_of_evidence(gates, used, metrics, breakdown, valid_defect_cases, valid_controls)
     if insufficient:
         result = verdict(gates.fallback, "insufficient", insufficient)
         result["authority"] = "insufficient evidence"

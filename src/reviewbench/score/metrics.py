@@ -252,20 +252,7 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
         if case is None:
             continue  # not eligible under the current analysis
         m = outcomes[run.run_id]
-        tally.states[run.state] += 1
-        tally.attempt(case, run, m.completed)
-        if run.model_requested:
-            tally.models_requested.add(run.model_requested)
-        if m.completed and run.model_returned:
-            tally.models_returned.add(run.model_returned)
-        if m.completed and run.latency_s is not None:
-            tally.latencies.append(run.latency_s)
-        if run.tokens_in is not None or run.tokens_out is not None:
-            tally.tokens_in += run.tokens_in or 0
-            tally.tokens_out += run.tokens_out or 0
-            tally.runs_with_usage += 1
-            tally.cases_with_usage.add(case.cluster)
-        _seed_figures(tally, run, case, m)
+        _count_attempt(tally, run, case, m)
         if not m.completed and not end_to_end:
             continue
         tally.evidence.update(m.evidence)
@@ -275,61 +262,87 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
         if m.completed:  # a missing review neither lowers flag coverage nor counts as silence
             tally.add("flag_coverage", case, m.flagged_other, m.other_files)
         if case.control:
-            tally.add("false_alarm_rate", case, int(m.findings > 0 or not m.completed), 1)
-            if m.completed:
-                tally.add("fp_per_clean_case", case, m.false_positives, 1)
-                tally.control_fps.append(m.false_positives)
-            tally.add("precision", case, 0, m.false_positives - m.unclear)
-            tally.add("located_precision", case, 0, m.false_positives - m.unclear)
-            if m.unclear:
-                tally.unclear.append((case.cluster, case.stratum, m.unclear, 0))
-            tally.add("duplicate_rate", case, 0, m.false_positives)
-            continue
-        if case.variant:
-            continue  # variants count only in rename_stability (below)
-        if m.completed:
-            tally.add("silence_rate", case, int(m.findings == 0), 1)
-        tally.add("file_recall", case, int(any(m.file_hit)), 1)
-        # The names identification accepts as evidence: a dunder such as `__init__` is also
-        # a file name every path of a package mentions.
-        symbols = sorted({s for d in case.defects for s in d.symbols if evidence_name(s)})
-        if symbols:
-            text = run.raw_output if m.completed else None
-            tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)
-        tally.add("precision", case, m.identified_findings, m.credited + m.false_positives - m.unclear)
-        tally.add("located_precision", case, m.credited - m.unclear_credited,
-                  m.credited + m.false_positives - m.unclear)
-        if m.unclear:
-            tally.unclear.append((case.cluster, case.stratum, m.unclear, m.unclear_credited))
-        tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)
-        # Pairs: only where the mirror was reviewed (completed, for the completed analysis;
-        # end to end, a mirror review that went missing is a pair the reviewer did not tell apart).
-        paired = m.paired and (m.mirror_completed or end_to_end)
-        if paired:
-            tally.add("pair_accuracy", case, int(m.completed and all(m.identified) and m.mirror_clean), 1)
-        for i, defect in enumerate(case.defects):
-            cls, severity = _defect_tags(defect)
-            tally.add("defect_recall", case, int(m.identified[i]), 1, cls, severity)
-            tally.add("located_recall", case, int(m.located[i]), 1, cls, severity)
-            tally.add("named_recall", case, int(bool(m.named) and m.named[i]), 1, cls, severity)
-            if paired:
-                tally.add("discriminating_recall", case, int(bool(m.discriminating) and m.discriminating[i]
-                                                             and m.mirror_completed), 1, cls, severity)  # fmt: skip
-            if m.file_hit[i]:
-                tally.add("localisation", case, int(m.located[i]), 1, cls, severity)
-            if m.identified[i] and m.severity_ok[i] is not None:
-                tally.add("severity_match", case, int(m.severity_ok[i]), 1, cls, severity)
-            tally.found[(run.case_id, i, run.repetition)] = m.identified[i]
-            if defect.rule_id:
-                cell = tally.rules.setdefault(defect.rule_id, [0, 0, 0])
-                if rule_eligible(run, defect):
-                    cell[0] += int(m.identified[i])
-                    cell[1] += 1
-                else:
-                    cell[2] += 1
+            _count_clean(tally, case, m)
+        elif not case.variant:  # variants count only in rename_stability (below)
+            _count_defect_case(tally, run, case, m, end_to_end)
     _per_defect(tally, cases)
     _rename_stability(tally, cases, by_rep)
     return tally
+
+
+def _count_attempt(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutcome) -> None:
+    """What every attempt counts, in either analysis: state, models, latency, usage."""
+    tally.states[run.state] += 1
+    tally.attempt(case, run, m.completed)
+    if run.model_requested:
+        tally.models_requested.add(run.model_requested)
+    if m.completed and run.model_returned:
+        tally.models_returned.add(run.model_returned)
+    if m.completed and run.latency_s is not None:
+        tally.latencies.append(run.latency_s)
+    if run.tokens_in is not None or run.tokens_out is not None:
+        tally.tokens_in += run.tokens_in or 0
+        tally.tokens_out += run.tokens_out or 0
+        tally.runs_with_usage += 1
+        tally.cases_with_usage.add(case.cluster)
+    _seed_figures(tally, run, case, m)
+
+
+def _count_clean(tally: ConditionTally, case: CaseInfo, m: RunOutcome) -> None:
+    """A clean case's run: false alarms, and the denominators of precision it adds to."""
+    tally.add("false_alarm_rate", case, int(m.findings > 0 or not m.completed), 1)
+    if m.completed:
+        tally.add("fp_per_clean_case", case, m.false_positives, 1)
+        tally.control_fps.append(m.false_positives)
+    tally.add("precision", case, 0, m.false_positives - m.unclear)
+    tally.add("located_precision", case, 0, m.false_positives - m.unclear)
+    if m.unclear:
+        tally.unclear.append((case.cluster, case.stratum, m.unclear, 0))
+    tally.add("duplicate_rate", case, 0, m.false_positives)
+
+
+def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutcome, end_to_end: bool) -> None:
+    """A defect case's run: recall per defect, precision, pairs, rules."""
+    if m.completed:
+        tally.add("silence_rate", case, int(m.findings == 0), 1)
+    tally.add("file_recall", case, int(any(m.file_hit)), 1)
+    # The names identification accepts as evidence: a dunder such as `__init__` is also
+    # a file name every path of a package mentions.
+    symbols = sorted({s for d in case.defects for s in d.symbols if evidence_name(s)})
+    if symbols:
+        text = run.raw_output if m.completed else None
+        tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)
+    tally.add("precision", case, m.identified_findings, m.credited + m.false_positives - m.unclear)
+    tally.add("located_precision", case, m.credited - m.unclear_credited,
+              m.credited + m.false_positives - m.unclear)
+    if m.unclear:
+        tally.unclear.append((case.cluster, case.stratum, m.unclear, m.unclear_credited))
+    tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)
+    # Pairs: only where the mirror was reviewed (completed, for the completed analysis;
+    # end to end, a mirror review that went missing is a pair the reviewer did not tell apart).
+    paired = m.paired and (m.mirror_completed or end_to_end)
+    if paired:
+        tally.add("pair_accuracy", case, int(m.completed and all(m.identified) and m.mirror_clean), 1)
+    for i, defect in enumerate(case.defects):
+        cls, severity = _defect_tags(defect)
+        tally.add("defect_recall", case, int(m.identified[i]), 1, cls, severity)
+        tally.add("located_recall", case, int(m.located[i]), 1, cls, severity)
+        tally.add("named_recall", case, int(bool(m.named) and m.named[i]), 1, cls, severity)
+        if paired:
+            tally.add("discriminating_recall", case, int(bool(m.discriminating) and m.discriminating[i]
+                                                         and m.mirror_completed), 1, cls, severity)  # fmt: skip
+        if m.file_hit[i]:
+            tally.add("localisation", case, int(m.located[i]), 1, cls, severity)
+        if m.identified[i] and m.severity_ok[i] is not None:
+            tally.add("severity_match", case, int(m.severity_ok[i]), 1, cls, severity)
+        tally.found[(run.case_id, i, run.repetition)] = m.identified[i]
+        if defect.rule_id:
+            cell = tally.rules.setdefault(defect.rule_id, [0, 0, 0])
+            if rule_eligible(run, defect):
+                cell[0] += int(m.identified[i])
+                cell[1] += 1
+            else:
+                cell[2] += 1
 
 
 def _whole_word(text: str | None, symbols: Sequence[str]) -> bool:

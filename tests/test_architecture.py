@@ -125,3 +125,15 @@ def test_no_import_cycle_between_stages():
         if node not in state and visit(node, []):
             break
     assert cycle == []
+
+
+def test_no_scoring_function_reaches_80_lines():
+    """Scoring stays readable in pieces (``score/``: the longest function under 80 lines)."""
+    long = []
+    for path in (ROOT / "score").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size >= 80:
+                    long.append(f"{path.name}:{node.name} ({size} lines)")
+    assert long == []

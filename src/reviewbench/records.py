@@ -147,6 +147,7 @@ class DropReason(StrEnum):
     LOCKFILE = "lockfile"
     VENDORED_OR_GENERATED = "vendored_or_generated"
     FORMATTING_ONLY = "formatting_only"
+    DOCS_ONLY = "docs_only"
     LFS_POINTER = "lfs_pointer"
 
 

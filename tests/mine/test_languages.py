@@ -26,6 +26,12 @@ def _identifier_cases():
             yield pytest.param(language, lines, expected, id=f"{name}-{number}")
 
 
+def _uncommented_cases():
+    for name, language in LANGUAGES.items():
+        for number, (lines, expected) in enumerate(examples_of(language).uncommented):
+            yield pytest.param(language, lines, expected, id=f"{name}-{number}")
+
+
 def test_python_javascript_and_typescript_are_registered():
     assert {"python", "javascript", "typescript"} <= {n for lang in LANGUAGES.values() for n in lang.names}
 
@@ -39,6 +45,15 @@ def test_language_finds_its_example_symbols(language, source, expected):
 @pytest.mark.parametrize(("language", "lines", "expected"), list(_identifier_cases()))
 def test_language_finds_its_example_identifiers(language, lines, expected):
     assert identifiers(lines, language.names[0]) == expected
+
+
+@pytest.mark.parametrize(("language", "lines", "expected"), list(_uncommented_cases()))
+def test_language_drops_comments_of_its_examples_and_keeps_code(language, lines, expected):
+    assert language().uncommented(lines) == list(expected)
+
+
+def test_every_language_has_uncommented_examples():
+    assert all(examples_of(language).uncommented for language in LANGUAGES.values())
 
 
 def test_unknown_and_missing_languages_fall_back_to_the_generic_one():

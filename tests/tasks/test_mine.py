@@ -62,7 +62,7 @@ def history(git_repo):
     )  # fmt: skip
     shas["flaky"] = repo.commit(
         "fix text module and add a flaky test",
-        {"pkg/text.py": "def up(s):\n    return s.upper()  # upper\n", "tests/test_flaky.py": FLAKY_TEST},
+        {"pkg/text.py": "def up(s):\n    return str(s).upper()\n", "tests/test_flaky.py": FLAKY_TEST},
     )
     repo.commit("docs: readme", {"README.md": "hello\n"})
     return repo, shas

@@ -69,7 +69,7 @@ def test_a_case_without_test_files_is_observed_by_the_suite(git_repo, tmp_path):
 def test_only_the_environment_failing_stays_base_failing(git_repo, tmp_path):
     """The patch changes nothing the tests see: the same test fails with and without it."""
     repo = _project(git_repo)
-    repo.commit("fix comment", {"pkg/a.py": "# value\n" + VALUE.format(1)})
+    repo.commit("fix a constant", {"pkg/a.py": "UNUSED = 0\n" + VALUE.format(1)})  # a comment alone: docs_only
     validation, _ = _validate(repo, tmp_path)
     assert validation.status == "base_failing"
     assert validation.failing_tests == ["tests/test_a.py::test_env"]

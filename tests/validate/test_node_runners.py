@@ -65,6 +65,11 @@ def test_no_test_script_is_a_usage_error_naming_test_cmd(tmp_path, scripts):
     ("nyc mocha --recursive 'test/**/*.js'", ["test/a.js"],
      "nyc mocha --reporter xunit --reporter-option output=R --recursive test/a.js"),
     ("nyc tape 'test/**/*.js'", ["test/a.js"], "nyc tape test/a.js"),
+    # mocha takes the last reporter given: the script's own is dropped (jshttp/negotiator's).
+    ("mocha --reporter spec --check-leaks test/", ["test/a.js"],
+     "mocha --reporter xunit --reporter-option output=R --check-leaks test/a.js"),
+    ("mocha -R dot --reporter-options foo=1 --reporter=tap -O x=2 test/", [],
+     "mocha --reporter xunit --reporter-option output=R test/"),
 ])  # fmt: skip
 def test_each_runner_is_given_the_files_and_asked_for_a_report(command, files, expected):
     shell = TestCommand(f'PATH="$PWD/node_modules/.bin:$PATH" {command}').shell(files, Path("R"))

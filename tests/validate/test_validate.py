@@ -61,8 +61,8 @@ def project(git_repo):
     })  # fmt: skip
     # not_observed: no test exercises the changed code.
     repo.commit("fix helper factor", {"pkg/unused.py": "def helper(x):\n    return x * 3\n"})
-    # not_observed too: the fix only added a comment.
-    repo.commit("fix loop increment", {"pkg/loop.py": "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n# checked\n"})
+    # not_observed too: the fix only added a constant no test reads (a comment alone is docs_only).
+    repo.commit("fix loop increment", {"pkg/loop.py": "def count(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\nCHECKED = True\n"})
     return repo
 
 

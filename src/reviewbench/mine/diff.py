@@ -12,6 +12,7 @@ from functools import cached_property
 
 from ..git.quote import unquote_path  # git's quoting: one home, in git/
 from ..git.stream import RawSection
+from .languages import language_for
 
 __all__ = ["Block", "FileChange", "unquote_path"]
 
@@ -176,6 +177,18 @@ class FileChange:
             # "\ No newline at end of file" changes no numbering.
         close()
         return tuple(blocks)
+
+    def comments_only(self, language: str | None) -> bool:
+        """True when every block changes comments (and whitespace) only: its removed and
+        added lines read the same once ``language``'s comments are dropped (strings are
+        code). A file added, deleted or renamed never is."""
+        if self.old_path != self.new_path or not self.blocks:
+            return False
+        strip = language_for(language).uncommented
+        return all(
+            "".join("".join(strip(b.added)).split()) == "".join("".join(strip(b.removed)).split())
+            for b in self.blocks
+        )
 
     def whitespace_only(self) -> bool:
         """True when every block only re-spaces its lines (``git diff -w`` would be empty)."""

@@ -214,6 +214,8 @@ class FixReversalMiner:
             return self._drop(DropReason.TOO_LARGE, entry, selected_by)
         if all(c.whitespace_only() for c in source_changed):
             return self._drop(DropReason.FORMATTING_ONLY, entry, selected_by)
+        if all(c.whitespace_only() or c.comments_only(language_of(c.path)) for c in source_changed):
+            return self._drop(DropReason.DOCS_ONLY, entry, selected_by)
         test_changes = [c for c in changes if kinds[id(c)] is FileKind.TEST]
         return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes, selected_by)
 

@@ -56,6 +56,16 @@ VENDORED_PATTERNS = (
     "*.g.dart", "*.designer.cs",
 )  # fmt: skip
 
+#: Lint, formatter, bundler and test-runner configuration of Node projects: code, but no
+#: one's product (``eslint.config.mjs``, ``vite.config.ts``, ``.eslintrc.js``). A
+#: ``*.config.*`` under a ``src/`` folder is the project's own (Angular's ``app.config.ts``).
+TOOL_CONFIG_PATTERNS = (
+    "*.config.js", "*.config.mjs", "*.config.cjs", "*.config.ts", "*.config.mts", "*.config.cts",
+    ".*rc.js", ".*rc.cjs", ".*rc.mjs", ".*rc.ts", ".*rc.cts", ".*rc.mts", ".eslintrc*", ".prettierrc*",
+    ".babelrc*", "Gruntfile.js", "Gruntfile.cjs", "gulpfile.js", "gulpfile.mjs", "gulpfile.cjs", "gulpfile.ts",
+)  # fmt: skip
+_OWN_CONFIG = ("**/src/**",)
+
 DOCS_PATTERNS = (
     "*.md", "*.rst", "*.txt", "*.adoc", "*.asciidoc", "*.org", "*.rdoc", "**/docs/**",
     "**/doc/**", "LICENSE*", "LICENCE*", "COPYING*", "AUTHORS*", "CHANGELOG*", "CHANGES*",
@@ -155,6 +165,8 @@ class PathClassifier:
             return FileKind.LOCKFILE
         if _matches(path, VENDORED_PATTERNS):
             return FileKind.VENDORED
+        if _matches(path, TOOL_CONFIG_PATTERNS) and not _matches(path, _OWN_CONFIG):
+            return FileKind.OTHER
         if self.include:
             return FileKind.SOURCE if _matches(path, self.include) else FileKind.EXCLUDED
         if _matches(path, DOCS_PATTERNS):

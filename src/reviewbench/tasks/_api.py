@@ -20,13 +20,14 @@ from ..git.repo import open_repository
 from ..mine.naming import case_id
 from ..records import RepoInfo
 from ..validate.executors import run_jobs
-from ..validate.environment import build_environment, cache_home
-from ..validate.testcmd import TestCommand, detect_test_command
+from ..validate.environment import AUTO, build_environment, cache_home
+from ..validate.npm import NODE_MODULES, build_node_modules
+from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
 from .check import TaskCheck, TaskJob, check_task
 from .mine import MinedTask, TaskMiner, problem_statement
 from .records import Task, TaskDropReason, TasksCounts, TasksMeta
 from .store import check_output, write_tasks
-from .testrun import require_pytest
+from .testrun import require_per_test
 
 __all__ = ["TasksSummary", "mine_tasks"]
 
@@ -65,7 +66,7 @@ def mine_tasks(
         OutputExists: ``out`` is not empty and ``force`` is false.
         NoMatchingCommits: no commit message matched.
         NoCases: no candidate survived (``tasks.json`` is still written when tests ran).
-        UsageError: no pytest command, or the network cannot be denied.
+        UsageError: no pytest or Node runner command, or the network cannot be denied.
     """
     repo = open_repository(config.repo)
     target = check_output(out, force)
@@ -73,12 +74,16 @@ def mine_tasks(
         raise UsageError(f"--out {out} would replace the repository being mined; choose another directory")
     if repo.shallow:
         warn(f"{repo.path} is a shallow clone: history is truncated, older fixes are missed")
-    python = project = None
-    if settings.setup:
+    python = project = node_modules = None
+    if settings.setup == AUTO and is_node_project(repo.path):
+        node_modules = build_node_modules(cache_home(), repo.path, repo.head).path
+    elif settings.setup:
         env = build_environment(cache_home(), repo.path, repo.head, settings.setup)
         python, project = env.python, env.project
+        if project is not None and (project / NODE_MODULES).is_dir():
+            node_modules = project / NODE_MODULES
     command = TestCommand(settings.test_cmd or detect_test_command(repo.path, python))
-    require_pytest(command)
+    require_per_test(command)
     miner = TaskMiner(config, repo)
     candidates = list(miner.tasks())
     stats = miner.stats
@@ -105,7 +110,7 @@ def mine_tasks(
             gold.write_text(mined.patch, encoding="utf-8")
             tests.write_text(mined.test_patch, encoding="utf-8")
             jobs.append(TaskJob(instance_id, mined.entry.parents[0], gold, tests, tuple(mined.test_files),
-                                logs / f"{instance_id}.log", products=project))  # fmt: skip
+                                logs / f"{instance_id}.log", products=project, node_modules=node_modules))  # fmt: skip
         checks: dict[str, TaskCheck] = {}
         lock = threading.Lock()
 

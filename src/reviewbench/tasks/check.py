@@ -15,7 +15,7 @@ from pathlib import Path
 from ..validate.testcmd import TestCommand, VerdictKind
 from ..validate.worker import ScratchTree, note_carried
 from .records import TaskDropReason
-from .testrun import TestOutcome, run_tests
+from .testrun import TestOutcome, run_tests, task_test_files
 
 __all__ = ["TaskCheck", "TaskJob", "check_task"]
 
@@ -33,6 +33,8 @@ class TaskJob:
     products: Path | None = None
     """The ``--setup`` environment's copy of the project, whose generated files (a version
     file) each checkout gets (``validate/products.py``)."""
+    node_modules: Path | None = None
+    """A Node project's installed ``node_modules`` (``validate/npm.py``), linked read-only."""
 
 
 @dataclass(frozen=True)
@@ -71,12 +73,13 @@ def check_task(tree: ScratchTree, command: TestCommand, job: TaskJob) -> TaskChe
         return outcomes
 
     tree.use_products(job.products)
+    tree.use_node_modules(job.node_modules)
     tree.checkout(job.base)
     note_carried(tree, job.log, set())
     if not tree.apply(job.test_patch):
         return drop(TaskDropReason.APPLY_FAILED)
     tree.setup(job.log)
-    selection = [p for p in job.test_files if p.endswith(".py") and (tree.path / p).is_file()]
+    selection = task_test_files(command, job.test_files, tree.path)
     if not selection:
         return drop(TaskDropReason.NO_TEST_CHANGE)  # only data or deleted test files: nothing to run
     before = runs("before (tests only)", selection)

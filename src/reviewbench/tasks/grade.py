@@ -10,9 +10,10 @@ Order of checks, cheapest and safest first (SPEC 11):
    files, ``conftest.py``, pytest configuration, ``sitecustomize``/``.pth``: see
    :mod:`.grade_infra`), recording ``touched_test_infra`` (never resolved);
 5. apply the task's test patch, and run only the test files that hold the
-   task's FAIL_TO_PASS and PASS_TO_PASS tests: the cheap selection is what keeps grading
-   fast. Outcomes are read from pytest's JUnit XML, per node id, never from printed text:
-   a patch that prints "PASSED" passes nothing.
+   task's FAIL_TO_PASS and PASS_TO_PASS tests (a Node runner's ids name no file: the test
+   patch's files, which ``tasks mine`` ran): the cheap selection is what keeps grading
+   fast. Outcomes are read from pytest's JUnit XML (a Node runner's report), per test id,
+   never from printed text: a patch that prints "PASSED" passes nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .grade_infra import restore_test_infra, test_infra_paths
 from .grade_patch import ParsedPatch, PatchRejected, parse_patch
 from .records import Grade, GradeStatus, Task
 from .solutions import Solution
-from .testrun import run_tests
+from .testrun import run_tests, task_test_files
 
 __all__ = ["GradeJob", "grade_solution", "pregrade", "rejected", "test_selection"]
 
@@ -54,6 +55,8 @@ class GradeJob:
     products: Path | None = None
     """The ``--setup`` environment's copy of the project, whose generated files (a version
     file) each checkout gets (``validate/products.py``)."""
+    node_modules: Path | None = None
+    """A Node project's installed ``node_modules`` (``validate/npm.py``), linked read-only."""
 
     @classmethod
     def build(cls, solution: Solution, task: Task, log: Path, p2p_suite: bool = False,
@@ -78,6 +81,7 @@ def suite_pass_to_pass(tree: ScratchTree, command: TestCommand, job: GradeJob) -
     key = (job.base, patch_digest(job.test_patch), command.command)
     if key not in _SUITE_P2P:
         tree.use_products(job.products)
+        tree.use_node_modules(job.node_modules)
         tree.checkout(job.base)
         note_carried(tree, job.log, set())
         tree.home.mkdir(parents=True, exist_ok=True)
@@ -188,6 +192,7 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
         except PatchRejected as exc:
             return done(GradeStatus.REJECTED, reason=f"patch rejected, not applied: {exc}")
     tree.use_products(job.products)
+    tree.use_node_modules(job.node_modules)
     tree.checkout(job.base)
     note_carried(tree, job.log, set())
     tree.home.mkdir(parents=True, exist_ok=True)
@@ -204,7 +209,8 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
             return done(
                 GradeStatus.APPLY_FAILED, reason="git apply refused the patch at the base", **size
             )
-    graded_tests = {*test_selection(required), *(_test_patch_paths(job.test_patch))}
+    node = command.runner is not None  # a Node runner's ids name no file: its files are the test patch's
+    graded_tests = {*([] if node else test_selection(required)), *_test_patch_paths(job.test_patch)}
     infra = test_infra_paths(tree, job.base, changed, graded_tests)
     if infra:
         restore_test_infra(tree, job.base, infra)
@@ -217,7 +223,12 @@ def grade_solution(tree: ScratchTree, command: TestCommand, job: GradeJob) -> Gr
     if job.test_patch.strip() and not tree.apply(tests):
         return done(GradeStatus.TEST_PATCH_FAILED, applies_clean=True,
                     reason="the task's test patch does not apply on top of the patch", **size)  # fmt: skip
-    selection = [] if job.p2p_suite else test_selection(required)  # []: the whole suite
+    if job.p2p_suite:
+        selection: list[str] = []  # the whole suite
+    elif node:
+        selection = task_test_files(command, _test_patch_paths(job.test_patch), tree.path)
+    else:
+        selection = test_selection(required)
     outcome = run_tests(tree, command, selection, "grading tests", log)
     ran = outcome.kind not in (VerdictKind.TIMEOUT, VerdictKind.ERROR)
     passed = outcome.passed - outcome.failed if ran else frozenset()

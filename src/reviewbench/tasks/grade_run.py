@@ -20,13 +20,14 @@ from ..git.repo import missing_commits, open_repository
 from ..store.corpus import dump_jsonl, read_jsonl
 from ..store.journal import append_line, read_journal, write_atomic
 from ..validate.executors import run_jobs
-from ..validate.environment import build_environment, cache_home
-from ..validate.testcmd import TestCommand, detect_test_command
+from ..validate.environment import AUTO, build_environment, cache_home
+from ..validate.npm import build_node_modules
+from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
 from .grade import GradeJob, grade_solution, patch_digest, pregrade, rejected
 from .records import GRADES_FILE, Grade, Task
 from .solutions import Solution
 from .store import TaskSet, read_tasks
-from .testrun import require_pytest
+from .testrun import require_per_test
 
 __all__ = [
     "GRADES_JOURNAL",
@@ -139,7 +140,10 @@ def grade_solutions(
         jobs = [j for j in jobs if j.instance_id not in missing]
         logs.mkdir(parents=True, exist_ok=True)
         test_cmd = config.test_cmd
-        if config.setup and not test_cmd:
+        if config.setup == AUTO and is_node_project(repo):
+            installed = build_node_modules(cache_home(), repo, taskset.meta.repo.head).path
+            jobs = [replace(job, node_modules=installed) for job in jobs]
+        elif config.setup and not test_cmd:
             env = build_environment(cache_home(), repo, taskset.meta.repo.head, config.setup)
             test_cmd = detect_test_command(repo, env.python)
             jobs = [replace(job, products=env.project) for job in jobs]  # the setup's generated files
@@ -156,7 +160,7 @@ def grade_solutions(
 
         for test_cmd, group in by_command.items():
             command = TestCommand(test_cmd)
-            require_pytest(command)
+            require_per_test(command)
             run_jobs(repo, command, config, group, record_job, grade_solution)
     current = {s.run_id for s in solutions}
     grades = sorted((g for run_id, g in done.items() if run_id in current), key=_sort_key)

@@ -55,6 +55,7 @@ class TaskDropReason(StrEnum):
     LOCKFILE = "lockfile"
     VENDORED_OR_GENERATED = "vendored_or_generated"
     FORMATTING_ONLY = "formatting_only"
+    DOCS_ONLY = "docs_only"
     APPLY_FAILED = "apply_failed"
     NO_FAIL_TO_PASS = "no_fail_to_pass"
     FLAKY = "flaky"

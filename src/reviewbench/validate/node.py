@@ -165,6 +165,8 @@ def reporting(command: str, runner: NodeRunner, report: Path) -> str:
     if not extra:
         return command
     words = shlex.split(command)
+    if runner is NodeRunner.MOCHA:
+        words = _without_reporter(words)
     # Runner flags go right after the runner (and node's --test), before any file.
     at = next(i for i, w in enumerate(words) if node_runner(shlex.join(words[i:])) is not None
               and not _ASSIGNMENT.match(w) and Path(w).name not in _WRAPPERS)  # fmt: skip
@@ -174,6 +176,23 @@ def reporting(command: str, runner: NodeRunner, report: Path) -> str:
     elif runner is NodeRunner.VITEST and at < len(words) and words[at] == "run":
         at += 1
     return shlex.join(words[:at] + extra + words[at:])
+
+
+#: mocha's reporter options: it uses the last reporter given, so the command's own must go.
+_MOCHA_REPORTER = frozenset({"--reporter", "-R", "--reporter-option", "--reporter-options", "-O"})
+
+
+def _without_reporter(words: list[str]) -> list[str]:
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _MOCHA_REPORTER:
+            skip = True
+        elif not word.startswith(tuple(f"{flag}=" for flag in _MOCHA_REPORTER if flag.startswith("--"))):
+            kept.append(word)
+    return kept
 
 
 _NODE_ERROR = re.compile(r"^\s*(?:[A-Za-z_$][\w$.]*)?(?:Error|Exception)(?: \[[A-Z_]+\])?: \S.*")

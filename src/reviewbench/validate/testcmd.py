@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import UsageError
 from .environment import default_python, src_layout
 from .node import NodeRunner, detect_node_command, node_runner, read_report, reporting, selected
+from .node_coverage import coverage_prefix, takes_coverage
 from .probe import PLUGIN_DIR, PLUGIN_MODULE
 from ..sandbox import RunOutcome
 from .warm import plain_command
@@ -48,7 +49,8 @@ class Verdict:
     cpu_s: float | None = None
     """CPU seconds of the run, when known (warm runs)."""
     modules: dict[str, str] | None = field(default=None, compare=False)
-    """Module name → file, every module the run imported (probed pytest runs only)."""
+    """Module name → file, every module the run imported (probed pytest runs), or file →
+    file, every script a probed Node run executed."""
     error_line: str | None = None
     """The line of the run's output that says why it failed (see ``probe.first_error_line``)."""
 
@@ -127,6 +129,11 @@ class TestCommand:
         return node_runner(rest) if "&&" not in rest and ";" not in rest and "|" not in rest else None
 
     @property
+    def node_probed(self) -> bool:
+        """Whether the Node runner's runs record the files they ran (``node_coverage.py``)."""
+        return self.runner is not None and takes_coverage(shlex.split(self.command))
+
+    @property
     def selects(self) -> bool:
         """Whether a run can be limited to some test files (pytest and the Node runners)."""
         return self.is_pytest or self.runner is not None
@@ -155,14 +162,18 @@ class TestCommand:
         assignments = [f"{name}={text}" for name, text in env.items()] + [f"PYTHONPATH={value}"]
         return shlex.join([*assignments, *words[count:]])
 
-    def shell(self, selection: list[str], junit: Path, probe: Path | None = None) -> str:
+    def shell(self, selection: list[str], junit: Path, probe: Path | None = None,
+              coverage: Path | None = None) -> str:  # fmt: skip
         """The command line for one run of ``selection`` (empty: the whole suite); with
         ``probe``, the probe plugin (installed in ``probe.parent``, see ``probe.py``)
-        records the run's imports there, when the command allows it."""
+        records the run's imports there, when the command allows it; with ``coverage``, a
+        Node runner's processes write V8's coverage there (``node_coverage.py``)."""
         runner = self.runner
         if runner is not None:
             prefix, rest = _split_prefix(self.command)
             rest = selected(rest, runner, selection) if selection else rest
+            if coverage is not None and self.node_probed:
+                prefix = coverage_prefix(coverage) + prefix
             return prefix + reporting(rest, runner, junit)
         if not self.is_pytest:
             return self.command

@@ -21,6 +21,7 @@ from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
 from ..store.scratch import remove_tree
 from .node import node_error_line
+from .node_coverage import COVERAGE_DIR, SCRIPT_SUFFIXES, read_coverage
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .products import SetupProducts
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
@@ -82,8 +83,8 @@ class CaseJob:
         """What base results are cached under: the base commit, plus its overlays if any."""
         return self.base if not self.overlays else self.base + "+" + "+".join(str(p) for p in self.overlays)
     paths: tuple[str, ...] = ()
-    """Files the patch changes: a case none of whose Python files any run imported from
-    the tree is ``not_exercised``."""
+    """Files the patch changes: a case none of whose Python files (scripts, under a Node
+    runner) any run imported (loaded) from the tree is ``not_exercised``."""
     products: Path | None = None
     """The ``--setup`` environment's copy of the project: files its setup generated there
     (a version file) are copied into the tree after each checkout (``products.py``)."""
@@ -271,10 +272,14 @@ def run_selection(
 ) -> Verdict:
     """Run ``selection`` (paths or node ids; empty: the whole suite) in the tree as it is,
     sandboxed (warm when possible), and grade it from exit code and JUnit XML."""
-    junit, probe = tree.home / "junit.xml", tree.home / "probe.json"
+    junit, probe, coverage = tree.home / "junit.xml", tree.home / "probe.json", tree.home / COVERAGE_DIR
     junit.unlink(missing_ok=True)
     probe.unlink(missing_ok=True)
-    shell = command.shell(selection, junit, probe)
+    node_probed = command.node_probed
+    if node_probed:
+        remove_tree(coverage)
+        coverage.mkdir(parents=True)
+    shell = command.shell(selection, junit, probe, coverage if node_probed else None)
     _note(log, f"{label}: {shell}")
     start = log.stat().st_size
     outcome, warm = tree.run_tests(command, shell, log, bounds)
@@ -287,7 +292,10 @@ def run_selection(
         # A Node runner's report names the failing assertion; else the output's first error.
         error_line = first_error_line(verdict.error_line or (command.runner and node_error_line(output)) or output,
                                       tree.path)  # fmt: skip
-    verdict = dataclasses.replace(verdict, modules=read_probe(probe), error_line=error_line)
+    modules = read_coverage(coverage, tree.path) if node_probed else read_probe(probe)
+    if node_probed:
+        remove_tree(coverage)  # a record per process: large suites write many megabytes
+    verdict = dataclasses.replace(verdict, modules=modules, error_line=error_line)
     cpu = f", {verdict.cpu_s:.2f} CPU s" if verdict.cpu_s is not None else ""
     _note(log, f"{label}: {verdict.kind} (exit {verdict.exit_code}, {verdict.duration_s:.2f}s{cpu}{', warm' if warm else ''})"
                + (f", failing: {', '.join(sorted(verdict.failing))}" if verdict.failing else ""))  # fmt: skip
@@ -463,7 +471,8 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     Every probed run (see ``probe.py``) must import the tree's own packages, or the case
     is an ``error`` naming the copy that shadowed them; a case none of whose changed
     Python files any run imported from the tree is ``not_exercised``, never
-    ``not_observed``.
+    ``not_observed`` — and likewise under a Node runner, for the scripts V8's coverage
+    says no run loaded (``node_coverage.py``).
 
     Cheapest first: the fix's own test files, stopping at the first observed failure;
     the whole suite only when they do not observe it. Within a selection the patched run
@@ -571,16 +580,26 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             validation = _decide(tree, command, job, known, fresh and not job.patched_base, run, result, checkout)
     except _Shadowed as shadowed:
         return result(ValidationStatus.ERROR, shadowed.verdict, reason=shadowed.reason)
-    sources = sorted(p for p in job.paths if p.endswith(".py"))
+    node = command.runner is not None
+    sources = sorted(p for p in job.paths if _runs(p, node))
+    verb = "loaded" if node else "imported"
     if validation.status is ValidationStatus.NOT_OBSERVED and probed and sources and not exercised & set(sources):
-        _note(log, f"not exercised: no run imported {', '.join(sources)} from the tree")
+        _note(log, f"not exercised: no run {verb} {', '.join(sources)} from the tree")
         return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection,
-                      reason=f"no test imported {_few(sources)} from the tree")  # fmt: skip
+                      reason=f"no test {verb} {_few(sources)} from the tree")  # fmt: skip
     if validation.status is ValidationStatus.NOT_OBSERVED and sources:
         seen = sorted(exercised & set(sources))
-        _note(log, f"imported from the tree: {_few(seen)}" if seen else
+        _note(log, f"{verb} from the tree: {_few(seen)}" if seen else
                    "imports unknown: no run left a probe record (a command reviewbench cannot probe)")  # fmt: skip
     return validation
+
+
+def _runs(path: str, node: bool) -> bool:
+    """Whether ``path`` is code the test runs execute: Python files under pytest, scripts
+    (declarations aside) under a Node runner."""
+    if not node:
+        return path.endswith(".py")
+    return path.endswith(SCRIPT_SUFFIXES) and not path.endswith((".d.ts", ".d.mts", ".d.cts"))
 
 
 _NO_REASON = frozenset({ValidationStatus.OBSERVED, ValidationStatus.NOT_OBSERVED})

@@ -1,8 +1,9 @@
 """What every language shares: the interface mining reads code through, and its registry.
 
-Mining needs two things from a language: the function or class that encloses a line (a
-defect's gold symbol), and the words of a few lines that are code rather than prose (a
-defect's identifiers: a reviewer quoting a comment has not named it). A language is one
+Mining needs three things from a language: the function or class that encloses a line (a
+defect's gold symbol), the words of a few lines that are code rather than prose (a
+defect's identifiers: a reviewer quoting a comment has not named it), and those lines
+without their comments (a fix of comments only is no case: ``docs_only``). A language is one
 module with a registered class and an ``examples()`` that the shared test runs, so a new
 language is one module plus its import in ``__init__``.
 """
@@ -25,15 +26,17 @@ class LanguageExamples:
     """What a language must do, for the shared parametrised test.
 
     ``symbols`` are (source, {line: expected symbol}); ``identifiers`` are (consecutive
-    lines, the identifiers of their code).
+    lines, the identifiers of their code); ``uncommented`` are (consecutive lines, the
+    same lines without their comments).
     """
 
     symbols: Sequence[tuple[str, Mapping[int, str | None]]]
     identifiers: Sequence[tuple[Sequence[str], set[str]]]
+    uncommented: Sequence[tuple[Sequence[str], Sequence[str]]] = ()
 
 
 class Language(ABC):
-    """Base of the languages: subclasses set ``names`` and implement both methods."""
+    """Base of the languages: subclasses set ``names`` and implement the methods."""
 
     #: The names :func:`reviewbench.mine.paths.language_of` gives the files this reads.
     names: ClassVar[tuple[str, ...]]
@@ -45,6 +48,11 @@ class Language(ABC):
     @abstractmethod
     def code(self, lines: Sequence[str]) -> list[str]:
         """Each of the consecutive ``lines`` with its comments and string text blanked out."""
+
+    @abstractmethod
+    def uncommented(self, lines: Sequence[str]) -> list[str]:
+        """Each of the consecutive ``lines`` without its comments, all code kept (strings
+        too): a change whose lines read the same this way changed comments only."""
 
 
 _REGISTRY: dict[str, type[Language]] = {}

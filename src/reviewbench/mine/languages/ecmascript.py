@@ -165,6 +165,9 @@ class _Scripts(Language):
     def code(self, lines: Sequence[str]) -> list[str]:
         return _Lexer().code(lines)
 
+    def uncommented(self, lines: Sequence[str]) -> list[str]:
+        return _Lexer(keep=True).code(lines)
+
 
 @register
 class JavaScript(_Scripts):
@@ -186,14 +189,16 @@ _WORD_TAIL = re.compile(r"[\w$]+\Z")
 
 
 class _Lexer:
-    """Blanks comments, string and template text, and regular expression literals.
+    """Blanks comments, string and template text, and regular expression literals (with
+    ``keep``, comments only: literals stay as written).
 
     State carries over lines (block comments, template literals with ``${…}`` nested in
     them); a fragment that starts inside a block comment (a hunk beginning mid-JSDoc) is
     recognised by a ``*/`` before any ``/*``, or by lines that start with ``*``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = False) -> None:
+        self.keep = keep
         self.in_comment = False
         #: Open templates: for each, -1 while in its text, else the brace depth of its ``${``.
         self.templates: list[int] = []
@@ -229,11 +234,12 @@ class _Lexer:
                 self.in_comment, i = True, i + 2
                 continue
             if c in "'\"":
-                i = _skip_quoted(line, i, c)
-                out.append('""')
+                end = _skip_quoted(line, i, c)
+                out.append(line[i:end] if self.keep else '""')
+                i = end
             elif c == "`":
                 self.templates.append(-1)
-                out.append(" ")
+                out.append("`" if self.keep else " ")
                 i += 1
             elif c == "{" and self.templates:
                 self.templates[-1] += 1
@@ -242,14 +248,15 @@ class _Lexer:
             elif c == "}" and self.templates:
                 if self.templates[-1] == 0:
                     self.templates[-1] = -1  # back in the template's text
-                    out.append(" ")
+                    out.append("}" if self.keep else " ")
                 else:
                     self.templates[-1] -= 1
                     out.append(c)
                 i += 1
             elif c == "/" and _regex_can_start("".join(out)):
-                i = _skip_regex(line, i)
-                out.append("/x/")
+                end = _skip_regex(line, i)
+                out.append(line[i:end] if self.keep else "/x/")
+                i = end
             else:
                 out.append(c)
                 i += 1
@@ -258,20 +265,23 @@ class _Lexer:
         return "".join(out)
 
     def _template_text(self, line: str, i: int, out: list[str]) -> int:
+        start = i
         while i < len(line):
             c = line[i]
             if c == "\\":
                 i += 2
             elif c == "`":
                 self.templates.pop()
-                out.append(" ")
+                out.append(line[start : i + 1] if self.keep else " ")
                 return i + 1
             elif line.startswith("${", i):
                 self.templates[-1] = 0
-                out.append(" ")
+                out.append(line[start : i + 2] if self.keep else " ")
                 return i + 2
             else:
                 i += 1
+        if self.keep:
+            out.append(line[start:])
         return i
 
 
@@ -327,5 +337,9 @@ def examples() -> LanguageExamples:
         ],
         identifiers=[
             (["/** Created to avoid it. */", "const total = `sum ${count}`; // why"], {"total", "count"}),
+        ],
+        uncommented=[
+            (["/** Created to avoid it. */", "const t = `a // ${n /* x */}`; // why", "const r = /\\/*/g;"],
+             ["", "const t = `a // ${n }`; ", "const r = /\\/*/g;"]),
         ],
     )

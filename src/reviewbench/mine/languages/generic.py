@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ._base import Language, LanguageExamples, SymbolLookup, register
 
-__all__ = ["Generic", "code_only", "examples"]
+__all__ = ["Generic", "code_only", "examples", "uncommented"]
 
 _DEFINITION = re.compile(
     r"""^\s*(?:
@@ -58,6 +58,71 @@ def code_only(lines: Sequence[str], language: str | None) -> list[str]:
     return kept
 
 
+_QUOTE_START = re.compile(r'"""|\'\'\'|["\']')
+#: Languages with ``/* … */`` block comments.
+_BLOCK_LANGUAGES = {"c", "cpp", "csharp", "java", "kotlin", "scala", "go", "rust", "swift", "objc", "php",
+                    "dart", "groovy", "zig", "css", "javascript", "typescript"}  # fmt: skip
+
+
+def uncommented(lines: Sequence[str], language: str | None) -> list[str]:
+    """``lines`` without their comments (the language's line comments, and ``/* … */``
+    where it has them), strings and all other code kept as written. A fragment that starts
+    inside a block comment (a ``*/`` before any ``/*``, or leading lines starting with
+    ``*``) is read as such; any doubt reads as code, so that a change is never taken for
+    comments only when it is not."""
+    hashes = language in _HASH_LANGUAGES or language is None
+    blocks = language in _BLOCK_LANGUAGES
+    line_comment = "#" if hashes else "//"
+    joined = "\n".join(lines)
+    close, opening = joined.find("*/"), joined.find("/*")
+    in_block = blocks and close >= 0 and (opening < 0 or close < opening)
+    open_quote: str | None = None
+    code_seen = False
+    kept: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if blocks and not code_seen and not in_block and stripped.startswith("*") and not stripped.startswith("*/"):
+            kept.append("")
+            continue
+        out: list[str] = []
+        i = 0
+        while i < len(line):
+            if in_block:
+                end = line.find("*/", i)
+                if end < 0:
+                    break
+                in_block, i = False, end + 2
+                continue
+            if open_quote is not None:
+                end = line.find(open_quote, i)
+                stop = len(line) if end < 0 else end + len(open_quote)
+                out.append(line[i:stop])
+                open_quote = None if end >= 0 else open_quote
+                i = stop
+                continue
+            if line.startswith(line_comment, i):
+                break
+            if blocks and line.startswith("/*", i):
+                in_block, i = True, i + 2
+                continue
+            quote = _QUOTE_START.match(line, i)
+            if quote is not None:
+                if len(quote.group()) == 3:
+                    open_quote, i = quote.group(), quote.end()
+                    out.append(quote.group())
+                    continue
+                m = _QUOTED.match(line, i)
+                stop = m.end() if m else len(line)
+                out.append(line[i:stop])
+                i = stop
+                continue
+            out.append(line[i])
+            code_seen = code_seen or not line[i].isspace()
+            i += 1
+        kept.append("".join(out))
+    return kept
+
+
 @register
 class Generic(Language):
     """Any language without a parser here, read line by line."""
@@ -82,6 +147,9 @@ class Generic(Language):
     def code(self, lines: Sequence[str]) -> list[str]:
         return code_only(lines, self.language)
 
+    def uncommented(self, lines: Sequence[str]) -> list[str]:
+        return uncommented(lines, self.language)
+
 
 def examples() -> LanguageExamples:
     return LanguageExamples(
@@ -90,4 +158,5 @@ def examples() -> LanguageExamples:
             ("pub fn parse(s: &str) -> u32 {\n    s.len() as u32\n}\n", {2: "parse"}),
         ],
         identifiers=[(["count = limit  # counts every item"], {"count", "limit"})],
+        uncommented=[(["count = 1  # one", "s = '# kept'"], ["count = 1  ", "s = '# kept'"])],
     )

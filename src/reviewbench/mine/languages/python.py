@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from ._base import Language, LanguageExamples, SymbolLookup, register
-from .generic import code_only
+from .generic import code_only, uncommented
 
 __all__ = ["Python", "examples"]
 
@@ -27,6 +27,9 @@ class Python(Language):
 
     def code(self, lines: Sequence[str]) -> list[str]:
         return code_only(lines, "python")
+
+    def uncommented(self, lines: Sequence[str]) -> list[str]:
+        return uncommented(lines, "python")
 
 
 class _Indentation:
@@ -102,4 +105,6 @@ def examples() -> LanguageExamples:
         ],
         identifiers=[(['    """Return the stored thing.', '    """', "total = compute(values) // divisor"],
                       {"total", "compute", "values", "divisor"})],
+        uncommented=[(["x = '# kept'  # dropped", '"""A docstring # kept', '# too"""'],
+                      ["x = '# kept'  ", '"""A docstring # kept', '# too"""'])],
     )

@@ -48,7 +48,7 @@ __all__ = [
 
 #: What follows every run's end: state counts, runs finished, runs to do, the latest error
 #: (``"CONDITION: message"``, None before any).
-OnUpdate = Callable[[Counter, int, int, "str | None"], None]
+OnUpdate = Callable[[Counter[str], int, int, "str | None"], None]
 
 BACKOFF_BASE_S = 1.0
 #: The first backoff after an attempt that could not connect (then doubled, as others).
@@ -133,7 +133,7 @@ class Condition:
     """The adapter that answers (a reviewer or a solver); closed with ``aclose()``."""
     semaphore: asyncio.Semaphore = field(init=False)
     limiter: _RateLimiter = field(init=False)
-    params: dict = field(init=False)
+    params: dict[str, Any] = field(init=False)
     connection_failures: int = field(init=False, default=0)
     """Consecutive attempts that could not connect (any answer or other error resets it)."""
     stopped: str | None = field(init=False, default=None)
@@ -316,7 +316,7 @@ class _Runner:
                                  f"{leak} in the reviewer's output; the experiment stopped and the output was not "
                                  "kept: revoke the credential if it is real")  # fmt: skip
             outcome = self.job.outcome(planned, reply)
-            code = FailureCode.ENDPOINT_ERROR if outcome.state is RunState.INVALID else None
+            code: str | None = FailureCode.ENDPOINT_ERROR if outcome.state is RunState.INVALID else None
         except TimeoutError as exc:
             outcome = Outcome(RunState.TIMED_OUT)
             error = str(exc) or f"no answer within {config.timeout_s:g}s"  # a forge names its PR
@@ -409,7 +409,7 @@ class _Runner:
             self.on_update(self.counts, self.finished, self.total, self.last_error)
 
 
-def _usage(pull: PullRequest | None) -> dict | str:
+def _usage(pull: PullRequest | None) -> dict[str, Any] | str:
     """The run's usage proxy: what its forge showed (a rate limit around the run), else not observable."""
     return pull.usage if pull is not None and pull.usage is not None else "not_observable"
 

@@ -143,7 +143,7 @@ class ExperimentConfig(BaseModel):
 
     @field_validator("condition")
     @classmethod
-    def _unique_names(cls, conditions: list) -> list:
+    def _unique_names(cls, conditions: list[Any]) -> list[Any]:
         return unique_names(conditions)
 
 
@@ -194,7 +194,7 @@ def _models(annotation: Any) -> list[type[BaseModel]]:
     return [m for arg in get_args(annotation) for m in _models(arg)]
 
 
-def _keys_at(model: type[BaseModel], loc: tuple) -> set[str]:
+def _keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> set[str]:
     """The keys the table at ``loc`` (inside ``model``) may hold; empty when not a model."""
     current = [model]
     for part in loc:
@@ -210,7 +210,7 @@ def _keys_at(model: type[BaseModel], loc: tuple) -> set[str]:
     return {name for m in current for name in m.model_fields} if current else set()
 
 
-def _where(loc: tuple, data: Any) -> str:
+def _where(loc: tuple[Any, ...], data: Any) -> str:
     """The field at ``loc``, conditions (and solvers) named by their name, not their index:
     ``condition B: reviewer.model``, or ``condition 3 (unnamed)``."""
     out, value = "", data
@@ -269,7 +269,7 @@ def validation_line(exc: ValidationError, model: type[BaseModel], data: Any, kin
     return f"{where}: {message}" if where else message
 
 
-def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[[dict], None] | None = None) -> Any:
+def read_config(path: Path, model: type[BaseModel], kinds: str, check: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Read a TOML file into ``model``; every error is one :class:`UsageError` line.
 
     Args:

@@ -205,7 +205,7 @@ class MineConfig(BaseModel):
     def build(cls, **values: object) -> MineConfig:
         """Validate values from the CLI, raising :class:`UsageError` on bad input."""
         try:
-            return cls(**values)
+            return cls.model_validate(values)
         except ValidationError as exc:
             raise UsageError(f"invalid mining option: {_message(exc)}") from None
 

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -85,14 +86,15 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
     """
     gold = {g.case_id: g for g in corpus.gold}
     # A mirror is resampled with its defect case: the pair figures read both together.
-    paired_with = {}
+    paired_with: dict[str, str] = {}
     for defect_id, mirror in mirror_of(corpus.gold).items():
         if not gold[defect_id].variant_of:
             paired_with.setdefault(mirror.case_id, defect_id)
     partners: dict[str | None, list[GoldRecord]] = {}
-    for g in corpus.gold:
-        if g.pair_id is not None and g.stratum != Stratum.MIRROR and g.expect_finding and not g.variant_of:
-            partners.setdefault(g.pair_id, []).append(g)
+    for record in corpus.gold:
+        if record.pair_id is not None and record.stratum != Stratum.MIRROR and record.expect_finding \
+                and not record.variant_of:
+            partners.setdefault(record.pair_id, []).append(record)
     out: dict[str, CaseInfo] = {}
     for case in corpus.cases:
         g = gold.get(case.case_id)
@@ -139,7 +141,7 @@ def cluster_sums(rows, index: dict[str, int], stratum: str | None = None) -> dic
     return {m: (num[i], den[i]) for m, i in metric_of.items()}
 
 
-def _breakdown(tally: ConditionTally) -> dict:
+def _breakdown(tally: ConditionTally) -> dict[str, Any]:
     groups: dict[str, dict[str, dict[str, list[float]]]] = {"stratum": {}, "defect_class": {}, "severity": {}}
     for metric, _cluster, num, den, stratum, cls, severity in tally.rows:
         for axis, key in (("stratum", stratum), ("defect_class", cls), ("severity", severity)):
@@ -174,7 +176,7 @@ def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], t
     return {run_id: apply_overrides(v, overrides) if overrides else v for run_id, v in judged.items()}
 
 
-def _drift(tally: ConditionTally, configured: str | None) -> dict | None:
+def _drift(tally: ConditionTally, configured: str | None) -> dict[str, Any] | None:
     """Model drift: several returned ids, or one other than the model the experiment asked for.
 
     Without a configured model (tools, baselines, commands) the runner records the kind as
@@ -187,7 +189,7 @@ def _drift(tally: ConditionTally, configured: str | None) -> dict | None:
     return None
 
 
-def _configured_model(experiment: dict, name: str) -> str | None:
+def _configured_model(experiment: dict[str, Any], name: str) -> str | None:
     for condition in experiment.get("condition", []):
         if condition.get("name") == name:
             model = (condition.get("reviewer") or {}).get("model")
@@ -342,7 +344,7 @@ def score(inputs: ScoringInputs) -> ScoreResult:
     return ScoreResult.build(result, tallied.all_verdicts())
 
 
-def _corpus_block(tallied: RunTallies) -> dict:
+def _corpus_block(tallied: RunTallies) -> dict[str, Any]:
     corpus, cases, holdout = tallied.inputs.corpus, tallied.cases, tallied.holdout
     validation = Counter(g.validation.status.value if g.validation else "unvalidated" for g in corpus.gold)
     return {
@@ -359,7 +361,7 @@ def _corpus_block(tallied: RunTallies) -> dict:
     }
 
 
-def _analysis_block(tallied: RunTallies, audit: AuditCheck) -> dict:
+def _analysis_block(tallied: RunTallies, audit: AuditCheck) -> dict[str, Any]:
     inputs = tallied.inputs
     registered = inputs.experiment.get("cutoff")
     return {
@@ -394,7 +396,7 @@ class _Scoring:
         self.dates = case_dates(inputs.corpus) if self.cutoff else {}
         self.gated_names = sorted({c.metric for t in (*self.gates.veto, *self.gates.tier)
                                    for c in t.when if c.diff is None})  # fmt: skip
-        self.still_open: dict[str, list] = defaultdict(list)
+        self.still_open: dict[str, list[Any]] = defaultdict(list)
         for pair in open_pairs(tallied.all_verdicts(), tallied.cases):
             self.still_open[pair.condition].append(pair)
         compares = _compares(self.gates)
@@ -408,10 +410,10 @@ class _Scoring:
         in_tiers = [c for t in (*self.gates.veto, *self.gates.tier) for c in t.when if c.diff]
         self.comparative = dict(zip(in_tiers, evaluated[len(self.gates.compare):], strict=True))
 
-    def metrics(self, name: str, analysis: str) -> dict[str, dict]:
+    def metrics(self, name: str, analysis: str) -> dict[str, dict[str, Any]]:
         """Every metric of one condition in one analysis, with counts and intervals."""
         t = self.t.tallies[(name, analysis)]
-        metrics: dict[str, dict] = {}
+        metrics: dict[str, dict[str, Any]] = {}
         for metric in RATE_METRICS:
             n, d = self.slots.sums[(name, analysis, metric)]
             total_n, total_d = float(n.sum()), float(d.sum())
@@ -439,7 +441,7 @@ class _Scoring:
         }  # fmt: skip
         return metrics
 
-    def _decide(self, name: str, metrics: dict, breakdown: dict, gates: Gates | None = None) -> dict:
+    def _decide(self, name: str, metrics: dict[str, Any], breakdown: dict[str, Any], gates: Gates | None = None) -> dict[str, Any]:
         """The registered decision (or ``gates``') on these figures, before the baseline rule."""
         gated = self.t.tallies[(name, self.gates.analysis)]
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
@@ -452,7 +454,7 @@ class _Scoring:
                       labels=self.t.inputs.labels.get(name),
                       attainable=reachable(self.gated_names, self.still_open[name], metrics, breakdown))  # fmt: skip
 
-    def _holdout(self, name: str, views: dict) -> dict:
+    def _holdout(self, name: str, views: dict[str, Any]) -> dict[str, Any]:
         """Holdout strata per analysis, never pooled into the headline: beside it, and in each
         analysis's stratum breakdown before the decision reads it (a gate on ``metric@natural``)."""
         inputs = self.t.inputs
@@ -466,7 +468,7 @@ class _Scoring:
                 }
         return held
 
-    def _unclear(self, name: str, metrics: dict, breakdown: dict, baseline: str | None) -> dict:
+    def _unclear(self, name: str, metrics: dict[str, Any], breakdown: dict[str, Any], baseline: str | None) -> dict[str, Any]:
         """The unclear claims' sensitivity: every one false, then true, and the decision at each."""
         gated = self.t.tallies[(name, self.gates.analysis)]
         bounds = {}
@@ -480,7 +482,7 @@ class _Scoring:
                 "decision_all_false": bounds[False][1], "decision_all_true": bounds[True][1],
                 "decision_changes": bounds[False][1] != bounds[True][1]}  # fmt: skip
 
-    def condition(self, name: str) -> dict:
+    def condition(self, name: str) -> dict[str, Any]:
         """One condition's score: both analyses, decision, and what goes beside them."""
         inputs, t = self.t.inputs, self.t
         views = {analysis: (self.metrics(name, analysis), _breakdown(t.tallies[(name, analysis)]))
@@ -493,7 +495,7 @@ class _Scoring:
         decision["version"] = inputs.registration["version"] if inputs.registration else None
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
         evidence = min(levels, key=lambda e: e.rank)
-        out: dict = {
+        out: dict[str, Any] = {
             "metrics": views["completed"][0],
             "breakdown": views["completed"][1],
             "end_to_end": {"metrics": views["end_to_end"][0], "breakdown": views["end_to_end"][1]},
@@ -524,7 +526,7 @@ class _Scoring:
             out["cutoff"] = cutoff_scores(completed, t.cases, self.dates, self.cutoff, inputs.bootstrap, inputs.seed)
         return out
 
-    def comparisons(self) -> list[dict]:
+    def comparisons(self) -> list[dict[str, Any]]:
         """Every paired difference of every two conditions, per analysis and rate metric."""
         out = []
         for (a, b, analysis, metric), (sa, sb) in self.slots.pair.items():
@@ -537,10 +539,10 @@ class _Scoring:
         return out
 
 
-def _completion_details(t: ConditionTally) -> dict:
+def _completion_details(t: ConditionTally) -> dict[str, Any]:
     """What ``completion`` carries beside its rate: states, retired attempts, failure codes."""
     missed, attempts = t.missing
-    out: dict = {"states": dict(sorted(t.states.items()))}
+    out: dict[str, Any] = {"states": dict(sorted(t.states.items()))}
     if t.retired:
         out["retired"] = dict(sorted(t.retired.items()))
     out["missing_reviews"] = {"value": _value(missed, attempts), "num": missed, "den": attempts}
@@ -550,7 +552,7 @@ def _completion_details(t: ConditionTally) -> dict:
     return out
 
 
-def _compare_columns(compares: list[Compare], tallies: dict, index: dict[str, int], names: list[str],
+def _compare_columns(compares: list[Compare], tallies: dict[tuple[str, str], ConditionTally], index: dict[str, int], names: list[str],
                      frame: Frame, analysis: str) -> dict[int, tuple[int, int]]:  # fmt: skip
     """Add the paired columns each comparative gate needs (a stratum restricts the rows)."""
     out: dict[int, tuple[int, int]] = {}

@@ -20,7 +20,7 @@ it re-runs the audit (:class:`AuditCheck`) unless the file already says "not sou
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -114,7 +114,7 @@ class AuditCheck:
     def __init__(self, corpus: Path, gold_sha256: str) -> None:
         self.corpus = corpus
         self.audit = read_audit(corpus, gold_sha256)
-        self.source: Literal["re-run by score", "recorded in audit.json"] | None = self.RECORDED if self.audit else None
+        self.source: str | None = self.RECORDED if self.audit else None
         self.failure: str | None = None
 
     def trusted(self) -> Audit | None:
@@ -131,7 +131,7 @@ class AuditCheck:
             self.audit, self.failure = None, str(err)
         return self.audit
 
-    def summary(self) -> dict | None:
+    def summary(self) -> dict[str, Any] | None:
         """The score's ``analysis.audit``."""
         if self.failure is not None:
             return {"sound": False, "line": f"matcher audit: could not run ({self.failure}): no tier rests on "
@@ -143,7 +143,7 @@ class AuditCheck:
                 "source": self.source}  # fmt: skip
 
 
-def unsound(decision: dict, check: AuditCheck) -> dict:
+def unsound(decision: dict[str, Any], check: AuditCheck) -> dict[str, Any]:
     """``decision`` unless it grants a tier on automatic evidence over a corpus whose audit is
     not sound, or could not run: then "needs labels" (people or a calibrated judge must carry
     it)."""

@@ -56,7 +56,7 @@ def shape_rule(defect: list[Shape], clean: list[Shape]) -> tuple[str, str, float
         hit = (lambda v: v >= cut) if side == "at_least" else (lambda v: v <= cut)
         tpr = sum(hit(s.features()[index]) for s in defect) / len(defect)
         fpr = sum(hit(s.features()[index]) for s in clean) / len(clean)
-        return tpr - fpr
+        return float(tpr - fpr)
 
     cut = max(values, key=lambda v: (j(v), -v if side == "at_least" else v))
     return name, side, float(cut)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .metrics import CaseInfo
 from .verdicts import Evidence, FindingVerdict
@@ -82,8 +83,8 @@ def attainable(num: float | None, den: float | None, upper: float | None, open_c
     return value if upper is None else min(value, upper)
 
 
-def reachable(metric_names: Iterable[str], pairs: Iterable[OpenPair], metrics: Mapping[str, Mapping],
-              breakdown: Mapping) -> dict[str, float | None]:  # fmt: skip
+def reachable(metric_names: Iterable[str], pairs: Iterable[OpenPair], metrics: Mapping[str, Mapping[str, Any]],
+              breakdown: Mapping[str, Any]) -> dict[str, float | None]:  # fmt: skip
     """Per bounded metric name among ``metric_names``, its attainable upper bound for one
     condition (``pairs``: that condition's open pairs; ``metrics``/``breakdown``: its gated
     analysis)."""

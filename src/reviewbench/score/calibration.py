@@ -11,6 +11,7 @@ the fallback, ``not_earned``, with the reason; a veto or "insufficient evidence"
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ..config.gates import Gates
 from ..config.reviewers import CALIBRATION_KINDS
@@ -18,7 +19,7 @@ from ..config.reviewers import CALIBRATION_KINDS
 __all__ = ["calibration_kind", "never_earned"]
 
 
-def calibration_kind(experiment: Mapping, name: str) -> str | None:
+def calibration_kind(experiment: Mapping[str, Any], name: str) -> str | None:
     """The reviewer kind of condition ``name`` when it is a calibration baseline, else None."""
     for condition in experiment.get("condition", []):
         if condition.get("name") == name:
@@ -27,7 +28,7 @@ def calibration_kind(experiment: Mapping, name: str) -> str | None:
     return None
 
 
-def never_earned(gates: Gates, decision: dict, kind: str | None) -> dict:
+def never_earned(gates: Gates, decision: dict[str, Any], kind: str | None) -> dict[str, Any]:
     """``decision`` unless a calibration baseline (``kind``) was granted a tier or may be."""
     if kind is None or decision["status"] not in ("granted", "needs_labels"):
         return decision

@@ -117,12 +117,12 @@ def _pairs(a: RunTallies, b: RunTallies, asked: tuple[tuple[str, str], ...]) -> 
     return pairs
 
 
-def _values(runs: list[RunRow], attr: str, completed_only: bool = False) -> list:
+def _values(runs: list[RunRow], attr: str, completed_only: bool = False) -> list[Any]:
     seen = {getattr(r, attr) for r in runs if not completed_only or r.state.completed}
     return sorted(seen, key=lambda v: (v is None, str(v)))
 
 
-def _reviewer(experiment: dict, name: str) -> dict:
+def _reviewer(experiment: dict[str, Any], name: str) -> dict[str, Any]:
     for c in experiment.get("condition", []):
         if c.get("name") == name:
             return {k: v for k, v in c.items() if k != "name"}
@@ -138,7 +138,7 @@ def _change(a: Any, b: Any) -> Change:
     return Change(a=a, b=b, same=a == b)
 
 
-def _distinct_params(runs: list[RunRow]) -> list[dict]:
+def _distinct_params(runs: list[RunRow]) -> list[dict[str, Any]]:
     seen = {json.dumps(r.params, sort_keys=True) for r in runs}
     return [json.loads(p) for p in sorted(seen)]
 
@@ -175,7 +175,7 @@ def _side(rundir: Path, t: RunTallies) -> RunSide:
 
 
 def _run_changes(ta: RunTallies, tb: RunTallies) -> dict[str, Change]:
-    def rules(t: RunTallies) -> dict:
+    def rules(t: RunTallies) -> dict[str, Any]:
         return {"tolerance": t.inputs.tolerance, "bootstrap": t.inputs.bootstrap,
                 "include_unvalidated": t.inputs.include_unvalidated}  # fmt: skip
 
@@ -194,7 +194,8 @@ def _figure(column: tuple[np.ndarray, np.ndarray]) -> PairedFigure:
     return PairedFigure(value=round(num / den, 6) if den > 0 else None, num=as_number(num), den=as_number(den))
 
 
-def _mcnemar(found_a: dict, found_b: dict, keep: set[str] | None = None) -> McNemarResult:
+def _mcnemar(found_a: dict[tuple[str, int, int], bool], found_b: dict[tuple[str, int, int], bool],
+             keep: set[str] | None = None) -> McNemarResult:
     if keep is not None:
         found_a = {k: v for k, v in found_a.items() if k[0] in keep}
     table = mcnemar_table(found_a, found_b)
@@ -252,8 +253,8 @@ def compare_runs(rundir_a: Path, rundir_b: Path, options: CompareOptions = Compa
         rows_a, rows_b = ta.tallies[(ca, analysis)].rows, tb.tallies[(cb, analysis)].rows
         for stratum in (None, *strata):
             sa, sb = cluster_sums(rows_a, index, stratum), cluster_sums(rows_b, index, stratum)
-            for metric in RATE_METRICS:
-                slots[(ca, cb, stratum, metric)] = frame.add_paired(sa[metric], sb[metric])
+            for name in RATE_METRICS:
+                slots[(ca, cb, stratum, name)] = frame.add_paired(sa[name], sb[name])
     frame.resample(resamples, seed)
 
     def metric(ca: str, cb: str, stratum: str | None, name: str) -> MetricDifference:

@@ -125,5 +125,5 @@ class RunComparison(_Record):
     analysis: dict[str, Any] = Field(description="analysis (completed or end_to_end), bootstrap (resamples, seed, "
                                      "level, unit), difference (b - a).")  # fmt: skip
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

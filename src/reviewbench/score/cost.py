@@ -17,6 +17,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
@@ -58,7 +59,7 @@ def run_cost(run: RunRow, table: PriceTable) -> float | None:
     return ((run.tokens_in or 0) * price.input_per_mtok + (run.tokens_out or 0) * price.output_per_mtok) / 1e6
 
 
-def _figure(num: np.ndarray, den: np.ndarray, samples: np.ndarray, k: int) -> dict:
+def _figure(num: np.ndarray, den: np.ndarray, samples: np.ndarray, k: int) -> dict[str, Any]:
     total_n, total_d = float(num.sum()), float(den.sum())
     lo, hi = percentile_interval(samples[:, k : k + 1])
     scored = total_d > 0 and not np.isnan(lo[0])
@@ -68,7 +69,7 @@ def _figure(num: np.ndarray, den: np.ndarray, samples: np.ndarray, k: int) -> di
 
 
 def condition_cost(runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], tally: ConditionTally,
-                   table: PriceTable, resamples: int, seed: int) -> dict:  # fmt: skip
+                   table: PriceTable, resamples: int, seed: int) -> dict[str, Any]:  # fmt: skip
     """``{currency, complete, total, per_run, per_identified_defect, unpriced_models,
     runs_without_usage}`` of one condition's runs on ``cases``; the figures None when a
     model is not priced or no run reported usage."""
@@ -76,7 +77,7 @@ def condition_cost(runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], tally:
     counted = [r for r in on_cases if r.tokens_in is not None or r.tokens_out is not None]
     unpriced = sorted({str(m) for r in counted if (m := r.model_returned or r.model_requested) not in table.prices})
     no_usage = len(on_cases) - len(counted)
-    out: dict = {"currency": table.currency, "complete": no_usage == 0, "unpriced_models": unpriced,
+    out: dict[str, Any] = {"currency": table.currency, "complete": no_usage == 0, "unpriced_models": unpriced,
                  "runs_without_usage": no_usage, "total": None, "per_run": None, "per_identified_defect": None}  # fmt: skip
     if unpriced or not counted:
         return out

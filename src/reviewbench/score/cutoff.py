@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from ..errors import UsageError
 from ..store.corpus import Corpus
@@ -57,7 +58,7 @@ def case_dates(corpus: Corpus) -> dict[str, datetime | None]:
 
 
 def cutoff_scores(tally: ConditionTally, cases: Mapping[str, CaseInfo], dates: Mapping[str, datetime | None],
-                  cutoff: datetime, resamples: int, seed: int) -> dict:  # fmt: skip
+                  cutoff: datetime, resamples: int, seed: int) -> dict[str, Any]:  # fmt: skip
     """``{"date", "before", "after", "difference", "undated"}`` for one condition: clusters
     are split by their original case's source date (a variant goes with its original)."""
     before: set[str] = set()

@@ -10,6 +10,7 @@ The groups answered different runs, not the same ones: they are not paired.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..store.runs import RunRow
 from .metrics import CaseInfo, RunOutcome, tally_condition
@@ -19,7 +20,7 @@ __all__ = ["per_model_scores"]
 
 
 def per_model_scores(runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], outcomes: Mapping[str, RunOutcome],
-                     resamples: int, seed: int) -> dict[str, dict]:  # fmt: skip
+                     resamples: int, seed: int) -> dict[str, dict[str, Any]]:  # fmt: skip
     """``{model id: {"runs", "cases", "metrics"}}`` over the completed runs each id answered
     (a run without a returned id is in no group)."""
     by_model: dict[str, list[RunRow]] = {}

@@ -9,6 +9,8 @@ changes between the two, so that an exclusion can never quietly decide it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..store.exclusions import Exclusion, ExclusionKind
 from .unclear import decision_summary
 
@@ -24,7 +26,7 @@ def excluded_ids(log: list[Exclusion]) -> tuple[frozenset[str], frozenset[str]]:
     return runs, frozenset(e.id for e in log if e.kind is ExclusionKind.CASE)
 
 
-def exclusion_summary(log: list[Exclusion], conditions: dict[str, dict], without) -> dict:  # type: ignore[no-untyped-def]
+def exclusion_summary(log: list[Exclusion], conditions: dict[str, dict[str, Any]], without) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """``ScoreResult.exclusions``: the log, what it leaves out, and per condition of
     ``without`` (the result with nothing left out) its figures and decision beside the
     decision in ``conditions`` (this result's)."""
@@ -41,6 +43,6 @@ def exclusion_summary(log: list[Exclusion], conditions: dict[str, dict], without
             "without": beside}  # fmt: skip
 
 
-def _plain(decision: dict) -> dict:
+def _plain(decision: dict[str, Any]) -> dict[str, Any]:
     status = decision["status"]
     return {**decision, "status": getattr(status, "value", status)}

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..store.runs import RunRow
 from .metrics import latency_summary
@@ -50,7 +51,7 @@ class FirstReviews:
         # stays in the denominator, and in neither count: den - num - not reviewed.
 
 
-def first_reviews(runs: Iterable[RunRow]) -> dict | None:
+def first_reviews(runs: Iterable[RunRow]) -> dict[str, Any] | None:
     """``latency_summary``'s shape over the reviewed forge runs among ``runs``, with
     ``num``/``den`` = reviewed / forge runs and ``not_reviewed`` by state; None without a
     forge run."""
@@ -68,7 +69,7 @@ def first_reviews(runs: Iterable[RunRow]) -> dict | None:
     return summary
 
 
-def first_review_note(m: dict) -> str:
+def first_review_note(m: dict[str, Any]) -> str:
     """The metric's IQR, min, max and the runs not reviewed, in words (``score`` and the report)."""
     missing = ", ".join(f"{state} {n}" for state, n in (m.get("not_reviewed") or {}).items())
     parts = (

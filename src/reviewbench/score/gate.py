@@ -20,6 +20,7 @@ import hashlib
 import tomllib
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -100,7 +101,7 @@ class GateResult(_Record):
     outcome: GateOutcome
     comparison: RunComparison = Field(description="The comparison the rules were judged on (compare --json).")
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
 

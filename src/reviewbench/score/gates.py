@@ -32,6 +32,7 @@ import tomllib
 from collections.abc import Collection, Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -59,7 +60,7 @@ def wilson(num: float, den: float) -> tuple[float, float]:
     return round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)
 
 
-def label_metrics(figures: LabelFigures | None) -> dict[str, dict]:
+def label_metrics(figures: LabelFigures | None) -> dict[str, dict[str, Any]]:
     """People's figures of one condition as the gates read them (``value``, ``num``, ``den``,
     ``lo``, ``hi``); empty without labels, so that every gate on them is not scored."""
     if figures is None:
@@ -92,8 +93,8 @@ def _check_names(gates: Gates, where: str, strata: Collection[str] | None) -> No
                                      "sign-off can never be granted by a benchmark")  # fmt: skip
             for c in tier.when:
                 _check_bound(c, f"{where}: {tier.name}")
-    for c in gates.compare:
-        check_metric_name(c.metric, f"{where}: compare {c.name}", strata)
+    for compare in gates.compare:
+        check_metric_name(compare.metric, f"{where}: compare {compare.name}", strata)
 
 
 def _check_bound(c: Condition, where: str) -> None:
@@ -157,16 +158,17 @@ def parse_gates(text: str, where: str, strata: Collection[str] | None = None) ->
     return gates
 
 
-def _lookup(metrics: dict[str, dict], breakdown: dict, name: str) -> dict:
+def _lookup(metrics: dict[str, dict[str, Any]], breakdown: dict[str, Any], name: str) -> dict[str, Any]:
     base, _, stratum = name.partition("@")
     if stratum:
-        return breakdown.get("stratum", {}).get(stratum, {}).get(base, {})
+        found: dict[str, Any] = breakdown.get("stratum", {}).get(stratum, {}).get(base, {})
+        return found
     return metrics.get(base, {})
 
 
-def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
-           comparative: Mapping[Condition, dict], attainable: Mapping[str, float | None] | None = None,
-           labels: Mapping[str, dict] | None = None) -> dict:  # fmt: skip
+def _check(condition: Condition, metrics: dict[str, dict[str, Any]], breakdown: dict[str, Any],
+           comparative: Mapping[Condition, dict[str, Any]], attainable: Mapping[str, float | None] | None = None,
+           labels: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
     """Three-valued: ``passed`` True/False, or None when only labels can settle it.
 
     ``labels``: people's figures (:func:`label_metrics`); a gate on one without labels is
@@ -221,7 +223,7 @@ def _check(condition: Condition, metrics: dict[str, dict], breakdown: dict,
     return out
 
 
-def _short_of_evidence(gates: Gates, used: set[str], metrics: dict[str, dict], breakdown: dict,
+def _short_of_evidence(gates: Gates, used: set[str], metrics: dict[str, dict[str, Any]], breakdown: dict[str, Any],
                        valid_defect_cases: int, valid_controls: int | None) -> str | None:  # fmt: skip
     """Why the evidence is too thin to decide (too few cases or controls, an unmeasured
     metric, too wide an interval), or None."""
@@ -243,10 +245,10 @@ def _short_of_evidence(gates: Gates, used: set[str], metrics: dict[str, dict], b
     return None
 
 
-def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, breakdown: dict | None = None,
+def decide(gates: Gates, metrics: dict[str, dict[str, Any]], valid_defect_cases: int, *, breakdown: dict[str, Any] | None = None,
            valid_controls: int | None = None, evidence: Evidence = Evidence.AUTOMATIC,
-           labels_needed: int = 0, comparative: Mapping[Condition, dict] | None = None,
-           attainable: Mapping[str, float | None] | None = None, labels: LabelFigures | None = None) -> dict:  # fmt: skip
+           labels_needed: int = 0, comparative: Mapping[Condition, dict[str, Any]] | None = None,
+           attainable: Mapping[str, float | None] | None = None, labels: LabelFigures | None = None) -> dict[str, Any]:  # fmt: skip
     """The decision for one condition's metrics (the JSON contract's ``decision``).
 
     ``status``: ``vetoed`` (decided first: a veto holds), ``insufficient`` (too few cases or
@@ -268,7 +270,7 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
     # as one more opinion) is no authority, so it is never listed as withheld.
     tier_permitted = [p for t in gates.tier for p in t.permitted]
 
-    def verdict(tier: Tier, status: str, reason: str | None = None, labels: int = 0) -> dict:
+    def verdict(tier: Tier, status: str, reason: str | None = None, labels: int = 0) -> dict[str, Any]:
         higher: list[str] = []
         for t in gates.tier:
             if t.name == tier.name:
@@ -318,7 +320,7 @@ def decide(gates: Gates, metrics: dict[str, dict], valid_defect_cases: int, *, b
     return verdict(gates.fallback, "not_earned", "; ".join(skipped) or "no tier's gates pass")
 
 
-def evaluate_compare(gate: Compare, diff: float | None, lo: float | None, hi: float | None) -> dict:
+def evaluate_compare(gate: Compare, diff: float | None, lo: float | None, hi: float | None) -> dict[str, Any]:
     """A comparative gate on a paired difference and its interval: pass, fail or inconclusive."""
     out = {"name": gate.name, "metric": gate.metric, "diff": list(gate.diff), "op": gate.op, "value": gate.value,
            "margin": gate.margin, "observed": diff, "lo": lo, "hi": hi}  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 from .registry import RATE_METRICS
 from .verdicts import Evidence
@@ -44,7 +45,7 @@ def case_kind(control: bool, variant: bool) -> str:
     return _CONTROL if control else _VARIANT if variant else _DEFECT
 
 
-def metric_evidence(counts: Mapping[str, Counter[str]]) -> dict[str, dict]:
+def metric_evidence(counts: Mapping[str, Counter[str]]) -> dict[str, dict[str, Any]]:
     """Per rate metric: ``{"level", "judged", "human", "judge", "automatic"}``.
 
     Args:
@@ -64,7 +65,7 @@ def metric_evidence(counts: Mapping[str, Counter[str]]) -> dict[str, dict]:
     return out
 
 
-def describe(evidence: Mapping) -> str:
+def describe(evidence: Mapping[str, Any]) -> str:
     """One metric's evidence in words: ``people``, ``judge``, ``automatic``, or, part-way
     through labelling, ``automatic (people 3, judge 1 of 5)``; ``automatic (matching)``
     when no label can change the figure."""

@@ -22,6 +22,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..records import Defect
 from ..store.runs import RunRow
@@ -334,7 +335,7 @@ def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: Ru
         if m.file_hit[i]:
             tally.add("localisation", case, int(m.located[i]), 1, cls, severity)
         if m.identified[i] and m.severity_ok[i] is not None:
-            tally.add("severity_match", case, int(m.severity_ok[i]), 1, cls, severity)
+            tally.add("severity_match", case, int(bool(m.severity_ok[i])), 1, cls, severity)
         tally.found[(run.case_id, i, run.repetition)] = m.identified[i]
         if defect.rule_id:
             cell = tally.rules.setdefault(defect.rule_id, [0, 0, 0])
@@ -402,7 +403,7 @@ def _rename_stability(tally: ConditionTally, cases: dict[str, CaseInfo],
                 tally.add("rename_stability", case, int(variant.identified[i]), 1, cls, severity)
 
 
-def latency_summary(values: list[float]) -> dict:
+def latency_summary(values: list[float]) -> dict[str, Any]:
     """Median (``value``), IQR (``lo``, ``hi``), ``min`` and ``max`` over completed runs."""
     if not values:
         return {"value": None, "num": None, "den": 0, "lo": None, "hi": None, "min": None, "max": None}
@@ -413,7 +414,7 @@ def latency_summary(values: list[float]) -> dict:
             "max": round(ordered[-1], 4)}  # fmt: skip
 
 
-def fp_distribution(fps: list[int]) -> dict:
+def fp_distribution(fps: list[int]) -> dict[str, Any]:
     buckets = Counter(min(n, 3) for n in fps)
     return {
         "0": buckets[0], "1": buckets[1], "2": buckets[2], "3+": buckets[3],

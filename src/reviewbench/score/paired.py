@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ class McNemarTable:
         return mcnemar_exact(self.only_a, self.only_b)
 
 
-def mcnemar_table(found_a: Mapping[tuple, bool], found_b: Mapping[tuple, bool]) -> McNemarTable:
+def mcnemar_table(found_a: Mapping[tuple[Any, ...], bool], found_b: Mapping[tuple[Any, ...], bool]) -> McNemarTable:
     """Pair the units both sides scored (``ConditionTally.found``: (case, defect index,
     repetition) → identified); a unit only one side has is not a pair."""
     both = only_a = only_b = neither = 0

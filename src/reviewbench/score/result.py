@@ -333,8 +333,8 @@ class ScoreResult(_Result):
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod
-    def build(cls, data: dict, verdicts: list[FindingVerdict]) -> ScoreResult:
+    def build(cls, data: dict[str, Any], verdicts: list[FindingVerdict]) -> ScoreResult:
         return cls.model_validate({**data, "verdicts": tuple(verdicts)})
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -9,6 +9,8 @@ judge's labels counted as people's: reported, granting nothing.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..config.gates import Gates
 from ..records import Evidence
 
@@ -29,7 +31,7 @@ def judge_gates(gates: Gates, evidence: Evidence) -> Gates | None:
     return gates.model_copy(update={"tier": tiers})
 
 
-def judge_secondary(decision: dict) -> dict:
+def judge_secondary(decision: dict[str, Any]) -> dict[str, Any]:
     """The secondary analysis's record (``ConditionScore.judge_secondary``) from the decision
     :func:`judge_gates` gave: its tier and status, what that tier would permit, no authority."""
     return {"analysis": "judge labels counted as people's", "tier": decision["tier"], "status": decision["status"],

@@ -8,6 +8,7 @@ asks that they be reported beside the headline, never inside it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..store.runs import RunRow
 from .metrics import CaseInfo, RunOutcome, tally_condition
@@ -27,7 +28,7 @@ def split_holdout(cases: Mapping[str, CaseInfo]) -> tuple[dict[str, CaseInfo], d
 
 
 def holdout_scores(runs: Sequence[RunRow], holdout: Mapping[str, CaseInfo], outcomes: Mapping[str, RunOutcome],
-                   resamples: int, seed: int, end_to_end: bool = False) -> dict:  # fmt: skip
+                   resamples: int, seed: int, end_to_end: bool = False) -> dict[str, Any]:  # fmt: skip
     """``{stratum: {"cases", "metrics"}}`` of one condition's runs on the holdout cases
     (``end_to_end``: counted as the end-to-end analysis counts, failed runs included)."""
     if not holdout:

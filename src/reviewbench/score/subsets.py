@@ -9,6 +9,7 @@ difference between two groups comes with a bootstrap interval.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def _round(x: float | None) -> int | float | None:
 
 
 def group_metrics(tally: ConditionTally, groups: Mapping[str, set[str]], resamples: int, seed: int,
-                  difference: tuple[str, str] | None = None) -> dict:  # fmt: skip
+                  difference: tuple[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
     """``{group: {"metrics": {metric: {value, num, den, lo, hi}}}}`` for each group of
     clusters, plus ``"difference"`` (second minus first group, per metric, with its
     interval) when ``difference`` names two groups."""
@@ -45,7 +46,7 @@ def group_metrics(tally: ConditionTally, groups: Mapping[str, set[str]], resampl
         den[index[cluster], k] += d
     samples = resample_ratios(num, den, resamples, seed)
     lo, hi = percentile_interval(samples)
-    out: dict = {}
+    out: dict[str, Any] = {}
     for group in names:
         metrics = {}
         for metric in RATE_METRICS:
@@ -59,7 +60,7 @@ def group_metrics(tally: ConditionTally, groups: Mapping[str, set[str]], resampl
         out[group] = {"cases": len(groups[group]), "metrics": metrics}
     if difference:
         first, second = difference
-        diffs = {}
+        diffs: dict[str, dict[str, float | None]] = {}
         for metric in RATE_METRICS:
             a, b = out[first]["metrics"][metric], out[second]["metrics"][metric]
             if a["value"] is None or b["value"] is None:

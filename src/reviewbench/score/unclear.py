@@ -13,6 +13,7 @@ condition's registered decision at each bound and flags it when the two differ
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..evidence.figures import with_unclear
 
@@ -22,14 +23,14 @@ __all__ = ["UNCLEAR_METRICS", "decision_summary", "variant_tables", "with_unclea
 UNCLEAR_METRICS = ("precision", "located_precision")
 
 
-def _cell(num: float, den: float) -> dict:
+def _cell(num: float, den: float) -> dict[str, Any]:
     value = round(num / den, 6) if den > 0 else None
     return {"value": value, "num": int(num) if float(num).is_integer() else num,
             "den": int(den) if float(den).is_integer() else den}  # fmt: skip
 
 
-def variant_tables(metrics: Mapping[str, dict], breakdown: Mapping[str, dict], rows: Iterable[tuple],
-                   *, as_true: bool, interval: tuple[float | None, float | None]) -> tuple[dict, dict]:  # fmt: skip
+def variant_tables(metrics: Mapping[str, dict[str, Any]], breakdown: Mapping[str, dict[str, Any]], rows: Iterable[tuple[Any, ...]],
+                   *, as_true: bool, interval: tuple[float | None, float | None]) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
     """One condition's gated metrics and breakdown with its unclear claims put back.
 
     Args:
@@ -56,6 +57,6 @@ def variant_tables(metrics: Mapping[str, dict], breakdown: Mapping[str, dict], r
     return out, {**breakdown, "stratum": strata}
 
 
-def decision_summary(decision: Mapping) -> dict:
+def decision_summary(decision: Mapping[str, Any]) -> dict[str, Any]:
     """What the sensitivity keeps of a re-run decision: enough to say whether it changed."""
     return {"authority": decision["authority"], "tier": decision["tier"], "status": decision["status"]}

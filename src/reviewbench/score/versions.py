@@ -18,6 +18,7 @@ import hashlib
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..config.gates import Gates
 from ..errors import UsageError
@@ -32,19 +33,19 @@ def _instant(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def version_of(started_at: str | None, versions: list[dict]) -> int:
+def version_of(started_at: str | None, versions: list[dict[str, Any]]) -> int:
     """The version a run started at ``started_at`` ran under (``versions`` oldest first)."""
-    number = versions[0]["version"]
+    number = int(versions[0]["version"])
     if started_at is None:
         return number
     start = _instant(started_at)
     for version in versions[1:]:
         if _instant(version["registered_at"]) <= start:
-            number = version["version"]
+            number = int(version["version"])
     return number
 
 
-def scoped_runs(runs: list[RunRow], rundir: Path, registration: dict) -> tuple[list[RunRow], dict]:
+def scoped_runs(runs: list[RunRow], rundir: Path, registration: dict[str, Any]) -> tuple[list[RunRow], dict[str, Any]]:
     """The runs of the version ``registration`` names, and the summary with ``scored_runs``
     (``version``, ``runs``, ``since``/``until`` its window, ``other_versions``: runs by the
     version they ran under instead)."""
@@ -67,7 +68,7 @@ def scoped_runs(runs: list[RunRow], rundir: Path, registration: dict) -> tuple[l
     return kept, {**registration, "gates": gates, "scored_runs": scoped}
 
 
-def check_past_version(number: int, asked: dict, seed: int | None, new_version: bool) -> None:
+def check_past_version(number: int, asked: dict[str, Any], seed: int | None, new_version: bool) -> None:
     """Refuse what a version read as history cannot take: its seed and rules are fixed (its
     gates too: :func:`registered_gates` checks a ``--gates`` file against them).
 
@@ -83,7 +84,7 @@ def check_past_version(number: int, asked: dict, seed: int | None, new_version: 
                          f"{', '.join(given)} (a change is a new version, with runs of its own)")  # fmt: skip
 
 
-def registered_gates(rundir: Path, registration: dict, given: Path | None,
+def registered_gates(rundir: Path, registration: dict[str, Any], given: Path | None,
                      strata: set[str]) -> tuple[Gates, str]:  # fmt: skip
     """The gates version ``registration`` registered, and their SHA-256: ``given`` (the
     ``--gates`` file), else the registered file or built-in table while it still hashes as
@@ -109,7 +110,7 @@ def registered_gates(rundir: Path, registration: dict, given: Path | None,
     try:
         gates, _, sha = load_gates(path, strata=strata)
     except UsageError:  # the file is gone: its copy may still be in the registration
-        sha = None
+        sha = ""
     if sha == registered:
         return gates, sha
     [version] = [v for v in registered_versions(rundir) or [] if v["version"] == number]
@@ -120,7 +121,7 @@ def registered_gates(rundir: Path, registration: dict, given: Path | None,
     return parse_gates(text, f"version {number}'s registered gates", strata), registered
 
 
-def version_phrase(registration: dict | None) -> str:
+def version_phrase(registration: dict[str, Any] | None) -> str:
     """"version 2, registered after runs" (or "not registered"): what a decision line says."""
     if not registration:
         return "not registered"

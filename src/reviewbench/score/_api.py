@@ -45,7 +45,7 @@ from .metrics import (
     with_mirror,
 )
 from .paired import Column, mcnemar_table
-from .registry import RATE_METRICS
+from .registry import RATE_METRICS, spec
 from .result import ScoreResult
 from .secondary import judge_gates, judge_secondary
 from .strata import holdout_scores, split_holdout
@@ -303,8 +303,9 @@ def _frame(tallied: RunTallies) -> tuple[Frame, _Slots]:
     frame = Frame(len(clusters))
     sums = {(name, analysis, metric): pair for (name, analysis), t in tallies.items()
             for metric, pair in cluster_sums(t.rows, index).items()}  # fmt: skip
-    rate = {key: frame.add(*pair) for key, pair in sums.items()}
-    pair_slots = {(a, b, analysis, metric): frame.add_paired(sums[(a, analysis, metric)], sums[(b, analysis, metric)])
+    rate = {key: frame.add(*pair, count=spec(key[2]).count) for key, pair in sums.items()}
+    pair_slots = {(a, b, analysis, metric): frame.add_paired(sums[(a, analysis, metric)], sums[(b, analysis, metric)],
+                                                              count=spec(metric).count)
                   for a, b in itertools.combinations(names, 2) for analysis in _ANALYSES
                   for metric in RATE_METRICS}  # fmt: skip  # paired: only cases both were scored on
     unclear: dict[str, tuple[int, int]] = {}  # the precision variants of the gated analysis
@@ -417,9 +418,12 @@ class _Scoring:
         for metric in RATE_METRICS:
             n, d = self.slots.sums[(name, analysis, metric)]
             total_n, total_d = float(n.sum()), float(d.sum())
-            low, high = self.frame.interval(self.slots.rate[(name, analysis, metric)]) if total_d > 0 else (None, None)
+            slot = self.slots.rate[(name, analysis, metric)]
+            low, high = self.frame.interval(slot) if total_d > 0 else (None, None)
             metrics[metric] = {"value": _value(total_n, total_d), "num": _number(total_n),
                                "den": _number(total_d), "lo": low, "hi": high}  # fmt: skip
+            if total_d > 0 and self.frame.exact(slot):
+                metrics[metric]["exact"] = True
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(t.control_fps)
         metrics["completion"].update(_completion_details(t))
         for rule, (found, eligible, uncovered) in sorted(t.rules.items()):
@@ -535,7 +539,7 @@ class _Scoring:
             if metric == "defect_recall":
                 p = mcnemar_table(self.t.tallies[(a, analysis)].found, self.t.tallies[(b, analysis)].found).p
             out.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
-                        "lo": low, "hi": high, "mcnemar_p": p})  # fmt: skip
+                        "lo": low, "hi": high, "mcnemar_p": p, "exact": self.frame.paired_exact(sa, sb)})  # fmt: skip
         return out
 
 

@@ -50,6 +50,8 @@ class MetricSpec:
     over_findings: bool = False
     """The denominator is the reviewer's own findings: a reviewer that said nothing has no
     value, which fails a gate on it (its own doing), not short evidence."""
+    count: bool = False
+    """A count per case, not a proportion (its exact interval is Poisson's, not a binomial's)."""
 
 
 _R, _S = MetricKind.RATE, MetricKind.SUMMARY
@@ -71,7 +73,8 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("localisation", _R, "(run, defect) pairs located / pairs where some finding names the defect's file"),
     MetricSpec("silence_rate", _R, "defect-case runs with no finding / defect-case runs", higher_is_better=False),
     MetricSpec("false_alarm_rate", _R, "control runs with a finding / control runs", higher_is_better=False),
-    MetricSpec("fp_per_clean_case", _R, "false positives on controls / control runs", higher_is_better=False),
+    MetricSpec("fp_per_clean_case", _R, "false positives on controls / control runs", higher_is_better=False,
+               count=True),
     MetricSpec("precision", _R, "identified findings / (located + false-positive findings)", upper="located_precision",
                over_findings=True),
     MetricSpec("located_precision", _R, "located findings / (located + false-positive findings) (upper bound)",

@@ -73,6 +73,9 @@ class MetricValue(_Result):
     den: Number | None = Field(description="Denominator (runs, pairs, findings…).")
     lo: Number | None = Field(description="Low end of the 95% interval (latencies: first quartile).")
     hi: Number | None = Field(description="High end of the 95% interval (latencies: third quartile).")
+    exact: bool | None = Field(default=None, description="The interval is exact on the case clusters (Clopper–Pearson; "
+                               "Poisson for a count per case): resampling the cases had no variance, so a bootstrap "
+                               "interval would have been a point.")
     distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: 0/1/2/3+.")
     states: dict[str, int] | None = Field(default=None, description="completion: runs by terminal state.")
     retired: dict[str, int] | None = Field(default=None, description="completion: earlier attempts that "
@@ -273,6 +276,8 @@ class PairedComparison(_Result):
     lo: float | None
     hi: float | None
     mcnemar_p: float | None = Field(description="Exact McNemar p (defect_recall only).")
+    exact: bool = Field(default=False, description="The interval is Newcombe's from the two sides' exact intervals: "
+                        "the resampled differences had no variance.")
 
 
 class CompareResult(_Result):

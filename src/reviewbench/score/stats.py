@@ -12,9 +12,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import beta, binomtest, chi2
 
-__all__ = ["mcnemar_exact", "percentile_interval", "resample_ratios"]
+__all__ = ["exact_interval", "mcnemar_exact", "newcombe", "percentile_interval", "resample_ratios"]
 
 _BLOCK = 256
 
@@ -53,6 +53,33 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[np.nd
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns stay NaN
         lo, hi = np.nanpercentile(samples, [tail, 100 - tail], axis=0)
     return lo, hi
+
+
+def exact_interval(num: np.ndarray, den: np.ndarray, level: float = 0.95, *, count: bool = False) -> tuple[float, float]:
+    """An exact interval of ``Σnum/Σden`` on the clusters, for when resampling them has no
+    variance (every cluster says the same, or one cluster holds every hit).
+
+    The n clusters with a denominator are the trials and ``rate · n`` the successes:
+    Clopper–Pearson for a proportion (0 of 20 cases: [0, 0.168]); for a count per case
+    (``count``), the exact Poisson interval of ``rate · n`` events over n cases.
+    """
+    n = int((den > 0).sum())
+    if n == 0:
+        raise ValueError("no cluster has a denominator")  # callers check: a programming error
+    rate = float(num.sum() / den.sum())
+    x, tail = rate * n, (1 - level) / 2
+    if count:
+        low = 0.0 if x <= 0 else float(chi2.ppf(tail, 2 * x)) / 2 / n
+        return low, float(chi2.ppf(1 - tail, 2 * x + 2)) / 2 / n
+    low = 0.0 if x <= 0 else float(beta.ppf(tail, x, n - x + 1))
+    high = 1.0 if x >= n else float(beta.ppf(1 - tail, x + 1, n - x))
+    return low, high
+
+
+def newcombe(p_a: float, a: tuple[float, float], p_b: float, b: tuple[float, float]) -> tuple[float, float]:
+    """Newcombe's interval of ``p_a - p_b`` from each side's own interval (method 10)."""
+    d = p_a - p_b
+    return (d - float(np.hypot(p_a - a[0], b[1] - p_b)), d + float(np.hypot(a[1] - p_a, p_b - b[0])))
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float | None:

@@ -1,0 +1,64 @@
+"""A bootstrap over cases has no variance when every case says the same (0 of 60, 1 of 1 per
+case) or when one case holds every hit: its interval collapses to a point, which reads as
+certainty. Such an interval is replaced by an exact one on the clusters (Clopper–Pearson for
+proportions, Poisson for counts per case) and marked exact. Figures computed by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import beta, chi2
+
+from reviewbench.score.frame import Frame
+from reviewbench.score.stats import exact_interval
+
+
+def test_none_of_twenty_cases_is_zero_to_0_168():
+    # Clopper–Pearson upper bound for 0 of n: 1 - (alpha/2)^(1/n) = 1 - 0.025^(1/20) = 0.1684
+    lo, hi = exact_interval(np.zeros(20), np.ones(20))
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 20)) and round(hi, 3) == 0.168
+
+
+def test_all_of_twenty_is_the_mirror_image():
+    lo, hi = exact_interval(np.ones(20), np.ones(20))
+    assert hi == 1.0 and lo == pytest.approx(0.025 ** (1 / 20))
+
+
+def test_one_case_holding_every_hit_is_nearly_uninformative():
+    # precision 2/3, every finding from one case: one cluster, x = 2/3 of 1.
+    num, den = np.array([2.0, 0, 0]), np.array([3.0, 0, 0])
+    lo, hi = exact_interval(num, den)
+    assert lo == pytest.approx(beta.ppf(0.025, 2 / 3, 1 / 3 + 1))
+    assert hi == pytest.approx(beta.ppf(0.975, 2 / 3 + 1, 1 / 3))
+    assert hi - lo > 0.8
+
+
+def test_counts_per_case_use_poisson():
+    # 0 false positives over 20 clean cases: upper chi2(0.975, 2)/2/20 = 3.689/20
+    lo, hi = exact_interval(np.zeros(20), np.ones(20), count=True)
+    assert lo == 0.0 and hi == pytest.approx(chi2.ppf(0.975, 2) / 2 / 20)
+    # 2 per case on each of 10 cases (20 events): [chi2(0.025, 40)/2, chi2(0.975, 42)/2] / 10
+    lo, hi = exact_interval(np.full(10, 2.0), np.ones(10), count=True)
+    assert lo == pytest.approx(chi2.ppf(0.025, 40) / 2 / 10) and hi == pytest.approx(chi2.ppf(0.975, 42) / 2 / 10)
+
+
+def test_the_frame_replaces_only_degenerate_intervals_and_marks_them():
+    frame = Frame(20)
+    zero = frame.add(np.zeros(20), np.ones(20))
+    varied = frame.add(np.array([1.0] * 10 + [0.0] * 10), np.ones(20))
+    frame.resample(500, 0)
+    assert frame.interval(zero) == (0.0, round(1 - 0.025 ** (1 / 20), 6)) and frame.exact(zero)
+    lo, hi = frame.interval(varied)
+    assert lo is not None and hi is not None and lo < 0.5 < hi and not frame.exact(varied)
+
+
+def test_a_degenerate_paired_difference_gets_an_exact_interval():
+    # Both sides 0 of 20: the bootstrap difference is 0 [0, 0]; Newcombe's interval from the
+    # two exact intervals is [-u, u] with u = 1 - 0.025^(1/20).
+    frame = Frame(20)
+    a = frame.add(np.zeros(20), np.ones(20))
+    b = frame.add(np.zeros(20), np.ones(20))
+    frame.resample(200, 0)
+    diff, lo, hi = frame.paired(a, b)
+    u = round(1 - 0.025 ** (1 / 20), 6)
+    assert (diff, lo, hi) == (0.0, -u, u) and frame.paired_exact(a, b)

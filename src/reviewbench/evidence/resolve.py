@@ -157,8 +157,9 @@ def verdicts_from(store: LabelStore) -> list[LabelVerdict]:
     """Human verdicts of every comment whose parts all have final labels."""
     finals = final_labels(store)
     by_comment: dict[str, list] = {}
-    for key, ref in store.claims().items():
-        by_comment.setdefault(ref.source_id, []).append((ref, finals.get(key)))
+    for key, refs in store.claim_sources().items():  # a claim's label is every identical copy's
+        for ref in refs:
+            by_comment.setdefault(ref.source_id, []).append((ref, finals.get(key)))
     out = []
     for source_id, items in sorted(by_comment.items()):
         if any(final is None for _, final in items):

@@ -276,8 +276,13 @@ class LabelStore:
 
     # -- labels ---------------------------------------------------------------------------
 
-    def add(self, rows: list[LabelRow], *, author: str, role: Role, source: str, probe: str = "") -> int:
+    def add(self, rows: list[LabelRow], *, author: str, role: Role, source: str, probe: str = "",
+            skip_unchanged: bool = False) -> int:
         """Append ``rows`` in one transaction; every claim must be known, or nothing is written.
+
+        With ``skip_unchanged`` a row equal to the author's current label of its claim (class,
+        link, answers, note and reason; the time aside) is not written again: a submission
+        sent twice (a double click, a retried request) adds nothing. Returns the rows written.
 
         Raises:
             UsageError: a row names a claim no packet has (export the packets first).
@@ -290,6 +295,8 @@ class LabelStore:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             author = self._canonical(author, role)
+            if skip_unchanged:
+                rows = [r for r in rows if not self._unchanged(r, author, role, probe)]
             prev = chain.head(self.db, "labels")
             values = []
             for r in rows:
@@ -309,6 +316,15 @@ class LabelStore:
             self.db.execute("ROLLBACK")
             raise
         return len(rows)
+
+    def _unchanged(self, row: LabelRow, author: str, role: Role, probe: str) -> bool:
+        current = self.db.execute(
+            f"SELECT class, defect_id, {', '.join(ACTIONABILITY_FIELDS)}, note, reason FROM labels "
+            "WHERE comment_id = ? AND part = ? AND author = ? AND role = ? AND probe = ? ORDER BY seq DESC LIMIT 1",
+            (row.comment_id, row.part, author, role.value, probe)).fetchone()  # fmt: skip
+        mine = (row.label_class.value, row.defect_id, *(getattr(row.fields, name) for name in ACTIONABILITY_FIELDS),
+                row.note, row.reason)  # fmt: skip
+        return current is not None and tuple(_bool(v) if i in range(2, 7) else v for i, v in enumerate(current)) == mine
 
     def check_row(self, row: LabelRow) -> str | None:
         """Why ``row`` cannot be stored (None when it can): an unknown claim, a defect link that

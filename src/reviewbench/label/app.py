@@ -351,8 +351,9 @@ def build_app(options: AppOptions) -> Starlette:
         if mode == "r" and any(r.reason is not None for r in rows):
             raise _Refused(400, "reasons belong to adjudications")
         with state.lock, LabelStore(options.rundir) as store:
-            store.add(rows, author=person.name, role=person.role, source="app")
-        return JSONResponse({"saved": len(rows), "next": url(mode, person)})
+            # The same labels sent again (a double click, Enter twice) add no rows.
+            saved = store.add(rows, author=person.name, role=person.role, source="app", skip_unchanged=True)
+        return JSONResponse({"saved": saved, "unchanged": len(rows) - saved, "next": url(mode, person)})
 
     async def static(request: Request) -> Response:
         name = request.path_params["file"]

@@ -389,7 +389,7 @@ def test_the_rubric_line_numbers_and_the_form_are_on_screen(rundir, serve, page)
     assert first.locator("input[data-role=link]").first.is_disabled()
     page.keyboard.press("y")  # no question to answer for a false positive
     assert first.locator("input[data-role=field]:checked").count() == 0
-    assert "wrong" in first.locator("[data-role=hint]").inner_text()
+    assert "wrong, or not a problem" in first.locator("fieldset.cls").inner_text()  # each class says what it means
     page.keyboard.press("t")
     assert first.locator("fieldset.fields").evaluate("f => f.disabled") is False
     assert first.locator("input[data-field=evidence][value=yes]").is_enabled()

@@ -73,7 +73,14 @@ RUBRIC = {
     "unclear": "You cannot tell what it claims, or whether it is right, from the change, the tests and the "
                "gold defects.",
 }
-"""What each class means, shown beside its choice (rubric 003-1)."""
+"""What each class means, in the rubric panel and a choice's tooltip (rubric 003-1)."""
+RUBRIC_SHORT = {
+    "true_finding": "a real problem of this change: link its gold defect, or valid incidental",
+    "false_positive": "wrong, or not a problem of this change",
+    "duplicate": "repeats another claim of this review",
+    "unclear": "you cannot tell what it claims, or whether it holds",
+}
+"""The same, in a line under each choice."""
 QUESTIONS = {
     "location": "Does it point at the affected code (file and line, or the function)?",
     "consequence": "Does it say what goes wrong (which behaviour, input or failure)?",
@@ -422,7 +429,7 @@ def build_app(options: AppOptions) -> Starlette:
         response = render("packet.html", mode, name=person.name, packet=packet, claims=shown, own=own,
                           initial=initial, earlier=earlier, position=position, total=total,
                           fields=ACTIONABILITY_FIELDS, field_keys=FIELD_KEYS, field_names=FIELD_NAMES,
-                          class_keys=CLASS_KEYS, rubric=RUBRIC, questions=QUESTIONS, diff_rows=rows,
+                          class_keys=CLASS_KEYS, rubric=RUBRIC, rubric_short=RUBRIC_SHORT, questions=QUESTIONS, diff_rows=rows,
                           anchors=anchors, page=page, pages=pages, first=first + 1,
                           last=first + len(shown), claim_total=len(claims), links=links,
                           max_body=MAX_BODY)  # fmt: skip

@@ -71,7 +71,6 @@
   }
   function complete(state) { return missing(state) === null; }
   function status(text) { document.getElementById("status").textContent = text; }
-  var RUBRIC = {};
   var doneAt = claims.map(function () { return null; });
   var flagged = null;           // the claim a "not complete" message names
   function sync(el) {           // identifies and actionability belong to true findings only
@@ -79,8 +78,6 @@
     Array.prototype.forEach.call(el.querySelectorAll('[data-role="tf-only"]'), function (box) {
       box.disabled = cls !== null && !tf;
     });
-    var hint = el.querySelector('[data-role="hint"]');
-    if (cls && hint && RUBRIC[cls]) { hint.textContent = RUBRIC[cls]; }
   }
   function update(i) {
     var el = claims[i];
@@ -93,11 +90,6 @@
     else if (flagged === i) { status("claim " + (i + 1) + " is not complete: " + missing(read(el))); }
   }
   function activeMsNow() { tick(); return activeMs; }
-  claims.forEach(function (el) {
-    Array.prototype.forEach.call(el.querySelectorAll('input[data-role="class"]'), function (input) {
-      RUBRIC[input.value] = input.parentNode.title;
-    });
-  });
   claims.forEach(function (el, i) {
     sync(el);
     el.classList.toggle("complete", complete(read(el)));

@@ -133,12 +133,18 @@ def test_serve_without_anyone_to_serve_is_one_line(rundir):
 
 
 def test_serve_with_nothing_to_label_refuses_before_printing_a_link(tmp_path):
+    from reviewbench.evidence.store import LabelStore, Role
+
     from .conftest import write_corpus, write_runs
 
     empty = write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"), findings={})
+    with LabelStore(empty) as store:
+        token = store.invite("ann", Role.RATER)
     proc = run("label", "serve", empty, "--port", "0", "--rater", "ann")
     one_error(proc, 2, "no reviewer comment to label")
     assert "http://" not in proc.stderr + proc.stdout
+    with LabelStore(empty) as store:
+        assert store.identify(token) is not None  # refused before any token was rotated
     proc = run("label", "serve", tmp_path / "nowhere", "--port", "0", "--rater", "ann")
     assert proc.returncode != 0 and "http://" not in proc.stderr + proc.stdout
 

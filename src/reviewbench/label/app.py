@@ -489,10 +489,12 @@ def build_app(options: AppOptions) -> Starlette:
     return app
 
 
-def serve(options: AppOptions, port: int, on_ready: Callable[[int], None] | None = None) -> None:
+def serve(options: AppOptions, port: int, on_ready: Callable[[int], None] | None = None,
+          prepare: Callable[[], None] | None = None) -> None:
     """Run the app on ``127.0.0.1:port`` until interrupted; ``on_ready`` gets the port bound
     (``port`` 0 picks a free one) once the socket accepts connections, so a link printed then
-    answers at once.
+    answers at once. ``prepare`` runs once the run directory is known to have claims, before
+    the port is bound (``label serve`` issues its tokens there, so a refusal rotates none).
 
     Raises:
         UsageError: the run directory has no reviewer comment to label, or the port is taken.
@@ -503,6 +505,8 @@ def serve(options: AppOptions, port: int, on_ready: Callable[[int], None] | None
     if not app.state.packets:
         raise UsageError(f"no reviewer comment to label in {options.rundir}: no completed review there produced "
                          "findings ('reviewbench runs' lists its runs)")  # fmt: skip
+    if prepare is not None:
+        prepare()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

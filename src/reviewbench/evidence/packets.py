@@ -196,11 +196,11 @@ def build_packets(rundir: Path, secret: bytes, known: Mapping[str, Collection[st
     # review. Each is shown in the first review of the export order that has it, so identical
     # reviews collapse into one packet and a review's claims are not scattered.
     runs.sort(key=lambda r: _mac(secret, "packet-order", "p" + _mac(secret, "packet", r.run_id)[:12]))
-    groups: dict[tuple, list[tuple[str, RunRow, int, list[str], str]]] = {}
+    groups: dict[tuple[object, ...], list[tuple[str, RunRow, int, list[str], str]]] = {}
     for run in runs:
         if run.case_id not in cases:
             continue  # a run of a case the corpus no longer has: nothing to show
-        seen: dict[tuple, int] = {}
+        seen: dict[tuple[object, ...], int] = {}
         for index, finding in enumerate(run.findings):
             parts = split_claim(finding.claim)
             base = (run.case_id, finding.path, finding.line, tuple(normalise(p) for p in parts))

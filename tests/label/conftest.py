@@ -116,28 +116,30 @@ def write_corpus(out: Path) -> Path:
     return out
 
 
-def write_runs(out: Path, corpus: Path, findings: dict | None = None) -> Path:
+def write_runs(out: Path, corpus: Path, findings: dict | None = None, repeats: int = 1,
+               extra: dict | None = None) -> Path:
+    """Runs of every condition on every case, ``repeats`` times each (the same findings every
+    time, plus ``extra[(condition, case, repetition)]``); the run store is created if new."""
     findings_by_run = FINDINGS if findings is None else findings
     gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
     store = RunStore(out / "runs.sqlite", create=True)
     experiment = {"corpus": str(corpus), "condition": [{"name": c, "reviewer": {"kind": "openai", "model": MODEL}}
                                                        for c in CONDITIONS]}  # fmt: skip
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha, "experiment": json.dumps(experiment)})
-    for condition in CONDITIONS:
-        for case_id in CASE_IDS:
-            claims = findings_by_run.get((condition, case_id), [])
-            findings = [Finding(path=f"app/{case_id}.py", line=2, claim=c, raw=f"app/{case_id}.py:2 {c}")
-                        for c in claims]  # fmt: skip
-            store.record(RunRow(
-                run_id=run_id(case_id, condition), case_id=case_id, condition=condition, repetition=0,
-                variant="original", state="completed_findings" if findings else "completed_no_findings",
-                started_at=None, ended_at=None, latency_s=1.0, attempts=1, cached=False,
-                model_requested=MODEL, model_returned=MODEL, params={}, prompt_sha256=PROMPT_SHA,
-                guidance_sha256=None, gold_sha256=gold_sha, tool_version="test", tokens_in=1, tokens_out=1,
-                raw_output="\n".join(f.raw for f in findings) or "NO_ISSUES", unparsed=[], error=None,
-                cache_key=f"k-{condition}-{case_id}", findings=findings,
-            ), None)  # fmt: skip
+    for condition, case_id, rep in ((c, k, r) for c in CONDITIONS for k in CASE_IDS for r in range(repeats)):
+        claims = [*findings_by_run.get((condition, case_id), []), *(extra or {}).get((condition, case_id, rep), [])]
+        findings = [Finding(path=f"app/{case_id}.py", line=2, claim=c, raw=f"app/{case_id}.py:2 {c}")
+                    for c in claims]  # fmt: skip
+        store.record(RunRow(
+            run_id=run_id(case_id, condition, rep), case_id=case_id, condition=condition, repetition=rep,
+            variant="original", state="completed_findings" if findings else "completed_no_findings",
+            started_at=None, ended_at=None, latency_s=1.0, attempts=1, cached=False,
+            model_requested=MODEL, model_returned=MODEL, params={}, prompt_sha256=PROMPT_SHA,
+            guidance_sha256=None, gold_sha256=gold_sha, tool_version="test", tokens_in=1, tokens_out=1,
+            raw_output="\n".join(f.raw for f in findings) or "NO_ISSUES", unparsed=[], error=None,
+            cache_key=f"k-{condition}-{case_id}-{rep}", findings=findings,
+        ), None)  # fmt: skip
     store.close()
     return out
 

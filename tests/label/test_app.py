@@ -268,3 +268,183 @@ def test_a_long_packet_is_labelled_page_by_page(tmp_path, serve, page):
     page.wait_for_selector("#done")
     with LabelStore(rundir) as store:
         assert len(store.rows(role=Role.RATER)) == PAGE_SIZE + 5
+
+
+# -- issue 27, items 8-10: work kept, saved once, the rubric on screen, adjudication -------------
+
+
+def _first_packet(page, base, rundir, name="ann"):
+    page.goto(f"{base}/r/{name}?token={invite(rundir, name)}")
+    page.wait_for_selector("article.claim.current")
+
+
+def test_a_reload_or_a_closed_tab_keeps_the_choices_and_leaving_asks_first(rundir, serve, page):
+    base = serve(AppOptions(rundir))
+    _first_packet(page, base, rundir)
+    packet_url = page.url
+    page.keyboard.press("u")
+    page.keyboard.press("o")
+    page.keyboard.type("half-way note")
+    page.keyboard.press("Escape")
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.type), d.accept()))
+    page.reload()
+    page.wait_for_selector("article.claim.current")
+    assert dialogs == ["beforeunload"]  # leaving with unsaved choices asks first
+    first = page.locator("article.claim").first
+    assert first.locator("input[data-role=class][value=unclear]").is_checked()
+    assert first.locator("textarea[data-role=note]").input_value() == "half-way note"
+    assert "restored" in page.locator("#status").inner_text()
+    # a closed tab: a new page of the same browser finds the draft too
+    page.close(run_before_unload=False)
+    again = page.context.new_page()
+    again.goto(packet_url)
+    again.wait_for_selector("article.claim.current")
+    assert again.locator("article.claim").first.locator("input[data-role=class][value=unclear]").is_checked()
+    # saved: the draft is gone, and leaving no longer asks
+    for _ in range(again.locator("article.claim").count() - 1):
+        again.keyboard.press("j")
+        again.keyboard.press("f")
+    again.keyboard.press("Enter")
+    again.wait_for_url(lambda url: url != packet_url)
+    assert again.evaluate("Object.keys(localStorage).filter(k => k.startsWith('reviewbench-draft'))") == []
+    with LabelStore(rundir) as store:
+        rows = store.rows(role=Role.RATER)
+    assert any(r.row.note == "half-way note" and r.row.label_class.value == "unclear" for r in rows)
+
+
+def test_three_clicks_on_save_and_a_double_enter_write_each_label_once(rundir, serve, page):
+    base = serve(AppOptions(rundir))
+    _first_packet(page, base, rundir)
+    n = claim_count(page)
+    for i in range(n):
+        if i:
+            page.keyboard.press("j")
+        page.keyboard.press("f")
+    before = page.url
+    disabled = page.evaluate("""() => { const b = document.getElementById('save');
+        b.click(); const d = b.disabled; b.click(); b.click(); return d; }""")
+    assert disabled is True  # the button is off while the save is under way
+    page.wait_for_url(lambda url: url != before)
+    page.wait_for_selector("article.claim.current")
+    with LabelStore(rundir) as store:
+        assert len(store.rows(role=Role.RATER)) == n
+    # the next packet: Enter twice in a row
+    m = claim_count(page)
+    for i in range(m):
+        if i:
+            page.keyboard.press("j")
+        page.keyboard.press("f")
+    before = page.url
+    page.evaluate("""() => { for (let i = 0; i < 2; i++)
+        document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true})); }""")
+    page.wait_for_url(lambda url: url != before)
+    with LabelStore(rundir) as store:
+        assert len(store.rows(role=Role.RATER)) == n + m
+
+
+def test_the_server_ignores_an_identical_resubmission(rundir, serve):
+    from .conftest import Http
+
+    base = serve(AppOptions(rundir))
+    http = Http(base)
+    with LabelStore(rundir) as store:
+        claims = store.packets().claims
+    packet = claims[0].packet_id
+    labels = [{"comment_id": c.comment_id, "part": c.part, "class": "false_positive", "triage_s": 2.0}
+              for c in claims if c.packet_id == packet]  # fmt: skip
+    cookie = {"cookie": f"reviewbench_token={invite(rundir, 'ann')}"}
+    answers = [json.loads(http.post_json(f"/r/ann/p/{packet}", {"labels": labels}, cookie)[2]) for _ in range(3)]
+    assert [a["saved"] for a in answers] == [len(labels), 0, 0]
+    assert answers[1]["unchanged"] == len(labels)
+    with LabelStore(rundir) as store:
+        assert len(store.rows(role=Role.RATER)) == len(labels)
+        store.verify_chain()
+
+
+def test_the_rubric_line_numbers_and_the_form_are_on_screen(rundir, serve, page):
+    base = serve(AppOptions(rundir))
+    _first_packet(page, base, rundir)  # 1280 × 900
+    first = page.locator("article.claim").first
+    box = first.locator("fieldset.fields").bounding_box()
+    assert box["y"] + box["height"] <= 900  # the whole first form, class to actionability, above the fold
+    assert page.locator("#save").bounding_box()["y"] < 900
+    # the rubric: what each class and question asks, on the page and beside each answer
+    page.locator("#rubric summary").click()
+    rubric = page.locator("#rubric").inner_text()
+    for words in ("valid incidental", "duplicate", "cannot tell", "evidence a reader can check", "severity"):
+        assert words in rubric
+    assert "evidence a reader can check" in first.locator(".field[data-field=evidence]").inner_text()
+    # the diff is numbered and the claimed line is marked
+    assert page.locator("table.diff td.ln").count() > 0
+    where = first.locator(".where code").inner_text()  # app/case-N.py:2
+    current = page.locator("tr.current-line")
+    assert current.count() == 1 and current.locator("td.ln").nth(1).inner_text() == where.rsplit(":", 1)[1]
+    assert "+" in current.locator("td.code").inner_text()[:1]
+    # a false positive: "identifies" and the five questions are off; a true finding turns them on
+    page.keyboard.press("f")
+    assert first.locator("fieldset.link").evaluate("f => f.disabled") is True
+    assert first.locator("fieldset.fields").evaluate("f => f.disabled") is True
+    assert first.locator("input[data-field=evidence][value=yes]").is_disabled()
+    assert first.locator("input[data-role=link]").first.is_disabled()
+    page.keyboard.press("y")  # no question to answer for a false positive
+    assert first.locator("input[data-role=field]:checked").count() == 0
+    assert "wrong, or not a problem" in first.locator("fieldset.cls").inner_text()  # each class says what it means
+    page.keyboard.press("t")
+    assert first.locator("fieldset.fields").evaluate("f => f.disabled") is False
+    assert first.locator("input[data-field=evidence][value=yes]").is_enabled()
+
+
+def test_adjudication_counts_disputed_claims_clears_fixed_messages_and_asks_the_reason_first(rundir, serve, page,
+                                                                                             tmp_path):  # fmt: skip
+    with LabelStore(rundir) as store:
+        claims = store.packets().claims
+    targets = [c for c in claims if c.text in ("style nit", "unused import")]
+    rows = {c: {"comment_id": c.comment_id, "part": c.part, "class": "false_positive"} for c in claims}
+    (tmp_path / "ann.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
+    for c in targets:
+        rows[c] = {**rows[c], "class": "unclear"}
+    (tmp_path / "bob.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows.values()))
+    import_labels(rundir, tmp_path / "ann.jsonl", rater="ann")
+    import_labels(rundir, tmp_path / "bob.jsonl", rater="bob")
+    base = serve(AppOptions(rundir))
+    page.goto(f"{base}/?token={invite(rundir, 'ada', Role.ADJUDICATOR)}")
+    page.wait_for_selector("article.claim.current")
+    assert "disputed claim 1 of 2" in page.locator("header").inner_text()
+    assert "packet" not in page.locator("header").inner_text()
+    claim = page.locator("article.claim").first
+    reason, note = claim.locator("textarea[data-role=reason]"), claim.locator("textarea[data-role=note]")
+    assert reason.bounding_box()["y"] < note.bounding_box()["y"]  # the reason comes first
+    page.keyboard.press("f")
+    page.keyboard.press("Enter")
+    assert page.locator("#status").inner_text() == "claim 1 is not complete: give a reason"
+    page.keyboard.press("r")
+    page.keyboard.type("not a defect")
+    assert page.locator("#status").inner_text() == ""  # fixed: the message goes
+    page.keyboard.press("Escape")
+    before = page.url
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: url != before)
+    page.wait_for_selector("article.claim.current")
+    assert "disputed claim 1 of 1" in page.locator("header").inner_text()
+    page.keyboard.press("f")
+    page.keyboard.press("r")
+    page.keyboard.type("not a defect either")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#done")
+    # a new rater disagreeing with an adjudicated claim re-opens it for the adjudicator
+    first = next(r for r in store_rows(rundir, Role.ADJUDICATOR))
+    (tmp_path / "cat.jsonl").write_text(json.dumps({"comment_id": first.row.comment_id, "part": first.row.part,
+                                                    "class": "unclear"}) + "\n")  # fmt: skip
+    import_labels(rundir, tmp_path / "cat.jsonl", rater="cat")
+    page.goto(f"{base}/a/ada")
+    page.wait_for_selector("article.claim.current")
+    assert "disputed claim 1 of 1" in page.locator("header").inner_text()
+    text = page.locator("article.claim").inner_text()
+    assert "cat: unclear" in text and "re-opened" in text and "adjudicated before by ada" in text
+
+
+def store_rows(rundir, role):
+    with LabelStore(rundir) as store:
+        return store.rows(role=role)

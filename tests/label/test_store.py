@@ -169,3 +169,50 @@ def test_adjudication_keeps_both_initial_labels_and_makes_verdicts_human(rundir,
     assert triage.runs == 5 and triage.adjudication_minutes == 1.0
     # case-1 / first condition: ann 30 + 5, bob 30 + 10 seconds
     assert triage.per_case["case-1"] == pytest.approx((30 + 5 + 30 + 10 + 6 * 10) / 60, abs=1e-6)
+
+
+def test_an_identical_resubmission_writes_nothing_new(rundir, keys):
+    """Save clicked three times, Enter twice: one row per claim (issue 27, item 8). A change,
+    or a label changed back, is a new row; the time alone changing is not a new label."""
+    from reviewbench.label import LabelRow
+
+    nit, vague = keys["style nit"], keys["maybe a problem here"]
+    first = [LabelRow.model_validate(row(nit, "false_positive")), LabelRow.model_validate(row(vague, "unclear"))]
+    with LabelStore(rundir) as store:
+        assert store.add(first, author="ann", role=Role.RATER, source="app", skip_unchanged=True) == 2
+        assert store.add(first, author="ann", role=Role.RATER, source="app", skip_unchanged=True) == 0
+        again = [r.model_copy(update={"triage_s": 99.0}) for r in first]
+        assert store.add(again, author="ANN", role=Role.RATER, source="app", skip_unchanged=True) == 0
+        changed = [first[0], LabelRow.model_validate(row(vague, "false_positive"))]
+        assert store.add(changed, author="ann", role=Role.RATER, source="app", skip_unchanged=True) == 1
+        assert store.add(first, author="ann", role=Role.RATER, source="app", skip_unchanged=True) == 1  # back
+        assert store.add(first, author="bob", role=Role.RATER, source="app", skip_unchanged=True) == 2  # another rater
+        assert len(store.rows(role=Role.RATER)) == 6
+        store.verify_chain()
+
+
+def test_a_rater_disagreeing_after_adjudication_reopens_the_claim(rundir, keys, tmp_path):
+    """A new rater (or a changed label) at odds with the adjudicated label puts the claim back
+    before the adjudicator (issue 27, item 10); agreeing with it leaves it settled."""
+    from reviewbench.evidence.resolve import ClaimStatus, _adjudications, claim_status, final_labels
+
+    nit = keys["style nit"]
+    nit_id = f"{run_id('case-1', CONDITIONS[0])}:1"
+    import_labels(rundir, write(tmp_path / "a.jsonl", [row(nit, "false_positive")]), rater="ann")
+    import_labels(rundir, write(tmp_path / "b.jsonl", [row(nit, "unclear")]), rater="bob")
+    import_labels(rundir, write(tmp_path / "adj.jsonl", [row(nit, "false_positive", reason="style only")]),
+                  adjudicator="ada")  # fmt: skip
+
+    def status():
+        with LabelStore(rundir) as store:
+            return claim_status(store.latest(Role.RATER), _adjudications(store), nit), nit in final_labels(store)
+
+    assert status() == (ClaimStatus.ADJUDICATED, True)
+    import_labels(rundir, write(tmp_path / "c.jsonl", [row(nit, "false_positive")]), rater="cat")
+    assert status() == (ClaimStatus.ADJUDICATED, True)  # agrees with the final label
+    import_labels(rundir, write(tmp_path / "d.jsonl", [row(nit, "true_finding", "d-1", YES)]), rater="dan")
+    assert status() == (ClaimStatus.DISPUTED, False)
+    assert nit_id not in {v.comment_id for v in human_verdicts(rundir)}
+    import_labels(rundir, write(tmp_path / "adj2.jsonl", [row(nit, "false_positive", reason="dan's d-1 is elsewhere")]),
+                  adjudicator="ada")  # fmt: skip
+    assert status() == (ClaimStatus.ADJUDICATED, True)

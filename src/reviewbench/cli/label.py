@@ -101,16 +101,25 @@ def serve_command(rundir: Path, port: int, raters: tuple[str, ...], adjudicators
     with every rater's label, and record final labels with a reason. Stop with Ctrl-C.
     """
     from ..errors import UsageError
-    from ..evidence.store import LabelStore, Role
+    from ..evidence.store import LabelStore, Role, check_name
     from ..label.app import AppOptions, serve
 
-    with LabelStore(rundir) as store:
-        issued = [(name, role, store.invite(name, role))
-                  for names, role in ((raters, Role.RATER), (adjudicators, Role.ADJUDICATOR)) for name in names]  # fmt: skip
-        people = store.people()
-    if not people:
-        raise UsageError("nobody could open the app: name its people with --rater NAME and --adjudicator NAME, "
-                         "or invite them with 'reviewbench label invite RUNDIR NAME'")  # fmt: skip
+    issued: list[tuple[str, Role, str]] = []
+    people = []
+
+    def prepare() -> None:  # once the run directory is known to hold claims: no token rotated for nothing
+        with LabelStore(rundir) as store:
+            if not (raters or adjudicators or store.people()):
+                raise UsageError("nobody could open the app: name its people with --rater NAME and --adjudicator "
+                                 "NAME, or invite them with 'reviewbench label invite RUNDIR NAME'")  # fmt: skip
+            issued.extend((name, role, store.invite(name, role))
+                          for names, role in ((raters, Role.RATER), (adjudicators, Role.ADJUDICATOR))
+                          for name in names)  # fmt: skip
+            people.extend(store.people())
+
+    for names, what in ((raters, "rater"), (adjudicators, "adjudicator")):
+        for name in names:
+            check_name(name, what)  # a bad name is refused before anything is built
 
     def ready(bound: int) -> None:  # plain lines: a link must never be wrapped
         click.echo(f"labelling app on http://127.0.0.1:{bound}/; Ctrl-C to stop. One link per person, "
@@ -122,7 +131,7 @@ def serve_command(rundir: Path, port: int, raters: tuple[str, ...], adjudicators
             click.echo(f"  and {len(others)} invited before, with their own links: "
                        + ", ".join(f"{p.role.value} {p.name}" for p in others), err=True)  # fmt: skip
 
-    serve(AppOptions(rundir=rundir), port, on_ready=ready)
+    serve(AppOptions(rundir=rundir), port, on_ready=ready, prepare=prepare)
 
 
 @label_group.command("invite")

@@ -20,10 +20,10 @@ __all__ = ["judge_verdicts", "label_verdicts", "score_overrides"]
 def judge_verdicts(store: LabelStore, human: set[str]) -> list[LabelVerdict]:
     """Judge verdicts of comments without a human one, from usable calibrated judges only."""
     by_judge = store.latest(Role.JUDGE)
-    claims = store.claims()
     parts_of: dict[str, list] = {}
-    for key, ref in claims.items():
-        parts_of.setdefault(ref.source_id, []).append((key, ref))
+    for key, refs in store.claim_sources().items():  # every identical copy takes the claim's label
+        for ref in refs:
+            parts_of.setdefault(ref.source_id, []).append((key, ref))
     out: dict[str, LabelVerdict] = {}
     for judge, labels in sorted(by_judge.items()):
         calibration = store.latest_calibration(judge)

@@ -5,6 +5,13 @@ random secret kept in ``labels.sqlite``): stable across exports, yet a rater who
 experiment cannot recompute them, whereas a run id is a plain hash of case, condition and
 repetition. The claim order inside a packet and the packet order of an export are fixed
 random permutations drawn from the same secret, so neither follows the condition.
+
+A claim is labelled once per case: comments of the same case with the same normalised text
+at the same place (path and line) are one claim, shown in one packet, whatever run or
+repetition wrote them; its label applies to every copy. The n-th copy within one review
+matches the n-th of another, so a review that says one thing twice still shows it twice
+(the second may be a duplicate). A packet whose claims all appear elsewhere is not
+exported, so raters never see that repetitions exist.
 """
 
 from __future__ import annotations
@@ -12,16 +19,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import unicodedata
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CorpusError, UsageError
-from ..records import GoldRecord, RunState
+from ..records import GoldRecord, RunRow, RunState
 from ..store.corpus import Corpus, read_corpus
 from ..store.runs import RUNS_DB, RunStore
 from .records import LabelPacket, PacketClaim, PacketDefect, PacketLocation, PacketTests
 
-__all__ = ["ClaimRef", "PacketSet", "build_packets", "comment_key", "corpus_of", "split_claim"]
+__all__ = ["ClaimRef", "PacketSet", "build_packets", "comment_key", "corpus_of", "normalise", "split_claim"]
 
 SPLIT_OVER = 240
 """A comment longer than this many characters is split into sentences when it has several."""
@@ -53,9 +62,18 @@ def split_claim(text: str) -> list[str]:
     return parts or [text]
 
 
+def normalise(text: str) -> str:
+    """A claim's text as compared for identity: NFC, case-folded, runs of white space as one space."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+
+
 @dataclass(frozen=True)
 class ClaimRef:
-    """Where an atomic claim of a packet comes from (kept out of packets)."""
+    """Where an atomic claim of a packet comes from (kept out of packets).
+
+    One per run-store comment: identical comments of a case share ``comment_id``, ``part``,
+    ``packet_id`` and ``text`` (those of the copy shown) and differ in ``source_id``.
+    """
 
     comment_id: str
     """Opaque, as in the packet."""
@@ -76,6 +94,9 @@ class PacketSet:
 
     packets: list[LabelPacket]
     claims: list[ClaimRef]
+    """The claims shown, one per (comment_id, part), each with the comment of the copy shown."""
+    sources: list[ClaimRef]
+    """Every run-store comment's parts, each under the claim that shows it (identical copies included)."""
     corpus: Corpus
 
 
@@ -147,13 +168,22 @@ def corpus_of(rundir: Path) -> Corpus:
     return corpus
 
 
-def build_packets(rundir: Path, secret: bytes) -> PacketSet:
-    """Packets of every completed review with findings in ``rundir``.
+def build_packets(rundir: Path, secret: bytes, known: Mapping[str, Collection[str]] | None = None,
+                  labelled: Mapping[str, int] | None = None) -> PacketSet:
+    """Packets of every completed review with findings in ``rundir``, each distinct claim once.
+
+    Args:
+        known: the comment ids each run-store comment was exported under before (the label
+            store's map): a claim keeps its id as runs are added, and labels stay with it.
+        labelled: label rows per comment id; among identical comments exported under
+            different ids before (one id per comment, as once), the id with the most labels
+            is kept.
 
     Raises:
         CorpusError: the run directory or its corpus is missing or damaged.
         UsageError: the corpus's gold changed since the runs.
     """
+    known, labelled = known or {}, labelled or {}
     corpus = corpus_of(rundir)
     cases = {c.case_id: c for c in corpus.cases}
     gold = {g.case_id: g for g in corpus.gold}
@@ -162,36 +192,59 @@ def build_packets(rundir: Path, secret: bytes) -> PacketSet:
         runs = [r for r in store.runs() if r.state == RunState.COMPLETED_FINDINGS.value and r.findings]
     finally:
         store.close()
+    # Identical comments of a case: same place, same normalised parts, same occurrence in its
+    # review. Each is shown in the first review of the export order that has it, so identical
+    # reviews collapse into one packet and a review's claims are not scattered.
+    runs.sort(key=lambda r: _mac(secret, "packet-order", "p" + _mac(secret, "packet", r.run_id)[:12]))
+    groups: dict[tuple[object, ...], list[tuple[str, RunRow, int, list[str], str]]] = {}
+    for run in runs:
+        if run.case_id not in cases:
+            continue  # a run of a case the corpus no longer has: nothing to show
+        seen: dict[tuple[object, ...], int] = {}
+        for index, finding in enumerate(run.findings):
+            parts = split_claim(finding.claim)
+            base = (run.case_id, finding.path, finding.line, tuple(normalise(p) for p in parts))
+            seen[base] = seen.get(base, 0) + 1
+            groups.setdefault((*base, seen[base]), []).append(
+                (comment_key(run.run_id, index), run, index, parts, "p" + _mac(secret, "packet", run.run_id)[:12]))
+    shown: dict[str, list[tuple[str, PacketClaim]]] = {}
+    claims: list[ClaimRef] = []
+    sources: list[ClaimRef] = []
+    for copies in groups.values():
+        own = {source: "c" + _mac(secret, "comment", source)[:12] for source, *_ in copies}
+        earlier = {cid for source in own for cid in known.get(source, ())}
+        chosen = min(earlier, key=lambda c: (-labelled.get(c, 0), c)) if earlier else own[copies[0][0]]
+        source, run, index, parts, packet_id = copies[0]
+        finding = run.findings[index]
+        for part, text in enumerate(parts):
+            claim = PacketClaim(comment_id=chosen, part=part, parts=len(parts), path=finding.path,
+                                line=finding.line, text=text)  # fmt: skip
+            # Parts of one comment stay together, in their own order; comments are shuffled.
+            shown.setdefault(packet_id, []).append((_mac(secret, "order", source) + f"{part:04d}", claim))
+            claims.append(ClaimRef(comment_id=chosen, part=part, parts=len(parts), source_id=source,
+                                   run_id=run.run_id, index=index, case_id=run.case_id, packet_id=packet_id,
+                                   text=text))  # fmt: skip
+            sources.extend(ClaimRef(comment_id=chosen, part=part, parts=len(parts), source_id=other,
+                                    run_id=other_run.run_id, index=other_index, case_id=run.case_id,
+                                    packet_id=packet_id, text=text)
+                           for other, other_run, other_index, *_ in copies)  # fmt: skip
     diffs: dict[str, str] = {}
     tests: dict[str, PacketTests] = {}
     packets: list[LabelPacket] = []
-    refs: list[ClaimRef] = []
     for run in runs:
-        case = cases.get(run.case_id)
-        if case is None:
-            continue  # a run of a case the corpus no longer has: nothing to show
+        packet_id = "p" + _mac(secret, "packet", run.run_id)[:12]
+        if packet_id not in shown:
+            continue  # every claim of this review is shown in another packet of its case
+        case = cases[run.case_id]
         if case.case_id not in diffs:
             diffs[case.case_id] = _diff(corpus, case.patch)
             tests[case.case_id] = _tests(corpus, gold.get(case.case_id))
-        packet_id = "p" + _mac(secret, "packet", run.run_id)[:12]
-        claims: list[tuple[str, PacketClaim, ClaimRef]] = []
-        for index, finding in enumerate(run.findings):
-            source = comment_key(run.run_id, index)
-            opaque = "c" + _mac(secret, "comment", source)[:12]
-            parts = split_claim(finding.claim)
-            for part, text in enumerate(parts):
-                claim = PacketClaim(comment_id=opaque, part=part, parts=len(parts), path=finding.path,
-                                    line=finding.line, text=text)  # fmt: skip
-                ref = ClaimRef(comment_id=opaque, part=part, parts=len(parts), source_id=source, run_id=run.run_id,
-                               index=index, case_id=run.case_id, packet_id=packet_id, text=text)  # fmt: skip
-                # Parts of one comment stay together, in their own order; comments are shuffled.
-                claims.append((_mac(secret, "order", source) + f"{part:04d}", claim, ref))
-        claims.sort(key=lambda item: item[0])
         packets.append(LabelPacket(
             packet_id=packet_id, title=case.title, paths=list(case.paths), diff=diffs[case.case_id],
             tests=tests[case.case_id], defects=_defects(gold.get(case.case_id)),
-            claims=[claim for _, claim, _ in claims],
+            claims=[claim for _, claim in sorted(shown[packet_id], key=lambda item: item[0])],
         ))  # fmt: skip
-        refs.extend(ref for _, _, ref in claims)
     packets.sort(key=lambda p: _mac(secret, "packet-order", p.packet_id))
-    return PacketSet(packets=packets, claims=refs, corpus=corpus)
+    order = {p.packet_id: n for n, p in enumerate(packets)}
+    claims.sort(key=lambda c: (order[c.packet_id], _mac(secret, "order", c.source_id), c.part))
+    return PacketSet(packets=packets, claims=claims, sources=sources, corpus=corpus)

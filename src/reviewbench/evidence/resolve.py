@@ -1,7 +1,8 @@
 """From stored labels to final labels, agreement and the human verdicts scoring uses.
 
-A claim's label is final when an adjudicator labelled it (their latest row), or when two
-or more raters labelled it and agree: same class, same defect link and, for a true finding,
+A claim's label is final when an adjudicator labelled it (their latest row) and no rater
+has since given a label at odds with it (that re-opens the claim for the adjudicator), or
+when two or more raters labelled it and agree: same class, same defect link and, for a true finding,
 the same five actionability answers. Raters who disagree put the claim in the
 adjudication queue; a single rater's label is never final. Initial labels are never
 replaced: adjudications are rows of their own.
@@ -83,10 +84,17 @@ def _agreed_fields(rows: list[LabelRow]) -> ActionabilityFields:
     return ActionabilityFields(**values)
 
 
+def reopened(raters: dict[str, dict[Key, StoredLabel]], adjudication: StoredLabel, key: Key) -> bool:
+    """A rater's current label, written after the adjudication, disagrees with it (a new
+    rater, or one who changed their mind): the claim goes back to the adjudicator."""
+    return any(key in labels and labels[key].seq > adjudication.seq and disagree(labels[key].row, adjudication.row)
+               for labels in raters.values())  # fmt: skip
+
+
 def claim_status(raters: dict[str, dict[Key, StoredLabel]], adjudicated: dict[Key, StoredLabel],
                  key: Key) -> ClaimStatus:  # fmt: skip
     if key in adjudicated:
-        return ClaimStatus.ADJUDICATED
+        return ClaimStatus.DISPUTED if reopened(raters, adjudicated[key], key) else ClaimStatus.ADJUDICATED
     rows = [labels[key].row for labels in raters.values() if key in labels]
     if not rows:
         return ClaimStatus.UNLABELLED
@@ -108,9 +116,10 @@ def final_labels(store: LabelStore) -> dict[Key, tuple[LabelRow, Basis]]:
     """The final label of every claim that has one."""
     raters = store.latest(Role.RATER)
     adjudicated = _adjudications(store)
-    out: dict[Key, tuple[LabelRow, Basis]] = {key: (label.row, Basis.ADJUDICATED) for key, label in adjudicated.items()}
+    out: dict[Key, tuple[LabelRow, Basis]] = {key: (label.row, Basis.ADJUDICATED) for key, label in adjudicated.items()
+                                              if not reopened(raters, label, key)}  # fmt: skip
     keys = {key for labels in raters.values() for key in labels}
-    for key in keys - set(out):
+    for key in keys - set(adjudicated):
         rows = [labels[key].row for labels in raters.values() if key in labels]
         if len(rows) >= 2 and not any(disagree(a, b) for a, b in itertools.combinations(rows, 2)):
             first = rows[0]
@@ -157,8 +166,9 @@ def verdicts_from(store: LabelStore) -> list[LabelVerdict]:
     """Human verdicts of every comment whose parts all have final labels."""
     finals = final_labels(store)
     by_comment: dict[str, list] = {}
-    for key, ref in store.claims().items():
-        by_comment.setdefault(ref.source_id, []).append((ref, finals.get(key)))
+    for key, refs in store.claim_sources().items():  # a claim's label is every identical copy's
+        for ref in refs:
+            by_comment.setdefault(ref.source_id, []).append((ref, finals.get(key)))
     out = []
     for source_id, items in sorted(by_comment.items()):
         if any(final is None for _, final in items):
@@ -241,4 +251,5 @@ def agreement(store: LabelStore, *, resamples: int = 2000, seed: int = 0) -> Agr
     keys: Iterable[Key] = {key for labels in raters.values() for key in labels}
     disputed = sum(claim_status(raters, adjudicated, key) is ClaimStatus.DISPUTED for key in keys)
     seconds = sum(label.row.triage_s or 0.0 for per in store.latest(Role.ADJUDICATOR).values() for label in per.values())
-    return Agreement(pairs=pairs, adjudicated=len(adjudicated), adjudication_s=round(seconds, 3), disputed=disputed)
+    settled = sum(not reopened(raters, label, key) for key, label in adjudicated.items())
+    return Agreement(pairs=pairs, adjudicated=settled, adjudication_s=round(seconds, 3), disputed=disputed)

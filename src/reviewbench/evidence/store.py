@@ -56,6 +56,13 @@ CREATE TABLE IF NOT EXISTS claims (
     text TEXT NOT NULL,
     PRIMARY KEY (comment_id, part)
 );
+CREATE TABLE IF NOT EXISTS claim_sources (
+    source_id TEXT PRIMARY KEY,
+    comment_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    case_id TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS labels (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     comment_id TEXT NOT NULL,
@@ -206,15 +213,28 @@ class LabelStore:
     # -- packets and claims ---------------------------------------------------------------
 
     def packets(self) -> PacketSet:
-        """Build the packets of the run directory and remember where each claim came from."""
-        packet_set = build_packets(self.rundir, self.secret())
+        """Build the packets of the run directory and remember where each claim came from.
+
+        ``claims`` keeps one row per claim shown (with the comment of the copy shown);
+        ``claim_sources`` maps every run-store comment to the claim that shows it, so a
+        label applies to every identical copy. A comment keeps the claim id it had.
+        """
+        known: dict[str, set[str]] = {}
+        for source_id, comment_id in self.db.execute("SELECT source_id, comment_id FROM claims UNION "
+                                                     "SELECT source_id, comment_id FROM claim_sources"):  # fmt: skip
+            known.setdefault(source_id, set()).add(comment_id)
+        labelled = dict(self.db.execute("SELECT comment_id, COUNT(*) FROM labels GROUP BY comment_id").fetchall())
+        packet_set = build_packets(self.rundir, self.secret(), known, labelled)
         self.db.execute("BEGIN IMMEDIATE")
         try:
             self.db.executemany(
-                "INSERT OR IGNORE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(c.comment_id, c.part, c.parts, c.source_id, c.run_id, c.index, c.case_id, c.packet_id, c.text)
                  for c in packet_set.claims],
             )  # fmt: skip
+            self.db.executemany("INSERT OR REPLACE INTO claim_sources VALUES (?, ?, ?, ?, ?)",
+                                {(c.source_id, c.comment_id, c.run_id, c.index, c.case_id)
+                                 for c in packet_set.sources})  # fmt: skip
             self.db.executemany("INSERT OR IGNORE INTO gold VALUES (?, ?)",
                                 [(g.case_id, d.defect_id) for g in packet_set.corpus.gold for d in g.defects])  # fmt: skip
             self.db.execute("COMMIT")
@@ -223,18 +243,46 @@ class LabelStore:
             raise
         return packet_set
 
+    def _current(self) -> str:
+        """SQL condition on ``claims``: a claim some comment maps to now (every claim of a store
+        whose comments were never mapped, as written before identical claims were merged)."""
+        return ("(NOT EXISTS (SELECT 1 FROM claim_sources) OR "
+                "comment_id IN (SELECT comment_id FROM claim_sources))")  # fmt: skip
+
     def claims(self) -> dict[tuple[str, int], ClaimRef]:
-        """Every claim of exported packets, by (opaque comment id, part)."""
+        """Every claim of exported packets, by (opaque comment id, part), with the copy shown."""
         return {
             (row[0], row[1]): ClaimRef(comment_id=row[0], part=row[1], parts=row[2], source_id=row[3], run_id=row[4],
                                        index=row[5], case_id=row[6], packet_id=row[7], text=row[8])
-            for row in self.db.execute("SELECT * FROM claims ORDER BY packet_id, comment_id, part")
+            for row in self.db.execute(f"SELECT * FROM claims WHERE {self._current()} "
+                                       "ORDER BY packet_id, comment_id, part")
         }  # fmt: skip
+
+    def claim_sources(self) -> dict[tuple[str, int], list[ClaimRef]]:
+        """Every claim with every run-store comment its label applies to (identical copies of
+        one case), each as a :class:`ClaimRef` of that comment."""
+        claims = self.claims()
+        out: dict[tuple[str, int], list[ClaimRef]] = {}
+        rows = self.db.execute("SELECT source_id, comment_id, run_id, idx FROM claim_sources ORDER BY source_id")
+        by_comment: dict[str, list[tuple[str, str, int]]] = {}
+        for source_id, comment_id, run_id, idx in rows:
+            by_comment.setdefault(comment_id, []).append((source_id, run_id, idx))
+        for key, ref in claims.items():
+            copies = by_comment.get(key[0]) or [(ref.source_id, ref.run_id, ref.index)]
+            out[key] = [ClaimRef(comment_id=ref.comment_id, part=ref.part, parts=ref.parts, source_id=source_id,
+                                 run_id=run_id, index=idx, case_id=ref.case_id, packet_id=ref.packet_id,
+                                 text=ref.text) for source_id, run_id, idx in copies]  # fmt: skip
+        return out
 
     # -- labels ---------------------------------------------------------------------------
 
-    def add(self, rows: list[LabelRow], *, author: str, role: Role, source: str, probe: str = "") -> int:
+    def add(self, rows: list[LabelRow], *, author: str, role: Role, source: str, probe: str = "",
+            skip_unchanged: bool = False) -> int:
         """Append ``rows`` in one transaction; every claim must be known, or nothing is written.
+
+        With ``skip_unchanged`` a row equal to the author's current label of its claim (class,
+        link, answers, note and reason; the time aside) is not written again: a submission
+        sent twice (a double click, a retried request) adds nothing. Returns the rows written.
 
         Raises:
             UsageError: a row names a claim no packet has (export the packets first).
@@ -247,6 +295,8 @@ class LabelStore:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             author = self._canonical(author, role)
+            if skip_unchanged:
+                rows = [r for r in rows if not self._unchanged(r, author, role, probe)]
             prev = chain.head(self.db, "labels")
             values = []
             for r in rows:
@@ -266,6 +316,15 @@ class LabelStore:
             self.db.execute("ROLLBACK")
             raise
         return len(rows)
+
+    def _unchanged(self, row: LabelRow, author: str, role: Role, probe: str) -> bool:
+        current = self.db.execute(
+            f"SELECT class, defect_id, {', '.join(ACTIONABILITY_FIELDS)}, note, reason FROM labels "
+            "WHERE comment_id = ? AND part = ? AND author = ? AND role = ? AND probe = ? ORDER BY seq DESC LIMIT 1",
+            (row.comment_id, row.part, author, role.value, probe)).fetchone()  # fmt: skip
+        mine = (row.label_class.value, row.defect_id, *(getattr(row.fields, name) for name in ACTIONABILITY_FIELDS),
+                row.note, row.reason)  # fmt: skip
+        return current is not None and tuple(_bool(v) if i in range(2, 7) else v for i, v in enumerate(current)) == mine
 
     def check_row(self, row: LabelRow) -> str | None:
         """Why ``row`` cannot be stored (None when it can): an unknown claim, a defect link that

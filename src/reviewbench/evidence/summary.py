@@ -97,18 +97,19 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
         human = verdicts_from(store)
         judged = judge_verdicts(store, {v.comment_id for v in human})
         report = agreement(store, resamples=resamples)
-        claims = store.claims()
+        claims = store.claim_sources()
         minutes: dict[tuple[str, str], float] = {}  # (condition, run) → minutes
         by_case: dict[str, dict[str, float]] = {}
         for labels in store.latest(Role.RATER).values():
             for key, label in labels.items():
-                ref = claims.get(key)
-                if ref is None or label.row.triage_s is None:
+                if label.row.triage_s is None:
                     continue
-                name = condition_of.get(ref.run_id, "?")
-                minutes[(name, ref.run_id)] = minutes.get((name, ref.run_id), 0.0) + label.row.triage_s / 60
-                per = by_case.setdefault(ref.case_id, {})
-                per[name] = round(per.get(name, 0.0) + label.row.triage_s / 60, 4)
+                # One label of identical comments of several runs: each run counts its time.
+                for run_id, case_id in sorted({(ref.run_id, ref.case_id) for ref in claims.get(key, [])}):
+                    name = condition_of.get(run_id, "?")
+                    minutes[(name, run_id)] = minutes.get((name, run_id), 0.0) + label.row.triage_s / 60
+                    per = by_case.setdefault(case_id, {})
+                    per[name] = round(per.get(name, 0.0) + label.row.triage_s / 60, 4)
         latest = store.latest_calibration()
     names = conditions or sorted(comments_of)
     views = []

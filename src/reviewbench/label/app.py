@@ -63,6 +63,32 @@ FIELD_NAMES = {"location": "location", "consequence": "consequence", "evidence":
                "safe_fix": "safe fix", "severity_fit": "severity fit"}  # fmt: skip
 CLASS_KEYS = (("true_finding", "t", "true finding"), ("false_positive", "f", "false positive"),
               ("duplicate", "d", "duplicate"), ("unclear", "u", "unclear"))  # fmt: skip
+RUBRIC = {
+    "true_finding": "It names a real problem of this change. Link the gold defect it identifies, or "
+                    "“valid incidental” when it is real but none of them (say what it is).",
+    "false_positive": "It is wrong, or names nothing that is a problem here (a taste, a guess, a remark "
+                      "on code the change does not affect).",
+    "duplicate": "It says again what another claim of this review already says (same problem, same "
+                 "place): label the first one, call this one a duplicate.",
+    "unclear": "You cannot tell what it claims, or whether it is right, from the change, the tests and the "
+               "gold defects.",
+}
+"""What each class means, in the rubric panel and a choice's tooltip (rubric 003-1)."""
+RUBRIC_SHORT = {
+    "true_finding": "a real problem of this change: link its gold defect, or valid incidental",
+    "false_positive": "wrong, or not a problem of this change",
+    "duplicate": "repeats another claim of this review",
+    "unclear": "you cannot tell what it claims, or whether it holds",
+}
+"""The same, in a line under each choice."""
+QUESTIONS = {
+    "location": "Does it point at the affected code (file and line, or the function)?",
+    "consequence": "Does it say what goes wrong (which behaviour, input or failure)?",
+    "evidence": "Does it give evidence a reader can check: a quoted line, a failing input, a test, a trace?",
+    "safe_fix": "Does it propose a fix that is right and breaks nothing else? (No fix proposed: no.)",
+    "severity_fit": "Does the severity it states or implies fit the defect: neither alarmist nor dismissive?",
+}
+"""The five actionability questions, asked of true findings only."""
 
 COOKIE = "reviewbench_token"
 """The cookie holding a person's token after their first visit."""
@@ -78,6 +104,73 @@ MAX_DEPTH = 8
 
 _MODES = {"r": Role.RATER, "a": Role.ADJUDICATOR}
 _SAFE_METHODS = ("GET", "HEAD")
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One line of a packet's diff as shown: numbered in the old and new file, marked when a
+    claim of the page or a gold defect points at it."""
+
+    kind: str
+    text: str
+    old: int | None = None
+    new: int | None = None
+    path: str | None = None
+    anchor: str | None = None
+    claimed: bool = False
+    gold: bool = False
+
+
+def _strip_prefix(path: str) -> str | None:
+    path = path.split("\t", 1)[0].strip()
+    if path == "/dev/null":
+        return None
+    return path[2:] if path[:2] in ("a/", "b/") else path
+
+
+def line_anchor(path: str, line: int) -> str:
+    """The id of a new-tree line in the page's diff (paths may hold any character)."""
+    return f"L{hashlib.sha256(path.encode()).hexdigest()[:8]}-{line}"
+
+
+def diff_rows(diff: str, claimed: set[tuple[str, int]], gold: set[tuple[str, int]]) -> list[DiffRow]:
+    """The diff's lines with old and new line numbers (from the hunk headers), anchors on new
+    lines, and the lines claims and gold defects point at (paths and lines of the new tree)."""
+    rows: list[DiffRow] = []
+    path: str | None = None
+    old: int | None = None
+    new: int | None = None
+    for line in diff.splitlines():
+        if line.startswith("diff "):
+            path, old, new = None, None, None
+            rows.append(DiffRow("file", line))
+        elif line.startswith("+++ ") and new is None:
+            path = _strip_prefix(line[4:])
+            rows.append(DiffRow("file", line))
+        elif line.startswith("--- ") and new is None:
+            rows.append(DiffRow("file", line))
+        elif line.startswith("@@"):
+            fields = line.split("@@")[1].split() if line.count("@@") >= 2 else []
+            try:
+                old = int(next(f for f in fields if f.startswith("-"))[1:].split(",")[0])
+                new = int(next(f for f in fields if f.startswith("+"))[1:].split(",")[0])
+            except (StopIteration, ValueError):
+                old = new = None
+            rows.append(DiffRow("hunk", line))
+        elif old is None or new is None or line.startswith("\\"):
+            rows.append(DiffRow("meta", line))
+        elif line.startswith("+"):
+            rows.append(DiffRow("add", line, new=new, path=path))
+            new += 1
+        elif line.startswith("-"):
+            rows.append(DiffRow("del", line, old=old, path=path))
+            old += 1
+        else:
+            rows.append(DiffRow("ctx", line, old=old, new=new, path=path))
+            old, new = old + 1, new + 1
+    return [DiffRow(r.kind, r.text, r.old, r.new, r.path, anchor=line_anchor(r.path, r.new),
+                    claimed=(r.path, r.new) in claimed, gold=(r.path, r.new) in gold)
+            if r.new is not None and r.path is not None else r for r in rows]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -307,22 +400,37 @@ def build_app(options: AppOptions) -> Starlette:
             first = (page - 1) * PAGE_SIZE
             shown = claims[first:first + PAGE_SIZE]
             keys = {(c.comment_id, c.part) for c in shown}
+            earlier: dict[tuple[str, int], tuple[str, LabelRow]] = {}
             if mode == "a":
                 raters = store.latest(Role.RATER)
                 initial = {key: [(rater, labels[key].row) for rater, labels in sorted(raters.items()) if key in labels]
                            for key in keys}  # fmt: skip
+                earlier = {key: (label.author, label.row) for key, label in _adjudications(store).items() if key in keys}
                 own = {}
+                # Where these claims stand among every disputed one, in the order they are visited.
+                queue = [(c.comment_id, c.part) for p in state.packet_set.packets for c in p.claims
+                         if (c.comment_id, c.part) in waiting]  # fmt: skip
+                position = queue.index((shown[0].comment_id, shown[0].part)) + 1 if shown else 0
+                total = len(queue)
             else:
                 initial = {}
                 own = {k: v.row for k, v in store.latest(Role.RATER).get(person.name, {}).items() if k in keys}
-        order = [p.packet_id for p in state.order(person.name)]
-        position = order.index(packet.packet_id) + 1 if packet.packet_id in order else 0
+        if mode != "a":
+            order = [p.packet_id for p in state.order(person.name)]
+            position = order.index(packet.packet_id) + 1 if packet.packet_id in order else 0
+            total = len(order)
+        claimed = {(c.path, c.line) for c in shown if c.path and c.line}
+        gold = {(loc.path, line) for d in packet.defects for loc in d.locations
+                for line in range(loc.start_line, min(loc.end_line, loc.start_line + 500) + 1)}  # fmt: skip
+        rows = diff_rows(packet.diff, claimed, gold)
+        anchors = {(r.path, r.new): r.anchor for r in rows if r.anchor}
         links = {"prev": url(mode, person, packet.packet_id, page - 1) if page > 1 else None,
                  "next": url(mode, person, packet.packet_id, page + 1) if page < pages else None}  # fmt: skip
         response = render("packet.html", mode, name=person.name, packet=packet, claims=shown, own=own,
-                          initial=initial, position=position, total=len(order), fields=ACTIONABILITY_FIELDS,
-                          field_keys=FIELD_KEYS, field_names=FIELD_NAMES, class_keys=CLASS_KEYS,
-                          diff_lines=packet.diff.splitlines(), page=page, pages=pages, first=first + 1,
+                          initial=initial, earlier=earlier, position=position, total=total,
+                          fields=ACTIONABILITY_FIELDS, field_keys=FIELD_KEYS, field_names=FIELD_NAMES,
+                          class_keys=CLASS_KEYS, rubric=RUBRIC, rubric_short=RUBRIC_SHORT, questions=QUESTIONS, diff_rows=rows,
+                          anchors=anchors, page=page, pages=pages, first=first + 1,
                           last=first + len(shown), claim_total=len(claims), links=links,
                           max_body=MAX_BODY)  # fmt: skip
         return remember(response, query_token)
@@ -351,8 +459,9 @@ def build_app(options: AppOptions) -> Starlette:
         if mode == "r" and any(r.reason is not None for r in rows):
             raise _Refused(400, "reasons belong to adjudications")
         with state.lock, LabelStore(options.rundir) as store:
-            store.add(rows, author=person.name, role=person.role, source="app")
-        return JSONResponse({"saved": len(rows), "next": url(mode, person)})
+            # The same labels sent again (a double click, Enter twice) add no rows.
+            saved = store.add(rows, author=person.name, role=person.role, source="app", skip_unchanged=True)
+        return JSONResponse({"saved": saved, "unchanged": len(rows) - saved, "next": url(mode, person)})
 
     async def static(request: Request) -> Response:
         name = request.path_params["file"]
@@ -374,16 +483,30 @@ def build_app(options: AppOptions) -> Starlette:
         Route("/{path:path}", not_found, methods=["GET", "POST"]),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])]
-    return Starlette(routes=routes, middleware=middleware,
-                     exception_handlers={_Refused: refused, UsageError: refused})  # fmt: skip
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={_Refused: refused, UsageError: refused})  # fmt: skip
+    app.state.packets = len(state.packets)
+    return app
 
 
-def serve(options: AppOptions, port: int, on_ready: Callable[[int], None] | None = None) -> None:
+def serve(options: AppOptions, port: int, on_ready: Callable[[int], None] | None = None,
+          prepare: Callable[[], None] | None = None) -> None:
     """Run the app on ``127.0.0.1:port`` until interrupted; ``on_ready`` gets the port bound
-    (``port`` 0 picks a free one) before the app starts answering."""
+    (``port`` 0 picks a free one) once the socket accepts connections, so a link printed then
+    answers at once. ``prepare`` runs once the run directory is known to have claims, before
+    the port is bound (``label serve`` issues its tokens there, so a refusal rotates none).
+
+    Raises:
+        UsageError: the run directory has no reviewer comment to label, or the port is taken.
+    """
     import uvicorn
 
     app = build_app(options)
+    if not app.state.packets:
+        raise UsageError(f"no reviewer comment to label in {options.rundir}: no completed review there produced "
+                         "findings ('reviewbench runs' lists its runs)")  # fmt: skip
+    if prepare is not None:
+        prepare()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -391,10 +514,15 @@ def serve(options: AppOptions, port: int, on_ready: Callable[[int], None] | None
     except OSError as exc:
         sock.close()
         raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and on_ready is not None:  # listening now: a printed link answers
+                on_ready(sock.getsockname()[1])
+
     try:
-        if on_ready is not None:
-            on_ready(sock.getsockname()[1])
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, server_header=False))
+        server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, server_header=False))
         server.run(sockets=[sock])
     finally:
         sock.close()

@@ -110,13 +110,16 @@ def label_metrics(rundir: Path) -> tuple[ActionabilityRate, TriageMinutes]:
     """Actionability of human-verdict true findings, and rater triage minutes per run."""
     with LabelStore(rundir) as store:
         verdicts = verdicts_from(store)
-        claims = store.claims()
+        claims = store.claim_sources()
         per_label = []
         for labels in store.latest(Role.RATER).values():
             for key, label in labels.items():
-                ref = claims.get(key)
-                if ref is not None and label.row.triage_s is not None:
-                    per_label.append((ref.run_id, ref.case_id, label.row.triage_s))
+                if label.row.triage_s is None:
+                    continue
+                # A claim labelled once for identical comments of several runs: each run's
+                # triage is what reading its own comments takes, so each counts the time.
+                for run_id, case_id in sorted({(ref.run_id, ref.case_id) for ref in claims.get(key, [])}):
+                    per_label.append((run_id, case_id, label.row.triage_s))
         adjudication = [label.row.triage_s or 0.0 for per in store.latest(Role.ADJUDICATOR).values()
                         for label in per.values()]  # fmt: skip
     true = [v.fields for v in verdicts if v.label_class is LabelClass.TRUE_FINDING and v.fields is not None]

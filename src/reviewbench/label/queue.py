@@ -58,13 +58,15 @@ def label_queue(store: LabelStore, priority: Collection[str] | None = None,
     adjudicated = _adjudications(store)
     secret = store.secret()
     items, counts = [], Counter()
-    for key, ref in store.claims().items():
+    for key, refs in store.claim_sources().items():
+        ref = refs[0]
         status = claim_status(raters, adjudicated, key)
         counts[status.value] += 1
         if status not in _WAITING:
             continue
         have = sum(1 for labels in raters.values() if key in labels)
-        decisive = ref.source_id in priority if priority is not None else ref.case_id in defect_cases
+        decisive = (any(r.source_id in priority for r in refs) if priority is not None
+                    else ref.case_id in defect_cases)  # fmt: skip
         needed = 1 if status is ClaimStatus.DISPUTED else max(raters_needed - have, 0)
         tie = hashlib.sha256(secret + f"queue\0{key[0]}\0{key[1]}".encode()).hexdigest()
         items.append(((not decisive, _WAITING[status], ref.case_id not in defect_cases, tie),
@@ -81,12 +83,12 @@ def remaining_by_condition(store: LabelStore, items: list[QueueItem]) -> dict[st
         condition_of = {r.run_id: r.condition for r in runs.runs()}
     finally:
         runs.close()
-    claims = store.claims()
+    claims = store.claim_sources()
     out: dict[str, dict[str, int]] = {name: {"claims": 0, "labels_needed": 0} for name in sorted(set(condition_of.values()))}
     for item in items:
-        ref = claims.get((item.comment_id, item.part))
-        name = condition_of.get(ref.run_id) if ref else None
-        if name is not None:
+        # A claim shared by identical comments of several conditions waits for each of them.
+        names = {condition_of.get(ref.run_id) for ref in claims.get((item.comment_id, item.part), [])}
+        for name in sorted(names - {None}):
             out[name]["claims"] += 1
             out[name]["labels_needed"] += item.labels_needed
     return out

@@ -120,12 +120,13 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
             incomplete.append(f"{missing} of {len(planned)} planned runs are missing")
     comments = {f"{r.run_id}:{i}" for r in runs if r.state.completed for i in range(len(r.findings))}
     statuses: Counter[str] = Counter()
-    final, adjudication_rows, chain_head, claims = {}, [], None, {}
+    final, adjudication_rows, chain_head, claims, copies = {}, [], None, {}, {}
     if (rundir / LABELS_DB).is_file():
         with open_labels(rundir) as labels:
             head, _ = labels.verify_chain()
             chain_head = {"rows": head.rows, "head": head.head}
             claims = labels.claims()
+            copies = labels.claim_sources()
             raters = labels.latest(Role.RATER)
             adjudicated = _adjudications(labels)
             statuses.update(claim_status(raters, adjudicated, key).value for key in claims)
@@ -138,7 +139,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
                                           "raters": before, "label": row.row.model_dump(mode="json", by_alias=True),
                                           "reason": row.row.reason, "adjudicator": row.author,
                                           "at": row.created_at})  # fmt: skip
-    exported = {ref.source_id for ref in claims.values()}
+    exported = {ref.source_id for refs in copies.values() for ref in refs}
     not_exported = len(comments - exported)
     if not_exported:
         incomplete.append(f"{not_exported} reviewer comments were never exported for labelling (label export)")
@@ -161,6 +162,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
         ref = claims.get(key)
         label_lines.append(json.dumps({"comment_id": key[0], "part": key[1],
                                        "source_id": ref.source_id if ref else None,
+                                       "source_ids": sorted({r.source_id for r in copies.get(key, [])}),
                                        "case_id": ref.case_id if ref else None,
                                        **row.model_dump(mode="json", by_alias=True, exclude={"triage_s"}),
                                        "basis": basis.value}, ensure_ascii=False))  # fmt: skip

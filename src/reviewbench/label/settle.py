@@ -99,11 +99,10 @@ def settlement(result: ScoreResult, store: LabelStore, items: list[QueueItem]) -
     include = bool(result["corpus"]["include_unvalidated"])
     cases, _ = split_holdout(eligible_cases(corpus, include))
     pairs = open_pairs(result.verdicts, cases)
-    claims = store.claims()
+    claims = store.claim_sources()
     waiting: dict[str, list[QueueItem]] = {}
     for item in items:
-        ref = claims.get((item.comment_id, item.part))
-        if ref is not None:
+        for ref in claims.get((item.comment_id, item.part), []):  # every identical copy waits for it
             waiting.setdefault(ref.source_id, []).append(item)
     where = result["analysis"]["gates"]
     vetoes = {v.name for v in load_gates(None if where == "built-in" else Path(where))[0].veto}
@@ -135,7 +134,8 @@ def settlement(result: ScoreResult, store: LabelStore, items: list[QueueItem]) -
             moot = f"veto {holding} holds" if holding is not None and gate != holding else None
             if blocked:
                 moot = f"insufficient evidence: {decision['reason']}"
-            parts = [item for c in comments for item in waiting.get(c, [])]
+            # One claim counts once, however many identical comments of this gate share it.
+            parts = list({(i.comment_id, i.part): i for c in comments for i in waiting.get(c, [])}.values())
             out.append(GateSettlement(condition=name, gate=gate, kind="veto" if gate in vetoes else "tier",
                                       outcome=outcome, checks=tuple(settled), comments=comments, claims=len(parts),
                                       labels_needed=sum(i.labels_needed for i in parts), moot=moot))  # fmt: skip

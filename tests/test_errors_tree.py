@@ -26,6 +26,9 @@ PROGRAMMING_ERRORS = {
     ("mine/script_mutations/_base.py", "register"),
     ("mine/languages/_base.py", "register"),
     ("mine/shape.py", "mann_whitney_auc"),  # a pure statistic called without both samples: a caller's bug
+    ("score/stats.py", "exact_interval"),  # asked for the interval of an empty column: a caller's bug
+    ("score/frame.py", "add"),  # a column added after resampling: a caller's bug
+    ("score/frame.py", "_drawn"),  # read before resampling: a caller's bug
     # Validators used through Annotated[..., AfterValidator(...)]: pydantic turns them into
     # a validation error, which the reader reports as one line.
     ("records.py", "_relative_path"),

@@ -56,12 +56,16 @@ def test_mcnemar_with_discordance_both_ways(tmp_path):
     assert c["metrics"]["defect_recall"]["diff"] == pytest.approx(0.2 - 0.6)
 
 
-def test_every_cluster_shifted_alike_gives_a_degenerate_interval(tmp_path):
-    # Every defect found in March, none in June; every control flagged in June only.
+def test_every_cluster_shifted_alike_gets_the_exact_bound_not_a_point(tmp_path):
+    # Every defect found in March, none in June; every control flagged in June only. Every
+    # resample draws the same difference: the bootstrap's interval is the point -1, which would
+    # claim certainty on 10 cases. The exact bound: at most 1 - 0.025^(1/10) = 0.3085 of the
+    # clusters could behave otherwise, so [-1, -1 + 0.3085].
+    u10, u6 = 1 - 0.025 ** (1 / 10), 1 - 0.025 ** (1 / 6)
     a, b = _dirs(tmp_path, Reviewer(finds=set(range(10))), Reviewer(flags=set(range(6))))
     c = compare_runs(a, b).as_json()["conditions"][0]
     assert (c["metrics"]["defect_recall"]["diff"], c["metrics"]["defect_recall"]["lo"],
-            c["metrics"]["defect_recall"]["hi"]) == (-1.0, -1.0, -1.0)  # fmt: skip
+            c["metrics"]["defect_recall"]["hi"]) == (-1.0, -1.0, round(-1 + u10, 6))  # fmt: skip
     assert c["mcnemar"]["p"] == pytest.approx(2 * 0.5**10)
     # Clean runs are the 6 controls' and the 10 mirrors' (silent on both sides): 0/16 -> 6/16,
     # and every resample draws some control cluster or not: the interval stays above 0.
@@ -69,16 +73,19 @@ def test_every_cluster_shifted_alike_gives_a_degenerate_interval(tmp_path):
     assert (alarms["a"]["num"], alarms["a"]["den"], alarms["b"]["num"], alarms["b"]["den"]) == (0, 16, 6, 16)
     assert alarms["diff"] == 0.375 and 0 <= alarms["lo"] < 0.375 < alarms["hi"] <= 1
     control = c["strata"]["control"]["metrics"]["false_alarm_rate"]
-    assert (control["diff"], control["lo"], control["hi"]) == (1.0, 1.0, 1.0)
+    assert (control["diff"], control["lo"], control["hi"]) == (1.0, round(1 - u6, 6), 1.0)
 
 
 def test_identical_behaviour_differs_by_nothing(tmp_path):
+    # The difference is 0 on every cluster; its interval is the exact bound on how many
+    # clusters could differ (0 of n seen): 10 defect clusters, 16 clean ones, 16 in all.
     same = Reviewer(finds={0, 2, 4}, flags={1})
     a, b = _dirs(tmp_path, same, same)
     c = compare_runs(a, b).as_json()["conditions"][0]
-    for name in ("defect_recall", "false_alarm_rate", "completion"):
+    for name, n in (("defect_recall", 10), ("false_alarm_rate", 16), ("completion", 16)):
         m = c["metrics"][name]
-        assert (m["diff"], m["lo"], m["hi"]) == (0.0, 0.0, 0.0), name
+        u = round(1 - 0.025 ** (1 / n), 6)
+        assert (m["diff"], m["lo"], m["hi"]) == (0.0, -u, u), name
     assert c["mcnemar"]["p"] is None
     assert c["metrics"]["precision"]["a"] == {"value": 0.75, "num": 3, "den": 4}  # 3 identified, 1 false alarm
     assert c["differs"] == ["started"]  # the dates, and nothing else

@@ -22,7 +22,7 @@ def test_a_mid_run_routing_change_shows_in_the_numbers(tmp_path):
     # Runs: 6 defect cases + their 6 mirrors, and 6 controls early, 4 late.
     assert (early["runs"], early["cases"], late["runs"], late["cases"]) == (18, 18, 16, 16)
     assert {k: early["metrics"]["defect_recall"][k] for k in ("num", "den", "value", "lo", "hi")} == {
-        "num": 6, "den": 6, "value": 1.0, "lo": 1.0, "hi": 1.0}  # fmt: skip
+        "num": 6, "den": 6, "value": 1.0, "lo": round(0.025 ** (1 / 6), 6), "hi": 1.0}  # exact: 6 of 6 cases  # fmt: skip
     assert (late["metrics"]["defect_recall"]["num"], late["metrics"]["defect_recall"]["den"]) == (0, 6)
     # Clean runs: m-0601's 6 mirrors and 4 controls; it flagged 2 of those 10.
     fa = late["metrics"]["false_alarm_rate"]
@@ -30,8 +30,8 @@ def test_a_mid_run_routing_change_shows_in_the_numbers(tmp_path):
     assert 0 <= fa["lo"] < fa["value"] < fa["hi"]
     text = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir)], capture_output=True,
                           text=True, check=True).stdout  # fmt: skip
-    assert "answered by m-0301 (18 runs, 18 cases): defect_recall 6/6 = 1.000 [1.000, 1.000]" in text
-    assert "answered by m-0601 (16 runs, 16 cases): defect_recall 0/6 = 0.000 [0.000, 0.000]" in text
+    assert "answered by m-0301 (18 runs, 18 cases): defect_recall 6/6 = 1.000 [0.541, 1.000] exact" in text
+    assert "answered by m-0601 (16 runs, 16 cases): defect_recall 0/6 = 0.000 [0.000, 0.459] exact" in text
 
 
 def test_one_model_throughout_has_no_per_model_split(tmp_path):

@@ -53,12 +53,19 @@ def test_the_frame_replaces_only_degenerate_intervals_and_marks_them():
 
 
 def test_a_degenerate_paired_difference_gets_an_exact_interval():
-    # Both sides 0 of 20: the bootstrap difference is 0 [0, 0]; Newcombe's interval from the
-    # two exact intervals is [-u, u] with u = 1 - 0.025^(1/20).
+    # Identical behaviour on 20 clusters (half found by both, half by neither): every
+    # cluster's difference is 0, so the bootstrap's is 0 [0, 0]. At most a share
+    # u = 1 - 0.025^(1/20) = 0.168 of clusters could differ (0 of 20 seen): [-u, u].
     frame = Frame(20)
-    a = frame.add(np.zeros(20), np.ones(20))
-    b = frame.add(np.zeros(20), np.ones(20))
+    found = np.array([1.0] * 10 + [0.0] * 10)
+    a, b = frame.add(found, np.ones(20)), frame.add(found.copy(), np.ones(20))
+    # Every cluster found by a, none by b: d = 1, and [1 - u, 1].
+    c, d = frame.add(np.ones(20), np.ones(20)), frame.add(np.zeros(20), np.ones(20))
+    # Counts per case: Newcombe's from the two Poisson intervals.
+    e, f = frame.add(np.zeros(20), np.ones(20), count=True), frame.add(np.zeros(20), np.ones(20), count=True)
     frame.resample(200, 0)
-    diff, lo, hi = frame.paired(a, b)
-    u = round(1 - 0.025 ** (1 / 20), 6)
-    assert (diff, lo, hi) == (0.0, -u, u) and frame.paired_exact(a, b)
+    u = 1 - 0.025 ** (1 / 20)
+    assert frame.paired(a, b) == (0.0, round(-u, 6), round(u, 6)) and frame.paired_exact(a, b)
+    assert frame.paired(c, d) == (1.0, round(1 - u, 6), 1.0)
+    p = chi2.ppf(0.975, 2) / 2 / 20
+    assert frame.paired(e, f) == (0.0, round(-p, 6), round(p, 6))

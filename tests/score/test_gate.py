@@ -73,7 +73,9 @@ def _pair(tmp_path: Path, a: Reviewer, b: Reviewer, defects: int = 12, controls:
 
 
 def test_worse_reviewer_fails_naming_the_rule(tmp_path):
-    base, new = _pair(tmp_path, Reviewer(finds=set(range(12))), Reviewer(finds={0, 1, 2}))
+    # 80 controls: identical false alarms on 90 clusters are within 0.05 even on the exact
+    # bound (1 - 0.025^(1/90) = 0.040).
+    base, new = _pair(tmp_path, Reviewer(finds=set(range(12))), Reviewer(finds={0, 1, 2}), controls=80)
     proc = reviewbench("gate", new, "--baseline", base)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     fail = next(line for line in proc.stdout.splitlines() if line.startswith("FAIL"))
@@ -85,11 +87,24 @@ def test_worse_reviewer_fails_naming_the_rule(tmp_path):
 
 
 def test_identical_behaviour_passes(tmp_path):
+    # 80 defect cases: every cluster's difference is 0, and at most 1 - 0.025^(1/80) = 0.045
+    # of clusters could differ: [-0.045, +0.045], within the tolerated 0.05.
     same = Reviewer(finds=set(range(8)), flags={0})
-    base, new = _pair(tmp_path, same, same)
+    base, new = _pair(tmp_path, same, same, defects=80, controls=10)
     proc = reviewbench("gate", new, "--baseline", base)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == "gate: pass (2 passed, 0 failed, 0 inconclusive); exit 0"
+    assert "change +0.000 [-0.045, +0.045] on 80 case clusters" in proc.stdout
+
+
+def test_identical_behaviour_on_few_cases_is_inconclusive_not_certain(tmp_path):
+    # 12 defect cases alike in both runs: the bootstrap says [0, 0]; the exact bound on 12
+    # clusters is 1 - 0.025^(1/12) = 0.265, which straddles -0.05.
+    same = Reviewer(finds=set(range(8)), flags={0})
+    base, new = _pair(tmp_path, same, same)
+    proc = reviewbench("gate", new, "--baseline", base)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "change +0.000 [-0.265, +0.265] on 12 case clusters; the interval straddles" in proc.stdout
 
 
 def test_tiny_corpus_is_inconclusive(tmp_path):
@@ -108,7 +123,7 @@ def test_tiny_corpus_is_inconclusive(tmp_path):
 
 def test_model_change_is_reported_and_can_fail(tmp_path):
     base, new = _pair(tmp_path, Reviewer(finds=set(range(8)), model="m-0301"),
-                      Reviewer(finds=set(range(8)), model="m-0308"))  # fmt: skip
+                      Reviewer(finds=set(range(8)), model="m-0308"), defects=80)  # fmt: skip
     reported = reviewbench("gate", new, "--baseline", base)
     assert reported.returncode == 0, reported.stdout
     assert "MODEL CHANGED R: requested m-0301 -> m-0308; returned m-0301 -> m-0308 [reported]" in reported.stdout
@@ -143,9 +158,11 @@ def test_a_reviewer_silent_in_both_runs_does_not_pass_on_recall(tmp_path):
 
 
 def test_a_rule_per_stratum_and_per_condition(tmp_path):
-    corpus = write_corpus(tmp_path / "corpus", 12, 10, mutations=set(range(6, 12)))
-    base = write_runs(tmp_path / "w1", corpus, {"R": Reviewer(finds=set(range(12))), "S": Reviewer()}, 12, 10)
-    new = write_runs(tmp_path / "w2", corpus, {"R": Reviewer(finds=set(range(6))), "S": Reviewer()}, 12, 10)
+    # 40 fix reversals found by both runs (exact bound 1 - 0.025^(1/40) = 0.088, within 0.1);
+    # 6 mutations found only by the baseline.
+    corpus = write_corpus(tmp_path / "corpus", 46, 10, mutations=set(range(40, 46)))
+    base = write_runs(tmp_path / "w1", corpus, {"R": Reviewer(finds=set(range(46))), "S": Reviewer()}, 46, 10)
+    new = write_runs(tmp_path / "w2", corpus, {"R": Reviewer(finds=set(range(40))), "S": Reviewer()}, 46, 10)
     rules = tmp_path / "gate.toml"
     rules.write_text('min_cases = 5\n[[rules]]\nmetric = "defect_recall@fix_reversal"\nmax_drop = 0.1\n'
                      'condition = "R"\n[[rules]]\nmetric = "defect_recall@mutation"\nmax_drop = 0.1\ncondition = "R"\n')
@@ -187,10 +204,10 @@ def test_bad_input_exits_2_in_one_line(tmp_path):
 
 
 def test_a_reviewer_missing_from_the_new_run_is_not_a_pass(tmp_path):
-    corpus = write_corpus(tmp_path / "corpus", 12, 10)
+    corpus = write_corpus(tmp_path / "corpus", 80, 10)  # enough cases for identical runs to pass R
     same = Reviewer(finds=set(range(8)))
-    base = write_runs(tmp_path / "w1", corpus, {"R": same, "S": same}, 12, 10)
-    new = write_runs(tmp_path / "w2", corpus, {"R": same}, 12, 10)
+    base = write_runs(tmp_path / "w1", corpus, {"R": same, "S": same}, 80, 10)
+    new = write_runs(tmp_path / "w2", corpus, {"R": same}, 80, 10)
     proc = reviewbench("gate", new, "--baseline", base)
     assert proc.returncode == 3, proc.stdout
     assert "not gated: S: in the baseline only: the new run has no such condition (inconclusive)" in proc.stdout

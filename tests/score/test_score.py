@@ -327,7 +327,7 @@ def test_cli_json_contract_and_scoreboard(rundir):
                    "weighted_points"):
         assert {"value", "num", "den", "lo", "hi"} <= set(a["metrics"][metric]), metric  # fmt: skip
         assert {"value", "num", "den", "lo", "hi"} <= set(a["end_to_end"]["metrics"][metric]), metric
-    assert {"a", "b", "analysis", "metric", "diff", "lo", "hi", "mcnemar_p"} == set(data["comparisons"][0])
+    assert {"a", "b", "analysis", "metric", "diff", "lo", "hi", "mcnemar_p", "exact"} == set(data["comparisons"][0])
     assert (rundir / "verdicts.jsonl").is_file()
     # Both outputs validate against the schemas generated from their records.
     from jsonschema import Draft202012Validator

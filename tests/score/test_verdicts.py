@@ -336,7 +336,10 @@ margin = 0.05
     result = _score(rundir, gates=gates)
     status = {c["name"]: c["status"] for c in result["compare"]}
     assert status == {"named beats lint": "pass", "lint beats named": "fail",
-                      "prose within half of named": "inconclusive", "perfect not worse than named": "pass"}
+                      "prose within half of named": "inconclusive",
+                      # perfect and named differ on no case: [0, 0] by resampling, but on so few
+                      # cases the exact bound on how many could differ straddles the margin.
+                      "perfect not worse than named": "inconclusive"}
     [prose] = [c for c in result["compare"] if c["name"].startswith("prose")]
     assert prose["observed"] == -0.5 and prose["lo"] < -0.5 < prose["hi"]  # end to end, the default analysis
 

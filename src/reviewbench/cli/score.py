@@ -33,6 +33,8 @@ def _fmt(m: dict) -> tuple[str, str, str]:
     value = "n/a" if m["value"] is None else f"{m['value']:.3f}"
     fraction = f"{m['num']}/{m['den']}"
     interval = "" if m.get("lo") is None else f"[{m['lo']:.3f}, {m['hi']:.3f}]"
+    if interval and m.get("exact"):  # the case bootstrap had no variance: exact on the clusters
+        interval += " exact"
     return value, fraction, interval
 
 

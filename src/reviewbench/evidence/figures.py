@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .records import LabelClass
 from .resolve import LabelVerdict
@@ -52,7 +52,7 @@ class LabelledPrecision:
     """Expanded precision with every unclear comment counted as a true finding."""
     duplicate_rate: Rate
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"expanded": self.expanded.as_dict(), "gold": self.gold.as_dict(), "unclear": self.unclear,
                 "duplicates": self.duplicates, "unclear_as_false": self.unclear_as_false.as_dict(),
                 "unclear_as_true": self.unclear_as_true.as_dict(),

@@ -9,6 +9,7 @@ judge. Anything else keeps its automatic verdict (it is simply absent here).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from .records import LabelClass, VerdictOverride
 from .resolve import Basis, Evidence, LabelVerdict, _combine, verdicts_from
@@ -20,7 +21,7 @@ __all__ = ["judge_verdicts", "label_verdicts", "score_overrides"]
 def judge_verdicts(store: LabelStore, human: set[str]) -> list[LabelVerdict]:
     """Judge verdicts of comments without a human one, from usable calibrated judges only."""
     by_judge = store.latest(Role.JUDGE)
-    parts_of: dict[str, list] = {}
+    parts_of: dict[str, list[Any]] = {}
     for key, refs in store.claim_sources().items():  # every identical copy takes the claim's label
         for ref in refs:
             parts_of.setdefault(ref.source_id, []).append((key, ref))

@@ -125,7 +125,7 @@ def _log_tail(corpus: Corpus, case_id: str) -> str | None:
 
 def _tests(corpus: Corpus, gold: GoldRecord | None) -> PacketTests:
     v = gold.validation if gold else None
-    if v is None:
+    if gold is None or v is None:
         return PacketTests(status=None)
     return PacketTests(status=v.status.value, test_cmd=v.test_cmd, exit_code=v.exit_code,
                        failing_tests=list(v.failing_tests), output=_log_tail(corpus, gold.case_id))  # fmt: skip

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -165,7 +166,7 @@ def _combine(rows: list[LabelRow]) -> tuple[LabelClass, list[str], bool, str | N
 def verdicts_from(store: LabelStore) -> list[LabelVerdict]:
     """Human verdicts of every comment whose parts all have final labels."""
     finals = final_labels(store)
-    by_comment: dict[str, list] = {}
+    by_comment: dict[str, list[Any]] = {}
     for key, refs in store.claim_sources().items():  # a claim's label is every identical copy's
         for ref in refs:
             by_comment.setdefault(ref.source_id, []).append((ref, finals.get(key)))
@@ -204,7 +205,7 @@ class PairAgreement:
     classes: Kappa
     fields: dict[str, Kappa]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"raters": list(self.raters), **self.classes.as_dict(),
                 "fields": {name: k.as_dict() for name, k in self.fields.items()}}  # fmt: skip
 
@@ -218,7 +219,7 @@ class Agreement:
     adjudication_s: float
     disputed: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"pairs": [p.as_dict() for p in self.pairs], "adjudicated": self.adjudicated,
                 "adjudication_s": self.adjudication_s, "disputed": self.disputed}  # fmt: skip
 

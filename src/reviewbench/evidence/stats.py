@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ class Kappa:
     kappa_hi: float | None
     confusion: dict[str, dict[str, int]]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "percent_agreement": self.percent_agreement, "kappa": self.kappa,
                 "kappa_lo": self.kappa_lo, "kappa_hi": self.kappa_hi, "confusion": self.confusion}  # fmt: skip
 
@@ -122,7 +123,7 @@ class Rate:
     def value(self) -> float | None:
         return round(self.numerator / self.denominator, 6) if self.denominator else None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"value": self.value, "numerator": self.numerator, "denominator": self.denominator}
 
 
@@ -133,7 +134,7 @@ class ActionabilityRate:
     overall: Rate
     fields: dict[str, Rate] = field(default_factory=dict)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {**self.overall.as_dict(), "fields": {k: v.as_dict() for k, v in self.fields.items()}}
 
 
@@ -167,7 +168,7 @@ class TriageMinutes:
     def iqr(self) -> float | None:
         return None if self.q1 is None or self.q3 is None else round(self.q3 - self.q1, 6)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"runs": self.runs, "median": self.median, "q1": self.q1, "q3": self.q3, "iqr": self.iqr,
                 "per_case": self.per_case, "adjudication_minutes": self.adjudication_minutes}  # fmt: skip
 

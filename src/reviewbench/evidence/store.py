@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from ..errors import CorpusError, UsageError
 from ..store.runs import RUNS_DB
@@ -350,11 +350,11 @@ class LabelStore:
         key = name.casefold()
         found = self.db.execute("SELECT name FROM people WHERE role = ? AND name_key = ?", (role.value, key)).fetchone()
         if found:
-            return found[0]
+            return str(found[0])
         for (author,) in self.db.execute("SELECT DISTINCT author FROM labels WHERE role = ? ORDER BY seq",
                                          (role.value,)):  # fmt: skip
-            if author.casefold() == key:
-                return author
+            if str(author).casefold() == key:
+                return str(author)
         return name
 
     # -- people of the labelling app --------------------------------------------------------
@@ -384,7 +384,8 @@ class LabelStore:
 
     def people(self, role: Role | None = None) -> list[Person]:
         """Everyone invited (tokens are not kept, so never returned)."""
-        query, args = "SELECT name, role, created_at FROM people", ()
+        query = "SELECT name, role, created_at FROM people"
+        args: tuple[str, ...] = ()
         if role is not None:
             query, args = query + " WHERE role = ?", (role.value,)
         return [Person(name=r[0], role=Role(r[1]), created_at=r[2])
@@ -442,7 +443,7 @@ class LabelStore:
 
     # -- calibrations ---------------------------------------------------------------------
 
-    def add_calibration(self, judge: str, result: dict) -> None:
+    def add_calibration(self, judge: str, result: dict[str, Any]) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             content = (judge, _utc_now(), json.dumps(result, sort_keys=True))
@@ -454,9 +455,9 @@ class LabelStore:
             self.db.execute("ROLLBACK")
             raise
 
-    def latest_calibration(self, judge: str | None = None) -> tuple[str, dict] | None:
+    def latest_calibration(self, judge: str | None = None) -> tuple[str, dict[str, Any]] | None:
         query = "SELECT judge, result FROM calibrations"
-        args: tuple = ()
+        args: tuple[Any, ...] = ()
         if judge is not None:
             query += " WHERE judge = ?"
             args = (judge,)

@@ -58,7 +58,7 @@ class LabelsView:
     conditions: list[ConditionLabels]
     triage_by_case: dict[str, dict[str, float]]
     """case id → condition → rater minutes (summed over the case's runs of that condition)."""
-    calibration: dict | None
+    calibration: dict[str, Any] | None
     fields: tuple[str, ...] = field(default=ACTIONABILITY_FIELDS)
 
 
@@ -131,7 +131,7 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
                       calibration=latest[1] if latest else None)  # fmt: skip
 
 
-def label_figures(rundir: Path) -> dict[str, dict]:
+def label_figures(rundir: Path) -> dict[str, dict[str, Any]]:
     """Per condition, the score's ``labels`` block (actionability, triage minutes); empty
     without labels."""
     view = labels_view(rundir, resamples=0)

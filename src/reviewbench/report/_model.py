@@ -186,6 +186,8 @@ class Comparison:
     hi: float | None
     mcnemar_p: float | None
     analysis: str = "completed"
+    exact: bool = False
+    """The interval is Newcombe's from the two exact intervals (no variance in the resamples)."""
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ rate with its percentile interval, or the paired difference of two slots. Paired
 
 Where the resamples have no variance (every cluster says the same, or one cluster holds
 every hit) the percentile interval is a point, which would read as certainty: the frame
-gives the exact interval on the clusters instead (``stats.exact_interval``; Newcombe's from
-the two sides' for a difference) and says so (:meth:`exact`, :meth:`paired_exact`).
+gives the exact interval on the clusters instead (``stats.exact_interval``; for a difference,
+the exact bound on the share of clusters that could differ, see :meth:`paired`) and says so (:meth:`exact`, :meth:`paired_exact`).
 """
 
 from __future__ import annotations
@@ -76,17 +76,25 @@ class Frame:
         return (None, None) if np.isnan(low) else (round(float(low), 6), round(float(high), 6))
 
     def paired(self, sa: int, sb: int) -> tuple[float | None, float | None, float | None]:
-        """Difference a - b of two slots' rates and its interval (``paired.difference``);
-        Newcombe's from the two exact intervals when the resampled differences do not vary."""
+        """Difference a - b of two slots' rates and its interval (``paired.difference``).
+
+        When the resampled differences do not vary, every paired cluster showed the same
+        difference d: the interval is then d ± u, u the exact (Clopper–Pearson) bound on the
+        share of clusters that could behave otherwise, 0 of n seen, each moving a proportion
+        by at most 1; for a count per case, Newcombe's from the two exact intervals.
+        """
         samples = self._drawn()
         diff, low, high = difference(self.columns[sa], self.columns[sb], samples[:, sa], samples[:, sb])
         if diff is None or low is None or low != high:
             return diff, low, high
         (na, da), (nb, db) = self.columns[sa], self.columns[sb]
-        pa, pb = float(na.sum() / da.sum()), float(nb.sum() / db.sum())
-        lo, hi = newcombe(pa, exact_interval(na, da, count=self._count[sa]),
-                          pb, exact_interval(nb, db, count=self._count[sb]))  # fmt: skip
-        return diff, round(lo, 6), round(hi, 6)
+        if self._count[sa] or self._count[sb]:
+            pa, pb = float(na.sum() / da.sum()), float(nb.sum() / db.sum())
+            lo, hi = newcombe(pa, exact_interval(na, da, count=True), pb, exact_interval(nb, db, count=True))
+            return diff, round(lo, 6), round(hi, 6)
+        n = int(((da > 0) & (db > 0)).sum())
+        u = exact_interval(np.zeros(n), np.ones(n))[1]
+        return diff, round(max(-1.0, diff - u), 6), round(min(1.0, diff + u), 6)
 
     def paired_exact(self, sa: int, sb: int) -> bool:
         """The difference's interval came from the exact intervals (see :meth:`paired`)."""

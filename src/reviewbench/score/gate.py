@@ -166,13 +166,13 @@ def judge_rule(rule: GateRule, m: MetricDifference | None, min_cases: int,
         worst = spec(rule.metric).name != "fp_per_clean_case" and m.a.value is not None and m.a.value >= 1
     if beyond:
         return GateStatus.FAIL, f"the whole interval lies beyond the tolerated {bound:+g}"
-    if not within:
-        return GateStatus.INCONCLUSIVE, f"the interval straddles the tolerated {bound:+g}: more cases would settle it"
     if baseline_kind:
         return GateStatus.INCONCLUSIVE, f"a calibration baseline ({baseline_kind}) never passes a gate"
     if worst:
         return GateStatus.INCONCLUSIVE, (f"the baseline was already at the worst ({_fraction(m.a)}): no worse than "
                                          "that is not a pass")  # fmt: skip
+    if not within:
+        return GateStatus.INCONCLUSIVE, f"the interval straddles the tolerated {bound:+g}: more cases would settle it"
     return GateStatus.PASS, f"the whole interval lies within the tolerated {bound:+g}"
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from .frame import Frame
 from .metrics import RATE_METRICS, ConditionTally
-from .stats import percentile_interval, resample_ratios
+from .registry import spec
 
 __all__ = ["group_metrics"]
 
@@ -44,19 +45,21 @@ def group_metrics(tally: ConditionTally, groups: Mapping[str, set[str]], resampl
         k = columns[(group, metric)]
         num[index[cluster], k] += n
         den[index[cluster], k] += d
-    samples = resample_ratios(num, den, resamples, seed)
-    lo, hi = percentile_interval(samples)
+    frame = Frame(len(clusters))
+    for k, (_group, metric) in enumerate(columns):
+        frame.add(num[:, k], den[:, k], count=spec(metric).count)
+    frame.resample(resamples, seed)
     out: dict[str, Any] = {}
     for group in names:
         metrics = {}
         for metric in RATE_METRICS:
             k = columns[(group, metric)]
             total_n, total_d = float(num[:, k].sum()), float(den[:, k].sum())
-            scored = total_d > 0 and not np.isnan(lo[k])
+            lo, hi = frame.interval(k) if total_d > 0 else (None, None)
             metrics[metric] = {"value": round(total_n / total_d, 6) if total_d > 0 else None,
-                               "num": _round(total_n), "den": _round(total_d),
-                               "lo": round(float(lo[k]), 6) if scored else None,
-                               "hi": round(float(hi[k]), 6) if scored else None}  # fmt: skip
+                               "num": _round(total_n), "den": _round(total_d), "lo": lo, "hi": hi}  # fmt: skip
+            if total_d > 0 and frame.exact(k):
+                metrics[metric]["exact"] = True
         out[group] = {"cases": len(groups[group]), "metrics": metrics}
     if difference:
         first, second = difference
@@ -66,11 +69,7 @@ def group_metrics(tally: ConditionTally, groups: Mapping[str, set[str]], resampl
             if a["value"] is None or b["value"] is None:
                 diffs[metric] = {"diff": None, "lo": None, "hi": None}
                 continue
-            d = samples[:, columns[(second, metric)]] - samples[:, columns[(first, metric)]]
-            dlo, dhi = percentile_interval(d[:, None])
-            bounded = not np.isnan(dlo[0])
-            diffs[metric] = {"diff": round(b["value"] - a["value"], 6),
-                             "lo": round(float(dlo[0]), 6) if bounded else None,
-                             "hi": round(float(dhi[0]), 6) if bounded else None}  # fmt: skip
+            diff, dlo, dhi = frame.paired(columns[(second, metric)], columns[(first, metric)])
+            diffs[metric] = {"diff": round(b["value"] - a["value"], 6), "lo": dlo, "hi": dhi}
         out["difference"] = {"of": f"{second} - {first}", "metrics": diffs}
     return out

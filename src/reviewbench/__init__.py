@@ -27,7 +27,9 @@ def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
     ``KeyboardInterrupt``, and pydantic-core building a record's validator turns it into a
     ``SchemaError`` (a ``PydanticSerializationError`` when serialising) that only names it:
     that is the interruption too."""
-    seen, current, named = set(), value, False
+    seen: set[int] = set()
+    current: BaseException | None = value
+    named = False
     while current is not None and id(current) not in seen and not isinstance(current, KeyboardInterrupt):
         seen.add(id(current))
         named = named or (type(current).__name__ in _NAMING and "KeyboardInterrupt" in str(current))

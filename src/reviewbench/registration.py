@@ -28,6 +28,7 @@ import os
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -246,7 +247,7 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
     check_conditions(experiment.path, [(c.name, c.reviewer, c.context) for c in experiment.config.condition],
                      keys=False)  # fmt: skip
     path = rundir / REGISTRATION_FILE
-    data = {"versions": []}
+    data: dict[str, Any] = {"versions": []}
     held, sealed = _store_state(rundir)
     existed = _check_seal(path, sealed) is not None  # an edited file gets no new version on top
     if existed:

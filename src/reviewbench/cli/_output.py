@@ -21,7 +21,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from rich.console import Console
 from rich.markup import escape as _escape
@@ -44,7 +44,7 @@ class _SafeConsole(Console):
     """A console whose strings (printed lines, table cells) have their control, format and
     bidirectional characters escaped before rich reads them."""
 
-    def render_str(self, text: str, **kwargs: object) -> Text:  # type: ignore[override]
+    def render_str(self, text: str, **kwargs: object) -> Text:
         return super().render_str(printable(text, newlines=True), **kwargs)  # type: ignore[arg-type]
 
 
@@ -132,8 +132,14 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+class Update(Protocol):
+    """What :func:`progress` yields: ``update(done, total, description)``."""
+
+    def __call__(self, done: int, total: int | None, description: str = "") -> None: ...
+
+
 @contextmanager
-def progress(label: str) -> Iterator[Callable[[int, int | None, str], None]]:
+def progress(label: str) -> Iterator[Update]:
     """Progress of a long step: ``update(done, total, description)``.
 
     On a terminal, a rich bar (descriptions are escaped: they carry case ids and model
@@ -147,9 +153,11 @@ def progress(label: str) -> Iterator[Callable[[int, int | None, str], None]]:
             TimeRemainingColumn(), console=err_console, transient=True,
         ) as bar:  # fmt: skip
             task = bar.add_task("", total=None)
-            yield lambda done, total, description="": bar.update(
-                task, completed=done, total=total, description=escape(description)
-            )
+
+            def update(done: int, total: int | None, description: str = "") -> None:
+                bar.update(task, completed=done, total=total, description=escape(description))
+
+            yield update
         return
     try:
         every = float(os.environ.get("REVIEWBENCH_STATUS_EVERY", STATUS_EVERY_S))

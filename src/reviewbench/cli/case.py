@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import click
 from rich.markup import escape
@@ -13,6 +14,9 @@ from ..git.repo import open_repository
 from ..store import read_corpus
 from ._group import HelpGroup
 from ._output import console, print_json, printable
+
+if TYPE_CHECKING:
+    from ..records import Case, GoldRecord
 
 __all__ = ["case_group"]
 
@@ -63,6 +67,24 @@ def case_add(corpus: Path, repo: Path | None, base: str, head: str | None, patch
                   markup=True)
 
 
+class _CaseRow(TypedDict):
+    """One line of ``case list`` (``--json``: one object)."""
+
+    case_id: str
+    stratum: str
+    pair_id: str | None
+    expect_finding: bool
+    paths: list[str]
+    validation: str
+
+
+def _case_row(case: Case, gold: GoldRecord) -> _CaseRow:
+    validation = gold.validation
+    return {"case_id": case.case_id, "stratum": gold.stratum, "pair_id": gold.pair_id,
+            "expect_finding": gold.expect_finding, "paths": case.paths,
+            "validation": validation.status.value if validation else "unvalidated"}  # fmt: skip
+
+
 @case_group.command("list")
 @click.argument("corpus", type=click.Path(path_type=Path))
 @click.option("--all", "show_all", is_flag=True, help="Every case, not only authored ones.")
@@ -71,10 +93,7 @@ def case_list(corpus: Path, show_all: bool, as_json: bool) -> None:
     """List the authored cases of CORPUS (with --all, every case)."""
     data = read_corpus(corpus)
     gold = {g.case_id: g for g in data.gold}
-    rows = [{"case_id": c.case_id, "stratum": gold[c.case_id].stratum, "pair_id": gold[c.case_id].pair_id,
-             "expect_finding": gold[c.case_id].expect_finding, "paths": c.paths,
-             "validation": gold[c.case_id].validation.status.value if gold[c.case_id].validation else "unvalidated"}
-            for c in data.cases
+    rows = [_case_row(c, gold[c.case_id]) for c in data.cases
             if c.case_id in gold and (show_all or gold[c.case_id].provenance.operator == "authored")]  # fmt: skip
     if as_json:
         print_json(rows)

@@ -17,7 +17,7 @@ SHOWN = ("defect_recall", "located_recall", "pair_accuracy", "false_alarm_rate",
 PER_STRATUM = ("defect_recall", "false_alarm_rate")
 
 
-def compare_options(command):  # type: ignore[no-untyped-def]
+def compare_options(command):
     """The options ``compare`` and ``gate`` share (pairing and resampling)."""
     for option in reversed((
         click.option("--condition", "pairs", multiple=True, metavar="NAME=NAME",
@@ -36,7 +36,7 @@ def compare_options(command):  # type: ignore[no-untyped-def]
 
 
 def load_comparison(a: Path, b: Path, pairs: tuple[str, ...], shared_cases: bool, analysis: str,
-                    resamples: int | None, seed: int | None):  # type: ignore[no-untyped-def]  # fmt: skip
+                    resamples: int | None, seed: int | None):  # fmt: skip
     """Both run directories judged as ``score`` judges them (their labels included), compared."""
     from ..score.compare import CompareOptions, compare_runs, parse_pairs
 
@@ -123,7 +123,7 @@ def mcnemar_line(m: dict) -> str:
     return (f"found by both {m['both']}, a only {m['only_a']}, b only {m['only_b']}, neither {m['neither']}: {p}")
 
 
-def print_comparison(result) -> None:  # type: ignore[no-untyped-def]
+def print_comparison(result) -> None:
     """The comparison as text: provenance, then one table per paired condition."""
     data = result.as_json()
     shared, boot = data["shared_cases"], data["analysis"]["bootstrap"]

@@ -54,13 +54,13 @@ def gate_command(rundir: Path, baseline: Path, rules_path: Path | None, pairs: t
     sys.exit(result.outcome.exit_code)
 
 
-def _figure(f) -> str:  # type: ignore[no-untyped-def]
+def _figure(f) -> str:
     if f is None:
         return "n/a"
     return f"{f.num}/{f.den} = " + ("n/a" if f.value is None else f"{f.value:.3f}")
 
 
-def _print(result) -> None:  # type: ignore[no-untyped-def]
+def _print(result) -> None:
     c = result.comparison
     scope = (f"{c.shared_cases.cases} shared cases (different corpora)" if c.shared_cases.restricted
              else f"same corpus, {c.shared_cases.cases} cases")  # fmt: skip

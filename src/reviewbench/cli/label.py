@@ -233,7 +233,7 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, i
     for s in settled:
         if s.moot:
             state = f"moot ({s.moot})"
-        elif s.settled:
+        elif s.settled and s.outcome is not None:  # settled: it has an outcome
             state = f"settled ({veto_outcome(s.outcome) if s.kind == 'veto' else s.outcome})"
         else:
             state = f"needs labels: {s.claims} claims ({s.labels_needed} rater labels) can still change it"
@@ -374,14 +374,15 @@ def judge_run_command(rundir: Path, config: Path, redo: bool, as_json: bool) -> 
                 (c.comment_id, c.part) not in done]  # fmt: skip
         run = judge_claims(store, judge, keys)
         audit = audit_sample(store, judge, sorted(store.latest(Role.JUDGE).get(judge.name, {})))
+    errors = sorted(set(run.failed.values()))[:5]
     result = {"judge": judge.name, "asked": len(keys), "labelled": len(run.labelled), "failed": len(run.failed),
-              "errors": sorted(set(run.failed.values()))[:5], "audit": audit}  # fmt: skip
+              "errors": errors, "audit": audit}  # fmt: skip
     if as_json:
         print_json(result)
         return
     console.print(f"{judge.name}: labelled {result['labelled']} of {result['asked']} claims"
                   f" ({result['failed']} without a usable answer)", markup=False)  # fmt: skip
-    for error in result["errors"]:
+    for error in errors:
         console.print(f"  {error}", markup=False)
     console.print(f"audit sample for people: {len(audit['claims'])} claims (seed {audit['seed']})", markup=False)
 

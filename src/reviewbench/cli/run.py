@@ -10,7 +10,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -21,6 +21,9 @@ from ..store.lock import run_lock
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from ._group import HelpGroup
 from ._output import console, count_table, print_json, progress
+
+if TYPE_CHECKING:
+    from ..engine import OnUpdate, RunSummary
 
 __all__ = ["experiment_group", "export_command", "register_command", "run_command", "run_loaded", "runs_command"]
 
@@ -34,7 +37,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= ERROR_SHOWN else text[: ERROR_SHOWN - 1] + "…"
 
 
-def show_runs(label: str, execute: Callable[[Callable[[Counter, int, int], None]], Any], out: Path,
+def show_runs(label: str, execute: Callable[[OnUpdate], RunSummary], out: Path,
               as_json: bool) -> None:  # fmt: skip
     """Run ``execute(on_update)`` under a progress bar of run states, then print its summary
     (review runs and fix-task runs share the runner, hence this output)."""
@@ -95,7 +98,7 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
     run_loaded(load_experiment(experiment), out, retry_failed, new_version, as_json, check_endpoints=not no_check)
 
 
-def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool = False,  # type: ignore[no-untyped-def]
+def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool = False,
                as_json: bool = False, *, check_endpoints: bool = True) -> None:  # fmt: skip
     """Run a loaded experiment into ``out`` as ``run`` does (shared with ``rerun``)."""
     from ..registration import check_registration
@@ -259,7 +262,7 @@ def _export_elsewhere(rundir: Path, fmt: str, out: Path | None) -> None:
     from ..report.inspect_log import inspect_logs, write_inspect_logs
     from ..score import score_run
 
-    result = score_run(rundir)
+    result = score_run(rundir)  # type: ignore[operator]  # a lazy export of score/: typed object
     created = datetime.now(UTC).isoformat(timespec="seconds")
     written = write_inspect_logs(inspect_logs(result, runs, corpus, created), out)
     console.print(f"wrote {len(written)} inspect_ai log(s) to {out}: " + ", ".join(p.name for p in written))

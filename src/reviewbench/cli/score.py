@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
 from ._output import console, print_json
+
+if TYPE_CHECKING:
+    from ..score.result import ScoreResult
 
 __all__ = ["print_scoreboard", "score_command"]
 
@@ -29,7 +34,7 @@ DRIFT_METRICS = ("defect_recall", "located_recall", "false_alarm_rate")
 END_TO_END = ("defect_recall", "located_recall", "false_alarm_rate")
 
 
-def _fmt(m: dict) -> tuple[str, str, str]:
+def _fmt(m: Mapping[str, Any]) -> tuple[str, str, str]:
     value = "n/a" if m["value"] is None else f"{m['value']:.3f}"
     fraction = f"{m['num']}/{m['den']}"
     interval = "" if m.get("lo") is None else f"[{m['lo']:.3f}, {m['hi']:.3f}]"
@@ -237,11 +242,12 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     refused unless --new-version. A version registered after runs scores only the runs
     started after it: the older ones keep the version they ran under (--version N).
     """
-    from ..score import ScoreOptions, score_run  # numpy and scipy: only when scoring
+    from ..score import score_run  # numpy and scipy: only when scoring
     from ..score.cost import load_prices
+    from ..score.inputs import ScoreOptions
 
     table = load_prices(prices) if prices is not None else None
-    result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
+    result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,  # type: ignore[operator]  # a lazy export of score/: typed object
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version, version=version, cutoff=cutoff,
                                             prices=table))  # fmt: skip
@@ -251,7 +257,7 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     print_scoreboard(rundir, result)
 
 
-def print_scoreboard(rundir: Path, result: dict) -> None:
+def print_scoreboard(rundir: Path, result: ScoreResult) -> None:
     """The compact scoreboard of every condition (shared with the demo)."""
     corpus = result["corpus"]
     scope = "all cases (--include-unvalidated)" if corpus["include_unvalidated"] else "validated cases only"

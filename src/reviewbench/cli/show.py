@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TypedDict
 
 import click
 from rich.table import Table
@@ -16,6 +17,17 @@ from ._validation import environment_json, print_environment, print_reasons
 __all__ = ["show_command"]
 
 UNVALIDATED = "unvalidated"
+
+
+class _CaseRow(TypedDict):
+    """One case of ``show --cases`` (``--json``: one of ``case_rows``)."""
+
+    case_id: str
+    stratum: str | None
+    title: str
+    paths: list[str]
+    language: str | None
+    validation: str
 
 
 @click.command("show")
@@ -46,7 +58,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     gold = {g.case_id: g for g in data.gold}
     by_stratum = Counter(g.stratum for g in data.gold)
     by_validation = Counter(g.validation.status.value if g.validation else UNVALIDATED for g in data.gold)
-    rows = [
+    rows: list[_CaseRow] = [
         {
             "case_id": c.case_id,
             "stratum": gold[c.case_id].stratum if c.case_id in gold else None,
@@ -91,14 +103,13 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     # case of this corpus, and how many validated keep the tests green (the valid ones).
     mirrors = [g for g in data.gold if g.stratum == "mirror"]
     defect_pairs = {g.pair_id for g in data.gold if g.pair_id and g.stratum != "mirror"}
-    mirror_counts = {
+    mirror_counts: dict[str, int] = {
         "mined": len(mirrors),
         "paired_with_defect_cases": sum(g.pair_id in defect_pairs for g in mirrors),
         "validated": sum(g.validation is not None for g in mirrors),
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for g in mirrors),
         # Scored: valid, and its defect case too (an unpaired mirror has a fix's shape).
-        "in_analysis": sum(1 for c in eligible_cases(data, include_unvalidated=False).values()
-                           if c.stratum == "mirror"),
+        "in_analysis": sum(c.stratum == "mirror" for c in eligible_cases(data, include_unvalidated=False).values()),  # type: ignore[operator]  # a lazy export of score/: typed object
     }
 
     from ..mine.shape import corpus_shapes, shape_separability
@@ -188,10 +199,10 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
         table = Table(show_edge=False)
         for column in ("case_id", "stratum", "validation", "language", "title", "paths"):
             table.add_column(column)
-        for row in rows:
-            table.add_row(row["case_id"], row["stratum"] or "?", row["validation"],
-                          row["language"] or "", printable(row["title"]),
-                          ", ".join(printable(p) for p in row["paths"]))  # a name stays on its row  # fmt: skip
+        for case_row in rows:
+            table.add_row(case_row["case_id"], case_row["stratum"] or "?", case_row["validation"],
+                          case_row["language"] or "", printable(case_row["title"]),
+                          ", ".join(printable(p) for p in case_row["paths"]))  # a name stays on its row  # fmt: skip
         console.print(table)
 
 

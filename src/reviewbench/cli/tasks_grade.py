@@ -12,7 +12,7 @@ from ._output import console, print_json, progress
 __all__ = ["tasks_grade_command"]
 
 
-def _rate(rate) -> str:  # type: ignore[no-untyped-def]
+def _rate(rate) -> str:
     if rate is None:
         return "–"
     if rate.value is None:
@@ -22,7 +22,7 @@ def _rate(rate) -> str:  # type: ignore[no-untyped-def]
     return f"{rate.value:.3f} {num}/{rate.den:g}{interval}"
 
 
-def _scoreboard(board) -> Table:  # type: ignore[no-untyped-def]
+def _scoreboard(board) -> Table:
     table = Table(title="Fix tasks: per condition (value num/den [95% interval])", show_edge=False)
     table.add_column("metric")
     for c in board.conditions:
@@ -47,7 +47,7 @@ def _scoreboard(board) -> Table:  # type: ignore[no-untyped-def]
     return table
 
 
-def _paired_lines(board) -> list[str]:  # type: ignore[no-untyped-def]
+def _paired_lines(board) -> list[str]:
     lines = []
     names = [c.name for c in board.conditions]
     for i, a in enumerate(names):

@@ -23,9 +23,10 @@ from ..mine import mine_corpus
 from ..registration import register
 from ..review.experiment import load_experiment
 from ..review.runner import run_experiment
-from ..score import ScoreResult, score_run
+from ..score import score_run
 from ..score.audit import Audit
 from ..score.audit_run import audit_corpus
+from ..score.result import ScoreResult
 from ..validate import validate_corpus
 from .labels import LabelDemo, label_demo
 from .sample import build_sample_repository
@@ -116,7 +117,7 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     step("labelling: two scripted raters, an adjudicator, a calibrated command judge")
     labels = label_demo(rundir, out / "labels")
     step("scoring")
-    score = score_run(rundir)  # registered rules, people's labels
+    score = score_run(rundir)  # type: ignore[operator]  # a lazy export of score/: typed object; registered rules, people's labels
     (out / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
     return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels, audit=audit)

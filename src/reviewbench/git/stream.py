@@ -12,7 +12,7 @@ import queue
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -196,7 +196,7 @@ class _Feeder(threading.Thread, Generic[K]):
 
 def iter_diffs(
     repo: Path, items: Iterable[tuple[K, tuple[str, str] | None]], keep_lines: int
-) -> Iterator[tuple[K, list[RawSection] | None]]:
+) -> Generator[tuple[K, list[RawSection] | None], None, None]:
     """Diff each item's ``(old, new)`` pair in one ``git diff-tree --stdin`` process.
 
     Items come back in the order given; an item whose pair is None is passed through
@@ -241,8 +241,8 @@ def iter_diffs(
             if _is_commit_line(line):
                 if pending:
                     yield key, sections  # type: ignore[misc]
-                for key, sections in next_diffed():  # noqa: B007
-                    if sections is None:
+                for key, diffed in next_diffed():  # noqa: B007
+                    if diffed is None:
                         yield key, None
                 pending, sections, current, in_body = True, [], None, False
                 continue

@@ -251,7 +251,7 @@ class ControlMaker:
         replacements = {id(part.node): part.replacement for part in parts}
 
         class Replace(cst.CSTTransformer):
-            def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def, override]
+            def on_leave(self, original_node, updated_node):
                 return replacements.get(id(original_node), updated_node)
 
         try:

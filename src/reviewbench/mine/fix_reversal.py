@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..config import MineConfig
 from ..git.repo import Repository
@@ -180,9 +181,12 @@ class FixReversalMiner:
             finally:
                 stream.close()
 
-    def _drop(self, reason: DropReason, entry: LogEntry | None = None,
+    def _drop(self, reason: StrEnum, entry: LogEntry | None = None,
               selected_by: tuple[SelectionSignal, ...] = ()) -> None:  # fmt: skip
-        """Tally a candidate that makes no case (and, given its commit, record which)."""
+        """Tally a candidate that makes no case (and, given its commit, record which).
+
+        ``reason`` is a :class:`DropReason`, or a subclass miner's own (fix tasks), which
+        is tallied but not recorded per commit."""
         self.stats.dropped[reason] += 1
         if entry is not None and isinstance(reason, DropReason):
             self.stats.dropped_commits.append(
@@ -202,20 +206,27 @@ class FixReversalMiner:
         source_changed = [c for c in source if c.section.changed]
         if not source_changed:
             if any(c.lfs_pointer and kinds[id(c)] is FileKind.SOURCE for c in changes):
-                return self._drop(DropReason.LFS_POINTER, entry, selected_by)
+                self._drop(DropReason.LFS_POINTER, entry, selected_by)
+                return None
             present = {kinds[id(c)] for c in changes}
             for kind, reason in _DROP_ORDER:
                 if kind in present:
-                    return self._drop(reason, entry, selected_by)
+                    self._drop(reason, entry, selected_by)
+                    return None
             if any(c.binary and kinds[id(c)] is not FileKind.TEST for c in changes):
-                return self._drop(DropReason.BINARY, entry, selected_by)
-            return self._drop(DropReason.NO_SOURCE_CHANGE, entry, selected_by)
+                self._drop(DropReason.BINARY, entry, selected_by)
+                return None
+            self._drop(DropReason.NO_SOURCE_CHANGE, entry, selected_by)
+            return None
         if sum(c.section.changed for c in source) > self.config.max_lines:
-            return self._drop(DropReason.TOO_LARGE, entry, selected_by)
+            self._drop(DropReason.TOO_LARGE, entry, selected_by)
+            return None
         if all(c.whitespace_only() for c in source_changed):
-            return self._drop(DropReason.FORMATTING_ONLY, entry, selected_by)
+            self._drop(DropReason.FORMATTING_ONLY, entry, selected_by)
+            return None
         if all(c.whitespace_only() or c.comments_only(language_of(c.path)) for c in source_changed):
-            return self._drop(DropReason.DOCS_ONLY, entry, selected_by)
+            self._drop(DropReason.DOCS_ONLY, entry, selected_by)
+            return None
         test_changes = [c for c in changes if kinds[id(c)] is FileKind.TEST]
         return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes, selected_by)
 
@@ -260,7 +271,7 @@ class FixReversalMiner:
             stratum=Stratum.FIX_REVERSAL,
             expect_finding=True,
             defects=[
-                Defect(
+                Defect(  # type: ignore[call-arg]  # by field name (populate_by_name): mypy sees only the alias
                     defect_id=f"{cid}-d1",
                     defect_class="fix_reversal",
                     locations=locations,

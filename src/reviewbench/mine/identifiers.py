@@ -157,8 +157,8 @@ def _const_equal(a: object, b: object, mapping: dict[str, str]) -> bool:
         return a == b or _mapped(a, mapping) == b
     if isinstance(a, frozenset):  # iteration order differs between two compilations: compare as sets
         return frozenset(_mapped(x, mapping) if isinstance(x, str) else x for x in a) == b
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_const_equal(x, y, mapping) for x, y in zip(a, b))  # type: ignore[arg-type]
+    if isinstance(a, tuple) and isinstance(b, tuple):  # b is: the types are the same
+        return len(a) == len(b) and all(_const_equal(x, y, mapping) for x, y in zip(a, b))
     return a == b
 
 
@@ -219,7 +219,7 @@ def touched_names(source: str, lines: list[int]) -> tuple[list[str], list[str], 
             fallback.extend(n.name for n in sorted(classes, key=_first, reverse=True))
         elif around:
             owner = max(around, key=_first)
-            for statement in owner.body:  # type: ignore[union-attr]
+            for statement in owner.body:
                 if statement.lineno <= line <= (statement.end_lineno or statement.lineno) and isinstance(
                         statement, (ast.Assign, ast.AnnAssign)):  # fmt: skip
                     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -314,8 +314,12 @@ class RepositoryNames:
         if len(files) > self.MAX_FILES or any(not p.endswith((".py", ".pyi")) for p in others):
             return None
         texts = {**self.tree.texts(others), **{p: t for p, t in (current or {}).items() if p in others}}
-        if any(texts.get(p) is None for p in others):
-            return None
+        other_texts: dict[str, str] = {}
+        for p in others:
+            text = texts.get(p)
+            if text is None:
+                return None
+            other_texts[p] = text
         words = {w for pair in sides.values() for text in pair for w in _IDENTIFIER.findall(text)}
         new = None
         for _ in range(4):
@@ -329,8 +333,8 @@ class RepositoryNames:
         owners = self.owners
         base = rename_identifier({p: old for p, (old, _new) in sides.items()}, name, new, owners)
         patched = rename_identifier({p: new_text for p, (_old, new_text) in sides.items()}, name, new, owners)
-        rest = rename_identifier({p: texts[p] for p in others}, name, new, owners)  # type: ignore[misc]
+        rest = rename_identifier(other_texts, name, new, owners)
         if base is None or patched is None or rest is None:
             return None
         return (new, {p: (base[p], patched[p]) for p in sides},
-                {p: (texts[p], rest[p]) for p in others})  # type: ignore[index]
+                {p: (other_texts[p], rest[p]) for p in others})

@@ -74,7 +74,7 @@ class ExtractLocal(Refactor):
             one_line = self.position(stmt)[0] == self.position(stmt)[1]
             if one_line and isinstance(small, cst.Return) and isinstance(small.value, _EXTRACTABLE):
                 name, value = self.fresh(("result", "value", "outcome", "ret")), small.value
-                tail: cst.BaseStatement = stmt.with_changes(body=[small.with_changes(value=cst.Name(name or "_"))],  # type: ignore[attr-defined]
+                tail: cst.BaseStatement = stmt.with_changes(body=[small.with_changes(value=cst.Name(name or "_"))],
                                                             leading_lines=())  # fmt: skip
             elif isinstance(stmt, cst.If) and isinstance(stmt.test, _EXTRACTABLE):
                 if self.position(stmt.test)[0] != self.position(stmt.test)[1]:
@@ -133,7 +133,7 @@ class ReorderStatements(Refactor):
                     isinstance(s.names, cst.ImportStar)
                     or isinstance(s.module, cst.Name) and s.module.value == "__future__")]  # fmt: skip
                 lines = [self.position(node.body[i]) for i in (index, index + 1)]
-                if not odd and not node.body[index + 1].leading_lines and all(a == b for a, b in lines):  # type: ignore[attr-defined]
+                if not odd and not node.body[index + 1].leading_lines and all(a == b for a, b in lines):
                     self._swap(node, index, "swapped two imports")
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -292,7 +292,10 @@ class InlineLocal(_InFunction):
         if counts is None:
             return
         for index in range(len(node.body) - 1):
-            assign, ret = simple_statement(node.body[index]), simple_statement(node.body[index + 1])
+            first, second = node.body[index], node.body[index + 1]
+            if not (isinstance(first, cst.SimpleStatementLine) and isinstance(second, cst.SimpleStatementLine)):
+                continue
+            assign, ret = simple_statement(first), simple_statement(second)
             if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(ret, cst.Return)):
                 continue
             target = assign.targets[0].target
@@ -300,10 +303,9 @@ class InlineLocal(_InFunction):
                 continue
             if counts[target.value] != 2 or isinstance(assign.value, cst.Yield) or target.value.startswith("__"):
                 continue
-            if not _quiet(self.module_node, node.body[index], node.body[index + 1]):
+            if not _quiet(self.module_node, first, second):
                 continue
-            merged = node.body[index + 1].with_changes(  # type: ignore[call-arg]
-                body=[ret.with_changes(value=assign.value)], leading_lines=node.body[index].leading_lines)
+            merged = second.with_changes(body=[ret.with_changes(value=assign.value)], leading_lines=first.leading_lines)
             body = [*node.body[:index], merged, *node.body[index + 2 :]]
             self.propose(node, node.with_changes(body=body), f"inlined `{target.value}`", at=node.body[index])
 
@@ -327,7 +329,7 @@ def _literal(node: cst.BaseExpression) -> bool:
         return node.value in {"None", "True", "False"}
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         return isinstance(node.expression, (cst.Integer, cst.Float))
-    return isinstance(node, (cst.List, cst.Tuple, cst.Dict)) and not node.elements  # type: ignore[union-attr]
+    return isinstance(node, (cst.List, cst.Tuple, cst.Dict)) and not node.elements
 
 
 class RemoveUnusedLocal(_InFunction):
@@ -480,6 +482,7 @@ class CollapseBranch(_InFunction):
             if truth is None:
                 continue
             opposite = "False" if truth == "True" else "True"
+            replaced: list[cst.BaseStatement]
             if isinstance(stmt.orelse, cst.Else) and _returns(stmt.orelse.body) == opposite:
                 replaced = [stmt]
             elif stmt.orelse is None and index + 1 < len(node.body) and _returns(node.body[index + 1]) == opposite:

@@ -195,7 +195,9 @@ class _Rewrite(cst.CSTTransformer):
 
 def rename_nodes(node: cst.CSTNode, targets: dict[int, str]) -> cst.CSTNode:
     """``node`` with the name nodes whose ``id`` is in ``targets`` given their new names."""
-    return node.visit(_Rewrite(targets))
+    renamed = node.visit(_Rewrite(targets))
+    assert isinstance(renamed, cst.CSTNode)  # only names change: nothing is removed or flattened
+    return renamed
 
 
 def _same_program(before: str, after: str, mapping: dict[str, str], depth: int) -> bool:
@@ -290,7 +292,9 @@ def _rename_function(lines: list[str], first: int, last: int, taken: set[str], r
         return None
     scopes = wrapper.resolve(ScopeProvider)
     outer = wrapper.module.body[0]
-    func = outer.body.body[0] if indented else outer  # type: ignore[attr-defined]
+    func: cst.CSTNode = outer
+    if indented and isinstance(outer, cst.ClassDef):  # the wrapper around an indented text
+        func = outer.body.body[0]
     if not isinstance(func, cst.FunctionDef):
         return None
     local = function_locals(scopes.get(func.body), func, params)

@@ -128,9 +128,9 @@ def _declarations(function: tree_sitter.Node) -> dict[str, list[tuple[tree_sitte
             if left is not None and left.type == "identifier" and kind is not None:
                 add(left, function if kind.type == "var" else node)
         elif node.type == "catch_clause":
-            param = node.child_by_field_name("parameter")
-            if param is not None and param.type == "identifier":
-                add(param, node)
+            caught = node.child_by_field_name("parameter")
+            if caught is not None and caught.type == "identifier":
+                add(caught, node)
         elif node.type in ("class_declaration", "function_declaration", "import_specifier"):
             name = node.child_by_field_name("name")
             if name is not None:

@@ -13,7 +13,7 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 
 #: Keywords and ubiquitous words of the languages we mine; never useful as gold symbols.
 KEYWORDS = frozenset(
-    {k for k in keyword.kwlist + keyword.softkwlist if len(k) >= 4}
+    {k for k in (*keyword.kwlist, *keyword.softkwlist) if len(k) >= 4}
     | {
         "self", "cls", "None", "True", "False", "true", "false", "null", "nullptr", "undefined",
         "function", "const", "await", "async", "typeof", "instanceof", "this", "else", "case",

@@ -18,12 +18,14 @@ from pathlib import Path
 from .._version import __version__
 from ..errors import UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
-from ..score import ScoreOptions, ScoreResult, eligible_cases, score_run
+from ..score import eligible_cases, score_run
 from ..score.first_review import first_review_note
 from ..score.gates import veto_outcome
+from ..score.inputs import ScoreOptions
 from ..score.levels import describe
 from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
+from ..score.result import ScoreResult
 from ..score.splits import split_difference, split_rows
 from ..score.verdicts import Evidence, FindingVerdict
 from ..score.versions import scoped_runs, version_phrase
@@ -69,7 +71,7 @@ def classify_findings(verdicts: Sequence[FindingVerdict]) -> list[tuple[Verdict,
     return out
 
 
-def _metric(name: str, m, evidence=None) -> Metric:  # type: ignore[no-untyped-def]
+def _metric(name: str, m, evidence=None) -> Metric:
     note = ""
     if name == "fp_per_clean_case" and "distribution" in m:
         d = m["distribution"]
@@ -91,7 +93,7 @@ def _metric(name: str, m, evidence=None) -> Metric:  # type: ignore[no-untyped-d
                   evidence=describe(evidence.model_dump(mode="json")))  # fmt: skip
 
 
-def _decision(d, version: str) -> Decision:  # type: ignore[no-untyped-def]
+def _decision(d, version: str) -> Decision:
     checks = []
     vetoes = set(d.get("vetoes", ()))
     for tier, conditions in d["gates"].items():
@@ -142,7 +144,7 @@ def _summary(outcomes: list[Outcome]) -> Summary:
     return Summary.EVERY if found == len(done) else Summary.SOME if found else Summary.NEVER
 
 
-def _corpus_view(corpus, result: dict) -> CorpusView:  # type: ignore[no-untyped-def]
+def _corpus_view(corpus, result: ScoreResult) -> CorpusView:
     gold = {g.case_id: g for g in corpus.gold}
     originals = [g for g in gold.values() if g.expect_finding and not g.variant_of]
     observed = sum(1 for g in originals if g.validation and g.validation.status is ValidationStatus.OBSERVED)
@@ -239,7 +241,7 @@ def _case_result(case: CaseInfo, condition: str, reps: int, by_rep: dict[int, _M
     )  # fmt: skip
 
 
-def _chosen(result: dict, wanted: tuple[str, ...], rundir: Path) -> list[str]:
+def _chosen(result: ScoreResult, wanted: tuple[str, ...], rundir: Path) -> list[str]:
     names = list(result["conditions"])
     unknown = [w for w in wanted if w not in names]
     if unknown:
@@ -259,7 +261,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         UsageError: a condition named in ``options`` does not exist, or scoring refused.
     """
     options = options or ReportOptions()
-    result = scored if scored is not None else score_run(
+    result = scored if scored is not None else score_run(  # type: ignore[operator]  # a lazy export of score/: typed object
         rundir, ScoreOptions(tolerance=options.tolerance, bootstrap=options.bootstrap,
                              include_unvalidated=options.include_unvalidated, overrides=options.overrides,
                              cutoff=options.cutoff),
@@ -279,7 +281,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     corpus = read_corpus(Path(result.corpus.path))
     gold = {g.case_id: g for g in corpus.gold}
     include_unvalidated = result.corpus.include_unvalidated
-    cases = eligible_cases(corpus, include_unvalidated)
+    cases = eligible_cases(corpus, include_unvalidated)  # type: ignore[operator]  # a lazy export of score/: typed object
     if result.exclusions:
         cases = {k: c for k, c in cases.items() if k not in result.exclusions.cases}
     by_run: dict[str, list[FindingVerdict]] = defaultdict(list)
@@ -326,24 +328,24 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
 
     conditions = []
     for name in names:
-        scored = result.conditions[name]
-        levels = scored.metric_evidence or {}
+        score = result.conditions[name]
+        levels = score.metric_evidence or {}
         shown = (*RATE_METRICS, "latency_s", "tokens", "time_to_first_review_s")  # the last: forge conditions only
-        metrics = {m: _metric(m, scored.metrics[m], levels.get(m)) for m in shown if m in scored.metrics}
-        end_to_end = {m: _metric(m, scored.end_to_end.metrics[m], levels.get(m)) for m in RATE_METRICS}
+        metrics = {m: _metric(m, score.metrics[m], levels.get(m)) for m in shown if m in score.metrics}
+        end_to_end = {m: _metric(m, score.end_to_end.metrics[m], levels.get(m)) for m in RATE_METRICS}
         latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
                           and r.latency_s is not None and r.state.completed)  # fmt: skip
-        drift = scored.model_drift
+        drift = score.model_drift
         conditions.append(ConditionView(
-            name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=scored.states,
-            valid_defect_cases=scored.valid_defect_cases, decision=_decision(scored.decision, version_phrase(result.registration)),
-            fp_distribution=scored.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
-            end_to_end=end_to_end, evidence=scored.evidence.value, unclear=scored.unclear,
-            judge_secondary=scored.judge_secondary,
+            name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=score.states,
+            valid_defect_cases=score.valid_defect_cases, decision=_decision(score.decision, version_phrase(result.registration)),
+            fp_distribution=score.metrics["fp_per_clean_case"].distribution or {}, latencies=latencies,
+            end_to_end=end_to_end, evidence=score.evidence.value, unclear=score.unclear,
+            judge_secondary=score.judge_secondary,
             splits=tuple(SplitView(label=row.label, kind=row.kind,
                                    metrics={m: _metric(m, v) for m, v in row.metrics.items()})
-                         for row in split_rows(scored.holdout, scored.cutoff)),
-            split_difference=split_difference(scored.cutoff),
+                         for row in split_rows(score.holdout, score.cutoff)),
+            split_difference=split_difference(score.cutoff),
             model_drift=(f"requested {', '.join(drift.requested) or 'none'}; returned {', '.join(drift.returned)}"
                          if drift else None),
         ))  # fmt: skip

@@ -38,7 +38,8 @@ def vega_bundle() -> str:
     import vl_convert
     from altair.vegalite import SCHEMA_VERSION  # e.g. "v6.1.0": bundle the Vega-Lite altair targets
 
-    bundle = vl_convert.javascript_bundle(vl_version="_".join(SCHEMA_VERSION.split(".")[:2]))
+    # The stub requires ``snippet``; at run time it defaults to None (the default snippet).
+    bundle = vl_convert.javascript_bundle(vl_version="_".join(SCHEMA_VERSION.split(".")[:2]))  # type: ignore[call-arg]
     bundle = re.sub(r"</(script)", r"<\\/\1", bundle, flags=re.IGNORECASE)
     return bundle.replace("<!--", "<\\!--")
 
@@ -124,12 +125,12 @@ def _paired(data: ReportData) -> dict | None:
         # A line is drawn in the colour of the condition that does better on it: the same
         # colour that condition has in every other chart.
         colours = condition_colours(data)
-        trend = alt.Scale(domain=["same", f"{a} higher", f"{b} higher"], range=["#9e9e9e", colours[a], colours[b]])
+        trends = alt.Scale(domain=["same", f"{a} higher", f"{b} higher"], range=["#9e9e9e", colours[a], colours[b]])
         base = alt.Chart(alt.Data(values=rows)).encode(
             x=alt.X("condition:N", sort=[a, b], title=None, axis=alt.Axis(labelAngle=0)),
             y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="per-case defect recall"),
             detail="pair:N",
-            color=alt.Color("trend:N", scale=trend),
+            color=alt.Color("trend:N", scale=trends),
             tooltip=["cases:Q", "case ids:N", "condition:N", alt.Tooltip("recall:Q", format=".2f")],
         )
         lines = base.mark_line(opacity=0.7).encode(strokeWidth=alt.StrokeWidth("cases:Q", title="cases"))
@@ -141,7 +142,8 @@ def _paired(data: ReportData) -> dict | None:
 
 
 def _latency(data: ReportData) -> dict | None:
-    boxes, points = [], []
+    boxes: list[dict[str, object]] = []
+    points: list[dict[str, object]] = []
     for c in data.conditions:
         values = sorted(c.latencies)
         if not values:

@@ -54,7 +54,7 @@ def _clip(text: str | None, limit: int = _CLIP) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _finding(f) -> str:  # type: ignore[no-untyped-def]
+def _finding(f) -> str:
     where = f.path or "(no path)"
     if f.line is not None:
         where += f":{f.line}"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from .._version import __version__
 from ..records import RunRow
-from ..score import ScoreResult
 from ..score.registry import RATE_METRICS
+from ..score.result import ScoreResult
 from ..store.corpus import Corpus
 
 __all__ = ["inspect_logs", "write_inspect_logs"]

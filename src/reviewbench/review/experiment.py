@@ -37,11 +37,16 @@ class Experiment(LoadedFile):
             guidance = (
                 load_text((self.base / condition.guidance).resolve(), "guidance") if condition.guidance else None
             )
-            part = {"condition": condition.name, "prompt": load_prompt(condition.prompt, self.base).sha256,
-                    "guidance": None if guidance is None else hashlib.sha256(guidance.encode()).hexdigest()}
-            for placed in getattr(condition, "guidance_files", ()):  # only when there are: older hashes stay
+            part: dict[str, object] = {
+                "condition": condition.name, "prompt": load_prompt(condition.prompt, self.base).sha256,
+                "guidance": None if guidance is None else hashlib.sha256(guidance.encode()).hexdigest(),
+            }
+            placed_files: dict[str, str] = {}
+            for placed in getattr(condition, "guidance_files", ()):
                 text = load_text((self.base / placed.file).resolve(), "guidance")
-                part.setdefault("guidance_files", {})[placed.path] = hashlib.sha256(text.encode()).hexdigest()
+                placed_files[placed.path] = hashlib.sha256(text.encode()).hexdigest()
+            if placed_files:  # only when there are: older hashes stay
+                part["guidance_files"] = placed_files
             parts.append(part)
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 

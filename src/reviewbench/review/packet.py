@@ -26,6 +26,7 @@ import stat
 import subprocess
 import threading
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..errors import GitError
@@ -67,7 +68,7 @@ class PacketBuilder:
                            if g.provenance.commit and g.provenance.parent and g.provenance.test_paths}  # fmt: skip
         sweep_stale(TREES_PREFIX)  # what killed runs left, whether or not this one exports
         self._root: Path | None = None  # made on the first export: diff-only runs leave nothing
-        self._hidden = None  # the protection of the root from sandboxed reviewers, once made
+        self._hidden: AbstractContextManager[None] | None = None  # the protection of the root from sandboxed reviewers, once made
         self._trees: dict[str, Path] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -127,7 +128,7 @@ class PacketBuilder:
         out (a test the fix added has none). A path the case's patch writes is left alone.
         Returns whether the case had any to hold back."""
         provenance = self._held_back.get(case.case_id)
-        if provenance is None or provenance.commit != case.base:
+        if provenance is None or provenance.parent is None or provenance.commit != case.base:
             return False
         drop_escaping_links(dest)  # before anything is written by path into the tree
         paths = [p for p in provenance.test_paths if p not in case.paths and ".." not in p.split("/")]

@@ -22,7 +22,7 @@ def _unquote(path: str) -> str:
             raw = codecs.escape_decode(path[1:-1].encode("utf-8", "surrogateescape"))[0]
         except ValueError:
             return path[1:-1]
-        return raw.decode("utf-8", "surrogateescape")
+        return raw.decode("utf-8", "surrogateescape")  # type: ignore[attr-defined]  # typeshed: str; it is bytes
     return path
 
 

@@ -40,6 +40,7 @@ import os
 import re
 import secrets as _secrets
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -75,8 +76,13 @@ _PROVENANCE = ("base_sha", "case_tree", "guidance_blobs", "draft", "labels", "au
                "completion", "completed_review_at", "time_to_completed_review_s", "connection", "usage")
 
 
+def _now_time() -> datetime:
+    """Now, to the second: the time :func:`_now` writes."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return _now_time().isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _parse_time(value: str | None) -> datetime | None:
@@ -459,7 +465,7 @@ class ForgeReviewer:
             ends = list(_stamps(reviews, notes))
         else:  # the last activity seen
             ends = [max((s for s in _stamps(reviews, notes, inline) if s is not None), default=None)]
-        done_at = min((s for s in ends if s is not None), default=None) or _parse_time(_now())
+        done_at = min((s for s in ends if s is not None), default=None) or _now_time()
         after = self.api.remaining
         record.update({
             **_first(reviews, notes, record),
@@ -604,7 +610,7 @@ def _excerpt(text: object, limit: int = 160) -> str:
 
 
 def _stamps(reviews: list[dict[str, Any]], notes: list[dict[str, Any]],
-            inline: list[dict[str, Any]] = ()) -> list[datetime | None]:  # fmt: skip
+            inline: Sequence[dict[str, Any]] = ()) -> list[datetime | None]:  # fmt: skip
     return ([_parse_time(r.get("submitted_at")) for r in reviews] + [_parse_time(c.get("created_at")) for c in notes]
             + [_parse_time(c.get("created_at")) for c in inline])  # fmt: skip
 
@@ -613,7 +619,7 @@ def _first(reviews: list[dict[str, Any]], notes: list[dict[str, Any]], record: d
     """The bot's first activity, by the forge's clock (this poll's when it gives none); {} before any."""
     if not reviews and not notes:
         return {}
-    first = min((s for s in _stamps(reviews, notes) if s is not None), default=None) or _parse_time(_now())
+    first = min((s for s in _stamps(reviews, notes) if s is not None), default=None) or _now_time()
     triggered = _parse_time(record.get("triggered_at"))
     return {"first_review_at": _iso(first),
             "time_to_first_review_s": round((first - triggered).total_seconds(), 3) if first and triggered else None}

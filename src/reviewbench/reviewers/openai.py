@@ -116,8 +116,8 @@ def _content_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = [part.get("text") for part in content if isinstance(part, dict)]
-        texts = [t for t in texts if isinstance(t, str)]
+        parts = [part.get("text") for part in content if isinstance(part, dict)]
+        texts = [t for t in parts if isinstance(t, str)]
         if texts or not content:
             return "".join(texts)
     return None

@@ -111,7 +111,12 @@ async def _exited(proc: asyncio.subprocess.Process) -> None:
         return
     loop = asyncio.get_running_loop()
     gone = loop.create_future()
-    loop.add_reader(fd, lambda: gone.done() or gone.set_result(None))
+
+    def wake() -> None:
+        if not gone.done():
+            gone.set_result(None)
+
+    loop.add_reader(fd, wake)
     try:
         await gone
     finally:

@@ -13,7 +13,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -138,14 +138,14 @@ class CorpusWriter:
         self.cases.append(case)
         self.gold.append(gold)
 
-    def commit(self, make_meta: callable) -> CorpusMeta:  # type: ignore[valid-type]
+    def commit(self, make_meta: Callable[[str], CorpusMeta]) -> CorpusMeta:
         """Write the JSONL files and ``corpus.json`` (built by ``make_meta(gold_sha256)``)."""
         self.cases.sort(key=lambda c: c.case_id)
         self.gold.sort(key=lambda g: g.case_id)
         _write(self.stage / CASES_FILE, dump_jsonl(self.cases))
         _write(self.stage / GOLD_FILE, dump_jsonl(self.gold))
         _write(self.stage / DROPPED_FILE, dump_jsonl(self.dropped))
-        meta: CorpusMeta = make_meta(sha256_file(self.stage / GOLD_FILE))
+        meta = make_meta(sha256_file(self.stage / GOLD_FILE))
         _write(self.stage / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
         sync_filesystem(self.stage)  # everything is on disk before the corpus appears
         if self.out.exists():

@@ -88,7 +88,7 @@ def exclude(rundir: Path, kind: ExclusionKind, target: str, reason: str, by: str
             known = store.db.execute("SELECT 1 FROM runs WHERE run_id = ?", (target,)).fetchone() is not None
         else:
             corpus_path = store.get_meta("corpus_path")
-            known = bool(corpus_path) and any(c.case_id == target for c in read_corpus(Path(corpus_path)).cases)
+            known = bool(corpus_path and any(c.case_id == target for c in read_corpus(Path(corpus_path)).cases))
     finally:
         store.close()
     if not known:

@@ -66,6 +66,7 @@ class TasksExperiment(LoadedFile):
 
     @property
     def tasks_path(self) -> Path:
+        assert self.config.tasks is not None  # load_tasks_experiment refuses a file without one
         return (self.base / self.config.tasks).resolve()
 
 

@@ -70,7 +70,7 @@ class BaseTree:
     @property
     def _private(self) -> dict[str, str]:
         """The private git directory and index of the base commit, for host-side git."""
-        return untrusted_git_env(**_IDENTITY, GIT_DIR=str(self.root / "base.git"), GIT_WORK_TREE=str(self.path),
+        return untrusted_git_env(None, **_IDENTITY, GIT_DIR=str(self.root / "base.git"), GIT_WORK_TREE=str(self.path),
                                  GIT_INDEX_FILE=str(self.root / "base.index"))  # fmt: skip
 
     def patch(self) -> str:

@@ -25,9 +25,11 @@ condition, which is also what pairs the differences between conditions.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
+from typing import TypedDict
 
 import numpy as np
 
@@ -171,13 +173,30 @@ def _scored(grade: Grade) -> bool:
     return grade.status is not GradeStatus.ERROR
 
 
-def _counts(grades: list[Grade], hit, unit=_scored) -> dict[str, tuple[float, float]]:  # type: ignore[no-untyped-def]
+def _counts(grades: list[Grade], hit: Callable[[Grade], bool],
+            unit: Callable[[Grade], bool] = _scored) -> dict[str, tuple[float, float]]:  # fmt: skip
     out: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for g in grades:
         if unit(g):
             out[g.instance_id][1] += 1
             out[g.instance_id][0] += 1 if hit(g) else 0
     return {t: (n, d) for t, (n, d) in out.items()}
+
+
+class _Plan(TypedDict):
+    """One condition's columns (``resolve`` … ``hat``: indices into the bootstrap
+    columns) and its plain counts."""
+
+    resolve: int
+    applies: int
+    partial: int
+    overreach: int
+    at: dict[int, int]
+    hat: dict[int, int]
+    tasks: int
+    runs: int
+    by_status: dict[str, int]
+    not_scored: int
 
 
 def score_grades(grades: list[Grade], resamples: int = 10_000, seed: int = 0) -> Scoreboard:
@@ -188,7 +207,7 @@ def score_grades(grades: list[Grade], resamples: int = 10_000, seed: int = 0) ->
         by_condition[g.condition].append(g)
     names = sorted(by_condition)
     columns = _Columns(tasks)
-    plan: dict[str, dict[str, object]] = {}
+    plan: dict[str, _Plan] = {}
     for name in names:
         mine = by_condition[name]
         scored = [g for g in mine if _scored(g)]
@@ -275,21 +294,21 @@ def score_grades(grades: list[Grade], resamples: int = 10_000, seed: int = 0) ->
                     lo=_finite(d_lo[0]), hi=_finite(d_hi[0]))  # fmt: skip
 
     paired: dict[str, dict[str, Paired]] = defaultdict(dict)
-    for (a, b), (col_a, col_b, tally) in pairs.items():
-        p = mcnemar_exact(tally["only_a"], tally["only_b"])
-        paired[a][b] = Paired(a=a, b=b, difference=difference(col_a, col_b), mcnemar_p=p, **tally)
+    for (a, b), (col_a, col_b, counts) in pairs.items():
+        p = mcnemar_exact(counts["only_a"], counts["only_b"])
+        paired[a][b] = Paired(a=a, b=b, difference=difference(col_a, col_b), mcnemar_p=p, **counts)
         paired[b][a] = Paired(a=b, b=a, difference=difference(col_b, col_a), mcnemar_p=p,
-                              pairs=tally["pairs"], both=tally["both"], only_a=tally["only_b"],
-                              only_b=tally["only_a"], neither=tally["neither"])  # fmt: skip
+                              pairs=counts["pairs"], both=counts["both"], only_a=counts["only_b"],
+                              only_b=counts["only_a"], neither=counts["neither"])  # fmt: skip
     boards = []
     for name in names:
-        p = plan[name]
+        q = plan[name]
         boards.append(ConditionBoard(
-            name=name, runs=p["runs"], tasks=p["tasks"], by_status=p["by_status"], not_scored=p["not_scored"],
-            resolve_rate=rate(p["resolve"]), applies_clean_rate=rate(p["applies"]), partial_rate=rate(p["partial"]),
-            overreach_rate=rate(p["overreach"]), pass_at={k: rate(c) for k, c in p["at"].items()},
-            pass_hat={k: rate(c) for k, c in p["hat"].items()}, paired=dict(paired.get(name, {})),
-        ))  # type: ignore[arg-type]  # fmt: skip
+            name=name, runs=q["runs"], tasks=q["tasks"], by_status=q["by_status"], not_scored=q["not_scored"],
+            resolve_rate=rate(q["resolve"]), applies_clean_rate=rate(q["applies"]), partial_rate=rate(q["partial"]),
+            overreach_rate=rate(q["overreach"]), pass_at={k: rate(c) for k, c in q["at"].items()},
+            pass_hat={k: rate(c) for k, c in q["hat"].items()}, paired=dict(paired.get(name, {})),
+        ))  # fmt: skip
     resolved = {g.instance_id for g in grades if g.tests_pass}
     return Scoreboard(conditions=boards, resamples=resamples, seed=seed, tasks=tasks,
                       never_resolved=[t for t in tasks if t not in resolved])  # fmt: skip

@@ -64,16 +64,20 @@ class TaskMiner(FixReversalMiner):
 
     def _task(self, entry: LogEntry, source: list, tests: list) -> MinedTask | None:
         if not tests:
-            return self._drop(TaskDropReason.NO_TEST_CHANGE)
+            self._drop(TaskDropReason.NO_TEST_CHANGE)
+            return None
         if any(c.binary for c in tests):
-            return self._drop(TaskDropReason.BINARY)
+            self._drop(TaskDropReason.BINARY)
+            return None
         if any(c.section.body is None for c in tests):
-            return self._drop(TaskDropReason.TOO_LARGE)
+            self._drop(TaskDropReason.TOO_LARGE)
+            return None
         try:
             patch = b"".join(c.section.raw() for c in source).decode("utf-8")
             test_patch = b"".join(c.section.raw() for c in tests).decode("utf-8")
         except UnicodeDecodeError:
-            return self._drop(TaskDropReason.BINARY)  # JSON holds text; such bytes cannot round-trip
+            self._drop(TaskDropReason.BINARY)  # JSON holds text; such bytes cannot round-trip
+            return None
         return MinedTask(
             entry=entry,
             patch=patch,

@@ -66,7 +66,8 @@ def write_tasks(out: Path, tasks: list[Task], make_meta: Callable[[str], TasksMe
     except OSError as exc:
         raise UsageError(f"cannot create a task set at {out}: {exc.strerror} ({exc.filename})") from None
     try:
-        (stage / TASKS_FILE).write_bytes(dump_jsonl(sorted(tasks, key=lambda t: t.instance_id)))
+        ordered = sorted(tasks, key=lambda t: t.instance_id)
+        (stage / TASKS_FILE).write_bytes(dump_jsonl(ordered))
         meta = make_meta(sha256_file(stage / TASKS_FILE))
         (stage / TASKS_META).write_bytes(meta.model_dump_json(indent=2).encode() + b"\n")
         if logs is not None and logs.is_dir():

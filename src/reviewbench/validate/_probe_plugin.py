@@ -34,7 +34,7 @@ def _audit(event, args):
 # Audit hooks exist from Python 3.8; on 3.7 only ``sys.modules`` at the end is recorded.
 if hasattr(sys, "addaudithook") and not getattr(sys, "_reviewbench_probe_hooked", False):
     sys.addaudithook(_audit)  # once per process (a fork keeps it)
-    sys._reviewbench_probe_hooked = True
+    setattr(sys, "_reviewbench_probe_hooked", True)  # noqa: B010 - an attribute sys does not declare
 
 
 def pytest_addoption(parser):

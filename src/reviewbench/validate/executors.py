@@ -132,6 +132,7 @@ def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: lis
              handler: Handler) -> None:  # fmt: skip
     try:
         import ray
+        from ray.actor import ActorHandle
         from ray.util import ActorPool
     except ImportError:
         raise UsageError("the Ray executor needs Ray: pip install 'reviewbench[ray]'") from None
@@ -149,7 +150,11 @@ def _run_ray(repo: Path, command: TestCommand, config: ValidateConfig, jobs: lis
             ) from None
     worker_cls = ray.remote(num_cpus=1)(_RayWorker)
     size = max(1, min(config.jobs, len(jobs)))
-    actors = [worker_cls.remote(str(repo), command.command, config, handler) for _ in range(size)]
+    actors: list[ActorHandle[_RayWorker]] = []
+    for _ in range(size):
+        actor = worker_cls.remote(str(repo), command.command, config, handler)
+        assert isinstance(actor, ActorHandle)  # ray's annotation also admits the class (for @ray.method)
+        actors.append(actor)
     try:
         for job, validation in ActorPool(actors).map_unordered(
             lambda actor, job: actor.validate.remote(job), jobs

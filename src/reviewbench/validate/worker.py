@@ -496,7 +496,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
             status=status,
             test_cmd=command.command,
             exit_code=verdict.exit_code if verdict else None,
-            failing_tests=as_node_ids(failing or (verdict.failing if verdict else ()), tree.path),
+            failing_tests=as_node_ids(failing or (verdict.failing if verdict else frozenset()), tree.path),
             duration_s=round(spent, 3),
             selection=selection,
             reason=reason,

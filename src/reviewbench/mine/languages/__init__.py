@@ -26,4 +26,4 @@ def language_for(name: str | None) -> Language:
 
 def examples_of(language: type[Language]) -> LanguageExamples:
     """The ``examples()`` of the module defining ``language``."""
-    return importlib.import_module(language.__module__).examples()  # type: ignore[no-any-return]
+    return importlib.import_module(language.__module__).examples()

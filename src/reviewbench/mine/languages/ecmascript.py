@@ -139,7 +139,8 @@ def definitions(tree: tree_sitter.Tree) -> Iterator[tuple[int, int, int, str]]:
     while stack:
         node, prefix, depth, consumed = stack.pop()
         found = None if node.id in consumed else _definition(node)
-        inner_prefix, inner_depth, inner_consumed = prefix, depth, frozenset()
+        inner_prefix, inner_depth = prefix, depth
+        inner_consumed: frozenset[int] = frozenset()
         if found is not None:
             name, below = found
             dotted = f"{prefix}{name}"

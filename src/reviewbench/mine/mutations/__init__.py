@@ -29,4 +29,4 @@ __all__ = ["Examples", "Operator", "ParsedModule", "Site", "examples_of", "regis
 
 def examples_of(operator: type[Operator]) -> Examples:
     """The ``examples()`` of the module defining ``operator``."""
-    return importlib.import_module(operator.__module__).examples()  # type: ignore[no-any-return]
+    return importlib.import_module(operator.__module__).examples()

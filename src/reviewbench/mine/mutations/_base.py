@@ -121,7 +121,7 @@ class ParsedModule:
             if first <= site.line and site.end_line <= last:
                 statement = self.module.body[index]
                 replaced = statement.deep_replace(site.node, site.replacement)
-                text = self.source[:start] + self.module.code_for_node(replaced) + self.source[end:]  # type: ignore[arg-type]
+                text = self.source[:start] + self.module.code_for_node(replaced) + self.source[end:]
                 return None if text == self.source else text  # unchanged: the node is elsewhere
 
         return None
@@ -144,7 +144,9 @@ class ParsedModule:
         fast = self._splice(site) or self._apply_in_statement(site)
         if fast is not None:
             return fast
-        return self.module.deep_replace(site.node, site.replacement).code  # type: ignore[union-attr]
+        mutated = self.module.deep_replace(site.node, site.replacement)
+        assert isinstance(mutated, cst.Module)  # the site is below the module, which comes back
+        return mutated.code
 
 
 class Operator(cst.BatchableCSTVisitor):
@@ -171,7 +173,7 @@ class Operator(cst.BatchableCSTVisitor):
         self.sites: list[Site] = []
         self._functions = 0
 
-    def get_visitors(self) -> dict[str, Callable[[cst.CSTNode], None]]:  # type: ignore[override]
+    def get_visitors(self) -> dict[str, Callable[[cst.CSTNode], None]]:
         """libcst's own lookup inspects ~600 inherited stubs per instance; names are per class."""
         cls = type(self)
         names = _VISITOR_NAMES.get(cls)
@@ -226,7 +228,7 @@ Body = cst.IndentedBlock | cst.Module
 
 
 def statements(block: Body) -> Sequence[cst.BaseStatement]:
-    return block.body  # type: ignore[return-value]
+    return block.body
 
 
 def remove_statement(block: Body, index: int) -> Body | None:

@@ -20,9 +20,9 @@ def _is_guard(stmt: cst.BaseStatement) -> bool:
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return False
     body = stmt.body
-    if isinstance(body, cst.SimpleStatementSuite):
-        return len(body.body) == 1 and isinstance(body.body[0], _EXITS)
-    return len(body.body) == 1 and isinstance(simple_statement(body.body[0]), _EXITS)
+    if isinstance(body, cst.IndentedBlock):
+        return len(body.body) == 1 and isinstance(simple_statement(body.body[0]), _EXITS)
+    return len(body.body) == 1 and isinstance(body.body[0], _EXITS)  # a suite on the ``if`` line
 
 
 @register

@@ -23,7 +23,7 @@ def _complement(op: cst.BaseCompOp) -> cst.BaseCompOp | None:
              (cst.LessThanEqual, cst.GreaterThan))  # fmt: skip
     for old, new in pairs:
         if isinstance(op, old):
-            return new(**around)  # type: ignore[arg-type]
+            return new(**around)
     return None
 
 

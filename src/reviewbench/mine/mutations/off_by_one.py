@@ -35,7 +35,7 @@ class OffByOne(Operator):
         for new in (value + 1, value - 1):
             if new < 0 or (magnitude and new == 0):
                 continue
-            self.propose(node, node.with_changes(value=str(new)), f"`{sign}{value}` became `{sign}{new}`")  # type: ignore[attr-defined]
+            self.propose(node, node.with_changes(value=str(new)), f"`{sign}{value}` became `{sign}{new}`")
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self._both(node.left)

@@ -28,6 +28,7 @@ def dotted(node: cst.BaseExpression) -> str | None:
 
 
 def _targets(small: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
+    found: list[cst.BaseExpression]
     if isinstance(small, cst.Assign):
         found = [t.target for t in small.targets]
     elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):

@@ -40,4 +40,4 @@ __all__ = ["FUNCTIONS", "ParsedScript", "ScriptExamples", "ScriptOperator", "Scr
 
 def examples_of(operator: type[ScriptOperator]) -> ScriptExamples:
     """The ``examples()`` of the module defining ``operator``."""
-    return importlib.import_module(operator.__module__).examples()  # type: ignore[no-any-return]
+    return importlib.import_module(operator.__module__).examples()

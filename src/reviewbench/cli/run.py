@@ -262,7 +262,7 @@ def _export_elsewhere(rundir: Path, fmt: str, out: Path | None) -> None:
     from ..report.inspect_log import inspect_logs, write_inspect_logs
     from ..score import score_run
 
-    result = score_run(rundir)  # type: ignore[operator]  # a lazy export of score/: typed object
+    result = score_run(rundir)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     written = write_inspect_logs(inspect_logs(result, runs, corpus, created), out)
     console.print(f"wrote {len(written)} inspect_ai log(s) to {out}: " + ", ".join(p.name for p in written))

@@ -247,7 +247,7 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     from ..score.inputs import ScoreOptions
 
     table = load_prices(prices) if prices is not None else None
-    result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,  # type: ignore[operator]  # a lazy export of score/: typed object
+    result = score_run(rundir, ScoreOptions(tolerance=tolerance, bootstrap=resamples, seed=seed,
                                             gates=gates, include_unvalidated=include_unvalidated,
                                             new_version=new_version, version=version, cutoff=cutoff,
                                             prices=table))  # fmt: skip

@@ -109,7 +109,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
         "validated": sum(g.validation is not None for g in mirrors),
         "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for g in mirrors),
         # Scored: valid, and its defect case too (an unpaired mirror has a fix's shape).
-        "in_analysis": sum(c.stratum == "mirror" for c in eligible_cases(data, include_unvalidated=False).values()),  # type: ignore[operator]  # a lazy export of score/: typed object
+        "in_analysis": sum(c.stratum == "mirror" for c in eligible_cases(data, include_unvalidated=False).values()),
     }
 
     from ..mine.shape import corpus_shapes, shape_separability

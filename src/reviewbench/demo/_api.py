@@ -117,7 +117,7 @@ def run_demo(out: Path, *, step: Callable[[str], None] = lambda _: None, jobs: i
     step("labelling: two scripted raters, an adjudicator, a calibrated command judge")
     labels = label_demo(rundir, out / "labels")
     step("scoring")
-    score = score_run(rundir)  # type: ignore[operator]  # a lazy export of score/: typed object; registered rules, people's labels
+    score = score_run(rundir)  # registered rules, people's labels
     (out / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     report = _write_report(rundir, out / "report.html", score)
     return DemoResult(out=out, corpus=corpus, rundir=rundir, score=score, report=report, labels=labels, audit=audit)

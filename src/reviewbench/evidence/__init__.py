@@ -9,7 +9,16 @@ writes labels (the app, packet export, queue, settle, the judge) is ``label/``.
 Names load on first use: scoring reads the records without paying for numpy.
 """
 
+from typing import TYPE_CHECKING
+
 from .._lazy import lazy_exports as _lazy_exports
+
+if TYPE_CHECKING:  # the type checker sees the names; the interpreter loads them on first use
+    from .figures import LabelledPrecision, labelled_precision, labelled_recall, with_unclear
+    from .overrides import judge_verdicts, label_verdicts, score_overrides
+    from .records import LabelClass, LabelRow, VerdictOverride
+    from .resolve import Agreement, Basis, LabelVerdict, agreement, final_labels, human_verdicts
+    from .store import LABELS_DB, LabelStore, Role
 
 __all__ = [
     "LABELS_DB",

@@ -57,7 +57,8 @@ def label_queue(store: LabelStore, priority: Collection[str] | None = None,
     raters = store.latest(Role.RATER)
     adjudicated = _adjudications(store)
     secret = store.secret()
-    items, counts = [], Counter()
+    items: list[tuple[tuple[bool, int, bool, str], QueueItem]] = []
+    counts: Counter[str] = Counter()
     for key, refs in store.claim_sources().items():
         ref = refs[0]
         status = claim_status(raters, adjudicated, key)
@@ -88,7 +89,7 @@ def remaining_by_condition(store: LabelStore, items: list[QueueItem]) -> dict[st
     for item in items:
         # A claim shared by identical comments of several conditions waits for each of them.
         names = {condition_of.get(ref.run_id) for ref in claims.get((item.comment_id, item.part), [])}
-        for name in sorted(names - {None}):
+        for name in sorted(n for n in names if n is not None):
             out[name]["claims"] += 1
             out[name]["labels_needed"] += item.labels_needed
     return out

@@ -75,7 +75,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _planned(rundir: Path, experiment_path: str | None, versions: list[dict], corpus) -> set[str] | None:  # type: ignore[no-untyped-def]
+def _planned(rundir: Path, experiment_path: str | None, versions: list[dict], corpus) -> set[str] | None:
     """The run ids the experiment plans, or None when the experiment file cannot say (gone,
     or changed since its registration)."""
     from ..review.experiment import load_experiment
@@ -158,13 +158,13 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
     final_sha = _sha(gold_bytes)
     label_lines = []
     for key in sorted(final):
-        row, basis = final[key]
+        final_row, basis = final[key]
         ref = claims.get(key)
         label_lines.append(json.dumps({"comment_id": key[0], "part": key[1],
                                        "source_id": ref.source_id if ref else None,
                                        "source_ids": sorted({r.source_id for r in copies.get(key, [])}),
                                        "case_id": ref.case_id if ref else None,
-                                       **row.model_dump(mode="json", by_alias=True, exclude={"triage_s"}),
+                                       **final_row.model_dump(mode="json", by_alias=True, exclude={"triage_s"}),
                                        "basis": basis.value}, ensure_ascii=False))  # fmt: skip
     payloads = {"gold.jsonl": gold_bytes,
                 "labels.jsonl": "".join(line + "\n" for line in label_lines).encode(),

@@ -271,7 +271,7 @@ class FixReversalMiner:
             stratum=Stratum.FIX_REVERSAL,
             expect_finding=True,
             defects=[
-                Defect(  # type: ignore[call-arg]  # by field name (populate_by_name): mypy sees only the alias
+                Defect(
                     defect_id=f"{cid}-d1",
                     defect_class="fix_reversal",
                     locations=locations,

@@ -211,7 +211,7 @@ class MutationMiner:
             stratum=Stratum.MUTATION,
             expect_finding=True,
             defects=[
-                Defect(  # type: ignore[call-arg]  # by field name (populate_by_name): mypy sees only the alias
+                Defect(
                     defect_id=f"{cid}-d1",
                     defect_class=operator.name,
                     severity=operator.severity,

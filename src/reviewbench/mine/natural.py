@@ -352,7 +352,7 @@ class NaturalMiner:
             restored = written & set(fix_defect.removed_identifiers if fix_defect else ())
             enclosing = {loc.symbol.rsplit(".", 1)[-1] for loc in locations if loc.symbol}
             fix_sha = fix.gold.provenance.commit or ""
-            defects.append(Defect(  # type: ignore[call-arg]  # by field name (populate_by_name): mypy sees only the alias
+            defects.append(Defect(
                 defect_id=f"{cid}-d{number}",
                 defect_class="natural",
                 locations=locations,

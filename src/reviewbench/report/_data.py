@@ -261,7 +261,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         UsageError: a condition named in ``options`` does not exist, or scoring refused.
     """
     options = options or ReportOptions()
-    result = scored if scored is not None else score_run(  # type: ignore[operator]  # a lazy export of score/: typed object
+    result = scored if scored is not None else score_run(
         rundir, ScoreOptions(tolerance=options.tolerance, bootstrap=options.bootstrap,
                              include_unvalidated=options.include_unvalidated, overrides=options.overrides,
                              cutoff=options.cutoff),
@@ -281,7 +281,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     corpus = read_corpus(Path(result.corpus.path))
     gold = {g.case_id: g for g in corpus.gold}
     include_unvalidated = result.corpus.include_unvalidated
-    cases = eligible_cases(corpus, include_unvalidated)  # type: ignore[operator]  # a lazy export of score/: typed object
+    cases = eligible_cases(corpus, include_unvalidated)
     if result.exclusions:
         cases = {k: c for k, c in cases.items() if k not in result.exclusions.cases}
     by_run: dict[str, list[FindingVerdict]] = defaultdict(list)

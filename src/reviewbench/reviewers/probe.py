@@ -83,7 +83,7 @@ def _shaped(config: ProbeConfig, diff: str, parts: list[Hunk]) -> bool:
 
 def probe_findings(probe: str | ProbeConfig, packet: ReviewPacket) -> list[Finding]:
     """The findings a probe writes on ``packet`` (deterministic, at most one per hunk)."""
-    config = probe if isinstance(probe, ProbeConfig) else ProbeConfig(kind="probe", probe=probe)  # type: ignore[arg-type]
+    config = probe if isinstance(probe, ProbeConfig) else ProbeConfig(kind="probe", probe=probe)
     probe = config.probe
     parts = hunks(packet.diff)
     if probe == "shape" and not _shaped(config, packet.diff, parts):

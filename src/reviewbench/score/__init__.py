@@ -5,7 +5,21 @@ Names load on first use: ``run`` and ``register`` read the gates file through
 :mod:`.gates` without paying for scipy, which scoring itself needs.
 """
 
+from typing import TYPE_CHECKING
+
 from .._lazy import lazy_exports as _lazy_exports
+
+if TYPE_CHECKING:  # the type checker sees the names; the interpreter loads them on first use
+    from ._api import eligible_cases, score, score_run, tally_runs
+    from .compare import CompareOptions, compare_runs
+    from .comparison import RunComparison
+    from .gate import GateResult, gate_runs, load_gate_rules
+    from .gates import Gates, decide, load_gates
+    from .inputs import ScoreOptions, ScoringInputs, load_inputs
+    from .match import match_run
+    from .registry import METRICS, RATE_METRICS
+    from .result import ScoreResult
+    from .verdicts import Evidence, FindingVerdict, VerdictOverride
 
 __all__ = [
     "METRICS",

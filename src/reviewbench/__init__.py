@@ -14,7 +14,6 @@ Stage entry points are imported on first use, so ``import reviewbench`` stays ch
 import os as _os
 import sys as _sys
 
-
 #: pydantic-core errors that only name a KeyboardInterrupt raised inside them (building a
 #: validator; serialising a record when Ctrl-C lands mid-dump).
 _NAMING = ("SchemaError", "PydanticSerializationError")
@@ -57,7 +56,17 @@ from ._lazy import lazy_exports as _lazy_exports  # noqa: E402
 from ._version import __version__  # noqa: E402
 from .config import MineConfig  # noqa: E402
 from .errors import ReviewbenchError  # noqa: E402
-from .records import Case, CorpusMeta, Defect, Finding, GoldRecord, Location, RunRow, RunState, Stratum  # noqa: E402
+from .records import (  # noqa: E402
+    Case,
+    CorpusMeta,
+    Defect,
+    Finding,
+    GoldRecord,
+    Location,
+    RunRow,
+    RunState,
+    Stratum,
+)
 
 __all__ = [
     "Case",

@@ -33,12 +33,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._version import __version__
+from .config.rules import DEFAULT_RULES
 from .errors import IntegrityError, UsageError
 from .review.experiment import Experiment
 from .review.prompt import load_prompt
 from .review.runner import check_conditions
 from .score.gates import load_gates
-from .config.rules import DEFAULT_RULES
 from .store.corpus import read_corpus
 from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 

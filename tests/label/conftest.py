@@ -102,7 +102,7 @@ def write_corpus(out: Path) -> Path:
                               validation=Validation(status=status, test_cmd="pytest -q", exit_code=1 if defects else 0,
                                                     failing_tests=["tests/test_parse.py::test_last"] if defects else []))
             records = paired(case, gold) if cid in MIRRORED else [(case, gold)]
-            for (c, g), patch in zip(records, (PATCH, MIRROR_PATCH)):
+            for (c, g), patch in zip(records, (PATCH, MIRROR_PATCH), strict=False):
                 writer.add(c, g, patch.format(name=cid).encode())
         writer.commit(lambda sha: CorpusMeta(
             repo=RepoInfo(path="/nowhere", head="0" * 40), created_at="2026-01-01T00:00:00+00:00",

@@ -128,7 +128,9 @@ def test_the_triage_timer_pauses_while_hidden_or_idle(rundir, serve, page):
     page.clock.install()
     page.goto(f"{base}/r/ann?token={invite(rundir, 'ann')}")  # straight to ann's first packet
     page.wait_for_selector("article.claim.current")
-    seconds = lambda: page.evaluate("window.reviewbenchTimer.activeSeconds()")
+    def seconds():
+        return page.evaluate("window.reviewbenchTimer.activeSeconds()")
+
     page.keyboard.press("j")
     page.keyboard.press("k")
     page.clock.run_for(10_000)

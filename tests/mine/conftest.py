@@ -149,8 +149,9 @@ def validate_config(**values) -> ValidateConfig:
 
 def changed_lines(patch: str) -> tuple[list[str], list[str]]:
     """Lines a unified diff removes and adds (headers excluded)."""
-    removed = [l[1:] for l in patch.splitlines() if l.startswith("-") and not l.startswith("---")]
-    added = [l[1:] for l in patch.splitlines() if l.startswith("+") and not l.startswith("+++")]
+    lines = patch.splitlines()
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
     return removed, added
 
 

@@ -7,8 +7,8 @@ import types
 
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.mine.rename import rename_in_functions
-from reviewbench.mine.variants import ANY, parameter_rule
 from reviewbench.mine.textdiff import line_map
+from reviewbench.mine.variants import ANY, parameter_rule
 from reviewbench.validate import validate_corpus
 
 from .conftest import SHAPES, apply_in_clone, validate_config

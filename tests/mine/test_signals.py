@@ -9,9 +9,14 @@ import pytest
 
 from reviewbench import MineConfig, mine_corpus, read_corpus
 from reviewbench.config import DEFAULT_FIX_PATTERN
-from reviewbench.git.stream import LogEntry
 from reviewbench.errors import NoMatchingCommits
-from reviewbench.mine.signals import announces_feature, learn_conventions, references_issue, upkeep_only
+from reviewbench.git.stream import LogEntry
+from reviewbench.mine.signals import (
+    announces_feature,
+    learn_conventions,
+    references_issue,
+    upkeep_only,
+)
 from reviewbench.records import SelectionSignal
 
 from ..conftest import run_cli

@@ -44,7 +44,7 @@ def _experiment(tmp_path: Path, corpus: Path, conditions: str, repeats: int = 2,
 
 
 def _condition(name: str, reviewer: str, **extra) -> str:
-    lines = [f"[[condition]]", f'name = "{name}"', f"reviewer = {reviewer}"]
+    lines = ["[[condition]]", f'name = "{name}"', f"reviewer = {reviewer}"]
     lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
     return "\n".join(lines) + "\n"
 

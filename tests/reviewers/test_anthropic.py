@@ -8,8 +8,8 @@ import pytest
 
 from reviewbench.config.reviewers import AnthropicConfig
 from reviewbench.reviewers import ReviewerError, make_reviewer
-from reviewbench.reviewers.messages import GUIDANCE_HEADING
 from reviewbench.reviewers.anthropic import AnthropicReviewer
+from reviewbench.reviewers.messages import GUIDANCE_HEADING
 
 from .servers import FROZEN_TEXT, Reply
 

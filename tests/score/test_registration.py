@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+
 import pytest
 
 from reviewbench import MineConfig, mine_corpus

@@ -27,7 +27,6 @@ from reviewbench.store.runs import RunRow, RunStore
 from ..conftest import run_cli
 from .mirrors import mirror_id, paired
 
-
 # What each enclosing symbol's fix removed: naming where (the symbol) is no evidence, naming
 # what changed is.
 REMOVED = {"parse": "header_len", "load": "skip_rows"}

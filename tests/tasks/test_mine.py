@@ -14,8 +14,8 @@ import pytest
 from reviewbench.cli.schema import json_schema
 from reviewbench.config import MineConfig, ValidateConfig
 from reviewbench.errors import NoCases, NoMatchingCommits, OutputExists, UsageError
-from reviewbench.tasks import mine_tasks, read_tasks
 from reviewbench.records import SelectionSignal
+from reviewbench.tasks import mine_tasks, read_tasks
 from reviewbench.tasks.mine import problem_statement
 
 from ..conftest import run_cli

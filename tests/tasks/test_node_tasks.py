@@ -8,8 +8,7 @@ import json
 import pytest
 
 from reviewbench.config import MineConfig, ValidateConfig
-from reviewbench.tasks import mine_tasks, read_tasks
-from reviewbench.tasks import grade_infra
+from reviewbench.tasks import grade_infra, mine_tasks, read_tasks
 from reviewbench.tasks.grade_run import grade_solutions
 from reviewbench.tasks.solutions import Solution
 
@@ -61,7 +60,7 @@ def test_grading_a_node_task_resolves_the_gold_patch_and_restores_the_test_scrip
     package = json.loads(JS_PROJECT["package.json"])
     # A solver that makes "the tests" a command that always passes, and a config that skips them.
     rewritten = json.dumps({**package, "scripts": {"test": "node -e 0"}}, indent=2) + "\n"
-    script = (f"diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n"
+    script = ("diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n"
               + "@@ -1,{} +1,{} @@\n".format(len(JS_PROJECT["package.json"].splitlines()), len(rewritten.splitlines()))
               + "".join(f"-{line}\n" for line in JS_PROJECT["package.json"].splitlines())
               + "".join(f"+{line}\n" for line in rewritten.splitlines()))  # fmt: skip

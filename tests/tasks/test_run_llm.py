@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.store.runs import RunStore
+from reviewbench.tasks.experiment import load_tasks_experiment
 from reviewbench.tasks.run import run_tasks
 from reviewbench.tasks.solutions import read_solutions
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewbench.tasks.report import render_tasks_html, write_tasks_html
 from reviewbench.tasks.grade_metrics import score_grades
+from reviewbench.tasks.report import render_tasks_html, write_tasks_html
 
 from .test_grade_metrics import GRADES, G
 

@@ -25,12 +25,12 @@ from .audit import audit_command
 from .case import case_group
 from .compare import compare_command
 from .demo import demo_command
-from .gate import gate_command
 from .exclude import exclude_command
+from .gate import gate_command
 from .label import agreement_command, judge_group, label_group
 from .mine import mine_command
-from .report import report_command
 from .release import release_command
+from .report import report_command
 from .rerun import rerun_command
 from .run import experiment_group, export_command, register_command, run_command, runs_command
 from .schema import schema_command

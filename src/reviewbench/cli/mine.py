@@ -10,8 +10,8 @@ from rich.table import Table
 
 from ..config import DEFAULT_SELECT, DEFAULT_TEST_PATTERNS, MineConfig
 from ..errors import UsageError
-from ..records import SelectionSignal
 from ..mine import MineSummary, mine_corpus
+from ..records import SelectionSignal
 from ._output import console, err_console, escape, print_json, printable
 
 __all__ = ["history_options", "history_values", "mine_command"]

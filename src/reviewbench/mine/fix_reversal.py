@@ -20,8 +20,8 @@ from ..git.stream import BlobReader, LogEntry, RawSection, iter_diffs, iter_log
 from ..records import (
     Case,
     Defect,
-    DropReason,
     DroppedCommit,
+    DropReason,
     GoldRecord,
     Location,
     Provenance,
@@ -31,7 +31,13 @@ from ..records import (
 from .diff import FileChange
 from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
-from .signals import Conventions, announces_feature, coedits_tests, learn_conventions, message_signals
+from .signals import (
+    Conventions,
+    announces_feature,
+    coedits_tests,
+    learn_conventions,
+    message_signals,
+)
 from .symbols import SymbolIndex, identifiers
 
 __all__ = ["FixReversalMiner", "MinedCase", "change_kind", "changed_locations", "describe_fix_reversal"]

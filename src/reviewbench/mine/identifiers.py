@@ -158,7 +158,7 @@ def _const_equal(a: object, b: object, mapping: dict[str, str]) -> bool:
     if isinstance(a, frozenset):  # iteration order differs between two compilations: compare as sets
         return frozenset(_mapped(x, mapping) if isinstance(x, str) else x for x in a) == b
     if isinstance(a, tuple) and isinstance(b, tuple):  # b is: the types are the same
-        return len(a) == len(b) and all(_const_equal(x, y, mapping) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_const_equal(x, y, mapping) for x, y in zip(a, b, strict=False))
     return a == b
 
 

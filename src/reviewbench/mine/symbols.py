@@ -25,7 +25,7 @@ KEYWORDS = frozenset(
         "import", "from", "class", "delete", "volatile", "unsigned", "signed", "short", "long",
         "double", "float", "char", "bool", "boolean", "string", "byte", "sizeof", "template",
         "typename", "namespace", "using", "virtual", "override", "readonly", "declare",
-        "module", "require", "println", "print", "string", "self", "Self", "unsafe", "extern",
+        "module", "require", "println", "print", "Self", "unsafe", "extern",
         "mut", "loop", "then", "elsif", "unless", "begin", "rescue", "ensure", "local", "end",
         "native", "synchronized", "transient", "abstract", "inline", "register", "typedef",
         "union", "auto", "constexpr", "noexcept", "mutable", "friend", "operator", "explicit",

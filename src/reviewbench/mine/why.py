@@ -21,7 +21,13 @@ from ..store.corpus import Corpus, read_dropped
 from .diff import FileChange
 from .fix_reversal import change_kind
 from .paths import FileKind, PathClassifier
-from .signals import Conventions, announces_feature, coedits_tests, learn_conventions, message_signals
+from .signals import (
+    Conventions,
+    announces_feature,
+    coedits_tests,
+    learn_conventions,
+    message_signals,
+)
 
 __all__ = ["Why", "explain_commit"]
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from .messages import clean_text
 from ._transport import lean_transport
 from .base import ReviewerError
+from .messages import clean_text
 
 __all__ = [
     "TRANSIENT_STATUS",

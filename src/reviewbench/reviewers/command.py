@@ -21,9 +21,9 @@ from pathlib import Path
 
 from ..config.reviewers import CommandConfig
 from ..records import ReviewPacket
+from .base import ReviewerError, ReviewReply, register
 from .messages import clean_text
 from .proc import agent_box, capped_stdout, exit_label, failure_hint, packet_json, stderr_tail
-from .base import ReviewerError, ReviewReply, register
 
 __all__ = ["CommandReviewer"]
 

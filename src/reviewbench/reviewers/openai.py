@@ -23,8 +23,8 @@ from ._http import (
     request_headers,
     usage_int,
 )
-from .messages import system_text, user_text
 from .base import ReviewReply, register
+from .messages import system_text, user_text
 
 __all__ = ["OpenAIReviewer"]
 

@@ -20,8 +20,8 @@ from urllib.parse import unquote, urlsplit
 from ..config.reviewers import SarifConfig
 from ..records import Finding, ReviewPacket, Severity
 from ._diff import added_lines
-from .proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 from .base import ReviewerError, ReviewReply, register
+from .proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 
 __all__ = ["SarifReviewer", "sarif_findings"]
 

@@ -20,7 +20,7 @@ it re-runs the audit (:class:`AuditCheck`) unless the file already says "not sou
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -190,7 +190,10 @@ def _run_changes(ta: RunTallies, tb: RunTallies) -> dict[str, Change]:
 
 def _figure(column: tuple[np.ndarray, np.ndarray]) -> PairedFigure:
     num, den = float(column[0].sum()), float(column[1].sum())
-    as_number = (lambda x: int(x) if x.is_integer() else round(x, 6))
+
+    def as_number(x: float) -> int | float:
+        return int(x) if x.is_integer() else round(x, 6)
+
     return PairedFigure(value=round(num / den, 6) if den > 0 else None, num=as_number(num), den=as_number(den))
 
 

@@ -19,8 +19,8 @@ from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
 from ..mine.naming import case_id
 from ..records import RepoInfo
-from ..validate.executors import run_jobs
 from ..validate.environment import AUTO, build_environment, cache_home
+from ..validate.executors import run_jobs
 from ..validate.npm import NODE_MODULES, build_node_modules
 from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
 from .check import TaskCheck, TaskJob, check_task

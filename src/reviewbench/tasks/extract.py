@@ -207,7 +207,7 @@ def extract_diff(text: str) -> str | None:
     diff_blocks = [body for _, body in blocks if _looks_like_diff(body)]
     if diff_blocks:
         candidates = diff_blocks
-    elif blocks and all(info in _DIFF_INFOS and not any(l.strip() for l in body) for info, body in blocks):
+    elif blocks and all(info in _DIFF_INFOS and not any(line.strip() for line in body) for info, body in blocks):
         return ""  # the model answered with an empty diff block: no change
     else:
         candidates = [lines]

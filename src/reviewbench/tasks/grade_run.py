@@ -19,8 +19,8 @@ from ..errors import CorpusError
 from ..git.repo import missing_commits, open_repository
 from ..store.corpus import dump_jsonl, read_jsonl
 from ..store.journal import append_line, read_journal, write_atomic
-from ..validate.executors import run_jobs
 from ..validate.environment import AUTO, build_environment, cache_home
+from ..validate.executors import run_jobs
 from ..validate.npm import build_node_modules
 from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
 from .grade import GradeJob, grade_solution, patch_digest, pregrade, rejected

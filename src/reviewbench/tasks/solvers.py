@@ -19,11 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..config.reviewers import AnthropicConfig, CommandConfig, OpenAIConfig
 from ..errors import ReviewerError
-from ..reviewers.messages import clean_text, fenced, with_guidance
-from ..reviewers.proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 from ..reviewers.anthropic import AnthropicReviewer
 from ..reviewers.base import ReviewReply
+from ..reviewers.messages import clean_text, fenced, with_guidance
 from ..reviewers.openai import OpenAIReviewer
+from ..reviewers.proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 
 __all__ = ["CommandSolver", "SolverConfig", "TaskPacket", "make_solver", "task_user_text"]
 

@@ -21,8 +21,8 @@ from typing import Any
 from ..config import ValidateConfig
 from ..errors import UsageError
 from ..records import Validation, ValidationStatus
-from ..store.scratch import make_scratch
 from ..sandbox import Cancelled, isolation_prefix, kill_all, reset_cancel
+from ..store.scratch import make_scratch
 from .testcmd import TestCommand
 from .worker import ScratchTree, validate_case
 

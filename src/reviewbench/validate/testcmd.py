@@ -17,11 +17,11 @@ from enum import StrEnum
 from pathlib import Path
 
 from ..errors import UsageError
+from ..sandbox import RunOutcome
 from .environment import default_python, src_layout
 from .node import NodeRunner, detect_node_command, node_runner, read_report, reporting, selected
 from .node_coverage import coverage_prefix, takes_coverage
 from .probe import PLUGIN_DIR, PLUGIN_MODULE
-from ..sandbox import RunOutcome
 from .warm import plain_command
 
 __all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command", "is_node_project", "node_id", "read_junit"]

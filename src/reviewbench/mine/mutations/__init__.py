@@ -21,7 +21,16 @@ from . import (  # noqa: F401 - imported to register
     statement_swap,
     wrong_argument,
 )
-from ._base import Examples, Operator, ParsedModule, Site, register, registry, remove_statement, simple_statement
+from ._base import (
+    Examples,
+    Operator,
+    ParsedModule,
+    Site,
+    register,
+    registry,
+    remove_statement,
+    simple_statement,
+)
 
 __all__ = ["Examples", "Operator", "ParsedModule", "Site", "examples_of", "register", "registry", "remove_statement",
            "simple_statement"]

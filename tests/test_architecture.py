@@ -137,3 +137,16 @@ def test_no_scoring_function_reaches_80_lines():
                 if size >= 80:
                     long.append(f"{path.name}:{node.name} ({size} lines)")
     assert long == []
+
+
+def test_code_docs_and_help_cite_no_document_outside_the_repository():
+    """Docs and help are self-contained: no "SPEC n", "seed 00n" or STYLE.md (documents
+    this repository does not hold); a reference names a docs/ page or says the idea."""
+    import re
+
+    pattern = re.compile(r"SPEC [0-9]|seed 00[0-9]|STYLE\.md")
+    top = ROOT.parent.parent
+    paths = [*ROOT.rglob("*"), *(top / "docs").rglob("*.md"), top / "README.md"]
+    hits = [f"{p.relative_to(top)}:{n}" for p in paths if p.is_file() and p.suffix in {".py", ".md", ".html", ".j2", ".toml", ".txt"}
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]  # fmt: skip
+    assert hits == []

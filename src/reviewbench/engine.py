@@ -1,4 +1,4 @@
-"""The run engine: every planned run of a job, exactly once, with full provenance (SPEC 7).
+"""The run engine: every planned run of a job, exactly once, with full provenance.
 
 Review runs (``review/runner.py``) and fix-task runs (``tasks/solve.py``) are both a
 :class:`Job` driven by :func:`execute_plan`: the engine owns concurrency and rate limits per

@@ -416,7 +416,7 @@ class CorpusMeta(_Record):
 
 
 class RunState(StrEnum):
-    """The one terminal state of a run (SPEC 7). "No review appeared" is never "no findings"."""
+    """The one terminal state of a run. "No review appeared" is never "no findings"."""
 
     COMPLETED_FINDINGS = "completed_findings"
     COMPLETED_NO_FINDINGS = "completed_no_findings"
@@ -472,7 +472,7 @@ class Finding(_Record):
 
 
 class ReviewPacket(_Record):
-    """What a reviewer receives for one case (SPEC 6); never anything from gold."""
+    """What a reviewer receives for one case; never anything from gold."""
 
     case_id: str
     title: str
@@ -537,7 +537,7 @@ class PullRequest(_Record):
 
 
 class RunRow(_Record):
-    """One run with its provenance (SPEC 7): a row of ``runs.sqlite`` and of ``export``."""
+    """One run with its provenance: a row of ``runs.sqlite`` and of ``export``."""
 
     run_id: str = Field(description="Stable id of (item, condition, repetition).")
     case_id: str = Field(description="The reviewed case's id, or the fix task's instance id.")

@@ -1,4 +1,4 @@
-"""Pre-registration (SPEC 9): freeze what an experiment will be judged by, before any run.
+"""Pre-registration: freeze what an experiment will be judged by, before any run.
 
 ``reviewbench register EXPERIMENT.toml --out RUNDIR`` writes ``RUNDIR/registration.json``:
 the SHA-256 of the experiment file, of every prompt and guidance file, of the gates (which

@@ -1,5 +1,5 @@
 """Claims people label ``unclear`` leave precision's denominator and are reported beside it,
-with seed 003's sensitivity (every unclear claim false, then true) and a flag when the
+with the unclear sensitivity (every unclear claim false, then true) and a flag when the
 registered decision changes between the two (issue 14, item 6).
 
 The known case, worked by hand: condalphasecret names d-1 on case-1 (labelled a true

@@ -259,7 +259,7 @@ def test_no_issues_and_findings_keeps_the_findings():
 @pytest.mark.parametrize(
     "text",
     [
-        "CLEAN",  # seed 001's prompt: "If the code is correct, reply with exactly: CLEAN"
+        "CLEAN",  # a prompt may ask: "If the code is correct, reply with exactly: CLEAN"
         "clean",
         "Clean.",
         "**CLEAN**",

@@ -184,7 +184,7 @@ def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
               help="File to write (default: stdout); for inspect and hf, the directory to write (required).")
 @click.option("--attempts", "with_history", is_flag=True, help=_ATTEMPTS_HELP)
 def export_command(rundir: Path, fmt: str, out: Path | None, with_history: bool) -> None:
-    """Export the runs of RUNDIR as JSONL (full records, plus seed 000's task/model/repeat/text)
+    """Export the runs of RUNDIR as JSONL (full records, plus task/model/repeat/text columns)
     or CSV (one row per run); as inspect_ai evaluation logs (inspect: one OUT/CONDITION.json
     per condition, one sample per run with its scores; 'inspect view' opens them); or the
     corpus's public side as a Hugging Face datasets directory (hf: OUT/data/test.jsonl and a
@@ -288,7 +288,7 @@ def experiment_init(path: Path, force: bool) -> None:
 @click.argument("experiment", type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="The run directory the experiment will run into (registration.json goes there).")
-@click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: seed 000's table).")
+@click.option("--gates", type=click.Path(path_type=Path), help="Gates TOML (default: the built-in table).")
 @click.option("--bootstrap-seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed scoring will use (0 or more).")
 @click.option("--bootstrap", "resamples", default=10_000, show_default=True, type=click.IntRange(min=100),

@@ -212,7 +212,7 @@ def _print_splits(data: dict) -> None:
               help="Bootstrap resamples for the 95% intervals [default: registered, or 10000].")
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the bootstrap (0 or more) [default: the registered one, or 0].")
 @click.option("--gates", type=click.Path(path_type=Path),
-              help="Gates TOML [default: the registered gates, or seed 000's table].")
+              help="Gates TOML [default: the registered gates, or the built-in table].")
 @click.option("--include-unvalidated/--validated-only", default=None,
               help="Also score cases whose defect no test observed [default: registered, or validated only].")
 @click.option("--new-version", is_flag=True,

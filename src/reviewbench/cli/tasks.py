@@ -1,4 +1,4 @@
-"""``reviewbench tasks``: fix tasks (SPEC 11) — mine them, run solvers, grade the patches."""
+"""``reviewbench tasks``: fix tasks — mine them, run solvers, grade the patches."""
 
 from __future__ import annotations
 

@@ -119,7 +119,7 @@ def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, set
     (applies_clean), the task's test patch, and its FAIL_TO_PASS and PASS_TO_PASS tests
     (tests_pass: all pass; partial: some FAIL_TO_PASS pass), sandboxed, judged from exit
     codes and JUnit XML only. Overreach = files changed outside the gold patch's files
-    (and seed 002's flag: more than one). Fewer than 10 tasks is "insufficient evidence";
+    (and the overreach flag: more than one). Fewer than 10 tasks is "insufficient evidence";
     tasks no condition ever resolves are listed.
     Writes RUNDIR/grades.jsonl, grades.csv and report.html; resumes an interrupted run.
     """

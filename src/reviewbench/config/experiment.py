@@ -1,4 +1,4 @@
-"""The experiment file's contents (SPEC 7): which corpus, which conditions, how many
+"""The experiment file's contents: which corpus, which conditions, how many
 repetitions, and the one reader of TOML configuration files.
 
 An experiment is TOML; its JSON Schema (``reviewbench schema experiment``) is generated

@@ -50,7 +50,7 @@ class Tier(_Model):
 
 
 class Compare(_Model):
-    """A comparative gate (seed 003): the paired difference ``diff[0] - diff[1]`` on shared cases."""
+    """A comparative gate: the paired difference ``diff[0] - diff[1]`` on shared cases."""
 
     name: str
     metric: str

@@ -74,7 +74,7 @@ def _message(exc: ValidationError) -> str:
     return message.removeprefix("Value error, ")
 
 
-#: Controls per defect case when none is asked for (seed 001: "roughly a 2:1 ratio of mutated
+#: Controls per defect case when none is asked for ("roughly a 2:1 ratio of mutated
 #: to clean files"; issue 13: controls are mandatory, fix reversals included).
 DEFAULT_CONTROLS_RATIO = 0.5
 

@@ -2,7 +2,7 @@
 
 The demo has no people, so its raters follow a written rule, and they go through exactly
 the path people's labels take (packets exported, JSONL files imported with ``label import``).
-The rule is seed 003's: a claim is a true finding only when it points into a gold defect's
+The rule: a claim is a true finding only when it points into a gold defect's
 lines *and* says something specific (names code or a rule); a broad remark ("possible
 defect in this change") is not an identification, wherever it sits. A specific claim away from every defect is a valid
 incidental finding (the demo's only specific reviewer is ruff, whose claims are real).
@@ -140,7 +140,7 @@ def label_demo(rundir: Path, folder: Path) -> LabelDemo:
             theirs["fields"] = {**row["fields"], "safe_fix": False}
         ben.append({**theirs, "triage_s": _seconds(packet, claim, "ben")})
         if i in differ_unclear | differ_fix:
-            reason = ("a broad remark names no defect (seed 003)" if i in differ_unclear
+            reason = ("a broad remark names no defect" if i in differ_unclear
                       else "the fix it proposes is the one the project applied")  # fmt: skip
             ada.append({**row, "triage_s": 20.0, "reason": reason})
     for name, rows in (("ana", ana), ("ben", ben), ("ada", ada)):

@@ -1,4 +1,4 @@
-"""Figures from labelled comments, as seed 003 defines them (pure functions, no I/O).
+"""Figures from labelled comments (pure functions, no I/O).
 
 Scoring plugs these in where labels exist (issue 14, item 6):
 

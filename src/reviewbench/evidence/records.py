@@ -1,4 +1,4 @@
-"""Records of human labelling (seed 003): packets raters see, and the labels they give.
+"""Records of human labelling: packets raters see, and the labels they give.
 
 A packet is de-identified: it names no condition, model, prompt, guidance, repetition or
 run. Its claims carry an opaque ``comment_id`` (the same for every atomic part of one
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 RUBRIC_VERSION = "003-1"
-"""Version of the labelling rubric (seed 003's classes and five actionability fields)."""
+"""Version of the labelling rubric (its classes and five actionability fields)."""
 
 VALID_INCIDENTAL = "valid_incidental"
 """``defect_id`` of a true finding that is real but is none of the case's gold defects."""
@@ -56,7 +56,7 @@ class LabelClass(StrEnum):
 
 
 class ActionabilityFields(_Record):
-    """The five yes/no questions of seed 003; null when not assessed."""
+    """The five yes/no actionability questions; null when not assessed."""
 
     location: bool | None = Field(default=None, description="Does it point at the affected location?")
     consequence: bool | None = Field(default=None, description="Does it state what goes wrong?")

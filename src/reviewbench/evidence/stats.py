@@ -139,7 +139,7 @@ class ActionabilityRate:
 
 
 def actionability_rate(true_findings: Sequence[ActionabilityFields]) -> ActionabilityRate:
-    """Actionability of true findings (seed 003).
+    """Actionability of true findings.
 
     Overall, a finding is assessed when all five fields are answered, and passes when all
     five are yes. Per field, the denominator is the findings with that field answered.

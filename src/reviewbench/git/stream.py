@@ -1,6 +1,6 @@
 """Streaming reads of history: a fixed number of git processes for any number of commits.
 
-Mining must never start a process per commit (SPEC 13). ``iter_log`` reads commit
+Mining must never start a process per commit. ``iter_log`` reads commit
 metadata in one ``git log``; ``iter_diffs`` feeds commit pairs to one
 ``git diff-tree --stdin`` and splits its output per commit; ``BlobReader`` keeps one
 ``git cat-file --batch`` open for file contents.

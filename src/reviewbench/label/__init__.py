@@ -1,4 +1,4 @@
-"""Human labels and a calibrated judge (issue 14, seed 003).
+"""Human labels and a calibrated judge (issue 14).
 
 Two blinded raters label every claim of de-identified packets; their labels are kept
 append-only in ``RUNDIR/labels.sqlite``; disagreements are adjudicated; agreement is

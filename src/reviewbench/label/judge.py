@@ -1,4 +1,4 @@
-"""An LLM (or any) judge that labels claims, and its calibration against people (seed 003).
+"""An LLM (or any) judge that labels claims, and its calibration against people.
 
 A judge is any reviewer-kind endpoint: ``openai``, ``anthropic`` or ``command``. It sees one
 claim at a time with the diff and the case's gold defects, under a frozen judge prompt::

@@ -1,4 +1,4 @@
-"""The label release (seed 003: "release the plaintext label file, its pre-run hash,
+"""The label release (the protocol: "release the plaintext label file, its pre-run hash,
 adjudication changes and final hash"), once the runs and the labels are done.
 
 ``reviewbench release RUNDIR --out DIR`` writes:

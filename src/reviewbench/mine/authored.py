@@ -1,4 +1,4 @@
-"""Authored cases (seed 003): hand-made cases added to a corpus, e.g. a repository-rule
+"""Authored cases: hand-made cases added to a corpus, e.g. a repository-rule
 violation and its look-alike safe counterexample on two branches.
 
 A case is a base commit and a patch (given, or the diff from base to a head commit) plus a

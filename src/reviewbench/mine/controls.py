@@ -1,4 +1,4 @@
-"""Control cases (SPEC 3.3): clean changes to the same files as the defect cases.
+"""Control cases: clean changes to the same files as the defect cases.
 
 A reviewer that flags everything scores full recall; controls are what expose it. They
 are drawn from the files the defect cases touch (so a reviewer cannot tell them apart by

@@ -1,4 +1,4 @@
-"""Fix reversal (SPEC 3.1): a merged fix, played backwards, quietly reintroduces its bug.
+"""Fix reversal: a merged fix, played backwards, quietly reintroduces its bug.
 
 For each commit whose message matches a fix pattern, the case patch is
 ``git diff FIX PARENT -- <source files>``: it applies to ``base = FIX`` and leaves the

@@ -1,5 +1,5 @@
 """Renaming one identifier everywhere the repository uses it: a function, method, class or
-module-level name, with its callers, for rename variants (seed 001, issue 15 item 5).
+module-level name, with its callers, for rename variants.
 
 A function with no local to rename (``def is_expired(self): return ...``) or a defect at
 module level (``_PATTERN = re.compile(...)``) can still be shown under another name if the

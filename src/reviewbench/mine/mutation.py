@@ -1,4 +1,4 @@
-"""Mutation cases (SPEC 3.2): one small, realistic defect in real code at HEAD per case.
+"""Mutation cases: one small, realistic defect in real code at HEAD per case.
 
 Sites are spread out on purpose: files are visited round-robin in a seeded order, each
 visit takes one site from the file's next function, and within a function the operator

@@ -1,4 +1,4 @@
-"""Natural history (SZZ, seed 003): the change as it was reviewed when the bug went in.
+"""Natural history (SZZ): the change as it was reviewed when the bug went in.
 
 For each mined fix, the lines it removed or modified that carry code (not blank, not
 only a comment or a docstring's quotes: ``carries_code``) are blamed at the fix's parent

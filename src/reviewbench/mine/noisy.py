@@ -1,4 +1,4 @@
-"""Noisy diffs (seed 003): a defect buried among unrelated, behaviour-preserving refactors.
+"""Noisy diffs: a defect buried among unrelated, behaviour-preserving refactors.
 
 Real changes are rarely one clean edit. A noisy defect case is a mutation made at HEAD
 combined, in one diff, with refactors of other files (the control refactors: a local

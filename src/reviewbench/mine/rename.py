@@ -1,7 +1,7 @@
 """Scope-aware renaming of local variables, for rename variants and rename controls.
 
 A finding that vanishes when ``total`` becomes ``acc`` was keyed on a name, not on the
-logic (seed 001). The rename must preserve behaviour exactly, so it is conservative:
+logic. The rename must preserve behaviour exactly, so it is conservative:
 only names bound in a function's own scope by plain assignment targets, and parameters
 only when asked and no call could name them (``*args``/``**kwargs``, or a name no call in
 the repository passes by keyword; never ``self``/``cls``) — never imports, nested

@@ -1,4 +1,4 @@
-"""Rename variants (SPEC 3.4, seed 001): the same defect, in code whose locals have other names.
+"""Rename variants: the same defect, in code whose locals have other names.
 
 For a defect case, the locals of every function holding a gold location are renamed
 consistently (scope-aware, :mod:`rename`) in the patched text, and the very same rename is

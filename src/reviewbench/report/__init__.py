@@ -1,4 +1,4 @@
-"""Stage 5: reports of a scored run directory — HTML, CSV and SARIF (SPEC 12).
+"""Stage 5: reports of a scored run directory — HTML, CSV and SARIF.
 
 ``build_report`` scores the run directory and joins the result with its runs and corpus
 into one typed :class:`ReportData`; each writer only formats it.

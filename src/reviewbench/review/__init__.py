@@ -1,4 +1,4 @@
-"""Stage 3: run reviewers on a corpus under recorded conditions (SPEC 6–7)."""
+"""Stage 3: run reviewers on a corpus under recorded conditions."""
 
 from .experiment import ConditionConfig, Experiment, ExperimentConfig, load_experiment
 from .parse import ParsedReview, parse_review

@@ -1,4 +1,4 @@
-"""Loading an experiment file (SPEC 7): its configuration (``config/experiment.py``), where
+"""Loading an experiment file: its configuration (``config/experiment.py``), where
 it lives, and a hash of the prompt and guidance texts it points at."""
 
 from __future__ import annotations

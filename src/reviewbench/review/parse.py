@@ -1,4 +1,4 @@
-"""Reading a reviewer's text into findings, tolerantly, without losing anything (SPEC 6).
+"""Reading a reviewer's text into findings, tolerantly, without losing anything.
 
 The frozen prompt asks for ``<path>:<line> <low|med|high> <claim>`` lines or ``NO_ISSUES``,
 and models answer in many near variants. Accepted, line by line:
@@ -8,7 +8,7 @@ and models answer in many near variants. Accepted, line by line:
 - Markdown around it: bullets (``-``, ``*``, ``1.``), headings, quotes, bold and
   backticks around the path or the severity, links, tables (``| path | line | … |``);
 - code fences: the fence lines are ignored and their content parsed;
-- seed 001's ``@line [severity:x] reason`` and ``Line 12: …``: no path in the line, so the
+- the ``@line [severity:x] reason`` format and ``Line 12: …``: no path in the line, so the
   path is the one named by a preceding header line (``### src/a.py``), else the packet's
   only changed path when it has exactly one (``paths``), else None;
 - ``path: claim``: a file-level finding (line None), when ``path`` looks like a path;
@@ -22,7 +22,7 @@ and models answer in many near variants. Accepted, line by line:
 
 ``NO_ISSUES`` (case-sensitive, punctuation, quotes or backticks around allowed) sets
 ``no_issues``, and so does an explicit clean reply on a line of its own, in any case:
-``CLEAN`` (seed 001's prompt), ``LGTM``, ``Looks good to me`` (with punctuation, markup
+``CLEAN`` (what a prompt may ask for), ``LGTM``, ``Looks good to me`` (with punctuation, markup
 or an emoji around). Those are ordinary words, so unlike ``NO_ISSUES`` they count only as
 a whole line: "The code is clean" or "LGTM except for the boundary" is prose, not
 silence. Neither cancels findings: a text with both keeps its findings, and findings

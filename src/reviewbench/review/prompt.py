@@ -1,4 +1,4 @@
-"""Frozen prompts: versioned files whose SHA-256 is recorded on every run (SPEC 6)."""
+"""Frozen prompts: versioned files whose SHA-256 is recorded on every run."""
 
 from __future__ import annotations
 

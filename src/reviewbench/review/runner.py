@@ -1,4 +1,4 @@
-"""Review runs (SPEC 6-7): reviewers on the cases of a corpus, through the run engine.
+"""Review runs: reviewers on the cases of a corpus, through the run engine.
 
 Runs are planned as case × condition × repetition (rename variants included when asked),
 shuffled by the experiment's seed so conditions interleave in time; the engine
@@ -117,7 +117,7 @@ def _outcome(reply: CachedReply, paths: list[str]) -> tuple[RunState, list, list
 
 
 class ReviewJob:
-    """Review runs (SPEC 6-7): reviewers on the cases of a corpus."""
+    """Review runs: reviewers on the cases of a corpus."""
 
     def __init__(self, experiment: Experiment, corpus: Corpus) -> None:
         self.experiment = experiment

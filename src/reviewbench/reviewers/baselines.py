@@ -1,4 +1,4 @@
-"""Calibration baselines (SPEC 6): a reviewer that never speaks and one that flags everything.
+"""Calibration baselines: a reviewer that never speaks and one that flags everything.
 
 Together they bracket every metric: ``silent`` scores zero recall and perfect restraint,
 ``flag_all`` the reverse, so a real reviewer's numbers can be read between them.

@@ -56,7 +56,7 @@ def capped_stdout(result: ShellResult, box: AgentBox, where: str = "") -> None:
 
 
 def packet_json(packet: ReviewPacket) -> dict[str, object]:
-    """The packet as the command kind sends it on stdin (SPEC 6); ``tree_note`` with a tree."""
+    """The packet as the command kind sends it on stdin; ``tree_note`` with a tree."""
     out: dict[str, object] = {
         "case_id": packet.case_id,
         "title": packet.title,

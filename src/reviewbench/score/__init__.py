@@ -1,4 +1,4 @@
-"""Stage 4: judge every finding, compute metrics with intervals, decide (SPEC 8); compare
+"""Stage 4: judge every finding, compute metrics with intervals, decide; compare
 two run directories and gate a new run on a baseline (``compare.py``, ``gate.py``).
 
 Names load on first use: ``run`` and ``register`` read the gates file through

@@ -1,4 +1,4 @@
-"""The contamination split (seed 003): could a model have seen a case in training?
+"""The contamination split: could a model have seen a case in training?
 
 Every case has a source date (``GoldRecord.source_date``: the fix's or introducing
 commit's commit time; for cases made at mining time, the corpus's ``created_at``). Given a

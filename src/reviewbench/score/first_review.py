@@ -1,4 +1,4 @@
-"""Time to first review: how long a review bot on a forge took to answer (seed 003).
+"""Time to first review: how long a review bot on a forge took to answer.
 
 Only forge runs (``kind = "github"``/``"gitea"``) have it: the seconds from the trigger
 (the trigger comment, or the pull request's opening) to the bot's first review or comment,

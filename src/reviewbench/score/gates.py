@@ -46,7 +46,7 @@ __all__ = ["Compare", "Gates", "decide", "evaluate_compare", "label_metrics", "l
            "wilson"]
 
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
-#: Uses no measurement can justify (SPEC 8): a gates file that permits them is refused.
+#: Uses no measurement can justify: a gates file that permits them is refused.
 _FORBIDDEN = re.compile(r"approv|merge|sign[- ]?off", re.IGNORECASE)
 _Z95 = 1.959964  # the standard normal's 97.5th percentile: a two-sided 95% interval
 

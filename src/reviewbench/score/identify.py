@@ -10,7 +10,7 @@ changed, in this order of evidence:
 1. ``removed_identifier`` / ``added_identifier``: an identifier the fix removed or added;
    ``changed_identifier``: another name of the changed lines (a gold symbol that is not
    where it sits: a mutation's operands);
-2. ``hint_term``: one of the gold hint terms (seed 001);
+2. ``hint_term``: one of the gold hint terms;
 3. ``paraphrase``: a close paraphrase of the gold description, by rapidfuzz's
    ``token_set_ratio`` at or above :data:`PARAPHRASE_MIN` with at least
    :data:`PARAPHRASE_SHARED` content words in common (so a two-word claim that happens to
@@ -26,7 +26,7 @@ identifier the fix touched that is also a name of where it sits is no evidence e
 
 Names and hint terms match as whole words, case-insensitively, in the claim only (the raw
 line also holds the path). Short and generic identifiers (Python keywords and builtins,
-dunder names such as ``__init__``, fewer than four characters — seed 000's
+dunder names such as ``__init__``, fewer than four characters — the all-runs
 ``[A-Za-z_][A-Za-z0-9_]{3,}``) are not evidence. An identifier must also be
 *code-shaped* (an underscore, a digit, or a capital after its first letter:
 ``retry_limit``, ``PyJWKSet``) or quoted as code in the claim (`` `subtotal` ``), because

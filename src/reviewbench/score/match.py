@@ -1,4 +1,4 @@
-"""Matching one run's findings to its case's gold defects (SPEC 8).
+"""Matching one run's findings to its case's gold defects.
 
 A finding matches a defect when the paths agree (normalised; a unique suffix counts) and
 its line lies within a location's range widened by the tolerance. Findings are taken in

@@ -1,4 +1,4 @@
-"""The metrics of SPEC 8, as sums of per-case numerators and denominators.
+"""The metrics of docs/SCORING.md, as sums of per-case numerators and denominators.
 
 Every rate is Σnum / Σden over units (runs, defects, findings…) that each belong to one
 case cluster (a rename variant belongs to its original's cluster). Keeping the sums per
@@ -353,7 +353,7 @@ def _whole_word(text: str | None, symbols: Sequence[str]) -> bool:
 
 
 def _seed_figures(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutcome) -> None:
-    """Seed 000's file and symbol recall and seed 001's figures, over all runs as the seeds count."""
+    """The all-runs figures: file and symbol mentions, severity match, rename stability and severity points, counted over every run."""
     if case.control:
         return
     text = run.raw_output or ""

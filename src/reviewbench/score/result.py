@@ -185,7 +185,7 @@ class UnclearDecision(_Result):
 
 
 class UnclearSensitivity(_Result):
-    """Claims labelled unclear: out of precision's denominator, and seed 003's sensitivity."""
+    """Claims labelled unclear: out of precision's denominator, and the sensitivity of precision to them."""
 
     n: int = Field(description="Comments labelled unclear that precision left out (gated analysis).")
     analysis: str = Field(description="The analysis they are counted in: the gated one.")
@@ -209,7 +209,7 @@ class JudgeSecondary(_Result):
 
 
 class LabelFigures(_Result):
-    """What people (or a calibrated judge) said about a condition's comments (seed 003),
+    """What people (or a calibrated judge) said about a condition's comments,
     beside the metrics: only with labels in the run directory."""
 
     actionability_rate: dict[str, Any] = Field(

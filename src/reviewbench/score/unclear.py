@@ -1,4 +1,4 @@
-"""Unclear claims: out of precision's denominator, and seed 003's sensitivity beside it.
+"""Unclear claims: out of precision's denominator, and the sensitivity beside it.
 
 A comment people (or a calibrated judge) labelled ``unclear`` is neither a true finding nor
 a false positive, so ``precision`` leaves it out of its denominator (``metrics.py``) and the

@@ -1,4 +1,4 @@
-"""The corpus directory on disk (SPEC 5): written atomically, read with line-level errors.
+"""The corpus directory on disk: written atomically, read with line-level errors.
 
 A corpus is built in a hidden sibling directory and renamed into place only when every
 file is complete, so an interrupted ``mine`` never leaves a half-written corpus behind.

@@ -1,4 +1,4 @@
-"""Fix tasks (SPEC 11): can a coding model reproduce a historical fix, graded by its tests?"""
+"""Fix tasks: can a coding model reproduce a historical fix, graded by its tests?"""
 
 from ._api import TasksSummary, mine_tasks
 from .records import Task, TaskDropReason, TasksMeta

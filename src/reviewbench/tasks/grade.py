@@ -1,6 +1,6 @@
 """Grading one solver run: apply its patch at the task's base, add the hidden tests, run them.
 
-Order of checks, cheapest and safest first (SPEC 11):
+Order of checks, cheapest and safest first:
 
 1. no patch (the run failed, timed out, or its answer held no diff) → not resolved;
 2. the patch is parsed by :func:`parse_patch` before anything touches a tree: a diff that
@@ -50,7 +50,7 @@ class GradeJob:
     gold_files: tuple[str, ...]
     log: Path
     p2p_suite: bool = False
-    """PASS_TO_PASS = every test passing in the whole suite at the base (seed 002), not
+    """PASS_TO_PASS = every test passing in the whole suite at the base, not
     only the task's own test files: a patch that breaks an unrelated test fails."""
     products: Path | None = None
     """The ``--setup`` environment's copy of the project, whose generated files (a version

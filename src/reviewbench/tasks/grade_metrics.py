@@ -126,7 +126,7 @@ class ConditionBoard:
         }  # fmt: skip
 
 
-#: Fewer tasks than this and the scoreboard says "insufficient evidence" (seed 002).
+#: Fewer tasks than this and the scoreboard says "insufficient evidence".
 MIN_TASKS = 10
 
 

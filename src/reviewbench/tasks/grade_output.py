@@ -1,4 +1,4 @@
-"""What ``tasks grade`` hands to people and tools: seed 002's CSV and the JSON document.
+"""What ``tasks grade`` hands to people and tools: the grades CSV and the JSON document.
 
 The CSV keeps the seed's columns first (``task, applies_clean, tests_pass, overreach``)
 and adds condition, repeat, partial, files, lines, then status and the overreaching files.

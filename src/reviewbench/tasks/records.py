@@ -1,4 +1,4 @@
-"""Records of fix tasks (SPEC 11): what ``tasks mine`` writes and ``tasks grade`` reads.
+"""Records of fix tasks: what ``tasks mine`` writes and ``tasks grade`` reads.
 
 A task is one historical fix to reproduce. ``TASKS/tasks.jsonl`` holds one :class:`Task`
 per line with SWE-bench's field names, so that tools built for SWE-bench read it as is;
@@ -104,7 +104,7 @@ class GradeStatus(StrEnum):
 
 
 class Grade(_Record):
-    """``grades.jsonl``: the grade of one solver run (SPEC 11), one per line."""
+    """``grades.jsonl``: the grade of one solver run, one per line."""
 
     run_id: str = Field(description="The solver run graded.")
     instance_id: str = Field(description="The task.")

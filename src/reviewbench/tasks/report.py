@@ -1,4 +1,4 @@
-"""The fix-task section of the report (SPEC 11): what ``tasks grade`` writes to report.html.
+"""The fix-task section of the report: what ``tasks grade`` writes to report.html.
 
 Built on the review report's machinery: the same jinja2 environment (autoescaping every
 value), the same stylesheet and the same Content-Security-Policy. It needs no script: a

@@ -1,4 +1,4 @@
-"""Fix-task runs (SPEC 11): solvers on the tasks of a task set, through the run engine (``reviewbench.engine``).
+"""Fix-task runs: solvers on the tasks of a task set, through the run engine (``reviewbench.engine``).
 
 The job builds each (task, condition) packet once — problem statement, frozen task prompt,
 guidance, and the context files (``tasks/context.py``) for chat solvers — and reads answers:

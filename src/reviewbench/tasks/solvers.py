@@ -1,4 +1,4 @@
-"""Fix-task solvers (SPEC 11): the reviewer adapters, asked for a patch instead of a review.
+"""Fix-task solvers: the reviewer adapters, asked for a patch instead of a review.
 
 ``openai`` and ``anthropic`` are the review adapters themselves, sent other words through
 their ``complete(system, user)``: same wire, keys, error mapping and retries. ``command`` is

@@ -1,4 +1,4 @@
-"""Python mutation operators (SPEC 3.2): one module per operator, each with ``examples()``.
+"""Python mutation operators: one module per operator, each with ``examples()``.
 
 Importing this package registers every operator; :func:`registry` lists them by name.
 A new operator is one module here plus its import below; the shared parametrised test

@@ -69,3 +69,14 @@ def test_a_degenerate_paired_difference_gets_an_exact_interval():
     assert frame.paired(c, d) == (1.0, round(1 - u, 6), 1.0)
     p = chi2.ppf(0.975, 2) / 2 / 20
     assert frame.paired(e, f) == (0.0, round(-p, 6), round(p, 6))
+
+
+def test_two_groups_of_different_clusters_get_newcombes_interval():
+    # Before and after a cut-off: clusters 0-9 in one group, 10-19 in the other, each 0 of
+    # 10: no shared cluster, so Newcombe's from the two exact intervals, [-u, u], u for 0 of 10.
+    frame = Frame(20)
+    before = frame.add(np.r_[np.zeros(10), np.zeros(10)], np.r_[np.ones(10), np.zeros(10)])
+    after = frame.add(np.zeros(20), np.r_[np.zeros(10), np.ones(10)])
+    frame.resample(200, 0)
+    u = round(1 - 0.025 ** (1 / 10), 6)
+    assert frame.paired(after, before) == (0.0, -u, u)

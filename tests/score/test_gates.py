@@ -216,3 +216,19 @@ def test_a_triage_minutes_ceiling_at_its_boundary(tmp_path, metric, ceiling, pas
 def test_gates_that_cannot_be_judged_as_written_are_refused(tmp_path, condition, says):
     with pytest.raises(UsageError, match=says):
         _gates(tmp_path, condition)
+
+
+def test_a_wide_interval_is_not_short_evidence_when_no_tier_is_within_reach():
+    # ruff on the demo: 3 of 60 defects identified ([0, 0.17]: below triage's 0.3 even at its
+    # high end) and 3 of 3 precise findings, all on one case (exact [0.025, 1.0], wider
+    # than 0.5). No number of cases would lift recall to a tier: not earned, not "insufficient".
+    hopeless = _table(defect_recall=_m(0.05, 0.0, 0.17), located_recall=_m(0.05, 0.0, 0.17),
+                      precision=_m(1.0, 0.025, 1.0), located_precision=_m(1.0, 0.025, 1.0))
+    decision = _decide(hopeless)
+    assert (decision["status"], decision["tier"]) == ("not_earned", "none")
+    # Recall within reach of triage (0.25 [0.1, 0.4]): the wide precision is short evidence.
+    reachable = _table(defect_recall=_m(0.25, 0.1, 0.4), located_recall=_m(0.25, 0.1, 0.4),
+                       precision=_m(1.0, 0.025, 1.0), located_precision=_m(1.0, 0.025, 1.0))
+    assert _decide(reachable)["status"] == "insufficient"
+    # Too few cases stays short evidence whatever the figures.
+    assert _decide(hopeless, cases=5)["status"] == "insufficient"

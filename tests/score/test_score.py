@@ -187,11 +187,11 @@ def test_every_metric_by_hand(rundir):
     assert m["completion"]["states"] == {"completed_findings": 6, "completed_no_findings": 8,
                                          "failed": 1, "timed_out": 1}  # fmt: skip
     # Seed figures, over every run of the original defect cases (the failed one included).
-    assert _frac(m["seed_file_recall"]) == (2, 4)  # a.py in d1 r0's output, c.py in d2 r0's
-    assert _frac(m["seed_symbol_recall"]) == (0, 4)  # no removed identifiers in this gold
-    assert _frac(m["seed_severity_match"]) == (2, 4)  # (run, defect) pairs with a gold severity
+    assert _frac(m["file_mention_rate"]) == (2, 4)  # a.py in d1 r0's output, c.py in d2 r0's
+    assert _frac(m["symbol_mention_rate"]) == (0, 4)  # no removed identifiers in this gold
+    assert _frac(m["severity_match_all"]) == (2, 4)  # (run, defect) pairs with a gold severity
     assert _frac(m["weighted_points"]) == (5, 10)  # d1 high 3 + d2#1 med 2, of 2 x (3 + 2)
-    assert _frac(m["seed_rename_stable"]) == (1, 2)
+    assert _frac(m["rename_stable_all"]) == (1, 2)
     assert m["latency_s"]["value"] == 1.0 and m["latency_s"]["min"] == 1.0 and m["latency_s"]["max"] == 2.0
     assert m["tokens"]["in"] == 160 and m["tokens"]["out"] == 80  # 16 runs in the analysis
     for name in ("defect_recall", "precision", "false_alarm_rate"):
@@ -203,7 +203,7 @@ def test_every_metric_by_hand(rundir):
     assert _frac(e2e["false_alarm_rate"]) == (3, 10)
     assert _frac(e2e["file_recall"]) == (3, 4)
     assert _frac(e2e["silence_rate"]) == (0, 3)  # a missing review is not silence either
-    assert e2e["seed_file_recall"] == m["seed_file_recall"]
+    assert e2e["file_mention_rate"] == m["file_mention_rate"]
 
 
 def test_breakdowns_by_class_severity_and_stratum(rundir):
@@ -322,7 +322,7 @@ def test_cli_json_contract_and_scoreboard(rundir):
     for metric in ("defect_recall", "recall_any", "recall_all", "file_recall", "symbol_recall", "localisation",
                    "silence_rate", "false_alarm_rate", "fp_per_clean_case", "precision", "duplicate_rate",
                    "severity_match", "rename_stability", "flag_coverage", "completion", "latency_s", "tokens",
-                   "located_recall", "located_precision", "seed_file_recall", "seed_symbol_recall",
+                   "located_recall", "located_precision", "file_mention_rate", "symbol_mention_rate",
                    "weighted_points"):
         assert {"value", "num", "den", "lo", "hi"} <= set(a["metrics"][metric]), metric  # fmt: skip
         assert {"value", "num", "den", "lo", "hi"} <= set(a["end_to_end"]["metrics"][metric]), metric

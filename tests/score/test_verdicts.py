@@ -224,8 +224,8 @@ def test_a_reviewer_naming_what_the_fix_removed_is_identified_and_gets_its_plann
     assert _frac(m["named_recall"]) == (12, 12) and _frac(m["discriminating_recall"]) == (12, 12)
     assert _frac(m["pair_accuracy"]) == (12, 12)
     assert _frac(m["precision"]) == (12, 12) and _frac(m["false_alarm_rate"]) == (0, 18)  # 6 controls, 12 mirrors
-    assert _frac(m["seed_symbol_recall"]) == (12, 12) and _frac(m["seed_file_recall"]) == (12, 12)
-    assert _frac(m["weighted_points"]) == (36, 36) and _frac(m["seed_severity_match"]) == (12, 12)
+    assert _frac(m["symbol_mention_rate"]) == (12, 12) and _frac(m["file_mention_rate"]) == (12, 12)
+    assert _frac(m["weighted_points"]) == (36, 36) and _frac(m["severity_match_all"]) == (12, 12)
     # Automatic evidence earns nothing above triage: second_pass is skipped, and silence
     # 0 < 0.5 fails triage (a reviewer that always speaks is no triage signal).
     assert named["decision"]["tier"] == "none" and "second_pass needs human evidence" in named["decision"]["reason"]

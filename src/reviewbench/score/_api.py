@@ -45,7 +45,7 @@ from .metrics import (
     with_mirror,
 )
 from .paired import Column, mcnemar_table
-from .registry import RATE_METRICS, spec
+from .registry import DEPRECATED, RATE_METRICS, spec
 from .result import ScoreResult
 from .secondary import judge_gates, judge_secondary
 from .strata import holdout_scores, split_holdout
@@ -432,6 +432,8 @@ class _Scoring:
                 "value": _value(found, eligible), "num": found, "den": eligible,
                 "lo": None if low is None else round(low, 6), "hi": None if high is None else round(high, 6),
                 "not_eligible": uncovered}  # fmt: skip
+        for old, new in DEPRECATED.items():  # the old names, one more version
+            metrics[old] = {**metrics[new], "deprecated": f"renamed {new}"}
         metrics["latency_s"] = latency_summary(t.latencies)
         forge = first_reviews(r for r in self.t.by_condition[name] if r.case_id in self.t.cases)
         if forge is not None:  # forge conditions only: absent elsewhere, not zero

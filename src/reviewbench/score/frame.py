@@ -81,18 +81,20 @@ class Frame:
         When the resampled differences do not vary, every paired cluster showed the same
         difference d: the interval is then d ± u, u the exact (Clopper–Pearson) bound on the
         share of clusters that could behave otherwise, 0 of n seen, each moving a proportion
-        by at most 1; for a count per case, Newcombe's from the two exact intervals.
+        by at most 1; for a count per case, or two groups of different clusters (unpaired),
+        Newcombe's from the two exact intervals.
         """
         samples = self._drawn()
         diff, low, high = difference(self.columns[sa], self.columns[sb], samples[:, sa], samples[:, sb])
         if diff is None or low is None or low != high:
             return diff, low, high
         (na, da), (nb, db) = self.columns[sa], self.columns[sb]
-        if self._count[sa] or self._count[sb]:
+        n = int(((da > 0) & (db > 0)).sum())  # 0: two groups of different clusters, unpaired
+        if self._count[sa] or self._count[sb] or n == 0:
             pa, pb = float(na.sum() / da.sum()), float(nb.sum() / db.sum())
-            lo, hi = newcombe(pa, exact_interval(na, da, count=True), pb, exact_interval(nb, db, count=True))
+            lo, hi = newcombe(pa, exact_interval(na, da, count=self._count[sa]),
+                              pb, exact_interval(nb, db, count=self._count[sb]))  # fmt: skip
             return diff, round(lo, 6), round(hi, 6)
-        n = int(((da > 0) & (db > 0)).sum())
         u = exact_interval(np.zeros(n), np.ones(n))[1]
         return diff, round(max(-1.0, diff - u), 6), round(min(1.0, diff + u), 6)
 

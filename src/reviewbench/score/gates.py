@@ -38,7 +38,7 @@ from pydantic import ValidationError
 
 from ..config.gates import Compare, Condition, Gates, Tier
 from ..errors import UsageError
-from .registry import MetricKind, check_metric_name, spec
+from .registry import DEPRECATED, MetricKind, check_metric_name, spec
 from .result import LabelFigures
 from .verdicts import Evidence
 
@@ -161,6 +161,7 @@ def parse_gates(text: str, where: str, strata: Collection[str] | None = None) ->
 def _lookup(metrics: dict[str, dict[str, Any]], breakdown: dict[str, Any], name: str) -> dict[str, Any]:
     base, _, stratum = name.partition("@")
     if stratum:
+        base = DEPRECATED.get(base, base)  # strata are tallied under the new names only
         found: dict[str, Any] = breakdown.get("stratum", {}).get(stratum, {}).get(base, {})
         return found
     return metrics.get(base, {})
@@ -221,6 +222,24 @@ def _check(condition: Condition, metrics: dict[str, dict[str, Any]], breakdown: 
     else:  # the upper bound is the harder one to keep below a threshold
         out["passed"] = True if upper_passes else (False if not lower_passes else None)
     return out
+
+
+def _beyond_reach(c: Condition, check: dict[str, Any], metrics: dict[str, dict[str, Any]],
+                  breakdown: dict[str, Any]) -> bool:  # fmt: skip
+    """A failed check that more cases could not turn: the favourable end of the metric's
+    interval (and of its located upper bound, which labels could reach) fails too."""
+    if check.get("status") == "fail":
+        return True
+    if check.get("passed") is not False or c.diff is not None or spec(c.metric).kind is MetricKind.LABEL:
+        return False
+    upper = spec(c.metric).upper
+    suffix = "".join(c.metric.partition("@")[1:])
+    figures = [_lookup(metrics, breakdown, c.metric), *([_lookup(metrics, breakdown, upper + suffix)] if upper else [])]
+    rising = c.op in (">", ">=")
+    ends = [float(e) for f in figures if (e := f.get("hi" if rising else "lo")) is not None]
+    if not ends:
+        return False
+    return not _OPS[c.op](max(ends) if rising else min(ends), c.value)
 
 
 def _short_of_evidence(gates: Gates, used: set[str], metrics: dict[str, dict[str, Any]], breakdown: dict[str, Any],
@@ -298,6 +317,12 @@ def decide(gates: Gates, metrics: dict[str, dict[str, Any]], valid_defect_cases:
         if checks[veto.name] and all(c["passed"] is True for c in checks[veto.name]):
             return verdict(veto, "vetoed", f"veto {veto.name}")
     insufficient = _short_of_evidence(gates, used, metrics, breakdown, valid_defect_cases, valid_controls)
+    enough_cases = valid_defect_cases >= gates.min_defect_cases and (valid_controls is None
+                                                                     or valid_controls >= gates.min_controls)
+    if insufficient and enough_cases and all(
+            any(_beyond_reach(c, check, metrics, breakdown) for c, check in zip(t.when, checks[t.name], strict=True))
+            for t in gates.tier):  # fmt: skip
+        insufficient = None  # every tier fails at its interval's favourable end: more cases would not help
     if insufficient:
         result = verdict(gates.fallback, "insufficient", insufficient)
         result["authority"] = "insufficient evidence"

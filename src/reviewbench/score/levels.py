@@ -30,14 +30,14 @@ POPULATIONS: dict[str, tuple[str, ...]] = {
     "pair_accuracy": (_DEFECT,),
     "recall_all": (_DEFECT,),
     "severity_match": (_DEFECT,),
-    "seed_severity_match": (_DEFECT,),
+    "severity_match_all": (_DEFECT,),
     "weighted_points": (_DEFECT,),
     "precision": (_DEFECT, _CONTROL),
     "located_precision": (_DEFECT, _CONTROL),
     "duplicate_rate": (_DEFECT, _CONTROL),
     "fp_per_clean_case": (_CONTROL,),
     "rename_stability": (_DEFECT, _VARIANT),
-    "seed_rename_stable": (_VARIANT,),
+    "rename_stable_all": (_VARIANT,),
 }
 
 

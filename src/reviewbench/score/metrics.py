@@ -360,18 +360,18 @@ def _seed_figures(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutc
     if case.variant:
         for i, defect in enumerate(case.defects):
             cls, severity = _defect_tags(defect)
-            tally.add("seed_rename_stable", case, int(m.identified[i]), 1, cls, severity)
+            tally.add("rename_stable_all", case, int(m.identified[i]), 1, cls, severity)
         return
     files = sorted({loc.path.rsplit("/", 1)[-1] for d in case.defects for loc in d.locations})
-    tally.add("seed_file_recall", case, int(_mentions(text, files)), 1)
+    tally.add("file_mention_rate", case, int(_mentions(text, files)), 1)
     removed = sorted({s for d in case.defects for s in d.removed_identifiers if len(s) >= 4})
-    tally.add("seed_symbol_recall", case, int(_mentions(text, removed)), 1)
+    tally.add("symbol_mention_rate", case, int(_mentions(text, removed)), 1)
     for i, defect in enumerate(case.defects):
         cls, severity = _defect_tags(defect)
         if defect.severity is None:
             continue
         points = _POINTS[defect.severity.value]
-        tally.add("seed_severity_match", case, int(m.identified[i] and m.severity_ok[i] is True), 1, cls, severity)
+        tally.add("severity_match_all", case, int(m.identified[i] and m.severity_ok[i] is True), 1, cls, severity)
         tally.add("weighted_points", case, points * int(m.identified[i]), points, cls, severity)
 
 

@@ -73,6 +73,7 @@ class MetricValue(_Result):
     den: Number | None = Field(description="Denominator (runs, pairs, findings…).")
     lo: Number | None = Field(description="Low end of the 95% interval (latencies: first quartile).")
     hi: Number | None = Field(description="High end of the 95% interval (latencies: third quartile).")
+    deprecated: str | None = Field(default=None, description="An old name kept one more version: what it was renamed.")
     exact: bool | None = Field(default=None, description="The interval is exact on the case clusters (Clopper–Pearson; "
                                "Poisson for a count per case): resampling the cases had no variance, so a bootstrap "
                                "interval would have been a point.")

@@ -60,7 +60,7 @@ def test_the_cli_starts_without_the_heavy_libraries():
 def test_run_and_register_read_the_gates_without_scipy():
     """`reviewbench run` and `register` read the gates file (score.gates) but compute no
     statistic: scipy's half second is paid by the commands that score."""
-    code = ("import sys, reviewbench.registration, reviewbench.review.runner, reviewbench.score.gates; "
+    code = ("import sys, reviewbench.score.registration, reviewbench.review.runner, reviewbench.score.gates; "
             "heavy = [m for m in ('numpy', 'scipy', 'reviewbench.score._api') if m in sys.modules]; "
             "print(','.join(heavy))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -102,7 +102,7 @@ _LAZY = {
     "mine_corpus": "reviewbench.mine",
     "validate_corpus": "reviewbench.validate",
     "load_experiment": "reviewbench.review",
-    "register": "reviewbench.registration",
+    "register": "reviewbench.score.registration",
     "run_experiment": "reviewbench.review.runner",
     "score_run": "reviewbench.score",
     "build_report": "reviewbench.report",

@@ -39,9 +39,9 @@ def rerun_command(rundir: Path, out: Path, owner: str | None, as_json: bool) -> 
     RUNDIR is not registered, or when its corpus or gates changed since. Then:
     'reviewbench gate OUT --baseline RUNDIR'."""
     from ..errors import UsageError
-    from ..registration import latest_version, register
     from ..review.experiment import load_experiment
     from ..score.gates import load_gates
+    from ..score.registration import latest_version, register
     from ..store.corpus import read_corpus
     from .run import run_loaded
 

@@ -101,12 +101,12 @@ def run_command(experiment: Path, out: Path, retry_failed: bool, new_version: bo
 def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool = False,
                as_json: bool = False, *, check_endpoints: bool = True) -> None:  # fmt: skip
     """Run a loaded experiment into ``out`` as ``run`` does (shared with ``rerun``)."""
-    from ..registration import check_registration
     from ..review.runner import (  # the runner pulls in every reviewer kind
         check_conditions,
         check_reachable,
         run_experiment,
     )
+    from ..score.registration import check_registration
 
     # Configuration mistakes before anything is made on disk (the lock makes OUT).
     check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
@@ -308,7 +308,7 @@ def register_command(experiment: Path, out: Path, gates: Path | None, bootstrap_
     gates and corpus gold, the seeds and the analysis rules (tolerance, eligibility,
     bootstrap count). 'run' and 'score' then refuse changed inputs. A run directory that
     already holds runs is refused unless --late."""
-    from ..registration import register  # reads the gates: pulls in the scoring stack
+    from ..score.registration import register  # reads the gates: pulls in the scoring stack
 
     rules = {"tolerance": tolerance, "bootstrap": resamples, "include_unvalidated": include_unvalidated}
     data = register(load_experiment(experiment), out, gates, bootstrap_seed, new_version=new_version, rules=rules,

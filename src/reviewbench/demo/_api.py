@@ -20,12 +20,12 @@ from pathlib import Path
 from ..config import MineConfig, ValidateConfig
 from ..errors import OutputExists
 from ..mine import mine_corpus
-from ..registration import register
 from ..review.experiment import load_experiment
 from ..review.runner import run_experiment
 from ..score import score_run
 from ..score.audit import Audit
 from ..score.audit_run import audit_corpus
+from ..score.registration import register
 from ..score.result import ScoreResult
 from ..validate import validate_corpus
 from .labels import LabelDemo, label_demo

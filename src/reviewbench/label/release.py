@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import UsageError
 from ..evidence.resolve import ClaimStatus, _adjudications, claim_status, final_labels
 from ..evidence.store import LABELS_DB, Role, open_labels
-from ..registration import registered_versions
+from ..score.registration import registered_versions
 from ..store.corpus import read_corpus
 from ..store.runs import RUNS_DB, RunStore
 

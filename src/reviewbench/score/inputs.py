@@ -130,13 +130,13 @@ def _stored(rundir: Path) -> tuple[list[RunRow], list[RunRow], Corpus, dict[str,
 
 def _registration(rundir: Path, options: ScoreOptions, experiment_file: str | None, sealed: bool,
                   asked: dict[str, Any]) -> dict[str, Any] | None:  # fmt: skip
-    from ..registration import (
+    from ..review.experiment import load_experiment
+    from .registration import (
         REGISTRATION_FILE,
         check_registration,
         registered_summary,
         version_summary,
     )
-    from ..review.experiment import load_experiment
 
     if options.historical:
         return registered_summary(rundir)

@@ -49,7 +49,7 @@ def scoped_runs(runs: list[RunRow], rundir: Path, registration: dict[str, Any]) 
     """The runs of the version ``registration`` names, and the summary with ``scored_runs``
     (``version``, ``runs``, ``since``/``until`` its window, ``other_versions``: runs by the
     version they ran under instead)."""
-    from ..registration import registered_versions  # registration reads gates: no cycle
+    from .registration import registered_versions
 
     versions = registered_versions(rundir) or []
     number = registration["version"]
@@ -95,7 +95,7 @@ def registered_gates(rundir: Path, registration: dict[str, Any], given: Path | N
         UsageError: ``given`` is another table; or the table changed and the registration
             holds no copy of it (an older reviewbench's: pass the old table as --gates).
     """
-    from ..registration import registered_versions  # registration reads gates: no cycle
+    from .registration import registered_versions
 
     number, frozen = registration["version"], registration["gates"]
     registered = frozen["sha256"]

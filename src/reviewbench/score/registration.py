@@ -32,15 +32,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ._version import __version__
-from .config.rules import DEFAULT_RULES
-from .errors import IntegrityError, UsageError
-from .review.experiment import Experiment
-from .review.prompt import load_prompt
-from .review.runner import check_conditions
-from .score.gates import load_gates
-from .store.corpus import read_corpus
-from .store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
+from .._version import __version__
+from ..config.rules import DEFAULT_RULES
+from ..errors import IntegrityError, UsageError
+from ..review.experiment import Experiment
+from ..review.prompt import load_prompt
+from ..review.runner import check_conditions
+from ..store.corpus import read_corpus
+from ..store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
+from .gates import load_gates
 
 __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "latest_version",
            "register", "registered_summary", "registered_versions", "version_summary"]
@@ -54,7 +54,7 @@ def _sha(data: bytes) -> str:
 
 
 def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed: int,
-                rules: dict | None = None) -> dict:  # fmt: skip
+                rules: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """Everything a registration freezes, as hashes (and the seeds and rules themselves)."""
     prompts, guidance = {}, {}
     for condition in experiment.config.condition:
@@ -124,9 +124,9 @@ class _Registration(_Checked):
     versions: list[_Version] = Field(min_length=1)
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         _Registration.model_validate(data)
     except (OSError, ValueError, ValidationError) as exc:
         detail = ""
@@ -137,7 +137,7 @@ def _read(path: Path) -> dict:
     return data
 
 
-def _write(path: Path, data: dict) -> None:
+def _write(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".registration.", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -190,13 +190,13 @@ def _check_seal(path: Path, recorded: str | None) -> str | None:
     return digest
 
 
-def _latest(rundir: Path) -> tuple[Path, dict, str, str | None] | None:
+def _latest(rundir: Path) -> tuple[Path, dict[str, Any], str, str | None] | None:
     """(file, latest version, its digest, the digest the store recorded), the file verified."""
     found = _verified(rundir)
     return (found[0], found[1][-1], found[2], found[3]) if found else None
 
 
-def _verified(rundir: Path) -> tuple[Path, list[dict], str, str | None] | None:
+def _verified(rundir: Path) -> tuple[Path, list[dict[str, Any]], str, str | None] | None:
     path = rundir / REGISTRATION_FILE
     _, sealed = _store_state(rundir)
     digest = _check_seal(path, sealed)
@@ -205,7 +205,7 @@ def _verified(rundir: Path) -> tuple[Path, list[dict], str, str | None] | None:
     return path, _read(path)["versions"], digest, sealed
 
 
-def registered_versions(rundir: Path) -> list[dict]:
+def registered_versions(rundir: Path) -> list[dict[str, Any]]:
     """Every registered version of ``rundir``, oldest first ([] when not registered), once
     the file is verified to be the one its runs recorded.
 
@@ -217,7 +217,7 @@ def registered_versions(rundir: Path) -> list[dict]:
     return found[1] if found else []
 
 
-def latest_version(rundir: Path) -> dict | None:
+def latest_version(rundir: Path) -> dict[str, Any] | None:
     """The latest registered version of ``rundir`` (None: not registered), verified as
     :func:`registered_versions`: what ``rerun`` repeats."""
     versions = registered_versions(rundir)
@@ -225,8 +225,8 @@ def latest_version(rundir: Path) -> dict | None:
 
 
 def register(experiment: Experiment, rundir: Path, gates_path: Path | None, bootstrap_seed: int = 0,
-             new_version: bool = False, *, rules: dict | None = None, late: bool = False,
-             owner: str | None = None, approver: str | None = None) -> dict:  # fmt: skip
+             new_version: bool = False, *, rules: dict[str, Any] | None = None, late: bool = False,
+             owner: str | None = None, approver: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Write (or extend, with ``new_version``) ``RUNDIR/registration.json``; return it.
 
     Args:
@@ -283,7 +283,7 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
 
 def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | None = None,
                        bootstrap_seed: int | None = None, new_version: bool = False,
-                       rules: dict | None = None) -> dict | None:  # fmt: skip
+                       rules: dict[str, Any] | None = None) -> dict[str, Any] | None:  # fmt: skip
     """Verify the file, then the current inputs against the latest registered version, if any.
 
     Returns the registration summary for the record (None when the run is unregistered),
@@ -326,7 +326,7 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
     return _summary(path, latest, digest, sealed)
 
 
-def _summary(path: Path, latest: dict, digest: str, sealed: str | None) -> dict:
+def _summary(path: Path, latest: dict[str, Any], digest: str, sealed: str | None) -> dict[str, Any]:
     out = {"file": str(path), "version": latest["version"], "registered_at": latest["registered_at"],
            "verified": True, "sha256": digest, "sha256_recorded": sealed is not None,
            "pre_registered": latest.get("pre_registered", True),
@@ -338,7 +338,7 @@ def _summary(path: Path, latest: dict, digest: str, sealed: str | None) -> dict:
     return out
 
 
-def registered_summary(rundir: Path) -> dict | None:
+def registered_summary(rundir: Path) -> dict[str, Any] | None:
     """The registration summary of ``rundir`` as :func:`check_registration` gives it, with
     the file verified but not today's inputs: for reading runs as history (``compare``,
     ``gate``), whose experiment file or prompts may have been edited since (a rerun after a
@@ -352,7 +352,7 @@ def registered_summary(rundir: Path) -> dict | None:
     return {**_summary(*found), "inputs_checked": False} if found else None
 
 
-def _comparable(value: dict, key: str) -> object:
+def _comparable(value: dict[str, Any], key: str) -> object:
     # Paths may move with the checkout; what must not change is content.
     if key in ("experiment", "corpus"):
         return {k: v for k, v in value.items() if k != "path"}
@@ -361,7 +361,7 @@ def _comparable(value: dict, key: str) -> object:
     return value
 
 
-def version_summary(rundir: Path, number: int) -> dict:
+def version_summary(rundir: Path, number: int) -> dict[str, Any]:
     """The summary :func:`check_registration` gives, for version ``number`` read as history
     (``historical``): what the runs that ran under it are scored by. Today's experiment file
     is not compared: its runs recorded their prompts and guidance.

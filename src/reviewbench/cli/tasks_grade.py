@@ -8,6 +8,7 @@ import click
 from rich.table import Table
 
 from ._output import console, print_json, progress
+from ._testrun import test_run_options
 
 __all__ = ["tasks_grade_command"]
 
@@ -64,27 +65,13 @@ def _paired_lines(board) -> list[str]:
 
 @click.command("grade")
 @click.argument("rundir", type=click.Path(path_type=Path))
-@click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
-@click.option(
-    "--executor", type=click.Choice(["local", "ray"]), help="Where to run tests [default: local]."
-)
-@click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
-@click.option(
-    "--test-cmd",
-    help="pytest command running the tests [default: the one the tasks were mined with].",
-)
-@click.option("--setup", help="Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a "
-              "fresh venv, then this command inside it; 'auto': the project editable with its test extras "
-              "or requirements, and pytest; the tests then run with its interpreter (unless --test-cmd).")
-@click.option("--setup-cmd", help="Run once per scratch tree before tests (network allowed).")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds per test run [default: 600].",
-)
-@click.option(
-    "--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096]."
-)
+@test_run_options(omit={"--reruns", "--network", "--max-file-mb"}, help={
+    "--test-cmd": "pytest command running the tests [default: the one the tasks were mined with].",
+    "--setup": "Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a fresh venv, then this "
+               "command inside it; 'auto': the project editable with its test extras or requirements, and pytest; "
+               "the tests then run with its interpreter (unless --test-cmd).",
+    "--jobs": "Parallel workers [default: cores].",
+})
 @click.option(
     "--force", is_flag=True, help="Grade every run again, not only those without a grade."
 )

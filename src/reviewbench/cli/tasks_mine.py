@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ..config import MineConfig, resolve_test_settings
 from ._output import console, print_json, printable, progress
+from ._testrun import test_run_options
 from .mine import history_options, history_values
 
 __all__ = ["tasks_mine_command"]
@@ -20,19 +21,14 @@ __all__ = ["tasks_mine_command"]
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="Task directory to create (must not exist or be empty).")
 @history_options
-@click.option("--test-cmd", help="pytest command running the tests (default: detected).")
-@click.option("--setup", help="Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a "
-              "fresh venv, then this command inside it; 'auto': the project editable with its test extras "
-              "or requirements, and pytest. See validate --help.")
-@click.option("--setup-cmd", help="Run once per scratch tree before tests (network allowed).")
-@click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per test run [default: 600].")
-@click.option("--reruns", type=click.IntRange(min=1),
-              help="Runs before and after the gold patch; any test that changes outcome makes the task flaky "
-                   "[default: 2].")
-@click.option("--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096].")
-@click.option("--executor", type=click.Choice(["local", "ray"]), help="Where to run tests [default: local].")
-@click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
+@test_run_options(omit={"--network", "--max-file-mb"}, help={
+    "--test-cmd": "pytest command running the tests (default: detected).",
+    "--setup": "Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a fresh venv, then this "
+               "command inside it; 'auto': the project editable with its test extras or requirements, and pytest. "
+               "See validate --help.",
+    "--reruns": "Runs before and after the gold patch; any test that changes outcome makes the task flaky "
+                "[default: 2].",
+})
 @click.option("--force", is_flag=True, help="Replace OUT if it already holds a task set.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, limit, include, exclude,

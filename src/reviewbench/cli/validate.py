@@ -9,6 +9,7 @@ import click
 from ..records import Validation
 from ..validate import resolve_config, validate_corpus
 from ._output import console, count_table, err_console, print_json, progress
+from ._testrun import test_run_options
 from ._validation import environment_json, print_environment, print_reasons
 
 __all__ = ["validate_command"]
@@ -16,30 +17,21 @@ __all__ = ["validate_command"]
 
 @click.command("validate")
 @click.argument("corpus", type=click.Path(path_type=Path))
-@click.option("--test-cmd", help="Shell command running the tests (default: PYTHON -m pytest, when the "
-              "repository has pytest configuration or a tests/ folder; PYTHON is your active environment "
-              "($VIRTUAL_ENV, else python3 on PATH) or the --setup environment; a src layout gets "
-              "PYTHONPATH=src. A package.json project: its test script, without pre/post hooks or lint "
-              "steps, node_modules/.bin on PATH).")
-@click.option("--setup", help="Build one isolated test environment for the corpus (cached under "
-              "CORPUS/envs/): a fresh venv, then this command inside it, e.g. \"pip install -e '.[test]'\"; "
-              "'auto': the project editable with its test extras or requirements, and pytest.")
-@click.option("--setup-cmd", help="Run once per scratch tree before tests, e.g. to build extensions "
-              "(network allowed).")
-@click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers [default: cores].")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds per test run [default: 600]. Where several cases share a base, runs "
-              "there stop sooner: after 5x the suite's passing time (at least 5 s; warm runs: "
-              "5x its CPU time, at least 1 CPU s).")
-@click.option("--reruns", type=click.IntRange(min=1),
-              help="A failure counts only if it reproduces on every one of N runs [default: 2].")
-@click.option("--network", type=click.Choice(["deny", "allow"]), help="Network for tests [default: deny].")
-@click.option("--memory-mb", type=click.IntRange(min=64), help="Memory limit per test run [default: 4096]: address space (for a Node "
-              "test runner, writable memory: WebAssembly reserves more address space than it uses).")
-@click.option("--max-file-mb", type=click.IntRange(min=1), help="Largest file a test run may write, its "
-              "case log included [default: 1024]; past it the run is stopped.")
-@click.option("--executor", type=click.Choice(["local", "ray"]), help="Where to run [default: local].")
-@click.option("--ray-address", help="Ray cluster address (default: start a local Ray).")
+@test_run_options(help={
+    "--test-cmd": "Shell command running the tests (default: PYTHON -m pytest, when the repository has pytest "
+                  "configuration or a tests/ folder; PYTHON is your active environment ($VIRTUAL_ENV, else "
+                  "python3 on PATH) or the --setup environment; a src layout gets PYTHONPATH=src. A package.json "
+                  "project: its test script, without pre/post hooks or lint steps, node_modules/.bin on PATH).",
+    "--setup": "Build one isolated test environment for the corpus (cached under CORPUS/envs/): a fresh venv, then "
+               "this command inside it, e.g. \"pip install -e '.[test]'\"; 'auto': the project editable with its "
+               "test extras or requirements, and pytest.",
+    "--setup-cmd": "Run once per scratch tree before tests, e.g. to build extensions (network allowed).",
+    "--timeout": "Seconds per test run [default: 600]. Where several cases share a base, runs there stop sooner: "
+                 "after 5x the suite's passing time (at least 5 s; warm runs: 5x its CPU time, at least 1 CPU s).",
+    "--memory-mb": "Memory limit per test run [default: 4096]: address space (for a Node test runner, writable "
+                   "memory: WebAssembly reserves more address space than it uses).",
+    "--executor": "Where to run [default: local].",
+})
 @click.option("--force", is_flag=True, help="Re-validate cases that already have a status.")
 @click.option("--keep-going", is_flag=True, help="Validate every case even when the first ones (5 "
               "cases, over up to 5 bases) all fail with the same error line, or all with missing modules.")

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 __all__ = [
     "STRATUM_PATTERN",
+    "TASK_DROP_REASONS",
     "Evidence",
     "CASE_ID_PATTERN",
     "SCHEMA_VERSION",
@@ -24,6 +25,7 @@ __all__ = [
     "CorpusCounts",
     "CorpusMeta",
     "Defect",
+    "CASE_DROP_REASONS",
     "DropReason",
     "DroppedCommit",
     "FailureCode",
@@ -137,7 +139,9 @@ class Severity(StrEnum):
 
 
 class DropReason(StrEnum):
-    """Why a commit that matched the fix patterns made no case."""
+    """Why a commit that matched the fix patterns made no case (``mine``) or no fix task
+    (``tasks mine``): one vocabulary, each command using its part (:data:`CASE_DROP_REASONS`,
+    :data:`TASK_DROP_REASONS`)."""
 
     MERGE = "merge"
     NO_PARENT = "no_parent"
@@ -149,6 +153,29 @@ class DropReason(StrEnum):
     FORMATTING_ONLY = "formatting_only"
     DOCS_ONLY = "docs_only"
     LFS_POINTER = "lfs_pointer"
+    NO_TEST_CHANGE = "no_test_change"
+    """Fix tasks: the commit changed no test, so nothing could grade a patch."""
+    APPLY_FAILED = "apply_failed"
+    """Fix tasks: the test or gold patch did not apply at the fix's parent."""
+    NO_FAIL_TO_PASS = "no_fail_to_pass"
+    """Fix tasks: no test failed before the gold patch and passed after it."""
+    FLAKY = "flaky"
+    """Fix tasks: a test changed outcome between reruns."""
+    TIMEOUT = "timeout"
+    """Fix tasks: a test run hit its time limit."""
+    ERROR = "error"
+    """Fix tasks: the test run gave no outcome (no report, a crash of the harness)."""
+
+
+#: The reasons ``mine`` counts (``corpus.json``), in its order.
+CASE_DROP_REASONS: tuple[DropReason, ...] = tuple(DropReason)[:10]
+#: The reasons ``tasks mine`` counts (``tasks.json``), in its order.
+TASK_DROP_REASONS: tuple[DropReason, ...] = (
+    DropReason.MERGE, DropReason.NO_PARENT, DropReason.NO_SOURCE_CHANGE, DropReason.NO_TEST_CHANGE,
+    DropReason.TOO_LARGE, DropReason.BINARY, DropReason.LOCKFILE, DropReason.VENDORED_OR_GENERATED,
+    DropReason.FORMATTING_ONLY, DropReason.DOCS_ONLY, DropReason.APPLY_FAILED, DropReason.NO_FAIL_TO_PASS,
+    DropReason.FLAKY, DropReason.TIMEOUT, DropReason.ERROR,
+)  # fmt: skip
 
 
 class SelectionSignal(StrEnum):

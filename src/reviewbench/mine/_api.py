@@ -14,7 +14,7 @@ from .._version import __version__
 from ..config import MineConfig
 from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
-from ..records import CorpusCounts, CorpusMeta, DropReason, RepoInfo, Stratum
+from ..records import CASE_DROP_REASONS, CorpusCounts, CorpusMeta, RepoInfo, Stratum
 from ..store.corpus import CorpusWriter
 from .fix_reversal import FixReversalMiner, MinedCase
 from .mirror import MIRRORED, fix_mirrors, pair_id
@@ -122,7 +122,7 @@ def mine_corpus(
                               "sources at HEAD")  # fmt: skip
         if config.mirrors:
             _pair_with_mirrors(config.seed, writer)
-        dropped = {reason.value: stats.dropped.get(reason, 0) for reason in DropReason}
+        dropped = {reason.value: stats.dropped.get(reason, 0) for reason in CASE_DROP_REASONS}
         by_stratum = Counter(g.stratum for g in writer.gold)
         strata = {"fix_reversal": by_stratum.get("fix_reversal", 0)}
         if config.synthetic:

@@ -12,7 +12,6 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from ..config import MineConfig
 from ..git.repo import Repository
@@ -187,14 +186,11 @@ class FixReversalMiner:
             finally:
                 stream.close()
 
-    def _drop(self, reason: StrEnum, entry: LogEntry | None = None,
+    def _drop(self, reason: DropReason, entry: LogEntry | None = None,
               selected_by: tuple[SelectionSignal, ...] = ()) -> None:  # fmt: skip
-        """Tally a candidate that makes no case (and, given its commit, record which).
-
-        ``reason`` is a :class:`DropReason`, or a subclass miner's own (fix tasks), which
-        is tallied but not recorded per commit."""
+        """Tally a candidate that makes no case (and, given its commit, record which)."""
         self.stats.dropped[reason] += 1
-        if entry is not None and isinstance(reason, DropReason):
+        if entry is not None:
             self.stats.dropped_commits.append(
                 DroppedCommit(commit=entry.sha, subject=entry.subject, reason=reason, selected_by=list(selected_by))
             )

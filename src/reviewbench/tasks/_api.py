@@ -18,14 +18,14 @@ from ..config import MineConfig, ValidateConfig
 from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
 from ..mine.naming import case_id
-from ..records import RepoInfo
+from ..records import TASK_DROP_REASONS, RepoInfo
 from ..validate.environment import AUTO, build_environment, cache_home
 from ..validate.executors import run_jobs
 from ..validate.npm import NODE_MODULES, build_node_modules
 from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
 from .check import TaskCheck, TaskJob, check_task
 from .mine import MinedTask, TaskMiner, problem_statement
-from .records import Task, TaskDropReason, TasksCounts, TasksMeta
+from .records import Task, TasksCounts, TasksMeta
 from .store import check_output, write_tasks
 from .testrun import require_per_test
 
@@ -145,7 +145,7 @@ def mine_tasks(
                 test_cmd=command.command,
                 counts=TasksCounts(
                     tasks=len(tasks), matched_commits=stats.matched, candidates=len(candidates),
-                    dropped={r.value: dropped.get(r.value, 0) for r in TaskDropReason},
+                    dropped={r.value: dropped.get(r.value, 0) for r in TASK_DROP_REASONS},
                 ),  # fmt: skip
                 tasks_sha256=tasks_sha256,
             )

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..records import DropReason
 from ..validate.testcmd import TestCommand, VerdictKind
 from ..validate.worker import ScratchTree, note_carried
-from .records import TaskDropReason
 from .testrun import TestOutcome, run_tests, task_test_files
 
 __all__ = ["TaskCheck", "TaskJob", "check_task"]
@@ -41,7 +41,7 @@ class TaskJob:
 class TaskCheck:
     """The outcome: the test lists, or why the candidate is dropped."""
 
-    dropped: TaskDropReason | None
+    dropped: DropReason | None
     fail_to_pass: list[str] = field(default_factory=list)
     pass_to_pass: list[str] = field(default_factory=list)
     duration_s: float = 0.0
@@ -57,7 +57,7 @@ def check_task(tree: ScratchTree, command: TestCommand, job: TaskJob) -> TaskChe
     job.log.write_text(f"task {job.instance_id} at {job.base}\n", encoding="utf-8")
     spent = 0.0
 
-    def drop(reason: TaskDropReason) -> TaskCheck:
+    def drop(reason: DropReason) -> TaskCheck:
         _note(job.log, f"dropped: {reason}")
         return TaskCheck(dropped=reason, duration_s=round(spent, 3))
 
@@ -77,36 +77,36 @@ def check_task(tree: ScratchTree, command: TestCommand, job: TaskJob) -> TaskChe
     tree.checkout(job.base)
     note_carried(tree, job.log, set())
     if not tree.apply(job.test_patch):
-        return drop(TaskDropReason.APPLY_FAILED)
+        return drop(DropReason.APPLY_FAILED)
     tree.setup(job.log)
     selection = task_test_files(command, job.test_files, tree.path)
     if not selection:
-        return drop(TaskDropReason.NO_TEST_CHANGE)  # only data or deleted test files: nothing to run
+        return drop(DropReason.NO_TEST_CHANGE)  # only data or deleted test files: nothing to run
     before = runs("before (tests only)", selection)
     if any(o.kind is VerdictKind.TIMEOUT for o in before):
-        return drop(TaskDropReason.TIMEOUT)  # the after-runs would hang the same way
+        return drop(DropReason.TIMEOUT)  # the after-runs would hang the same way
     if not tree.apply(job.patch):
-        return drop(TaskDropReason.APPLY_FAILED)
+        return drop(DropReason.APPLY_FAILED)
     after = runs("after (tests + gold patch)", selection)
     if any(o.kind is VerdictKind.TIMEOUT for o in after):
-        return drop(TaskDropReason.TIMEOUT)
+        return drop(DropReason.TIMEOUT)
     if any(o.kind in (VerdictKind.ERROR, VerdictKind.NO_TESTS) or not (o.passed or o.failed) for o in after):
         # No test outcome at all: pytest itself failed (an old conftest against today's
         # pytest, a missing dependency). That says nothing about the fix.
-        return drop(TaskDropReason.ERROR)
+        return drop(DropReason.ERROR)
     for outcomes in (before, after):
         if len({(o.passed, o.failed) for o in outcomes}) > 1:
-            return drop(TaskDropReason.FLAKY)
+            return drop(DropReason.FLAKY)
     fail_to_pass = sorted(after[0].passed - before[0].passed)
     pass_to_pass = sorted(after[0].passed & before[0].passed)
     _note(job.log, f"FAIL_TO_PASS: {len(fail_to_pass)}, PASS_TO_PASS: {len(pass_to_pass)}")
     if not fail_to_pass:
-        return drop(TaskDropReason.NO_FAIL_TO_PASS)
+        return drop(DropReason.NO_FAIL_TO_PASS)
     return TaskCheck(dropped=None, fail_to_pass=fail_to_pass, pass_to_pass=pass_to_pass, duration_s=round(spent, 3))
 
 
 def _check_error(command: TestCommand, exc: Exception) -> TaskCheck:
-    return TaskCheck(dropped=TaskDropReason.ERROR)
+    return TaskCheck(dropped=DropReason.ERROR)
 
 
 check_task.on_error = _check_error  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..git.stream import LogEntry, iter_diffs
 from ..mine.fix_reversal import FixReversalMiner
-from .records import TaskDropReason
+from ..records import DropReason
 
 __all__ = ["TEST_PATCH_MAX_LINES", "MinedTask", "TaskMiner", "problem_statement"]
 
@@ -47,7 +47,7 @@ class TaskMiner(FixReversalMiner):
                 if self._admit(entry, sections) is None:
                     continue
                 if sections is None:
-                    self._drop(TaskDropReason.MERGE if len(entry.parents) > 1 else TaskDropReason.NO_PARENT)
+                    self._drop(DropReason.MERGE if len(entry.parents) > 1 else DropReason.NO_PARENT)
                     continue
                 candidate = self._candidate(entry, sections)
                 if candidate is None:
@@ -64,19 +64,19 @@ class TaskMiner(FixReversalMiner):
 
     def _task(self, entry: LogEntry, source: list, tests: list) -> MinedTask | None:
         if not tests:
-            self._drop(TaskDropReason.NO_TEST_CHANGE)
+            self._drop(DropReason.NO_TEST_CHANGE)
             return None
         if any(c.binary for c in tests):
-            self._drop(TaskDropReason.BINARY)
+            self._drop(DropReason.BINARY)
             return None
         if any(c.section.body is None for c in tests):
-            self._drop(TaskDropReason.TOO_LARGE)
+            self._drop(DropReason.TOO_LARGE)
             return None
         try:
             patch = b"".join(c.section.raw() for c in source).decode("utf-8")
             test_patch = b"".join(c.section.raw() for c in tests).decode("utf-8")
         except UnicodeDecodeError:
-            self._drop(TaskDropReason.BINARY)  # JSON holds text; such bytes cannot round-trip
+            self._drop(DropReason.BINARY)  # JSON holds text; such bytes cannot round-trip
             return None
         return MinedTask(
             entry=entry,

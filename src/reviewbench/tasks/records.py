@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..records import RepoInfo
 
-__all__ = ["TASKS_FILE", "TASKS_META", "Task", "TaskDropReason", "TasksCounts", "TasksMeta"]
+__all__ = ["TASKS_FILE", "TASKS_META", "Task", "TasksCounts", "TasksMeta"]
 
 TASKS_FILE = "tasks.jsonl"
 TASKS_META = "tasks.json"
@@ -43,31 +43,11 @@ class Task(_Record):
     test_cmd: str = Field(description="Test command that computed FAIL_TO_PASS and PASS_TO_PASS.")
 
 
-class TaskDropReason(StrEnum):
-    """Why a matching commit made no task."""
-
-    MERGE = "merge"
-    NO_PARENT = "no_parent"
-    NO_SOURCE_CHANGE = "no_source_change"
-    NO_TEST_CHANGE = "no_test_change"
-    TOO_LARGE = "too_large"
-    BINARY = "binary"
-    LOCKFILE = "lockfile"
-    VENDORED_OR_GENERATED = "vendored_or_generated"
-    FORMATTING_ONLY = "formatting_only"
-    DOCS_ONLY = "docs_only"
-    APPLY_FAILED = "apply_failed"
-    NO_FAIL_TO_PASS = "no_fail_to_pass"
-    FLAKY = "flaky"
-    TIMEOUT = "timeout"
-    ERROR = "error"
-
-
 class TasksCounts(_Record):
     tasks: int = Field(ge=0)
     matched_commits: int = Field(ge=0, description="Commits whose message matched the fix patterns.")
     candidates: int = Field(ge=0, description="Commits that passed the history filters and were tested.")
-    dropped: dict[str, int] = Field(description="Commits dropped, by TaskDropReason.")
+    dropped: dict[str, int] = Field(description="Commits dropped, by DropReason (records.TASK_DROP_REASONS).")
 
 
 class TasksMeta(_Record):

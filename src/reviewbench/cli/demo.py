@@ -19,7 +19,7 @@ Now on your own repository and endpoint:
   reviewbench experiment init experiment.toml      # then point a condition at your endpoint
   reviewbench run experiment.toml --out runs/first
   reviewbench score runs/first
-  reviewbench label serve runs/first --rater ann --rater bob   # two people label the findings, blind"""
+  reviewbench label serve runs/first --rater ann --rater bob   # two people label findings, blind"""
 
 
 @click.command("demo")

@@ -338,6 +338,10 @@ def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -
     if others:
         say("  nor: " + "; ".join(f"{use} ({', '.join(names)})" for use, names in others.items()), "      ")
     for name, cond in data["conditions"].items():
+        if secondary := cond.get("judge_secondary"):
+            say(f"  {name}: secondary analysis on judge labels (no authority): {secondary['tier']} "
+                f"[{secondary['status'].replace('_', ' ')}]: {secondary['would_be']} only if people's labels "
+                "said the same", "      ")  # fmt: skip
         if cond.get("unclear") and cond["unclear"].get("decision_changes"):
             say(f"  {name}: " + _unclear_line(cond), "      ")
         if cond.get("model_drift"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +13,7 @@ from ..errors import ReviewbenchError
 from ._output import console, print_json, say
 
 if TYPE_CHECKING:
+    from ..report.headline import HeadlineRow
     from ..score.result import ScoreResult
 
 __all__ = ["print_scoreboard", "score_command"]
@@ -309,17 +310,14 @@ def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -
     rows = headline_rows(data, errors)
     analysis = "end to end: a run with no review counts as a miss and a false alarm" \
         if data["analysis"].get("gated_analysis", "end_to_end") == "end_to_end" else "completed runs only"
-    console.print(f"\nThe figures the gates read ({analysis}):", markup=False)
-    cells = [("reviewer", "decision", "detection", "false alarms", "precision", "completed")]
-    cells += [(row.condition, row.status, row.detection.cell, row.false_alarms.cell, row.precision.cell,
-               row.completion.fraction) for row in rows]  # fmt: skip
-    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
-    for line in cells:  # plain columns, two spaces apart: no trailing padding, nothing wrapped
-        console.print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip(), markup=False,
-                      soft_wrap=True)  # fmt: skip
-    say("; ".join(LEGEND))
+    if not rows:
+        console.print("\nno condition has runs scored under this version", markup=False)
+    else:
+        _print_headline(rows, analysis)
+        say("; ".join(LEGEND))
     version = version_phrase(result["registration"])
-    console.print(f"\ndecisions ({version}):", markup=False)
+    if rows:
+        console.print(f"\ndecision ({version}):", markup=False)
     for row in rows:
         reason = f" ({row.reason})" if row.reason else ""
         say(f"  {row.condition}: {row.authority}{reason}; permitted: {'; '.join(row.permitted) or 'nothing'}",
@@ -371,6 +369,18 @@ def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -
                           f"{g['status']}", markup=False)  # fmt: skip
 
 
+def _print_headline(rows: Sequence[HeadlineRow], analysis: str) -> None:
+    """One row per condition, in plain columns two spaces apart (nothing wrapped or padded at the end)."""
+    console.print(f"\nThe figures the gates read ({analysis}):", markup=False)
+    cells = [("reviewer", "decision", "detection", "false alarms", "precision", "completed")]
+    cells += [(row.condition, row.status, row.detection.cell, row.false_alarms.cell, row.precision.cell,
+               row.completion.fraction) for row in rows]  # fmt: skip
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
+    for line in cells:  # plain columns, two spaces apart: no trailing padding, nothing wrapped
+        console.print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip(), markup=False,
+                      soft_wrap=True)  # fmt: skip
+
+
 def _print_scope(rundir: Path, result: ScoreResult) -> None:
     """What was scored, under which registration, and what was left out."""
     corpus = result["corpus"]
@@ -385,7 +395,7 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
     if registration:
         when = "pre-registered" if registration.get("pre_registered", True) else "registered after runs"
         if registration.get("sha256_recorded"):
-            sealed = "registration.json verified unchanged"
+            sealed = f"verified unchanged, registration.json SHA-256 {registration['sha256']}"
         else:  # runs begun by a reviewbench that recorded no digest: the file cannot be vouched for
             sealed = (f"inputs match it; registration.json SHA-256 {registration.get('sha256')} not recorded "
                       "when the runs began, so edits to the file itself cannot be ruled out")

@@ -147,3 +147,40 @@ def test_the_library_scores_the_demo_as_the_cli_does(demo):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == reviewbench.score_run(demo.rundir).as_json()
     assert demo.score.as_json()["registration"]["verified"] is True
+
+
+def test_the_demo_scoreboard_is_short_and_fits_100_columns(demo_cli):
+    """Issue 27, item 2: three reviewers' scoreboard was 113 lines, most wider than 80."""
+    result, proc = demo_cli
+    lines = proc.stdout.splitlines()
+    board = lines[: next(i for i, line in enumerate(lines) if line.startswith("every metric"))]
+    assert len(board) < 40, "\n".join(board)
+    assert max(len(line) for line in lines) <= 100
+    header = next(line for line in board if line.startswith("reviewer"))
+    assert header.split() == ["reviewer", "decision", "detection", "false", "alarms", "precision", "completed"]
+    assert "exact" in "\n".join(board)  # the demo's zero-spread intervals say so
+    assert sum("inconclusive on this corpus" in line for line in board) >= 1
+    assert "winner" not in proc.stdout
+
+
+def test_the_demo_report_fits_at_1400_and_its_paired_charts_at_390(demo):
+    import shutil
+
+    from ..report.test_html import CHROMIUM_ARGS, DESKTOP, PHONE, measure_fit
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it in CI)")
+    from playwright.sync_api import sync_playwright
+
+    folder = os.environ.get("REVIEWBENCH_TEST_ARTIFACTS")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            wide = measure_fit(browser, demo.report, DESKTOP, Path(folder) / "demo" if folder else None)
+            narrow = measure_fit(browser, demo.report, PHONE, Path(folder) / "demo" if folder else None)
+        finally:
+            browser.close()
+    board, box = wide["board"]
+    assert board <= box, f"three reviewers' scoreboard is {board} px in a {box} px box"
+    assert len(narrow["charts"]) == 3 and max(narrow["charts"]) <= PHONE, narrow["charts"]

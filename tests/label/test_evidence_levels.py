@@ -80,7 +80,7 @@ def test_score_says_which_evidence_each_figure_rests_on(rundir, tmp_path):
     assert beta["defect_recall"] == {"level": "automatic", "judged": True, "human": 1, "judge": 0, "automatic": 1}
     assert (data[ALPHA]["evidence"], data[BETA]["evidence"]) == ("human", "automatic")
 
-    text = run_cli("score", rundir, "--bootstrap", "100").stdout
+    text = run_cli("score", rundir, "--bootstrap", "100", "--details").stdout.split("\ndetails: ", 1)[1]
     alpha_text, beta_text = text.split(f"\n{BETA}")[0], text.split(f"\n{BETA}")[1]
     assert "(labels, else a naming remark the mirror did not get); evidence: people" in alpha_text
     assert "(upper bound); evidence: automatic (matching)" in alpha_text

@@ -95,5 +95,8 @@ def test_score_shows_actionability_and_triage_minutes_per_condition(rundir, tmp_
     assert labels["triage_minutes"]["median"] == 2.0 and labels["triage_minutes"]["runs"] == 3
     other = conditions["condbetasecret"]["labels"]["actionability_rate"]
     assert other["denominator"] == 0 and other["value"] is None  # no true finding: not scored, never 0
-    text = run_cli("score", rundir, "--bootstrap", "200", "--include-unvalidated").stdout
-    assert "actionability 2/3 = 0.667" in text and "triage 2.0 rater-minutes per run (median of 3 runs" in text
+    text = run_cli("score", rundir, "--bootstrap", "200", "--include-unvalidated", "--details").stdout
+    flat = " ".join(text.split())
+    # Each count says what it counts (issue 27, item 3): comments people called true findings, labelled runs.
+    assert "labels: 2 of 3 comments people called true findings pass all five actionability questions" in flat
+    assert "triage 2.0 rater-minutes per run, median over the 3 runs with labelled comments" in flat

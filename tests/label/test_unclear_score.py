@@ -133,9 +133,11 @@ def test_score_cli_reports_unclear_claims_in_json_and_text(tmp_path):
     assert unclear["decision_all_true"] == {"authority": "precise enough to read", "tier": "precise",
                                             "status": "granted"}  # fmt: skip
 
-    text = run_cli("score", rundir, "--bootstrap", "200", "--gates", gates)
+    text = run_cli("score", rundir, "--bootstrap", "200", "--gates", gates, "--details")
     assert text.returncode == 0, text.stderr
-    flat = " ".join(text.stdout.split())  # the console wraps long lines at its width
+    headline, details = text.stdout.split("\ndetails: ", 1)
+    assert "unclear claims: 2 left out" in " ".join(headline.split())  # it decides: said on the headline too
+    flat = " ".join(details.split())  # the console wraps long lines at its width
     assert flat.count("unclear claims:") == 1, text.stdout
     line = flat[flat.index("unclear claims:"):].split(" decision:")[0]
     assert "unclear claims: 2 left out of precision (end_to_end 1/2 = 0.500)" in line

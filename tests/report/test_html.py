@@ -154,7 +154,7 @@ def test_tile_map_in_the_browser(page_log):
 
 def test_charts_render_and_a_screenshot_is_written(page_log, tmp_path_factory):
     page, _ = page_log
-    for chart in ("chart-scoreboard", "chart-fp", "chart-paired", "chart-latency"):
+    for chart in ("chart-scoreboard", "chart-fp", "chart-paired-0", "chart-latency"):
         assert page.locator(f"#{chart} svg").count() >= 1, chart
     folder = os.environ.get("REVIEWBENCH_TEST_ARTIFACTS")  # CI or a developer may keep it
     target = (Path(folder) if folder else tmp_path_factory.mktemp("artifacts")) / "report.png"
@@ -215,3 +215,51 @@ def test_a_tile_shows_its_details_on_keyboard_focus(page_log):
     page.evaluate("() => { document.getElementById('tile-detail').textContent = ''; }")
     tile.focus()
     assert "case case-a1" in page.text_content("#tile-detail")
+
+
+# -- issue 27, item 2 -------------------------------------------------------------------------
+
+#: Widths at which the report is read: a laptop and a phone.
+DESKTOP, PHONE = 1400, 390
+
+
+def measure_fit(browser, report: Path, width: int, shots: Path | None = None) -> dict:
+    """Open ``report`` at ``width`` px: overflow of the scoreboard's box, and how far each
+    paired chart reaches, against the viewport; a screenshot of each part into ``shots``."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(report.as_uri())
+        page.wait_for_selector("body[data-ready]", timeout=60_000)
+        fit = page.evaluate("""() => {
+          const box = document.querySelector('#scoreboard .scroll');
+          const charts = [...document.querySelectorAll('#chart-paired svg')];
+          return {board: [box.scrollWidth, box.clientWidth],
+                  charts: charts.map(svg => Math.ceil(svg.getBoundingClientRect().right)),
+                  order: [...document.querySelectorAll('section[id]')].slice(0, 2).map(s => s.id)};
+        }""")
+        if shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shots / f"report-{width}.png"))
+            page.locator("#scoreboard .scroll").screenshot(path=str(shots / f"scoreboard-{width}.png"))
+            page.locator("#paired").screenshot(path=str(shots / f"paired-{width}.png"))
+        return fit
+    finally:
+        page.close()
+
+
+def test_the_first_screen_is_the_headline_and_the_board_and_paired_charts_fit(browser, report, tmp_path_factory):
+    folder = os.environ.get("REVIEWBENCH_TEST_ARTIFACTS")
+    shots = Path(folder) if folder else tmp_path_factory.mktemp("fit")
+    wide = measure_fit(browser, report, DESKTOP, shots)
+    assert wide["order"] == ["summary", "decision"]  # the headline, then the decision cards
+    board, box = wide["board"]
+    assert board <= box, f"the scoreboard is {board} px wide in a {box} px box at {DESKTOP} px"
+    narrow = measure_fit(browser, report, PHONE, shots)
+    assert narrow["charts"] and max(narrow["charts"]) <= PHONE, narrow["charts"]
+
+
+def test_the_headline_shows_what_score_prints_first(report):
+    html = report.read_text(encoding="utf-8")
+    head = html.split('<section id="summary">', 1)[1].split("</section>", 1)[0]
+    assert "<th>decision</th><th>detection</th><th>false alarms</th><th>precision</th><th>completed</th>" in head
+    assert "Paired, case by case" in head and "winner" not in head

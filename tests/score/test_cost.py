@@ -59,7 +59,7 @@ def test_score_prints_cost_apart_from_usage(tmp_path):
     rundir = write_runs(tmp_path / "runs", corpus, {"bot": Reviewer(finds={0, 1}, model="m-1")}, 4, 3)
     prices = tmp_path / "prices.toml"
     prices.write_text('currency = "USD"\n[prices]\n"m-1" = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n')
-    out = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--prices", str(prices)],
+    out = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--prices", str(prices), "--details"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert ("cost (price table): 0.00022 USD total; 2e-05 USD [2e-05, 2e-05] per run (0.00022 USD / 11); "
             "0.00011 USD [") in out

@@ -28,7 +28,7 @@ def test_a_mid_run_routing_change_shows_in_the_numbers(tmp_path):
     fa = late["metrics"]["false_alarm_rate"]
     assert (fa["num"], fa["den"], fa["value"]) == (2, 10, 0.2)
     assert 0 <= fa["lo"] < fa["value"] < fa["hi"]
-    text = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir)], capture_output=True,
+    text = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--details"], capture_output=True,
                           text=True, check=True).stdout  # fmt: skip
     assert "answered by m-0301 (18 runs, 18 cases): defect_recall 6/6 = 1.000 [0.541, 1.000] exact" in text
     assert "answered by m-0601 (16 runs, 16 cases): defect_recall 0/6 = 0.000 [0.000, 0.459] exact" in text

@@ -46,7 +46,7 @@ def test_an_excluded_run_leaves_the_figures_and_is_shown_beside_them(rundir, cli
     assert without["defect_recall"] == before["conditions"]["A"]["metrics"]["defect_recall"]
     assert without["decision"]["tier"] == before["conditions"]["A"]["decision"]["tier"]
     assert without["decision_changes"] is False
-    text = " ".join(cli("score", rundir, "--bootstrap", "200").stdout.split())
+    text = " ".join(cli("score", rundir, "--bootstrap", "200", "--details").stdout.split())
     assert "exclusions: 1 run, 0 cases left out (exclusions.jsonl)" in text
     assert "without exclusions: defect_recall 2/4 = 0.500" in text
 

@@ -90,7 +90,7 @@ def test_score_text_json_schema_and_report_show_it_for_forge_conditions_only(run
     from jsonschema import Draft202012Validator
 
     Draft202012Validator(json.loads(cli("schema", "score").stdout)).validate(data)
-    board = cli("score", str(rundir), "--bootstrap", "100").stdout
+    board = cli("score", str(rundir), "--bootstrap", "100", "--details").stdout.split("\ndetails: ", 1)[1]
     bot, llm = board.split("\nllm", 1)
     assert "time_to_first_review_s (median)" in bot and "4/6" in bot
     assert "IQR [17.500, 32.500] min 10.000 max 40.000" in bot

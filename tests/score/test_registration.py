@@ -197,7 +197,7 @@ def test_gates_lowered_after_the_runs_never_grant_a_tier_on_them(setup):
     assert data["conditions"] == {}  # no run started under version 2
     text = rb("score", out).stdout  # the latest version again: still none of the old runs
     assert "4 runs ran under version 1, not scored under version 2" in " ".join(text.split())
-    assert "decision" not in text
+    assert "decision" not in text, text
     assert rb("report", out, "--html", tmp / "report.html").returncode == 0
     page = " ".join((tmp / "report.html").read_text().split())
     assert "4 runs ran under version 1: not scored under version 2" in page and "triage [granted]" not in page
@@ -207,7 +207,7 @@ def test_gates_lowered_after_the_runs_never_grant_a_tier_on_them(setup):
     assert old["analysis"]["gates"] == str((tmp / "gates.toml").resolve())
     assert old["conditions"]["B"]["decision"]["version"] == 1
     assert old["conditions"]["B"]["decision"]["status"] != "granted"
-    assert "decision (version 1, pre-registered):" in rb("score", out, "--version", "1").stdout
+    assert "decision (version 1, pre-registered):" in rb("score", out, "--version", "1", "--details").stdout
     line = _error(rb("score", out, "--version", "1", "--gates", tmp / "lower.toml"))
     assert "version 1" in line and "--gates" in line
     assert "no version 3" in _error(rb("score", out, "--version", "3"))

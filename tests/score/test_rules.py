@@ -124,7 +124,7 @@ def test_the_scoreboard_shows_rule_recall_and_flags_trees_that_differ_across_con
             store.record(row, None)
             store.record(_row(name, mirror_id(cid), [], gold_sha, (None, None)), None)
     store.close()
-    printed = run_cli("score", out, "--bootstrap", "100")
+    printed = run_cli("score", out, "--bootstrap", "100", "--details")
     assert printed.returncode == 0, printed.stderr
     assert "TREES DIFFER: 1 case(s)" in printed.stdout and "web" in printed.stdout
     assert "rule:R-01" in printed.stdout and "2/2" in printed.stdout

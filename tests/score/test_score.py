@@ -340,13 +340,21 @@ def test_cli_json_contract_and_scoreboard(rundir):
     for line in (rundir / "verdicts.jsonl").read_text().splitlines():
         verdicts.validate(json.loads(line))
     board = run_cli("score", str(rundir), "--bootstrap", "200").stdout  # fmt: skip
-    for line in ("detection", "severity match", "false alarms", "rename-stable"):
-        assert line in board
-    assert "2/4" in board and "3/4" in board and "2/9" in board and "NOT permitted" in board
-    # Identification is explained: naming counts only where the mirror's review was silent.
-    assert "said nothing naming it on the defect's mirror" in " ".join(board.split())
-    assert "(upper bound)" in board and "not registered" in board
+    # The headline first: one row per condition, within 100 columns (issue 27, item 2).
+    assert "reviewer  decision  " in board and "false alarms" in board and "completed" in board
+    # ... the end-to-end figures the gates read: A's two runs with no review count against it.
+    assert "2/6" in board and "3/10" in board and "NOT permitted" in board and "not registered" in board
     assert "5 clean cases (3 controls, 2 mirrors)" in " ".join(board.split())  # a mirror is no control
+    assert "Paired, case by case" in board and "winner" not in board
+    assert max(len(line) for line in board.splitlines()) <= 100
+    assert "severity match" not in board  # every metric is behind --details
+    details = run_cli("score", str(rundir), "--bootstrap", "200", "--details").stdout
+    assert details.startswith(board.rsplit("every metric", 1)[0])  # the same headline, then the details
+    for line in ("detection", "severity match", "false alarms", "rename-stable"):
+        assert line in details
+    assert "2/4" in details and "3/4" in details and "2/9" in details and "(upper bound)" in details
+    # Identification is explained: naming counts only where the mirror's review was silent.
+    assert "said nothing naming it on the defect's mirror" in " ".join(details.split())
 
 
 def test_changed_gold_is_refused(rundir, corpus):

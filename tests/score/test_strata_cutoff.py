@@ -126,7 +126,7 @@ def test_cutoff_splits_every_metric_before_and_after(rundir):
 def test_cli_cutoff_scoreboard_and_bad_date(rundir):
     rb = run_cli
 
-    proc = rb("score", rundir, "--cutoff", "2024-01-01", "--bootstrap", 200)
+    proc = rb("score", rundir, "--cutoff", "2024-01-01", "--bootstrap", 200, "--details")
     assert proc.returncode == 0, proc.stderr
     assert "before 2024-01-01" in proc.stdout and "natural (holdout" in proc.stdout
     lines = {line.split("(")[0].strip(): line for line in proc.stdout.splitlines() if "(holdout" in line or "2024-01-01 " in line}

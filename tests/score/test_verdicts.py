@@ -410,7 +410,7 @@ def test_symbol_recall_is_not_earned_by_a_dunder_in_a_file_name(tmp_path):
 
 def test_the_scoreboard_says_how_many_defect_cases_were_reviewed_not_valid(rundir):
     # "prose" answered 6 of its 12 valid defect cases: 6 is not the number of valid cases.
-    proc = run_cli("score", rundir, "--bootstrap", "100")
+    proc = run_cli("score", rundir, "--bootstrap", "100", "--details")
     assert proc.returncode == 0, proc.stderr
     [header] = [line for line in proc.stdout.splitlines() if line.startswith("prose  (")]
     assert "6 defect cases with a completed review" in header and "valid defect cases" not in header

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 import threading
 import time
 import unicodedata
@@ -31,7 +32,8 @@ from rich.text import Text
 
 from .._text import UNSAFE_CATEGORIES, printable
 
-__all__ = ["StatusLine", "console", "count_table", "err_console", "escape", "print_json", "printable", "progress"]
+__all__ = ["WIDTH", "StatusLine", "console", "count_table", "err_console", "escape", "print_json", "printable",
+           "progress", "say"]
 
 #: Seconds between status lines when stderr is not a terminal (CI logs, nohup).
 STATUS_EVERY_S = 30.0
@@ -50,6 +52,17 @@ class _SafeConsole(Console):
 
 console = _SafeConsole(highlight=False, markup=False, width=200 if _PIPED else None, soft_wrap=_PIPED)
 err_console = _SafeConsole(stderr=True, highlight=False, markup=False)
+
+
+#: Columns a summary fits (``score``'s default view, the demo): prose is wrapped to it.
+WIDTH = 100
+
+
+def say(text: str, indent: str = "  ") -> None:
+    """One statement on stdout, wrapped to :data:`WIDTH` with a hanging ``indent``; words,
+    paths and commands are never broken, so a long path may still run past it."""
+    console.print(textwrap.fill(text, WIDTH, subsequent_indent=indent, break_long_words=False,
+                                break_on_hyphens=False), markup=False, soft_wrap=True)  # fmt: skip
 
 
 def escape(value: object) -> str:

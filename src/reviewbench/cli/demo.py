@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._output import console, err_console, escape
+from ._output import console, err_console, escape, say
 from .score import print_scoreboard
 
 __all__ = ["demo_command"]
@@ -19,7 +19,7 @@ Now on your own repository and endpoint:
   reviewbench experiment init experiment.toml      # then point a condition at your endpoint
   reviewbench run experiment.toml --out runs/first
   reviewbench score runs/first
-  reviewbench label serve runs/first --rater ann --rater bob   # two people label the findings, blind"""
+  reviewbench label serve runs/first --rater ann --rater bob   # two people label findings, blind"""
 
 
 @click.command("demo")
@@ -46,21 +46,21 @@ def demo_command(out: Path, jobs: int | None) -> None:
     if result.audit:
         probes = "; ".join(f"{name} named {p.named.num:g}/{p.named.den:g}, credited {p.discriminating.num:g}/"
                            f"{p.discriminating.den:g}" for name, p in result.audit.probes.items())  # fmt: skip
-        console.print(f"Probes (reviewbench audit {out}/corpus): {probes}", markup=False)
-    console.print(f"\nDone in {time.monotonic() - started:.0f}s. Everything is in {out}/: the sample repository "
-                  f"(shelfkit/), the corpus, the runs (runs/runs.sqlite) and score.json.", markup=False)  # fmt: skip
+        say(f"Probes (reviewbench audit {out}/corpus): {probes}")
+    console.print()
+    say(f"Done in {time.monotonic() - started:.0f}s. Everything is in {out}/: the sample repository "
+        f"(shelfkit/), the corpus, the runs (runs/runs.sqlite) and score.json.")  # fmt: skip
     if result.report:
         console.print(f"Report: {result.report.resolve()}", markup=False)
     if result.labels:
         pair = result.labels.agreement["pairs"][0] if result.labels.agreement["pairs"] else None
         judge = result.labels.calibration
-        console.print(
+        say(
             f"Labels ({result.labels.folder}/): {result.labels.claims} claims rated twice"
             + (f", kappa {pair['kappa']:.2f} [{pair['kappa_lo']:.2f}, {pair['kappa_hi']:.2f}]" if pair and pair["kappa"]
                is not None and pair["kappa_lo"] is not None else "")
             + f", {result.labels.disputed} adjudicated; command judge "
             + ("usable" if judge["usable"] else "refused: " + "; ".join(judge["reasons"]))
-            + f" (n={judge['n']}, order flips {judge['order_flips']}, length flips {judge['length_flips']}).",
-            markup=False,
+            + f" (n={judge['n']}, order flips {judge['order_flips']}, length flips {judge['length_flips']})."
         )  # fmt: skip
     console.print(NEXT_STEPS, markup=False)

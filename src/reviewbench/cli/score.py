@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
-from ._output import console, print_json
+from ..errors import ReviewbenchError
+from ._output import console, print_json, say
 
 if TYPE_CHECKING:
+    from ..report.headline import HeadlineRow
     from ..score.result import ScoreResult
 
 __all__ = ["print_scoreboard", "score_command"]
@@ -79,9 +81,9 @@ def _seconds(value: float | None) -> str:
 
 def _print_condition(name: str, data: dict, version: str = "not registered") -> None:
     metrics = data["metrics"]
-    states = ", ".join(f"{k} {v}" for k, v in data["states"].items()) or "no runs"
-    console.print(f"\n{name}  ({states}; {data['valid_defect_cases']} defect cases with a completed review; "
-                  f"evidence {data['evidence']})", markup=False, style="bold")  # fmt: skip
+    console.print(f"\n{name}  ({_states(data['states'])}; {data['valid_defect_cases']} defect cases with a "
+                  f"completed review; evidence: {_evidence_word(data['evidence'])})", markup=False,
+                  style="bold")  # fmt: skip
     for label, metric, meaning in SUMMARY:
         value, fraction, interval = _fmt(metrics[metric])
         console.print(f"  {label:<15} {fraction:>9}  {value:>6} {interval:<17} {meaning}; evidence: "
@@ -152,14 +154,40 @@ def _print_condition(name: str, data: dict, version: str = "not registered") -> 
     console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
 
 
+#: Run states in words: a state counts runs, not findings.
+STATE_WORDS = {"completed_findings": "with findings", "completed_no_findings": "without findings"}
+
+
+def _states(states: Mapping[str, int]) -> str:
+    """"213 runs scored: 9 with findings, 204 without findings": what the run states count."""
+    total = sum(states.values())
+    if not total:
+        return "no runs scored"
+    parts = ", ".join(f"{n} {STATE_WORDS.get(k, k.replace('_', ' '))}" for k, n in states.items())
+    return f"{_count(total, 'run')} scored: {parts}"
+
+
+def _evidence_word(level: str) -> str:
+    from ..score.levels import EVIDENCE_WORDS
+
+    return next((word for e, word in EVIDENCE_WORDS.items() if e.value == level), level)
+
+
 def _labels_line(labels: dict) -> str:
-    """People's figures beside the metrics: actionability of true findings, triage minutes."""
+    """People's figures beside the metrics, each saying what it counts: actionability of the
+    comments people called true findings (every labelled case: rename variants and clean
+    cases included, so not precision's findings), and rater minutes per labelled run."""
     rate, triage = labels["actionability_rate"], labels["triage_minutes"]
-    value = "n/a" if rate["value"] is None else f"{rate['value']:.3f}"
-    line = f"labels: actionability {rate['numerator']}/{rate['denominator']} = {value} (true findings with all five fields yes)"
+    num, den = rate["numerator"], rate["denominator"]
+    line = (f"labels: {num} of {den} comments people called true findings pass all five actionability "
+            "questions (comments of every labelled case, rename variants and clean cases included)")
+    failing = [f"{field.replace('_', ' ')} {f['numerator']}/{f['denominator']}"
+               for field, f in (rate.get("fields") or {}).items() if f["denominator"] and f["numerator"] < f["denominator"]]
+    if failing:
+        line += f"; yes on {', '.join(failing)}"
     if triage["median"] is not None:
-        line += (f"; triage {triage['median']:.1f} rater-minutes per run (median of {triage['runs']} runs, "
-                 f"IQR {triage['q1']:.1f}-{triage['q3']:.1f})")  # fmt: skip
+        line += (f"; triage {triage['median']:.1f} rater-minutes per run, median over the {triage['runs']} runs "
+                 f"with labelled comments, scored or not (IQR {triage['q1']:.1f}-{triage['q3']:.1f})")  # fmt: skip
     return line
 
 
@@ -226,10 +254,14 @@ def _print_splits(data: dict) -> None:
 @click.option("--prices", type=click.Path(path_type=Path),
               help="Price table TOML ([prices] \"MODEL\" = { input_per_mtok, output_per_mtok }): cost per run and "
                    "per identified defect, with intervals; none for a model it does not price.")  # fmt: skip
+@click.option("--details", is_flag=True,
+              help="After the headline, every metric of every condition with its evidence, the gates' "
+                   "end-to-end figures, the labels and every paired difference.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def score_command(rundir: Path, tolerance: int | None, resamples: int | None, seed: int | None,
                   gates: Path | None, include_unvalidated: bool | None, new_version: bool,
-                  version: int | None, cutoff: str | None, prices: Path | None, as_json: bool) -> None:  # fmt: skip
+                  version: int | None, cutoff: str | None, prices: Path | None, details: bool,
+                  as_json: bool) -> None:  # fmt: skip
     """Score the runs of RUNDIR: every finding's verdict (RUNDIR/verdicts.jsonl), metrics
     with numerators, denominators and 95% intervals, located and identified recall side by
     side, an end-to-end analysis where missing reviews count against, paired comparisons,
@@ -254,24 +286,111 @@ def score_command(rundir: Path, tolerance: int | None, resamples: int | None, se
     if as_json:
         print_json(result.as_json())
         return
-    print_scoreboard(rundir, result)
+    print_scoreboard(rundir, result, details=details)
 
 
-def print_scoreboard(rundir: Path, result: ScoreResult) -> None:
-    """The compact scoreboard of every condition (shared with the demo)."""
+def _clip(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -> None:
+    """The scoreboard (shared with the demo): what was scored, one row per condition, the
+    decisions, one sentence per pair; with ``details``, every metric of every condition."""
+    from ..report.headline import LEGEND, headline_rows, pair_heading, pair_sentences
+    from ..score.versions import version_phrase
+    from ..store.runs import last_errors
+
+    data = result.as_json()
+    _print_scope(rundir, result)
+    try:
+        errors = {name: _clip(f"{e.state.value} {e.case_id}: {e.error}", 60) for name, e in last_errors(rundir).items()}
+    except ReviewbenchError:  # a store it cannot read has already been scored: say nothing more
+        errors = {}
+    rows = headline_rows(data, errors)
+    analysis = "end to end: a run with no review counts as a miss and a false alarm" \
+        if data["analysis"].get("gated_analysis", "end_to_end") == "end_to_end" else "completed runs only"
+    if not rows:
+        console.print("\nno condition has runs scored under this version", markup=False)
+    else:
+        _print_headline(rows, analysis)
+        say("; ".join(LEGEND))
+    version = version_phrase(result["registration"])
+    if rows:
+        console.print(f"\ndecision ({version}):", markup=False)
+    for row in rows:
+        reason = f" ({row.reason})" if row.reason else ""
+        say(f"  {row.condition}: {row.authority}{reason}; permitted: {'; '.join(row.permitted) or 'nothing'}",
+             "      ")  # fmt: skip
+        if row.last_error:
+            say(f"    last error: {row.last_error}", "      ")
+    common = [use for use in rows[0].not_permitted if all(use in r.not_permitted for r in rows)] if rows else []
+    if common:
+        say(f"  NOT permitted to {'any of them' if len(rows) > 1 else rows[0].condition}: {'; '.join(common)}",
+             "      ")  # fmt: skip
+    others: dict[str, list[str]] = {}
+    for row in rows:
+        for use in row.not_permitted:
+            if use not in common:
+                others.setdefault(use, []).append(row.condition)
+    if others:
+        say("  nor: " + "; ".join(f"{use} ({', '.join(names)})" for use, names in others.items()), "      ")
+    for name, cond in data["conditions"].items():
+        if secondary := cond.get("judge_secondary"):
+            say(f"  {name}: secondary analysis on judge labels (no authority): {secondary['tier']} "
+                f"[{secondary['status'].replace('_', ' ')}]: {secondary['would_be']} only if people's labels "
+                "said the same", "      ")  # fmt: skip
+        if cond.get("unclear") and cond["unclear"].get("decision_changes"):
+            say(f"  {name}: " + _unclear_line(cond), "      ")
+        if cond.get("model_drift"):
+            drift = cond["model_drift"]
+            say(f"  {name}: MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
+                 f"{', '.join(drift['returned'])} (score --details: each model apart)", "      ")  # fmt: skip
+    excluded = data.get("exclusions")
+    if excluded:
+        for name, beside in excluded["without"].items():
+            say(f"  {name} " + _without_line(beside), "      ")
+    sentences = pair_sentences(data)
+    if sentences:
+        console.print("\n" + pair_heading(data), markup=False)
+        for sentence in sentences:
+            say("  " + sentence.text, "    ")
+    if details:
+        _print_details(result)
+    else:
+        console.print("every metric, the gates and the labels per condition: reviewbench score RUNDIR --details",
+                      markup=False)  # fmt: skip
+    if result["compare"]:
+        console.print("\ncomparative gates", markup=False, style="bold")
+        for g in result["compare"]:
+            interval = "" if g["lo"] is None else f" [{g['lo']:.3f}, {g['hi']:.3f}]"
+            rule = f"margin {g['margin']:g}" if g["margin"] is not None else f"{g['op']} {g['value']:g}"
+            console.print(f"  {g['name']}: {g['metric']} {g['diff'][0]} - {g['diff'][1]}{interval} ({rule}): "
+                          f"{g['status']}", markup=False)  # fmt: skip
+
+
+def _print_headline(rows: Sequence[HeadlineRow], analysis: str) -> None:
+    """One row per condition, in plain columns two spaces apart (nothing wrapped or padded at the end)."""
+    console.print(f"\nThe figures the gates read ({analysis}):", markup=False)
+    cells = [("reviewer", "decision", "detection", "false alarms", "precision", "completed")]
+    cells += [(row.condition, row.status, row.detection.cell, row.false_alarms.cell, row.precision.cell,
+               row.completion.fraction) for row in rows]  # fmt: skip
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
+    for line in cells:  # plain columns, two spaces apart: no trailing padding, nothing wrapped
+        console.print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip(), markup=False,
+                      soft_wrap=True)  # fmt: skip
+
+
+def _print_scope(rundir: Path, result: ScoreResult) -> None:
+    """What was scored, under which registration, and what was left out."""
     corpus = result["corpus"]
-    scope = "all cases (--include-unvalidated)" if corpus["include_unvalidated"] else "validated cases only"
-    console.print(f"Scored {rundir}: {corpus['eligible_defect_cases']} defect cases, {_clean(corpus)}, "
-                  f"{corpus['eligible_variants']} rename variants of {corpus['cases']} in the corpus "
-                  f"({scope}); 95% intervals from {result['analysis']['bootstrap']['resamples']} case "
-                  f"resamples, seed {result['analysis']['bootstrap']['seed']}", markup=False)  # fmt: skip
-    console.print("defect_recall and precision count identified findings: by people, else a calibrated judge, "
-                  "else a finding that names the defect where the same reviewer said nothing naming it on the "
-                  "defect's mirror (the same change, clean); named_recall counts naming alone, located_recall "
-                  "where findings land", markup=False)  # fmt: skip
+    scope = "all cases, --include-unvalidated" if corpus["include_unvalidated"] else "validated cases only"
+    boot = result["analysis"]["bootstrap"]
+    say(f"Scored {rundir}: {corpus['eligible_defect_cases']} defect cases, {_clean(corpus)}, "
+         f"{corpus['eligible_variants']} rename variants ({scope}, of {corpus['cases']}); 95% intervals from "
+         f"{boot['resamples']} case resamples, seed {boot['seed']}")  # fmt: skip
     audit = result["analysis"].get("audit")
-    console.print(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)",
-                  markup=False)  # fmt: skip
+    say(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
     registration = result["registration"]
     if registration:
         when = "pre-registered" if registration.get("pre_registered", True) else "registered after runs"
@@ -280,28 +399,41 @@ def print_scoreboard(rundir: Path, result: ScoreResult) -> None:
         else:  # runs begun by a reviewbench that recorded no digest: the file cannot be vouched for
             sealed = (f"inputs match it; registration.json SHA-256 {registration.get('sha256')} not recorded "
                       "when the runs began, so edits to the file itself cannot be ruled out")
-        console.print(f"{when}: version {registration['version']} of {registration['registered_at']}, {sealed}",
-                      markup=False)  # fmt: skip
-        if scoped := registration.get("scored_runs"):
-            console.print(_scope_line(scoped), markup=False)
+        scoped = registration.get("scored_runs")
+        every = bool(scoped) and not scoped.get("other_versions") and not scoped.get("since") \
+            and not scoped.get("until")
+        say(f"{when}: version {registration['version']} of {registration['registered_at'][:19]}, {sealed}"
+             + (f"; scores all {scoped['runs']} runs" if every else ""))  # fmt: skip
+        if scoped and not every:
+            say(_scope_line(scoped))
     else:
-        console.print("not registered: the gates and rules were not fixed before the runs", markup=False)
+        say("not registered: the gates and rules were not fixed before the runs")
     cutoff = result["analysis"].get("cutoff")
     if cutoff and not cutoff["registered"]:
         fixed = cutoff.get("registered_date")
-        console.print(f"cutoff {cutoff['date']} given here" + (f", not the registered {fixed}" if fixed else ", none "
-                      "registered") + ": an exploratory split, not part of the registration", markup=False)  # fmt: skip
-    from ..score.versions import version_phrase
-
+        say(f"cutoff {cutoff['date']} given here" + (f", not the registered {fixed}" if fixed else ", none "
+             "registered") + ": an exploratory split, not part of the registration")  # fmt: skip
     excluded = result.get("exclusions")
     if excluded:
-        console.print(f"exclusions: {_count(len(excluded['runs']), 'run')}, {_count(len(excluded['cases']), 'case')} "
-                      "left out (exclusions.jsonl); the figures below are without them, each condition's "
-                      "without exclusions line has them back in", markup=False)  # fmt: skip
+        say(f"exclusions: {_count(len(excluded['runs']), 'run')}, {_count(len(excluded['cases']), 'case')} "
+             "left out (exclusions.jsonl); the figures below are without them, each condition's "
+             "without exclusions line has them back in")  # fmt: skip
     differing = result["analysis"].get("forge_tree_differences") or {}
     if differing:
-        console.print(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "
-                      f"conditions (bar the guidance files): {', '.join(sorted(differing))}", markup=False)  # fmt: skip
+        say(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "
+             f"conditions (bar the guidance files): {', '.join(sorted(differing))}")  # fmt: skip
+
+
+def _print_details(result: ScoreResult) -> None:
+    """Every metric of every condition, the end-to-end figures, the labels and every paired difference."""
+    from ..score.versions import version_phrase
+
+    registration = result["registration"]
+    console.print("\ndetails: defect_recall and precision count identified findings: by people, else a calibrated "
+                  "judge, else a finding that names the defect where the same reviewer said nothing naming it on "
+                  "the defect's mirror (the same change, clean); named_recall counts naming alone, located_recall "
+                  "where findings land", markup=False)  # fmt: skip
+    excluded = result.get("exclusions")
     for name, data in result["conditions"].items():
         _print_condition(name, data, version_phrase(registration))
         if excluded and name in excluded["without"]:
@@ -310,20 +442,15 @@ def print_scoreboard(rundir: Path, result: ScoreResult) -> None:
     shown = [c for c in result["comparisons"]
              if c["metric"] in ("defect_recall", "false_alarm_rate") and c["analysis"] == "completed"]  # fmt: skip
     if shown:
-        console.print("\n[bold]paired differences[/] (a - b, same cases)", markup=True)
+        console.print("\n[bold]paired differences[/] (a - b, same cases, completed runs)", markup=True)
         for c in shown:
             if c["diff"] is None:
                 continue
             p = "" if c["mcnemar_p"] is None else f", exact McNemar p = {c['mcnemar_p']:.4g}"
             interval = "" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]"
+            if interval and c.get("exact"):
+                interval += " exact"
             console.print(f"  {c['a']} - {c['b']} {c['metric']}: {c['diff']:+.3f}{interval}{p}", markup=False)
-    if result["compare"]:
-        console.print("\ncomparative gates", markup=False, style="bold")
-        for g in result["compare"]:
-            interval = "" if g["lo"] is None else f" [{g['lo']:.3f}, {g['hi']:.3f}]"
-            rule = f"margin {g['margin']:g}" if g["margin"] is not None else f"{g['op']} {g['value']:g}"
-            console.print(f"  {g['name']}: {g['metric']} {g['diff'][0]} - {g['diff'][1]}{interval} ({rule}): "
-                          f"{g['status']}", markup=False)  # fmt: skip
 
 
 def _clean(corpus: dict) -> str:

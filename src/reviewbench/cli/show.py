@@ -9,6 +9,7 @@ from typing import TypedDict
 import click
 from rich.table import Table
 
+from ..records import GoldRecord, ValidationStatus
 from ..store import read_corpus
 from ..validate.reasons import group_reasons
 from ._output import console, escape, print_json, printable
@@ -17,6 +18,8 @@ from ._validation import environment_json, print_environment, print_reasons
 __all__ = ["show_command"]
 
 UNVALIDATED = "unvalidated"
+#: Strata whose cases expect no finding: their tests passing is what makes them valid.
+CLEAN_STRATA = frozenset({"control", "mirror"})
 
 
 class _CaseRow(TypedDict):
@@ -58,6 +61,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     gold = {g.case_id: g for g in data.gold}
     by_stratum = Counter(g.stratum for g in data.gold)
     by_validation = Counter(g.validation.status.value if g.validation else UNVALIDATED for g in data.gold)
+    by_outcome = Counter(_outcome(g) for g in data.gold)
     rows: list[_CaseRow] = [
         {
             "case_id": c.case_id,
@@ -121,13 +125,15 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     separability = shape_separability(defect_shapes, clean_shapes)
     shape = {**separability._asdict(), "defect_cases": len(defect_shapes), "clean_cases": len(clean_shapes)}
 
-    reasons = group_reasons(g.validation for g in data.gold if g.validation)
+    # What went wrong: a clean case whose tests pass is what it should be, not a failure.
+    reasons = group_reasons(g.validation for g in data.gold if g.validation and not _valid_clean(g))
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
         "cases": len(data.cases),
         "by_stratum": dict(sorted(by_stratum.items())),
         "by_validation": dict(sorted(by_validation.items())),
+        "by_outcome": dict(sorted(by_outcome.items())),
         "yield": dict(sorted(yields.items())),
         "yield_by_operator": dict(sorted(by_operator.items())),
         "controls": control_counts,
@@ -150,7 +156,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
                   markup=True)  # fmt: skip
     for title, counts, total in (
         ("stratum", by_stratum, len(data.gold)),
-        ("validation", by_validation, len(data.gold)),
+        ("validation", by_outcome, len(data.gold)),
         ("source month", by_month, len(data.gold)),
         ("drop reason", Counter({k: v for k, v in data.meta.counts.dropped.items() if v}),
          data.meta.counts.matched_commits),
@@ -183,9 +189,10 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     if yields:
         table = Table(show_edge=False)
         table.add_column("stratum")
-        table.add_column("observed / attempted", justify="right")
+        table.add_column("defect observed / validated", justify="right")
         for stratum, row in sorted(yields.items()):
-            table.add_row(stratum, f"{row['observed']}/{row['attempted']}")
+            if stratum not in CLEAN_STRATA:  # their yield is the "keep the tests green" line above
+                table.add_row(stratum, f"{row['observed']}/{row['attempted']}")
         console.print(table)
     if by_operator:
         table = Table(show_edge=False)
@@ -204,6 +211,33 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
                           case_row["language"] or "", printable(case_row["title"]),
                           ", ".join(printable(p) for p in case_row["paths"]))  # a name stays on its row  # fmt: skip
         console.print(table)
+
+
+def _valid_clean(g: GoldRecord) -> bool:
+    """A case that expects no finding (control, mirror) whose tests pass with its change: valid."""
+    return not g.expect_finding and g.validation is not None and g.validation.status is ValidationStatus.NOT_OBSERVED
+
+
+def _outcome(g: GoldRecord) -> str:
+    """Validation in words that say what it means for this kind of case.
+
+    ``not_observed`` is a failure for a defect case (no test sees the defect) and the aim
+    for a control or a mirror (its change keeps the tests green)."""
+    if g.validation is None:
+        return UNVALIDATED
+    status = g.validation.status
+    clean = "control" if g.stratum == "control" else "mirror" if g.stratum == "mirror" else "clean case"
+    if not g.expect_finding:
+        if status is ValidationStatus.NOT_OBSERVED:
+            return f"valid {clean} (tests pass)"
+        if status is ValidationStatus.OBSERVED:
+            return f"invalid {clean} (tests fail)"
+        return f"{clean}: {status.value}"
+    if status is ValidationStatus.OBSERVED:
+        return "defect observed (tests fail)"
+    if status is ValidationStatus.NOT_OBSERVED:
+        return "defect not observed (tests pass)"
+    return status.value
 
 
 def _show_dropped(corpus: Path, as_json: bool) -> None:

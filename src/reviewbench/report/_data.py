@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .._version import __version__
-from ..errors import UsageError
+from ..errors import ReviewbenchError, UsageError
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import eligible_cases, score_run
 from ..score.first_review import first_review_note
@@ -30,7 +30,7 @@ from ..score.splits import split_difference, split_rows
 from ..score.verdicts import Evidence, FindingVerdict
 from ..score.versions import scoped_runs, version_phrase
 from ..store.corpus import read_corpus
-from ..store.runs import RUNS_DB, RunRow, RunStore
+from ..store.runs import RUNS_DB, RunRow, RunStore, last_errors
 from ._model import (
     CaseResult,
     Comparison,
@@ -48,6 +48,7 @@ from ._model import (
     Tile,
     Verdict,
 )
+from .headline import headline_rows, pair_heading, pair_sentences
 
 __all__ = ["build_report", "classify_findings", "paired_recall"]
 
@@ -378,7 +379,16 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         notes.append("--include-unvalidated: cases whose defect no test observed are scored too")
     if not runs:
         notes.append("no runs recorded for the chosen conditions")
+    scored_json = result.as_json()
+    try:
+        errors = {name: " ".join(f"{e.state.value} {e.case_id}: {e.error}".split())[:200]
+                  for name, e in last_errors(rundir).items()}  # fmt: skip
+    except ReviewbenchError:
+        errors = {}
+    headline = tuple(row for row in headline_rows(scored_json, errors) if row.condition in chosen)
+    pairs = tuple(p for p in pair_sentences(scored_json) if p.a in chosen and p.b in chosen)
     return ReportData(
+        headline=headline, pairs=pairs, pair_heading=pair_heading(scored_json),
         rundir=rundir, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), tool_version=__version__,
         options=options, conditions=tuple(conditions), comparisons=comparisons, repetitions=reps,
         defects=tuple(defects), cases=tuple(case_results), findings=tuple(findings), runs=tuple(runs),

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..records import Finding
 from ..store.runs import RunRow
+from .headline import HeadlineRow, PairSentence
 
 __all__ = [
     "CaseResult",
@@ -324,3 +325,9 @@ class ReportData:
     registration: Mapping[str, object] | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     """Caveats worth printing at the top (e.g. unvalidated cases included)."""
+    headline: tuple[HeadlineRow, ...] = ()
+    """One row per condition, as ``reviewbench score`` prints it first (``report/headline.py``)."""
+    pairs: tuple[PairSentence, ...] = ()
+    """One sentence per pair of conditions, as ``score`` prints them."""
+    pair_heading: str = ""
+    """What the sentences are computed on, with the number of paired cases."""

@@ -107,8 +107,10 @@ def _fp(data: ReportData) -> dict | None:
     return chart.properties(width=_WIDTH, height=220, title="False positives per completed control run").to_dict()
 
 
-def _paired(data: ReportData) -> dict | None:
-    charts = []
+def _paired(data: ReportData) -> list[dict]:
+    """One chart per pair of conditions, each its own spec: the page lays them out side by
+    side and wraps them on a narrow screen (a Vega concat would keep its width)."""
+    charts: list[dict] = []
     for a, b, cases in paired_recall(data):
         if not cases:
             continue
@@ -130,15 +132,19 @@ def _paired(data: ReportData) -> dict | None:
             x=alt.X("condition:N", sort=[a, b], title=None, axis=alt.Axis(labelAngle=0)),
             y=alt.Y("recall:Q", scale=alt.Scale(domain=[0, 1]), title="per-case defect recall"),
             detail="pair:N",
-            color=alt.Color("trend:N", scale=trends),
+            # The legend goes under the chart: a phone's width holds one chart, not chart and legend.
+            color=alt.Color("trend:N", scale=trends, legend=alt.Legend(orient="bottom", direction="vertical")),
             tooltip=["cases:Q", "case ids:N", "condition:N", alt.Tooltip("recall:Q", format=".2f")],
         )
-        lines = base.mark_line(opacity=0.7).encode(strokeWidth=alt.StrokeWidth("cases:Q", title="cases"))
+        lines = base.mark_line(opacity=0.7).encode(
+            strokeWidth=alt.StrokeWidth("cases:Q", title="cases", legend=alt.Legend(orient="bottom")))
         points = base.mark_circle().encode(size=alt.Size("cases:Q", legend=None))
-        charts.append((lines + points).properties(width=180, height=220, title=f"{a} vs {b}"))
-    if not charts:
-        return None
-    return alt.concat(*charts, columns=3).resolve_scale(color="independent").to_dict()
+        charts.append((lines + points).properties(width=_PAIRED_WIDTH, height=220, title=f"{a} vs {b}").to_dict())
+    return charts
+
+
+#: One paired chart's plotting width: with its axis it fits a 390 px phone screen.
+_PAIRED_WIDTH = 180
 
 
 def _latency(data: ReportData) -> dict | None:
@@ -177,6 +183,6 @@ def _latency(data: ReportData) -> dict | None:
 
 def chart_specs(data: ReportData) -> dict[str, dict]:
     """The Vega-Lite spec of every chart that has data, by the id of its place in the page."""
-    specs = {"chart-scoreboard": _scoreboard(data), "chart-fp": _fp(data), "chart-paired": _paired(data),
-             "chart-latency": _latency(data)}  # fmt: skip
+    specs = {"chart-scoreboard": _scoreboard(data), "chart-fp": _fp(data), "chart-latency": _latency(data)}
+    specs.update({f"chart-paired-{i}": spec for i, spec in enumerate(_paired(data))})
     return {key: spec for key, spec in specs.items() if spec is not None}

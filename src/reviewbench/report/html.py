@@ -25,6 +25,7 @@ from ..score.registry import METRICS
 from ..score.splits import SPLIT_METRICS
 from ._data import build_report
 from ._model import DefectRow, Metric, Outcome, ReportData, Summary, Tile
+from .headline import LEGEND
 
 __all__ = ["JUDGED_BY", "METRIC_HELP", "render_html", "script_json", "write_html"]
 
@@ -171,6 +172,7 @@ def render_html(data: ReportData, sections: str = "", html_path: Path | None = N
         sections=Markup(sections),
         later_sections=_SECTION.findall(sections),
         reproduce=reproduce_command(data, html_path),
+        legend=LEGEND,
     )
 
 

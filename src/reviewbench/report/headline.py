@@ -1,0 +1,225 @@
+"""The headline: one row per condition and one sentence per pair of conditions.
+
+``reviewbench score`` prints it first, the demo prints it, and the report's first screen
+shows it, all from the same records built here out of ``score_run``'s JSON: what a person
+reads first cannot differ between the terminal and the page. The figures are those the
+gates read (the end-to-end analysis by default: a run that gave no review counts as a
+miss on a defect case and a false alarm on a clean one). Paired sentences describe the
+difference and its interval; they never name a winner, and say "inconclusive on this
+corpus" when the interval holds 0.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "headline_rows", "pair_heading", "pair_sentences"]
+
+#: What the headline's columns count, in words a newcomer can read (terminal and page).
+LEGEND = (
+    "detection: defects identified (a finding at the defect that says what is wrong: people's labels, else "
+    "naming the defect's mirror did not get), of (defect case, run) pairs",
+    "false alarms: runs of clean cases (no defect) with any finding",
+    "precision: findings credited to a defect, of credited findings and false positives",
+    "completed: runs that gave a review, of all attempts",
+    "[a–b%]: 95% interval over cases; exact: Clopper–Pearson on the cases (resampling them gave no spread)",
+)
+
+_STATUS = {"granted": "granted", "not_earned": "not earned", "vetoed": "vetoed", "insufficient": "insufficient",
+           "needs_labels": "needs labels"}  # fmt: skip
+
+
+def _pct(x: float) -> str:
+    """A rate as a whole percentage; a small non-zero rate is never shown as 0."""
+    return "<1" if 0 < x < 0.005 else f"{max(x, 0.0) * 100:.0f}"
+
+
+@dataclass(frozen=True)
+class HeadlineRate:
+    """One headline figure: num/den, value and its 95% interval (None: not scored)."""
+
+    num: float | None
+    den: float | None
+    value: float | None
+    lo: float | None
+    hi: float | None
+    exact: bool = False
+    """The case bootstrap had no variance: an exact (Clopper–Pearson) interval on the clusters."""
+
+    @classmethod
+    def of(cls, m: Mapping[str, Any] | None) -> HeadlineRate:
+        m = m or {}
+        return cls(num=m.get("num"), den=m.get("den"), value=m.get("value"), lo=m.get("lo"), hi=m.get("hi"),
+                   exact=bool(m.get("exact")))  # fmt: skip
+
+    @property
+    def fraction(self) -> str:
+        return "" if self.num is None else f"{self.num:g}/{self.den:g}"
+
+    @property
+    def interval(self) -> str:
+        """``[0–17%]``, ``[0–17%] exact``, or empty when not scored."""
+        if self.lo is None or self.hi is None:
+            return ""
+        return f"[{_pct(self.lo)}–{_pct(self.hi)}%]" + (" exact" if self.exact else "")
+
+    @property
+    def cell(self) -> str:
+        """``3/60 [0–17%]``: the count and its interval (``n/a (0/0)`` when not scored)."""
+        if self.value is None:
+            return f"n/a ({self.fraction})" if self.fraction else "n/a"
+        return f"{self.fraction} {self.interval}".strip()
+
+
+@dataclass(frozen=True)
+class HeadlineRow:
+    """One condition on the headline."""
+
+    condition: str
+    status: str
+    """The decision's status in words: granted, not earned, vetoed, insufficient, needs labels."""
+    authority: str
+    reason: str | None
+    permitted: tuple[str, ...]
+    not_permitted: tuple[str, ...]
+    detection: HeadlineRate
+    false_alarms: HeadlineRate
+    precision: HeadlineRate
+    completion: HeadlineRate
+    last_error: str | None = None
+    """The last error of a run that gave no review (one line), when some failed."""
+
+
+@dataclass(frozen=True)
+class PairSentence:
+    """One paired comparison in words (a − b on the cases both were scored on)."""
+
+    a: str
+    b: str
+    text: str
+    inconclusive: bool
+    """The detection difference's interval holds 0."""
+
+
+def _analysis(result: Mapping[str, Any]) -> str:
+    return str((result.get("analysis") or {}).get("gated_analysis") or "end_to_end")
+
+
+def _metrics(data: Mapping[str, Any], analysis: str) -> Mapping[str, Any]:
+    return data["end_to_end"]["metrics"] if analysis == "end_to_end" else data["metrics"]
+
+
+def headline_rows(result: Mapping[str, Any], last_errors: Mapping[str, str] | None = None) -> tuple[HeadlineRow, ...]:
+    """One row per condition from ``score_run(...).as_json()``, in the gated analysis.
+
+    ``last_errors``: per condition, its last error (``store.runs.last_errors``), shown
+    only for conditions with attempts that gave no review.
+    """
+    analysis = _analysis(result)
+    rows = []
+    for name, data in result["conditions"].items():
+        metrics = _metrics(data, analysis)
+        decision = data["decision"]
+        status = _STATUS.get(decision["status"], decision["status"].replace("_", " "))
+        if decision["status"] == "needs_labels":
+            status += f" ({decision.get('labels_needed', 0)})"
+        completion = data["metrics"]["completion"]  # every attempt, whatever the analysis
+        missing = (completion.get("missing_reviews") or {}).get("num") or 0
+        error = (last_errors or {}).get(name) if missing else None
+        rows.append(HeadlineRow(
+            condition=name, status=status, authority=decision["authority"], reason=decision.get("reason"),
+            permitted=tuple(decision.get("permitted") or ()), not_permitted=tuple(decision.get("not_permitted") or ()),
+            detection=HeadlineRate.of(metrics.get("defect_recall")),
+            false_alarms=HeadlineRate.of(metrics.get("false_alarm_rate")),
+            precision=HeadlineRate.of(metrics.get("precision")), completion=HeadlineRate.of(completion),
+            last_error=error,
+        ))  # fmt: skip
+    return tuple(rows)
+
+
+def _num(x: float) -> str:
+    return f"{x + 0.0:.2f}".replace("-0.00", "0.00").replace("-", "−")
+
+
+def _diff_interval(c: Mapping[str, Any], sign: int) -> str:
+    """``+0.05 [0.00, 0.17]``, turned round with the sentence (``sign`` −1: b − a)."""
+    lo, hi = (c["lo"], c["hi"]) if sign > 0 else (-c["hi"], -c["lo"])
+    diff = sign * c["diff"]
+    return f"{'+' if diff >= 0 else ''}{_num(diff)} [{_num(lo)}, {_num(hi)}]" + (" exact" if c.get("exact") else "")
+
+
+def _spans_zero(c: Mapping[str, Any]) -> bool:
+    return c["lo"] is None or c["lo"] <= 0 <= c["hi"]
+
+
+def _counted(diff: float, den: float | None) -> int | None:
+    return None if not den else round(abs(diff) * den)
+
+
+def _detection(a: str, b: str, c: Mapping[str, Any], den: float | None) -> tuple[str, bool]:
+    """"b finds 3 more of 60 defects than a, difference +0.05 [0.00, 0.17]: inconclusive…"."""
+    inconclusive = _spans_zero(c)
+    tail = ": inconclusive on this corpus" if inconclusive else ""
+    if c["diff"] == 0:
+        of = f" of {den:g}" if den else ""
+        return f"{a} and {b} identify as many{of} defects, {_diff_interval(c, 1)}{tail}", inconclusive
+    more, less, sign = (a, b, 1) if c["diff"] > 0 else (b, a, -1)
+    n = _counted(c["diff"], den)
+    said = f"{n} more of {den:g} defects" if n is not None else f"{abs(c['diff']):.0%} more of the defects"
+    return f"{more} identifies {said} than {less}, {_diff_interval(c, sign)}{tail}", inconclusive
+
+
+def _false_alarms(a: str, b: str, c: Mapping[str, Any] | None, den: float | None) -> str:
+    if c is None or c["diff"] is None:
+        return "false alarms not compared"
+    if c["diff"] == 0:
+        return "false alarms equal" + (f", {_diff_interval(c, 1)}" if c["hi"] else "")
+    more, sign = (a, 1) if c["diff"] > 0 else (b, -1)
+    n = _counted(c["diff"], den)
+    said = f"{n} more of {den:g} clean runs" if n is not None else f"{abs(c['diff']):.0%} more of the clean runs"
+    tail = ": inconclusive" if _spans_zero(c) else ""
+    return f"false alarms: {more} on {said}, {_diff_interval(c, sign)}{tail}"
+
+
+def _shared(ma: Mapping[str, Any], mb: Mapping[str, Any], metric: str) -> float | None:
+    """The denominator both conditions share (None when they differ: rates only, no counts)."""
+    da, db = ma[metric]["den"], mb[metric]["den"]
+    return da if da == db else None
+
+
+def pair_heading(result: Mapping[str, Any]) -> str:
+    """What the paired sentences are computed on, with the number of paired cases."""
+    analysis = _analysis(result)
+    dens = {(_metrics(d, analysis)["defect_recall"]["den"], _metrics(d, analysis)["false_alarm_rate"]["den"])
+            for d in result["conditions"].values()}  # fmt: skip
+    corpus = result["corpus"]
+    if len(dens) == 1:
+        cases = f"the same {corpus['eligible_defect_cases']} defect cases and {corpus['eligible_controls']} clean cases"
+    else:
+        cases = "the cases both conditions were scored on"
+    return f"Paired, case by case on {cases} (a − b, 95% interval):"
+
+
+def pair_sentences(result: Mapping[str, Any]) -> tuple[PairSentence, ...]:
+    """One sentence per pair of conditions: detection, then false alarms, a − b on shared cases.
+
+    Counts ("3 more of 60") are given when both conditions were scored on the same number
+    of (case, run) pairs; otherwise the difference of the rates only.
+    """
+    analysis = _analysis(result)
+    by_key = {(c["a"], c["b"], c["metric"]): c for c in result.get("comparisons") or ()
+              if c["analysis"] == analysis}  # fmt: skip
+    conditions = result["conditions"]
+    out = []
+    for a, b in itertools.combinations(conditions, 2):
+        recall = by_key.get((a, b, "defect_recall"))
+        if recall is None or recall["diff"] is None:
+            continue
+        ma, mb = _metrics(conditions[a], analysis), _metrics(conditions[b], analysis)
+        detection, inconclusive = _detection(a, b, recall, _shared(ma, mb, "defect_recall"))
+        alarms = _false_alarms(a, b, by_key.get((a, b, "false_alarm_rate")), _shared(ma, mb, "false_alarm_rate"))
+        out.append(PairSentence(a=a, b=b, text=f"{detection}; {alarms}", inconclusive=inconclusive))
+    return tuple(out)

@@ -28,7 +28,7 @@ SUMMARY = (
 )
 TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any", "recall_all", "file_recall", "symbol_recall", "localisation", "silence_rate",
          "fp_per_clean_case", "precision", "located_precision", "duplicate_rate", "flag_coverage", "completion",
-         "seed_file_recall", "seed_symbol_recall", "seed_severity_match", "seed_rename_stable",
+         "file_mention_rate", "symbol_mention_rate", "severity_match_all", "rename_stable_all",
          "weighted_points")  # fmt: skip
 #: Per returned model id, when the model changed during a run.
 DRIFT_METRICS = ("defect_recall", "located_recall", "false_alarm_rate")

@@ -25,6 +25,10 @@ PROGRAMMING_ERRORS = {
     ("mine/mutations/_base.py", "register"),
     ("mine/script_mutations/_base.py", "register"),
     ("mine/languages/_base.py", "register"),
+    # A kind registered twice (reviewer kinds, solvers, judges): a programming error at import.
+    ("reviewers/base.py", "decorate"),
+    ("tasks/solvers.py", "decorate"),
+    ("label/judge.py", "decorate"),
     ("mine/shape.py", "mann_whitney_auc"),  # a pure statistic called without both samples: a caller's bug
     ("score/stats.py", "exact_interval"),  # asked for the interval of an empty column: a caller's bug
     ("score/frame.py", "add"),  # a column added after resampling: a caller's bug

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._version import __version__
+from .config.reviewers import Capabilities
 from .errors import OutputTooLarge, ReviewerError, SafetyStop, StoreError, UsageError
 from .records import FailureCode, Finding, PullRequest, RunRow, RunState
 from .sandbox import find_leak, key_values
@@ -37,6 +38,7 @@ __all__ = [
     "Condition",
     "Job",
     "OnUpdate",
+    "OpensPullRequests",
     "Outcome",
     "PlannedRun",
     "RetryRule",
@@ -117,6 +119,14 @@ class _RateLimiter:
             await asyncio.sleep(delay)
 
 
+class OpensPullRequests(Protocol):
+    """What the adapter of a kind declaring ``opens_pull_requests`` offers the engine."""
+
+    def pull_request(self, run_id: str, text: str | None = None) -> PullRequest | None:
+        """The pull request of a run (from its reply's text, else the one opened for it)."""
+        ...
+
+
 @dataclass
 class Condition:
     """One condition as the engine runs it: its config, prompt and adapter, and its limits."""
@@ -146,6 +156,12 @@ class Condition:
         self.limiter = _RateLimiter(self.config.rate_per_minute)
         self.params = self.agent_config.model_dump(mode="json")
         self.stop_event = asyncio.Event()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the adapter's kind declares on its config model (``config/reviewers.py``)."""
+        declared: Capabilities = self.agent_config.capabilities
+        return declared
 
     def count_connection(self, exc: ReviewerError) -> None:
         """Count one attempt's end: after ``stop_after_connection_failures`` consecutive
@@ -425,9 +441,12 @@ def _guidance_blobs(job: Job, planned: PlannedRun, condition: Condition) -> dict
 
 def _pull_request(condition: Condition, planned: PlannedRun, reply: CachedReply | None) -> PullRequest | None:
     """The pull request a forge run opened, whatever its end (``timed_out``, ``failed`` and
-    ``cancelled`` included): adapters that leave one on a forge offer ``pull_request``."""
-    find = getattr(condition.agent, "pull_request", None)
-    return find(planned.run_id, reply.text if reply else None) if callable(find) else None
+    ``cancelled`` included): the adapter of a kind that declares ``opens_pull_requests``
+    answers ``pull_request`` (:class:`OpensPullRequests`)."""
+    if not condition.capabilities.opens_pull_requests:
+        return None
+    agent: OpensPullRequests = condition.agent
+    return agent.pull_request(planned.run_id, reply.text if reply else None)
 
 
 def open_run_store(out: Path) -> RunStore:

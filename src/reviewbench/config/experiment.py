@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import UsageError
-from .reviewers import ReviewerConfig
+from .reviewers import ReviewerConfig, kinds_of
 
 __all__ = ["ConditionConfig", "ConditionLimits", "GuidanceFile", "ExperimentConfig", "LoadedFile", "read_config",
            "unique_names", "unknown_key", "validation_line"]
@@ -100,7 +100,7 @@ class ConditionConfig(ConditionLimits):
     def _forge_needs_a_tree(self) -> ConditionConfig:
         """A forge reviewer pushes the exported tree and waits for its bot within the attempt."""
         reviewer = self.reviewer
-        if reviewer.kind in ("github", "gitea"):
+        if reviewer.capabilities.opens_pull_requests:
             if self.context != "tree":
                 raise ValueError(f'a {reviewer.kind} reviewer pushes the case\'s tree: set context = "tree"')
             if self.timeout_s <= reviewer.timeout_s:  # type: ignore[union-attr]
@@ -178,7 +178,9 @@ class LoadedFile:
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-_KINDS = ("openai", "anthropic", "command", "sarif", "silent", "flag_all", "probe", "github", "gitea", "none")
+#: The union branches pydantic names in an error's location (the reviewer kinds, from the
+#: union itself; "none" as it always was), left out of the field named to the user.
+_KINDS = frozenset(kinds_of(ReviewerConfig)) | {"none"}
 
 
 def unknown_key(key: str, known: Iterable[str]) -> str:

@@ -7,13 +7,16 @@ environment variable that holds a key, never the key.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "CALIBRATION_KINDS",
+    "AdapterConfig",
     "AnthropicConfig",
+    "Capabilities",
     "CommandConfig",
     "FlagAllConfig",
     "GiteaConfig",
@@ -23,6 +26,9 @@ __all__ = [
     "ReviewerConfig",
     "SarifConfig",
     "SilentConfig",
+    "capabilities_of",
+    "kind_of",
+    "kinds_of",
 ]
 
 
@@ -30,16 +36,45 @@ __all__ = [
 DEFAULT_MAX_FINDINGS = 200
 
 
-class _Config(BaseModel):
+@dataclass(frozen=True)
+class Capabilities:
+    """What a reviewer kind needs and does, declared once on its config model.
+
+    The layers above ask these instead of comparing kind names: the experiment's checks
+    (``config/experiment.py``), the runner's guidance and tree handling (``review/``), the
+    engine's pull-request bookkeeping and the score's calibration tiers. The adapter of the
+    kind (``reviewers/<kind>.py``) registers against the model, and the shared kind test
+    checks that the adapter does what is declared here.
+    """
+
+    needs_tree: bool = False
+    """It reads the exported post-patch tree: a condition must set ``context = "tree"``."""
+    opens_pull_requests: bool = False
+    """Each run opens a pull request on a forge (guidance is committed, not prompted; the
+    engine records the pull request whatever the run's end)."""
+    calibration: bool = False
+    """A calibration baseline: it brackets the metrics and never earns a tier."""
+    chat: bool = False
+    """A chat endpoint whose adapter offers ``complete(system, user)``: it can also solve
+    fix tasks and judge claims."""
+
+
+class AdapterConfig(BaseModel):
+    """What every kind's table shares: frozen, no unknown keys, its declared capabilities."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     max_findings: int = Field(default=DEFAULT_MAX_FINDINGS, ge=1, le=1_000_000,
                               description="Findings a review may hold (default 200); one more and the run is "
                                           "invalid, none of its findings kept (a solver or judge ignores it).")  # fmt: skip
 
 
-class OpenAIConfig(_Config):
+class OpenAIConfig(AdapterConfig):
     """Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp…)."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(chat=True)
 
     kind: Literal["openai"]
     base_url: str = Field(default="https://api.openai.com/v1", description="Up to and including /v1.")
@@ -52,8 +87,10 @@ class OpenAIConfig(_Config):
     headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
 
 
-class AnthropicConfig(_Config):
+class AnthropicConfig(AdapterConfig):
     """The Anthropic messages API."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(chat=True)
 
     kind: Literal["anthropic"]
     base_url: str = "https://api.anthropic.com"
@@ -66,7 +103,7 @@ class AnthropicConfig(_Config):
     headers: dict[str, str] = Field(default_factory=dict)
 
 
-class _Sandboxed(_Config):
+class _Sandboxed(AdapterConfig):
     """What a command may see and use (see docs/SANDBOX.md)."""
 
     env: list[str] = Field(default_factory=list,
@@ -93,6 +130,8 @@ class CommandConfig(_Sandboxed):
 class SarifConfig(_Sandboxed):
     """A static analyser producing SARIF, run inside the exported post-patch tree."""
 
+    capabilities: ClassVar[Capabilities] = Capabilities(needs_tree=True)
+
     kind: Literal["sarif"]
     command: str = Field(description="e.g. 'ruff check --output-format sarif .'")
     max_output_bytes: int = Field(default=16 << 20, ge=1, le=1 << 30,
@@ -108,8 +147,10 @@ DEFAULT_FAILURE_PATTERNS = (
 )
 
 
-class _ForgeConfig(_Config):
+class _ForgeConfig(AdapterConfig):
     """A review bot on a forge: each run opens a pull request on a sandbox repository."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(needs_tree=True, opens_pull_requests=True)
 
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", description="The sandbox repository, 'owner/name'.")
     remote: str = Field(description="A git URL of that repository you can push to (your git credentials are used).")
@@ -158,24 +199,30 @@ class GiteaConfig(_ForgeConfig):
     api_url: str = Field(description="REST API root, e.g. 'https://forge.example.org/api/v1'.")
 
 
-class SilentConfig(_Config):
+class SilentConfig(AdapterConfig):
     """Calibration baseline: always NO_ISSUES."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(calibration=True)
 
     kind: Literal["silent"]
 
 
-class FlagAllConfig(_Config):
+class FlagAllConfig(AdapterConfig):
     """Calibration baseline: one high finding on every changed hunk."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(calibration=True)
 
     kind: Literal["flag_all"]
 
 
-class ProbeConfig(_Config):
+class ProbeConfig(AdapterConfig):
     """Calibration baseline: style or naming remarks that never describe a defect (docs/REVIEW.md).
 
     A probe tests the benchmark, not a reviewer: what its remarks are credited with is what
     automatic matching gives for naming a symbol rather than identifying a defect.
     """
+
+    capabilities: ClassVar[Capabilities] = Capabilities(calibration=True)
 
     kind: Literal["probe"]
     probe: Literal["namer", "quoter", "shape"] = Field(
@@ -199,12 +246,31 @@ class ProbeConfig(_Config):
         return self
 
 
-#: Kinds that calibrate the metrics rather than review: they never earn a tier (``score``).
-CALIBRATION_KINDS = frozenset({"silent", "flag_all", "probe"})
-
-
 ReviewerConfig = Annotated[
     OpenAIConfig | AnthropicConfig | CommandConfig | SarifConfig | SilentConfig | FlagAllConfig | ProbeConfig
     | GithubConfig | GiteaConfig,
     Field(discriminator="kind"),
 ]
+"""Every reviewer kind's table, told apart by ``kind`` (a new kind adds its model here)."""
+
+
+def kind_of(model: type[AdapterConfig]) -> str:
+    """The ``kind`` a config model is written with in TOML (its one literal)."""
+    (kind,) = get_args(model.model_fields["kind"].annotation)
+    return str(kind)
+
+
+def kinds_of(union: object) -> dict[str, type[AdapterConfig]]:
+    """Kind -> config model of a discriminated union (``ReviewerConfig``, a solver's), in its order."""
+    members = get_args(get_args(union)[0])  # Annotated[A | B, Field(...)] -> (A, B)
+    return {kind_of(model): model for model in members}
+
+
+def capabilities_of(kind: str) -> Capabilities:
+    """The declared capabilities of a reviewer kind by name (nothing for a kind not known)."""
+    model = kinds_of(ReviewerConfig).get(kind)
+    return model.capabilities if model is not None else Capabilities()
+
+
+#: Kinds that calibrate the metrics rather than review: they never earn a tier (``score``).
+CALIBRATION_KINDS = frozenset(kind for kind, model in kinds_of(ReviewerConfig).items() if model.capabilities.calibration)

@@ -1,6 +1,7 @@
 """An LLM (or any) judge that labels claims, and its calibration against people.
 
-A judge is any reviewer-kind endpoint: ``openai``, ``anthropic`` or ``command``. It sees one
+A judge is any reviewer-kind endpoint: ``openai``, ``anthropic`` or ``command`` (the kinds a
+judge class registers against, as reviewer kinds and solvers do: ``register_judge``). It sees one
 claim at a time with the diff and the case's gold defects, under a frozen judge prompt::
 
     {"comment_id", "claim", "diff", "defects", "path", "line"}
@@ -30,13 +31,15 @@ import random
 import re
 import secrets
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ReviewbenchError, UsageError
+from ..config.reviewers import AdapterConfig, AnthropicConfig, CommandConfig, OpenAIConfig, kind_of
+from ..errors import OutputTooLarge, ReviewbenchError, ReviewerError, UsageError
 from ..evidence.packets import PacketSet
 from ..evidence.records import ACTIONABILITY_FIELDS, LabelClass, LabelRow
 from ..evidence.resolve import final_labels
@@ -47,12 +50,19 @@ from ..sandbox import protect
 __all__ = [
     "JUDGE_PROMPT",
     "PADDING",
+    "Asker",
     "CalibrationRule",
+    "ChatJudge",
+    "CommandJudge",
     "JudgeError",
     "JudgeFile",
     "calibrate",
+    "examples",
     "judge_claims",
+    "judge_kinds",
     "load_judge",
+    "make_asker",
+    "register_judge",
 ]
 
 JUDGE_PROMPT = """\
@@ -133,21 +143,18 @@ def load_judge(path: Path) -> Judge:
     try:
         file = JudgeFile.model_validate(data)
         kind = file.judge.get("kind")
-        if kind == "command":
-            from ..config.reviewers import CommandConfig  # the reviewer's own table: env, sandbox…
-
-            config: object = CommandConfig.model_validate(file.judge)
-        elif kind in ("openai", "anthropic"):
-            from ..config.reviewers import AnthropicConfig, OpenAIConfig
-
-            config = (OpenAIConfig if kind == "openai" else AnthropicConfig).model_validate(file.judge)
-        else:
-            raise UsageError(f"{path}: judge.kind must be openai, anthropic or command, not {kind!r}")
+        registered = _JUDGES.get(kind) if isinstance(kind, str) else None
+        if registered is None:
+            names = list(_JUDGES)
+            known = f"{', '.join(names[:-1])} or {names[-1]}"
+            raise UsageError(f"{path}: judge.kind must be {known}, not {kind!r}")
+        model, asker = registered
+        config = model.model_validate(file.judge)  # the reviewer's own table: env, sandbox, key variable…
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise UsageError(f"{path}: {where}: {first['msg']}") from None
-    name = file.name or (f"{kind}:{getattr(config, 'model', '')}" if kind != "command" else "command-judge")
+    name = file.name or asker.default_name(config)
     return Judge(file=file, config=config, name=name)
 
 
@@ -184,52 +191,115 @@ def parse_label(text: str, comment_id: str, part: int) -> LabelRow:
         raise JudgeError(f"the judge's label is invalid: {exc.errors()[0]['msg']}") from None
 
 
-class _Asker:
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-        self.client = None
-        if judge.config.kind != "command":  # type: ignore[attr-defined]
-            from ..reviewers import make_reviewer
+class Asker(Protocol):
+    """What a judge kind does: ask one question, answer the judge's text."""
 
-            self.client = make_reviewer(judge.config)
+    async def ask(self, request: dict) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+class AskerClass(Protocol):
+    """A registered judge kind: built from the judge, and naming a judge left unnamed."""
+
+    def __call__(self, judge: Judge) -> Asker: ...
+
+    def default_name(self, config: Any) -> str: ...
+
+
+_JUDGES: dict[str, tuple[type[AdapterConfig], AskerClass]] = {}
+
+
+def register_judge(*configs: type[AdapterConfig]) -> Callable[[type], type]:
+    """Class decorator: the judge of every config model named (by its ``kind``), as reviewer
+    kinds register (``reviewers/base.py``) — the table is the reviewer's own."""
+
+    def decorate(cls: type) -> type:
+        for config in configs:
+            name = kind_of(config)
+            if name in _JUDGES:
+                raise ValueError(f"judge kind {name!r} registered twice")
+            _JUDGES[name] = (config, cls)  # type: ignore[assignment]
+        return cls
+
+    return decorate
+
+
+def judge_kinds() -> dict[str, type[AdapterConfig]]:
+    """Every kind a judge may be, and its config model, in registration order."""
+    return {name: model for name, (model, _) in _JUDGES.items()}
+
+
+@register_judge(OpenAIConfig, AnthropicConfig)
+class ChatJudge:
+    """A chat kind's adapter (capability ``chat``), asked through its ``complete``."""
+
+    def __init__(self, judge: Judge) -> None:
+        from ..reviewers import make_reviewer
+
+        self.judge = judge
+        self.client = make_reviewer(judge.config)
+
+    @staticmethod
+    def default_name(config: Any) -> str:
+        return f"{config.kind}:{getattr(config, 'model', '')}"
 
     async def ask(self, request: dict) -> str:
         payload = json.dumps(request, ensure_ascii=False)
-        if self.client is None:
-            from ..errors import OutputTooLarge
-            from ..reviewers.proc import (
-                agent_box,
-                capped_stdout,
-                exit_label,
-                failure_hint,
-                stderr_tail,
-            )
-
-            command = self.judge.config.command  # type: ignore[attr-defined]
-            box = agent_box(self.judge.config, f"judge command {command!r}")  # sandboxed like a reviewer
-            try:
-                result = await box.run(command, stdin=payload.encode("utf-8", "replace"), tree=None)
-            except OSError as exc:
-                raise JudgeError(f"judge command {command!r} could not start: {exc.strerror or exc}") from None
-            try:
-                capped_stdout(result, box)
-            except OutputTooLarge as exc:
-                raise JudgeError(str(exc)) from None
-            if result.returncode != 0:
-                raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}"
-                                 f"{failure_hint(result.returncode, box, result.stderr)}; stderr: {stderr_tail(result.stderr)}")  # fmt: skip
-            return result.stdout.decode("utf-8", "replace")
-        from ..reviewers import ReviewerError
-
         try:
             reply = await self.client.complete(self.judge.prompt, "Label this claim.\n\n" + payload)  # type: ignore[attr-defined]
         except ReviewerError as exc:
             raise JudgeError(str(exc)) from None
-        return reply.text
+        return str(reply.text)
 
     async def aclose(self) -> None:
-        if self.client is not None:
-            await self.client.aclose()
+        await self.client.aclose()
+
+
+@register_judge(CommandConfig)
+class CommandJudge:
+    """A command, sandboxed like a command reviewer: the question on stdin, the label on stdout."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+
+    @staticmethod
+    def default_name(config: Any) -> str:
+        return "command-judge"
+
+    async def ask(self, request: dict) -> str:
+        from ..reviewers.proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
+
+        payload = json.dumps(request, ensure_ascii=False)
+        command = self.judge.config.command  # type: ignore[attr-defined]
+        box = agent_box(self.judge.config, f"judge command {command!r}")  # sandboxed like a reviewer
+        try:
+            result = await box.run(command, stdin=payload.encode("utf-8", "replace"), tree=None)
+        except OSError as exc:
+            raise JudgeError(f"judge command {command!r} could not start: {exc.strerror or exc}") from None
+        try:
+            capped_stdout(result, box)
+        except OutputTooLarge as exc:
+            raise JudgeError(str(exc)) from None
+        if result.returncode != 0:
+            raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}"
+                             f"{failure_hint(result.returncode, box, result.stderr)}; stderr: {stderr_tail(result.stderr)}")  # fmt: skip
+        return result.stdout.decode("utf-8", "replace")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def make_asker(judge: Judge) -> Asker:
+    """The registered judge kind of ``judge``'s config, ready to ask."""
+    return _JUDGES[judge.config.kind][1](judge)  # type: ignore[attr-defined]
+
+
+def examples() -> list[str]:
+    """``judge.toml`` files, one or more per registered kind, that load (the shared test)."""
+    return ['judge = { kind = "openai", model = "m", api_key_env = "" }',
+            'name = "j"\njudge = { kind = "anthropic", base_url = "http://127.0.0.1:8080", model = "m" }',
+            'judge = { kind = "command", command = "my-judge", sandbox = false }']  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -260,7 +330,7 @@ def _requests(packet_set: PacketSet, keys: list[tuple[str, int]], probe: str) ->
 
 async def _ask_all(judge: Judge, requests: list[tuple[tuple[str, int], dict]]) -> JudgeRun:
     """Ask in the given order, ``judge.file.concurrency`` at a time; results in that order."""
-    asker = _Asker(judge)
+    asker = make_asker(judge)
     gate = asyncio.Semaphore(judge.file.concurrency)
     results: list[LabelRow | str] = []
 

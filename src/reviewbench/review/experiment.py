@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.experiment import ConditionConfig, ExperimentConfig, LoadedFile, read_config
+from ..config.reviewers import ReviewerConfig, kinds_of
 
 __all__ = ["TEMPLATE", "ConditionConfig", "Experiment", "ExperimentConfig", "load_experiment", "read_config"]
 
@@ -59,8 +60,7 @@ def load_experiment(path: Path) -> Experiment:
             with a bad value (named, e.g. ``condition A: reviewer.model``), an unknown key
             (with the key it most likely means).
     """
-    kinds = "openai, anthropic, command, sarif, silent, flag_all, probe, github, gitea"
-    config = read_config(path, ExperimentConfig, kinds)
+    config = read_config(path, ExperimentConfig, ", ".join(kinds_of(ReviewerConfig)))
     return Experiment(config=config, path=path.resolve())
 
 

@@ -54,8 +54,6 @@ __all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "check_reachable"
 
 ALLOCATION_FILE = "allocation.jsonl"
 ORIGINAL = "original"
-#: Reviewer kinds that open pull requests: their guidance is committed, not prompted.
-FORGE_KINDS = frozenset({"github", "gitea"})
 RENAME = "rename"
 
 
@@ -135,7 +133,7 @@ class ReviewJob:
         if config.guidance:
             guidance = load_text((self.experiment.base / config.guidance).resolve(), "guidance")
             guidance_sha = hashlib.sha256(guidance.encode()).hexdigest()
-            if config.reviewer.kind in FORGE_KINDS:  # a bot reads guidance from the repository, not a prompt
+            if config.reviewer.capabilities.opens_pull_requests:  # a bot reads guidance from the repository
                 files = GuidanceSet(files={GUIDANCE_NAME: guidance.encode("utf-8")})
         elif files is not None:
             guidance_sha = files.sha256
@@ -154,13 +152,13 @@ class ReviewJob:
             render = condition.prompt.render(case.language)
             files = self._guidance.get(config.name)
             guidance = condition.guidance
-            if files is not None and config.reviewer.kind not in FORGE_KINDS:
+            if files is not None and not config.reviewer.capabilities.opens_pull_requests:
                 guidance = files.text_for(case.paths)  # the applicable files' text, as the prompt's guidance
             if config.context == "diff":  # a small file read: not worth a thread hop
                 packet = self.builder.packet(case, render, guidance, config.context)
             else:
                 packet = await asyncio.to_thread(self.builder.packet, case, render, guidance, config.context)
-            if files is not None and config.reviewer.kind in FORGE_KINDS:
+            if files is not None and config.reviewer.capabilities.opens_pull_requests:
                 packet = packet.model_copy(update={"guidance": None, "guidance_files": {
                     path: data.decode("utf-8") for path, data in files.files.items()}})  # fmt: skip
             # A packet without a tree note or guidance files digests as it did before they
@@ -179,7 +177,7 @@ class ReviewJob:
         slot = (planned.case.case_id, config.name)
         if slot not in self._blobs:
             files = self._guidance.get(config.name)
-            forge = config.reviewer.kind in FORGE_KINDS
+            forge = config.reviewer.capabilities.opens_pull_requests
             if files is None and not forge:
                 self._blobs[slot] = None
             else:

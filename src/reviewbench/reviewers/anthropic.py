@@ -21,15 +21,25 @@ from ._http import (
     request_headers,
     usage_int,
 )
-from .base import ReviewReply, register
+from .base import EndpointRequest, KindExamples, ReviewReply, register
 from .messages import system_text, user_text
+from .preflight import endpoint_preflight
 
-__all__ = ["AnthropicReviewer"]
+__all__ = ["AnthropicReviewer", "examples", "models_request"]
 
 KIND = "anthropic"
 
 
-@register(KIND)
+def models_request(config: AnthropicConfig) -> EndpointRequest:
+    """The endpoint check: ``GET {base_url}/v1/models`` (no tokens spent), the key as ``x-api-key``."""
+    key = api_key(config.api_key_env, KIND)
+    fixed = {"anthropic-version": config.anthropic_version}
+    if key:
+        fixed["x-api-key"] = key
+    return EndpointRequest(config.base_url.rstrip("/") + "/v1/models", fixed, key)
+
+
+@register(AnthropicConfig, preflight=endpoint_preflight, endpoint=models_request)
 class AnthropicReviewer:
     """Reviews a packet with one message: system = prompt (+ guidance), user = change."""
 
@@ -107,3 +117,13 @@ class AnthropicReviewer:
 
     async def aclose(self) -> None:
         await self._pool.aclose()
+
+
+def examples() -> KindExamples:
+    return KindExamples(
+        tables=[({"kind": KIND, "model": "m", "api_key_env": "RB_EXAMPLE_KEY"}, "diff"),
+                ({"kind": KIND, "base_url": "http://127.0.0.1:8080", "model": "m", "api_key_env": ""}, "tree")],
+        refused=[({"kind": KIND, "model": "m", "api_key_env": "RB_EXAMPLE_EMPTY"}, "diff", "RB_EXAMPLE_EMPTY is empty"),
+                 ({"kind": KIND, "model": "m", "api_key_env": "", "base_url": "not a url"}, "diff", "base_url")],
+        env={"RB_EXAMPLE_KEY": "sk-example", "RB_EXAMPLE_EMPTY": " "},
+    )  # fmt: skip

@@ -11,15 +11,15 @@ from pathlib import Path
 
 from ..config.reviewers import FlagAllConfig, SilentConfig
 from ..records import Finding, ReviewPacket, Severity
-from .base import ReviewReply, register
+from .base import KindExamples, ReviewReply, register
 
-__all__ = ["FlagAllReviewer", "SilentReviewer"]
+__all__ = ["FlagAllReviewer", "SilentReviewer", "examples"]
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 NO_ISSUES = "NO_ISSUES"
 
 
-@register("silent")
+@register(SilentConfig)
 class SilentReviewer:
     def __init__(self, config: SilentConfig) -> None:
         self.config = config
@@ -60,7 +60,7 @@ def hunk_findings(diff: str) -> list[Finding]:
     return findings
 
 
-@register("flag_all")
+@register(FlagAllConfig)
 class FlagAllReviewer:
     def __init__(self, config: FlagAllConfig) -> None:
         self.config = config
@@ -72,3 +72,8 @@ class FlagAllReviewer:
 
     async def aclose(self) -> None:
         pass
+
+
+def examples() -> KindExamples:
+    return KindExamples(tables=[({"kind": "silent"}, "diff"), ({"kind": "flag_all"}, "diff"),
+                                ({"kind": "flag_all", "max_findings": 5}, "tree")])  # fmt: skip

@@ -21,14 +21,15 @@ from pathlib import Path
 
 from ..config.reviewers import CommandConfig
 from ..records import ReviewPacket
-from .base import ReviewerError, ReviewReply, register
+from .base import KindExamples, ReviewerError, ReviewReply, register
 from .messages import clean_text
+from .preflight import command_preflight
 from .proc import agent_box, capped_stdout, exit_label, failure_hint, packet_json, stderr_tail
 
-__all__ = ["CommandReviewer"]
+__all__ = ["CommandReviewer", "examples"]
 
 
-@register("command")
+@register(CommandConfig, preflight=command_preflight)
 class CommandReviewer:
     """Runs ``config.command`` once per review; stdout is the review."""
 
@@ -55,3 +56,12 @@ class CommandReviewer:
 
     async def aclose(self) -> None:
         pass
+
+
+def examples() -> KindExamples:
+    return KindExamples(
+        tables=[({"kind": "command", "command": "cat"}, "diff"),
+                ({"kind": "command", "command": "my-agent --strict", "env": ["RB_EXAMPLE_KEY"]}, "tree")],
+        refused=[({"kind": "command", "command": "  "}, "diff", "command is empty")],
+        env={"RB_EXAMPLE_KEY": "sk-example"},
+    )  # fmt: skip

@@ -53,10 +53,11 @@ from ..records import Finding, PullRequest, ReviewPacket
 from ..store.scratch import make_scratch, remove_tree
 from ._forge_git import CaseCommits, build_commits, delete_branches, push_branches
 from ._http import body_excerpt, parse_retry_after, redact
-from .base import RUN_SCOPE, ReviewerError, ReviewReply, register
+from .base import RUN_SCOPE, KindExamples, ReviewerError, ReviewReply, register
 from .messages import clean_text
+from .preflight import key_problem, url_problem
 
-__all__ = ["ForgeReviewer", "pull_request_of", "summary_findings", "time_to_first_review"]
+__all__ = ["ForgeReviewer", "examples", "pull_request_of", "summary_findings", "time_to_first_review"]
 
 MARKER = "<!-- reviewbench:{experiment}:{run} -->"
 _MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
@@ -310,8 +311,12 @@ class _Api:
         await self.client.aclose()
 
 
-@register("github")
-@register("gitea")
+def forge_preflight(config: GithubConfig | GiteaConfig, context: str | None, keys: bool) -> str | None:
+    """The token variable (where the runs happen) and the API's URL."""
+    return (key_problem(config.token_env) if keys else None) or url_problem(config.api_url)
+
+
+@register(GithubConfig, GiteaConfig, preflight=forge_preflight)
 class ForgeReviewer:
     """One pull request per review, on ``config.repo``; the bot's review is the answer."""
 
@@ -657,3 +662,15 @@ def _line(comment: dict[str, Any]) -> int | None:
         if isinstance(value, int) and value > 0:
             return value
     return None
+
+
+def examples() -> KindExamples:
+    common = {"repo": "you/sandbox", "remote": "git@example.org:you/sandbox.git", "bot": "review-bot",
+              "token_env": "RB_EXAMPLE_TOKEN"}
+    return KindExamples(
+        tables=[({"kind": "github", **common, "trigger": "@codex review"}, "tree"),
+                ({"kind": "gitea", **common, "api_url": "https://forge.example.org/api/v1"}, "tree")],
+        refused=[({"kind": "github", **common, "token_env": "RB_EXAMPLE_UNSET"}, "tree", "RB_EXAMPLE_UNSET is not set"),
+                 ({"kind": "gitea", **common, "api_url": "forge.example.org"}, "tree", "base_url")],
+        env={"RB_EXAMPLE_TOKEN": "t-example"},
+    )  # fmt: skip

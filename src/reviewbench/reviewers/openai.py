@@ -23,15 +23,23 @@ from ._http import (
     request_headers,
     usage_int,
 )
-from .base import ReviewReply, register
+from .base import EndpointRequest, KindExamples, ReviewReply, register
 from .messages import system_text, user_text
+from .preflight import endpoint_preflight
 
-__all__ = ["OpenAIReviewer"]
+__all__ = ["OpenAIReviewer", "examples", "models_request"]
 
 KIND = "openai"
 
 
-@register(KIND)
+def models_request(config: OpenAIConfig) -> EndpointRequest:
+    """The endpoint check: ``GET {base_url}/models`` (no tokens spent), the key as a bearer token."""
+    key = api_key(config.api_key_env, KIND)
+    auth = {"authorization": f"Bearer {key}"} if key else {}
+    return EndpointRequest(config.base_url.rstrip("/") + "/models", auth, key)
+
+
+@register(OpenAIConfig, preflight=endpoint_preflight, endpoint=models_request)
 class OpenAIReviewer:
     """Reviews a packet with one chat completion: system = prompt (+ guidance), user = change."""
 
@@ -121,3 +129,14 @@ def _content_text(content: Any) -> str | None:
         if texts or not content:
             return "".join(texts)
     return None
+
+
+def examples() -> KindExamples:
+    return KindExamples(
+        tables=[({"kind": KIND, "model": "m", "api_key_env": "RB_EXAMPLE_KEY"}, "diff"),
+                ({"kind": KIND, "base_url": "http://localhost:11434/v1", "model": "m", "api_key_env": ""}, "files")],
+        refused=[({"kind": KIND, "model": "m", "api_key_env": "RB_EXAMPLE_UNSET"}, "diff", "RB_EXAMPLE_UNSET is not set"),
+                 ({"kind": KIND, "model": "m", "api_key_env": "", "base_url": "ftp://x/v1"}, "diff", "http:// or https://"),
+                 ({"kind": KIND, "model": "m", "api_key_env": "", "headers": {"x": "é"}}, "diff", "printable ASCII")],
+        env={"RB_EXAMPLE_KEY": "sk-example"},
+    )  # fmt: skip

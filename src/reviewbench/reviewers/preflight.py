@@ -2,19 +2,23 @@
 
 Without this a missing key variable or a ``sarif`` condition without a tree surfaced as N
 ``failed`` runs, exit 0 and "N requests sent" although none were. What is checked here can
-be known without contacting anyone: key variables, URLs, header values, context needs.
+be known without contacting anyone: key variables, URLs, header values, context needs. The
+pieces are here; each kind's module declares which it uses (``register(..., preflight=...)``).
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import httpx
 
-__all__ = ["preflight"]
+from .base import kind_for
+
+__all__ = ["command_preflight", "endpoint_preflight", "header_problem", "key_problem", "preflight", "url_problem"]
 
 
-def _key_problem(variable: str | None) -> str | None:
+def key_problem(variable: str | None) -> str | None:
     if not variable:
         return None
     value = os.environ.get(variable)
@@ -29,7 +33,7 @@ def _key_problem(variable: str | None) -> str | None:
     return None
 
 
-def _url_problem(url: str) -> str | None:
+def url_problem(url: str) -> str | None:
     try:
         parsed = httpx.URL(url)
     except Exception:  # noqa: BLE001 - any unparsable URL is the same mistake
@@ -39,15 +43,29 @@ def _url_problem(url: str) -> str | None:
     return None
 
 
-def _header_problem(headers: dict[str, str]) -> str | None:
+def header_problem(headers: dict[str, str]) -> str | None:
     for name, value in headers.items():
         if not (name.isascii() and value.isascii() and name.isprintable() and value.isprintable()):
             return f"header {name.encode('ascii', 'backslashreplace').decode()!s} must be printable ASCII"
     return None
 
 
+def endpoint_preflight(config: Any, context: str | None, keys: bool) -> str | None:
+    """The preflight of a chat endpoint kind (openai, anthropic): key, URL, headers."""
+    return ((key_problem(config.api_key_env) if keys else None)
+            or url_problem(config.base_url)
+            or header_problem(config.headers))  # fmt: skip
+
+
+def command_preflight(config: Any, context: str | None, keys: bool) -> str | None:
+    """The preflight of a kind that runs a command line: it must say something."""
+    return "command is empty" if not str(config.command).strip() else None
+
+
 def preflight(config: object, context: str | None, *, keys: bool = True) -> str | None:
     """The first problem of an adapter config used with ``context``, or None.
+
+    Each kind declares its own checks where it registers (``reviewers/<kind>.py``).
 
     Args:
         config: a reviewer or solver config (``kind`` picks the checks).
@@ -55,16 +73,5 @@ def preflight(config: object, context: str | None, *, keys: bool = True) -> str 
         keys: also check the key variables of this machine's environment (not when
             registering: the machine that runs may hold the keys, the one that registers not).
     """
-    kind = getattr(config, "kind", None)
-    if kind in ("openai", "anthropic"):
-        return ((_key_problem(config.api_key_env) if keys else None)  # type: ignore[attr-defined]
-                or _url_problem(config.base_url)  # type: ignore[attr-defined]
-                or _header_problem(config.headers))  # type: ignore[attr-defined]  # fmt: skip
-    if kind in ("github", "gitea"):
-        return ((_key_problem(getattr(config, "token_env", None)) if keys else None)
-                or _url_problem(getattr(config, "api_url", "")))  # fmt: skip
-    if kind == "sarif" and context is not None and context != "tree":
-        return 'the sarif reviewer runs an analyser on the post-patch tree: set context = "tree"'
-    if kind in ("command", "sarif") and not str(getattr(config, "command", "")).strip():
-        return "command is empty"
-    return None
+    kind = kind_for(config)
+    return kind.preflight(config, context, keys) if kind is not None else None

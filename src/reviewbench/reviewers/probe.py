@@ -33,9 +33,9 @@ from ..mine.shape import patch_shape
 from ..mine.symbols import SymbolIndex, identifiers
 from ..records import Finding, ReviewPacket, Severity
 from ._diff import Hunk, hunks
-from .base import ReviewReply, register
+from .base import KindExamples, ReviewReply, register
 
-__all__ = ["Hunk", "ProbeReviewer", "hunks", "looks_like_a_defect", "probe_findings"]
+__all__ = ["Hunk", "ProbeReviewer", "examples", "hunks", "looks_like_a_defect", "probe_findings"]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 NO_ISSUES = "NO_ISSUES"
@@ -104,7 +104,7 @@ def probe_findings(probe: str | ProbeConfig, packet: ReviewPacket) -> list[Findi
     return findings
 
 
-@register("probe")
+@register(ProbeConfig)
 class ProbeReviewer:
     def __init__(self, config: ProbeConfig) -> None:
         self.config = config
@@ -116,3 +116,8 @@ class ProbeReviewer:
 
     async def aclose(self) -> None:
         pass
+
+
+def examples() -> KindExamples:
+    return KindExamples(tables=[({"kind": "probe", "probe": "namer"}, "files"), ({"kind": "probe", "probe": "quoter"}, "diff"),
+                                ({"kind": "probe", "probe": "shape", "feature": "hunks", "at_least": 2}, "diff")])  # fmt: skip

@@ -8,17 +8,20 @@ kind, ``GET {base_url}/v1/models`` for Anthropic's), which costs no tokens, and 
 what no run could survive: no connection (refused, host not found, no answer to connect
 within :data:`CONNECT_TIMEOUT_S`) and HTTP 401 (the key is rejected). Any other answer —
 a 404 from a server without a model list, a 5xx — means someone is there: the runs decide.
+
+Which kinds have an endpoint, and the request that checks it, each kind declares where it
+registers (``register(..., endpoint=...)`` in ``reviewers/<kind>.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import httpx
 
-from ._http import api_key, body_excerpt, connect_detail, endpoint_label, redact, request_headers
-from .base import ReviewerError
+from ._http import body_excerpt, connect_detail, endpoint_label, redact, request_headers
+from .base import ReviewerError, kind_for
 
 __all__ = ["CONNECT_TIMEOUT_S", "endpoint_problem", "endpoint_problems"]
 
@@ -28,40 +31,20 @@ CONNECT_TIMEOUT_S = 5.0
 ANSWER_TIMEOUT_S = 10.0
 
 
-def _openai(config: object) -> tuple[str, dict[str, str], str | None]:
-    key = api_key(config.api_key_env, "openai")  # type: ignore[attr-defined]
-    auth = {"authorization": f"Bearer {key}"} if key else {}
-    return config.base_url.rstrip("/") + "/models", auth, key  # type: ignore[attr-defined]
-
-
-def _anthropic(config: object) -> tuple[str, dict[str, str], str | None]:
-    key = api_key(config.api_key_env, "anthropic")  # type: ignore[attr-defined]
-    fixed = {"anthropic-version": config.anthropic_version}  # type: ignore[attr-defined]
-    if key:
-        fixed["x-api-key"] = key
-    return config.base_url.rstrip("/") + "/v1/models", fixed, key  # type: ignore[attr-defined]
-
-
-#: The kinds that talk to an HTTP endpoint, and the request that checks it.
-_PROBES: dict[str, Callable[[object], tuple[str, dict[str, str], str | None]]] = {
-    "openai": _openai,
-    "anthropic": _anthropic,
-}
-
-
 async def endpoint_problem(config: object) -> str | None:
     """Why ``config``'s endpoint cannot serve any run, or None (also for kinds without one).
 
     One GET, never retried. The message names the kind, the endpoint (no credentials) and
     the cause, and never the key.
     """
-    probe = _PROBES.get(getattr(config, "kind", ""))
-    if probe is None:
+    declared = kind_for(config)
+    if declared is None or declared.endpoint is None:
         return None
-    kind = config.kind  # type: ignore[attr-defined]
+    kind = declared.name
     try:
-        url, fixed, key = probe(config)
-        headers = request_headers(kind, config.headers, fixed)  # type: ignore[attr-defined]
+        request = declared.endpoint(config)
+        url, key = request.url, request.key
+        headers = request_headers(kind, config.headers, request.fixed)  # type: ignore[attr-defined]
     except ReviewerError as exc:  # the static checks (preflight) name these first
         return str(exc)
     where = endpoint_label(url.rsplit("/", 1)[0])
@@ -91,7 +74,8 @@ def endpoint_problems(configs: Sequence[tuple[str, object]]) -> list[tuple[str, 
         seen: dict[tuple, asyncio.Task[str | None]] = {}
         pending: list[tuple[str, asyncio.Task[str | None]]] = []
         for name, config in configs:
-            if getattr(config, "kind", None) not in _PROBES:
+            declared = kind_for(config)
+            if declared is None or declared.endpoint is None:
                 continue
             same = (config.kind, config.base_url, config.api_key_env,  # type: ignore[attr-defined]
                     tuple(sorted(config.headers.items())))  # type: ignore[attr-defined]  # fmt: skip

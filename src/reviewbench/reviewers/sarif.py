@@ -20,10 +20,11 @@ from urllib.parse import unquote, urlsplit
 from ..config.reviewers import SarifConfig
 from ..records import Finding, ReviewPacket, Severity
 from ._diff import added_lines
-from .base import ReviewerError, ReviewReply, register
+from .base import KindExamples, ReviewerError, ReviewReply, register
+from .preflight import command_preflight
 from .proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 
-__all__ = ["SarifReviewer", "sarif_findings"]
+__all__ = ["SarifReviewer", "examples", "sarif_findings"]
 
 NO_ISSUES = "NO_ISSUES"
 _LEVELS = {
@@ -34,7 +35,14 @@ _LEVELS = {
 }
 
 
-@register("sarif")
+def sarif_preflight(config: SarifConfig, context: str | None, keys: bool) -> str | None:
+    """The analyser reads the post-patch tree, and its command must say something."""
+    if context is not None and context != "tree":
+        return 'the sarif reviewer runs an analyser on the post-patch tree: set context = "tree"'
+    return command_preflight(config, context, keys)
+
+
+@register(SarifConfig, preflight=sarif_preflight)
 class SarifReviewer:
     """Runs ``config.command`` in the post-patch tree and keeps results on added lines."""
 
@@ -184,3 +192,11 @@ def sarif_findings(sarif: dict[str, Any], tree: Path, diff: str) -> list[Finding
             raw = f"{path}:{line} {severity.value} {claim}"
             findings.append(Finding(path=path, line=line, severity=severity, claim=claim, raw=raw))
     return findings
+
+
+def examples() -> KindExamples:
+    return KindExamples(
+        tables=[({"kind": "sarif", "command": "ruff check --output-format sarif ."}, "tree")],
+        refused=[({"kind": "sarif", "command": "ruff check --output-format sarif ."}, "diff", 'set context = "tree"'),
+                 ({"kind": "sarif", "command": ""}, "tree", "command is empty")],
+    )  # fmt: skip

@@ -16,13 +16,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..config.experiment import ConditionLimits, LoadedFile, read_config, unique_names
+from ..config.reviewers import kinds_of
 from ..errors import UsageError
 from .solvers import SolverConfig
 
 __all__ = ["TASKS_TEMPLATE", "TaskConditionConfig", "TasksExperiment", "TasksExperimentConfig",
            "load_tasks_experiment"]  # fmt: skip
 
-SOLVER_KINDS = "openai, anthropic, command"
+SOLVER_KINDS = ", ".join(kinds_of(SolverConfig))
 
 
 class TaskConditionConfig(ConditionLimits):

@@ -1,7 +1,12 @@
 """Fix-task solvers: the reviewer adapters, asked for a patch instead of a review.
 
-``openai`` and ``anthropic`` are the review adapters themselves, sent other words through
-their ``complete(system, user)``: same wire, keys, error mapping and retries. ``command`` is
+Solvers register as reviewer kinds do (``reviewers/base.py``): a class per way of solving,
+registered against the config models it solves with, an ``edits_tree`` it declares, and
+this module's ``examples()`` for the shared test (``tests/tasks/test_solvers_kinds.py``).
+
+The chat kinds (``openai``, ``anthropic``: those whose capabilities say ``chat``) are the
+review adapters themselves, sent other words through their ``complete(system, user)``: same
+wire, keys, error mapping and retries. ``command`` is
 :class:`CommandSolver`: an executable run inside a tree it may edit, with the task packet
 as JSON on stdin and ``REVIEWBENCH_TREE`` naming the tree; what it changes is the patch
 (read by the caller), what it prints is kept as its raw answer. It runs in the shared
@@ -12,24 +17,23 @@ sight; its process group is killed when it exits or is cancelled.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..config.reviewers import AnthropicConfig, CommandConfig, OpenAIConfig
+from ..config.reviewers import AdapterConfig, AnthropicConfig, CommandConfig, OpenAIConfig, kind_of
 from ..errors import ReviewerError
-from ..reviewers.anthropic import AnthropicReviewer
-from ..reviewers.base import ReviewReply
+from ..reviewers.base import ReviewReply, make_reviewer
 from ..reviewers.messages import clean_text, fenced, with_guidance
-from ..reviewers.openai import OpenAIReviewer
 from ..reviewers.proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
 
-__all__ = ["CommandSolver", "SolverConfig", "TaskPacket", "make_solver", "task_user_text"]
+__all__ = ["ChatSolver", "CommandSolver", "Solver", "SolverConfig", "TaskPacket", "examples", "make_solver",
+           "register_solver", "solvers", "task_user_text"]
 
 SolverConfig = Annotated[OpenAIConfig | AnthropicConfig | CommandConfig, Field(discriminator="kind")]
-"""The adapter kinds that can solve fix tasks."""
-
+"""The adapter kinds that can solve fix tasks (each registered below; a test keeps them in step)."""
 
 
 class TaskPacket(BaseModel):
@@ -61,21 +65,57 @@ def task_user_text(packet: TaskPacket) -> str:
     return "\n".join(parts) + "\n"
 
 
-class _ChatSolver:
-    """A chat adapter (openai, anthropic) asked for a unified diff."""
+class Solver(Protocol):
+    """What the fix-task job asks of a solver."""
+
+    edits_tree: bool
+    """It edits a fresh export of the base tree (its change is the patch) rather than answer
+    with a diff; the job then shows it the whole tree instead of context files."""
+
+    async def solve(self, packet: TaskPacket, tree: Path | None) -> ReviewReply: ...
+
+    async def aclose(self) -> None: ...
+
+
+_SOLVERS: dict[str, Callable[[Any], Solver]] = {}
+
+
+def register_solver(*configs: type[AdapterConfig]) -> Callable[[type], type]:
+    """Class decorator: the solver of every config model named (by its ``kind``)."""
+
+    def decorate(cls: type) -> type:
+        for config in configs:
+            name = kind_of(config)
+            if name in _SOLVERS:
+                raise ValueError(f"solver kind {name!r} registered twice")
+            _SOLVERS[name] = cls
+        return cls
+
+    return decorate
+
+
+def solvers() -> dict[str, Callable[[Any], Solver]]:
+    """Every registered solver by kind, in registration order."""
+    return dict(_SOLVERS)
+
+
+@register_solver(OpenAIConfig, AnthropicConfig)
+class ChatSolver:
+    """A chat adapter (a kind declaring ``chat``) asked for a unified diff."""
 
     edits_tree = False
 
-    def __init__(self, adapter: OpenAIReviewer | AnthropicReviewer) -> None:
-        self.adapter = adapter
+    def __init__(self, config: OpenAIConfig | AnthropicConfig) -> None:
+        self.adapter = make_reviewer(config)
 
     async def solve(self, packet: TaskPacket, tree: Path | None) -> ReviewReply:
-        return await self.adapter.complete(task_system_text(packet), task_user_text(packet))
+        return await self.adapter.complete(task_system_text(packet), task_user_text(packet))  # type: ignore[attr-defined]
 
     async def aclose(self) -> None:
         await self.adapter.aclose()
 
 
+@register_solver(CommandConfig)
 class CommandSolver:
     """Runs ``config.command`` in the task's tree; stdout is kept, the tree's change is the patch."""
 
@@ -110,10 +150,13 @@ class CommandSolver:
         pass
 
 
-def make_solver(config: OpenAIConfig | AnthropicConfig | CommandConfig) -> _ChatSolver | CommandSolver:
+def make_solver(config: OpenAIConfig | AnthropicConfig | CommandConfig) -> Solver:
     """The solver of a config; ``edits_tree`` tells the runner to hand it a fresh tree."""
-    if isinstance(config, CommandConfig):
-        return CommandSolver(config)
-    if isinstance(config, OpenAIConfig):
-        return _ChatSolver(OpenAIReviewer(config))
-    return _ChatSolver(AnthropicReviewer(config))
+    return _SOLVERS[config.kind](config)
+
+
+def examples() -> list[dict[str, Any]]:
+    """Solver tables as a fix-task experiment writes them, one or more per registered kind."""
+    return [{"kind": "openai", "model": "m", "api_key_env": ""},
+            {"kind": "anthropic", "base_url": "http://127.0.0.1:8080", "model": "m", "api_key_env": ""},
+            {"kind": "command", "command": "my-agent --auto"}]  # fmt: skip

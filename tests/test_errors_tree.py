@@ -30,6 +30,7 @@ PROGRAMMING_ERRORS = {
     ("tasks/solvers.py", "decorate"),
     ("label/judge.py", "decorate"),
     ("mine/shape.py", "mann_whitney_auc"),  # a pure statistic called without both samples: a caller's bug
+    ("cli/_testrun.py", "test_run_options"),  # a command asking for an option that does not exist: a bug
     ("score/stats.py", "exact_interval"),  # asked for the interval of an empty column: a caller's bug
     ("score/frame.py", "add"),  # a column added after resampling: a caller's bug
     ("score/frame.py", "_drawn"),  # read before resampling: a caller's bug

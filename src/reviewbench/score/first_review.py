@@ -18,13 +18,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.reviewers import capabilities_of
 from ..store.runs import RunRow
 from .metrics import latency_summary
 
-__all__ = ["FORGE_KINDS", "FirstReviews", "first_review_note", "first_reviews"]
+__all__ = ["FirstReviews", "first_review_note", "first_reviews"]
 
-#: Reviewer kinds that open pull requests (``params["kind"]`` of their runs).
-FORGE_KINDS = frozenset({"github", "gitea"})
 
 
 @dataclass
@@ -38,7 +37,7 @@ class FirstReviews:
 
     def add(self, run: RunRow) -> None:
         """Count ``run`` if it is a forge run (others are not this metric's)."""
-        if run.params.get("kind") not in FORGE_KINDS:
+        if not capabilities_of(str(run.params.get("kind"))).opens_pull_requests:
             return
         self.runs += 1
         pull = run.pull_request

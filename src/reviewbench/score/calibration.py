@@ -29,7 +29,11 @@ def calibration_kind(experiment: Mapping[str, Any], name: str) -> str | None:
 
 
 def never_earned(gates: Gates, decision: dict[str, Any], kind: str | None) -> dict[str, Any]:
-    """``decision`` unless a calibration baseline (``kind``) was granted a tier or may be."""
+    """``decision`` unless a calibration baseline (``kind``) was granted a tier or may be; a
+    vetoed baseline's authority says why in terms of the baseline (it has no prompt to tighten)."""
+    if kind is not None and decision["status"] == "vetoed":
+        return {**decision, "authority": f"nothing: {kind} is a calibration baseline, there to bracket the "
+                                         f"metrics; veto {decision['tier']} holds"}  # fmt: skip
     if kind is None or decision["status"] not in ("granted", "needs_labels"):
         return decision
     fallback = gates.fallback

@@ -42,12 +42,13 @@ def test_json_rows_conditions_and_files_written(rundir, capsys):
     assert len(rows) == 5 and rows[("A", 0)]["tests_pass"] and rows[("A", 1)]["tests_pass"]
     assert not rows[("B", 0)]["tests_pass"] and rows[("B", 1)]["status"] == "no_patch"
     assert rows[("C", 0)]["status"] == "rejected" and not rows[("C", 0)]["applies_clean"]
-    assert doc["conditions"]["A"]["resolve_rate"] | {"lo": None, "hi": None} == {
+    assert doc["conditions"]["A"]["resolve_rate"] | {"lo": None, "hi": None, "exact": None} == {
         "value": 1.0,
         "num": 2,
         "den": 2,
         "lo": None,
         "hi": None,
+        "exact": None,
     }
     assert doc["conditions"]["A"]["paired"]["B"]["pairs"] == 2
     with (rundir / "grades.csv").open(encoding="utf-8") as handle:

@@ -116,10 +116,13 @@ def test_paired_comparison_on_shared_pairs_with_exact_mcnemar(board):
     assert (back.only_a, back.only_b, back.difference.value) == (0, 3, pytest.approx(-3 / 8))
 
 
-def test_a_condition_resolving_everything_has_a_degenerate_interval():
+def test_a_condition_resolving_everything_gets_an_exact_interval_not_a_point():
+    # 4 of 4 tasks resolved: every resample says 1.0; the exact (Clopper–Pearson) interval on
+    # the 4 tasks is [0.025^(1/4), 1] = [0.398, 1].
     grades = [G("A", f"t{i}", r, resolved=True) for i in range(4) for r in range(2)]
     [a] = score_grades(grades, resamples=500).conditions
-    assert (a.resolve_rate.value, a.resolve_rate.lo, a.resolve_rate.hi) == (1.0, 1.0, 1.0)
+    assert (a.resolve_rate.value, a.resolve_rate.lo, a.resolve_rate.hi) == (1.0, round(0.025 ** 0.25, 6), 1.0)
+    assert a.resolve_rate.exact is True
     assert a.paired == {} and a.pass_hat[2].value == 1.0
 
 

@@ -19,7 +19,7 @@ def _rate(rate) -> str:
     if rate.value is None:
         return f"n/a (0/{rate.den:g})"
     num = f"{rate.num:g}" if rate.num == int(rate.num) else f"{rate.num:.2f}"
-    interval = "" if rate.lo is None else f" [{rate.lo:.2f}, {rate.hi:.2f}]"
+    interval = "" if rate.lo is None else f" [{rate.lo:.2f}, {rate.hi:.2f}]" + (" exact" if rate.exact else "")
     return f"{rate.value:.3f} {num}/{rate.den:g}{interval}"
 
 
@@ -56,7 +56,7 @@ def _paired_lines(board) -> list[str]:
             p = board.conditions[i].paired[b]
             d = p.difference
             diff = "n/a" if d.value is None else f"{d.value:+.3f} ({d.num:g}/{d.den:g})"
-            interval = "" if d.lo is None else f" [{d.lo:+.2f}, {d.hi:+.2f}]"
+            interval = "" if d.lo is None else f" [{d.lo:+.2f}, {d.hi:+.2f}]" + (" exact" if d.exact else "")
             pval = "n/a (no discordant pairs)" if p.mcnemar_p is None else f"{p.mcnemar_p:.4g}"
             lines.append(f"{a} − {b}: resolve {diff}{interval} on {p.pairs} shared runs; only {a} {p.only_a}, "
                          f"only {b} {p.only_b}, both {p.both}, neither {p.neither}; exact McNemar p = {pval}")  # fmt: skip

@@ -33,7 +33,8 @@ from typing import TypedDict
 
 import numpy as np
 
-from ..score.stats import mcnemar_exact, percentile_interval, resample_ratios
+from ..score.frame import Frame
+from ..score.stats import mcnemar_exact
 from .records import Grade, GradeStatus
 
 __all__ = [
@@ -72,9 +73,12 @@ class Rate:
     den: float
     lo: float | None
     hi: float | None
+    exact: bool = False
+    """The interval is exact on the tasks: resampling them had no variance (``score/frame.py``)."""
 
-    def as_dict(self) -> dict[str, float | None]:
-        return {"value": self.value, "num": self.num, "den": self.den, "lo": self.lo, "hi": self.hi}
+    def as_dict(self) -> dict[str, float | bool | None]:
+        return {"value": self.value, "num": self.num, "den": self.den, "lo": self.lo, "hi": self.hi,
+                "exact": self.exact}
 
 
 @dataclass(frozen=True)
@@ -152,21 +156,19 @@ class Scoreboard:
 
 
 class _Columns:
-    """Per-task numerators and denominators of every statistic, one column each."""
+    """Per-task numerators and denominators of every statistic, one column each of the
+    resampling frame scoring uses (tasks are the clusters)."""
 
     def __init__(self, tasks: list[str]) -> None:
         self.index = {t: i for i, t in enumerate(tasks)}
-        self.num: list[np.ndarray] = []
-        self.den: list[np.ndarray] = []
+        self.frame = Frame(len(tasks))
 
     def add(self, per_task: dict[str, tuple[float, float]]) -> int:
         num, den = np.zeros(len(self.index)), np.zeros(len(self.index))
         for task, (n, d) in per_task.items():
             num[self.index[task]] += n
             den[self.index[task]] += d
-        self.num.append(num)
-        self.den.append(den)
-        return len(self.num) - 1
+        return self.frame.add(num, den)
 
 
 def _scored(grade: Grade) -> bool:
@@ -267,31 +269,20 @@ def score_grades(grades: list[Grade], resamples: int = 10_000, seed: int = 0) ->
                 "neither": tally[(False, False)],
             },
         )
-    if columns.num:
-        num, den = np.column_stack(columns.num), np.column_stack(columns.den)
-    else:
-        num = den = np.zeros((len(tasks), 0))
-    samples = resample_ratios(num, den, resamples, seed)
-    lo, hi = percentile_interval(samples)
-    totals_num, totals_den = num.sum(axis=0), den.sum(axis=0)
+    frame = columns.frame
+    frame.resample(resamples, seed)
 
     def rate(col: int) -> Rate:
-        n, d = float(totals_num[col]), float(totals_den[col])
-        return Rate(
-            value=n / d if d else None,
-            num=round(n, 6),
-            den=d,
-            lo=_finite(lo[col]),
-            hi=_finite(hi[col]),
-        )
+        n, d = (float(x.sum()) for x in frame.columns[col])
+        lo, hi = frame.interval(col) if d else (None, None)
+        return Rate(value=n / d if d else None, num=round(n, 6), den=d, lo=lo, hi=hi,
+                    exact=bool(d) and frame.exact(col))  # fmt: skip
 
     def difference(col_a: int, col_b: int) -> Rate:
-        d = float(totals_den[col_a])
-        diffs = samples[:, [col_a]] - samples[:, [col_b]]
-        d_lo, d_hi = percentile_interval(diffs)
-        value = (float(totals_num[col_a]) - float(totals_num[col_b])) / d if d else None
-        return Rate(value=value, num=float(totals_num[col_a]) - float(totals_num[col_b]), den=d,
-                    lo=_finite(d_lo[0]), hi=_finite(d_hi[0]))  # fmt: skip
+        (na, d), (nb, _) = ((float(x.sum()) for x in frame.columns[c]) for c in (col_a, col_b))
+        _, lo, hi = frame.paired(col_a, col_b) if d else (None, None, None)
+        return Rate(value=(na - nb) / d if d else None, num=na - nb, den=d, lo=lo, hi=hi,
+                    exact=bool(d) and lo is not None and frame.paired_exact(col_a, col_b))  # fmt: skip
 
     paired: dict[str, dict[str, Paired]] = defaultdict(dict)
     for (a, b), (col_a, col_b, counts) in pairs.items():
@@ -313,6 +304,3 @@ def score_grades(grades: list[Grade], resamples: int = 10_000, seed: int = 0) ->
     return Scoreboard(conditions=boards, resamples=resamples, seed=seed, tasks=tasks,
                       never_resolved=[t for t in tasks if t not in resolved])  # fmt: skip
 
-
-def _finite(value: float) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)

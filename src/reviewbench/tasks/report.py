@@ -43,7 +43,7 @@ def _cell(rate: Rate | None) -> _Cell:
     value = "n/a" if rate.value is None else f"{rate.value:.3f}"
     fraction = f"{rate.num:g}/{rate.den:g}" if rate.den == int(rate.den) and rate.num == int(rate.num) \
         else f"{rate.num:.3f}/{rate.den:g}"  # fmt: skip
-    interval = "" if rate.lo is None or rate.hi is None else f"[{rate.lo:.3f}, {rate.hi:.3f}]"
+    interval = "" if rate.lo is None or rate.hi is None else f"[{rate.lo:.3f}, {rate.hi:.3f}]" + (" exact" if rate.exact else "")
     return _Cell(value, fraction, interval)
 
 

@@ -150,7 +150,7 @@ def test_a_retried_failure_stays_a_missing_review_in_completion(tmp_path, corpus
     assert completion["retired"] == {"failed": 3} and completion["states"] == {"completed_findings": 3}
     assert completion["failure_codes"] == {"endpoint_error": 3}
     assert completion["failure_codes_by_stratum"] == {"fix_reversal": {"endpoint_error": 3}}
-    board = run_cli("score", out, "--bootstrap", "100", "--include-unvalidated").stdout
+    board = run_cli("score", out, "--bootstrap", "100", "--include-unvalidated", "--details").stdout
     assert "missing reviews 3/6 attempts (3 retired by a retry and still counted); failure codes: endpoint_error 3" in board
     # runs and export show the attempts: the three retired ones marked so, with their codes.
     listed = json.loads(run_cli("runs", out, "--json", "--attempts").stdout)

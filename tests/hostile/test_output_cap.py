@@ -20,7 +20,7 @@ import pytest
 from reviewbench import MineConfig, mine_corpus
 from reviewbench.config.reviewers import CommandConfig, SarifConfig
 from reviewbench.errors import OutputTooLarge, ReviewerError
-from reviewbench.label.judge import JudgeError, _Asker, load_judge
+from reviewbench.label.judge import JudgeError, load_judge, make_asker
 from reviewbench.records import ReviewPacket
 from reviewbench.reviewers import make_reviewer
 from reviewbench.sandbox import run_shell
@@ -106,7 +106,7 @@ def test_a_command_judge_that_floods_is_one_judge_error(tmp_path):
     config.write_text(f'judge = {{ kind = "command", command = "{FLOOD}", sandbox = false, '
                       "max_output_bytes = 4096 }\n")  # fmt: skip
     with pytest.raises(JudgeError, match="more than 4096 bytes"):
-        asyncio.run(asyncio.wait_for(_Asker(load_judge(config)).ask({"claim": "x"}), 60))
+        asyncio.run(asyncio.wait_for(make_asker(load_judge(config)).ask({"claim": "x"}), 60))
 
 
 @pytest.fixture

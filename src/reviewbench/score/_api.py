@@ -332,8 +332,9 @@ def _frame(tallied: RunTallies) -> tuple[Frame, _Slots]:
 
 def score(inputs: ScoringInputs) -> ScoreResult:
     """Score the typed inputs: judge, tally, resample once, decide (see :func:`score_run`)."""
-    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last).
-    without = score(inputs.without_exclusions()) if inputs.exclusion_log else None
+    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last). Only
+    # its conditions are kept: its verdicts (one per finding) would be held through this pass.
+    without = score(inputs.without_exclusions()).conditions if inputs.exclusion_log else None
     tallied = tally(inputs)
     write_verdicts(inputs.rundir / VERDICTS_FILE, tallied.all_verdicts())
     frame, slots = _frame(tallied)

@@ -16,6 +16,11 @@ Target (issue 6): >= 20x the loop, < 1 GiB. Reports; asserts nothing.
     .venv/bin/python benchmarks/score_speed.py
     .venv/bin/python benchmarks/score_speed.py --cases 500 --bootstrap 2000
     .venv/bin/python benchmarks/score_speed.py --smoke     # toy sizes, seconds (the test suite runs it)
+    .venv/bin/python benchmarks/score_speed.py --baseline-src DIR   # also score with DIR/src, same store
+
+``--baseline-src DIR`` (e.g. ``git archive OLD src | tar -x -C DIR``) scores the same store
+once more in a fresh process importing reviewbench from ``DIR/src``, and prints its wall,
+CPU and peak RSS beside the tree's, and whether the two scores agree.
 
 The store is built through the project's API (``CorpusWriter``, ``RunStore.record_many``).
 """
@@ -25,8 +30,11 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import random
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -124,6 +132,15 @@ def _score(rundir: Path, resamples: int) -> tuple[float, float, float, dict]:
     return time.perf_counter() - wall0, _cpu() - cpu0, _peak_rss_mib(), result
 
 
+def _baseline(src: Path, rundir: Path, resamples: int) -> tuple[float, float, float, dict]:
+    """:func:`_score` in a fresh process importing reviewbench from ``src``."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run([sys.executable, __file__, "--score-only", str(rundir), "--bootstrap", str(resamples)],
+                         env=env, check=True, capture_output=True, text=True).stdout  # fmt: skip
+    got = json.loads(out.splitlines()[-1])
+    return got["wall"], got["cpu"], got["rss"], got["result"]
+
+
 def loop_bootstrap(num: np.ndarray, den: np.ndarray, resamples: int, seed: int) -> float:
     """The straightforward way: a Python loop per resample over drawn case ids."""
     n, k = num.shape
@@ -149,9 +166,16 @@ def main() -> None:
     parser.add_argument("--findings", type=int, default=5)
     parser.add_argument("--bootstrap", type=int, default=10_000)
     parser.add_argument("--loop-resamples", type=int, default=20, help="resamples the loop is timed on")
+    parser.add_argument("--baseline-src", type=Path, metavar="DIR",
+                        help="also score the same store with reviewbench from DIR/src, in a fresh process")
+    parser.add_argument("--score-only", type=Path, metavar="RUNDIR", help=argparse.SUPPRESS)
     parser.add_argument("--smoke", action="store_true",
                         help="toy sizes (30 cases x 2 repeats, 200 resamples), seconds: checks that it runs")
     args = parser.parse_args()
+    if args.score_only:  # the baseline's process: one JSON line
+        wall, cpu, rss, result = _score(args.score_only, args.bootstrap)
+        print(json.dumps({"wall": wall, "cpu": cpu, "rss": rss, "result": result.as_json()}))
+        return
     if args.smoke:
         args.cases, args.repeats, args.findings, args.bootstrap, args.loop_resamples = 30, 2, 3, 200, 5
 
@@ -175,6 +199,12 @@ def main() -> None:
               f"peak RSS of {where} {rss:.0f} MiB (target < 1024)")
         print(f"  A defect_recall {recall['num']}/{recall['den']} = {recall['value']:.4f} "
               f"[{recall['lo']:.4f}, {recall['hi']:.4f}]")
+        if args.baseline_src:
+            b_wall, b_cpu, b_rss, b_result = _baseline(args.baseline_src.resolve() / "src", rundir, args.bootstrap)
+            same = b_result["conditions"] == result.as_json()["conditions"]
+            print(f"baseline ({args.baseline_src}/src), same store: wall {b_wall:.2f} s, CPU {b_cpu:.2f} s; "
+                  f"peak RSS {b_rss:.0f} MiB; this tree/baseline: peak RSS {rss / b_rss:.2f}x, "
+                  f"CPU {cpu / b_cpu:.2f}x; conditions' figures {'identical' if same else 'DIFFER'}")
 
         # The bootstrap stage alone, both ways, on the same per-case sums.
         rng = np.random.default_rng(0)

@@ -8,8 +8,9 @@ then counted from those verdicts, resampled once, and judged by the gates.
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
     ConditionTally,
+    Row,
     RunOutcome,
     fp_distribution,
     latency_summary,
@@ -125,20 +127,25 @@ def _value(num: float, den: float) -> float | None:
     return round(num / den, 6) if den > 0 else None
 
 
-def cluster_sums(rows, index: dict[str, int], stratum: str | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # type: ignore[no-untyped-def]
-    """Per metric, the per-cluster sums of numerators and denominators (one pass)."""
+def cluster_sums(rows: Iterable[Row], index: dict[str, int],
+                 stratum: str | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """Per metric, the per-cluster sums of numerators and denominators (one pass, streamed:
+    no row is held beyond its three numbers)."""
     size = len(index)
-    empty = {m: (np.zeros(size), np.zeros(size)) for m in RATE_METRICS}
-    rows = [r for r in rows if stratum is None or r[4] == stratum]
-    if not rows:
-        return empty
     metric_of = {m: i for i, m in enumerate(RATE_METRICS)}
-    metrics, clusters, nums, dens = zip(*((metric_of[r[0]], index[r[1]], r[2], r[3]) for r in rows), strict=True)
-    flat = np.asarray(metrics) * size + np.asarray(clusters)
+    flat, nums, dens = array("q"), array("d"), array("d")
+    for metric, cluster, num, den, row_stratum, _cls, _severity in rows:
+        if stratum is None or row_stratum == stratum:
+            flat.append(metric_of[metric] * size + index[cluster])
+            nums.append(num)
+            dens.append(den)
+    if not flat:
+        return {m: (np.zeros(size), np.zeros(size)) for m in RATE_METRICS}
     length = len(RATE_METRICS) * size
-    num = np.bincount(flat, weights=np.asarray(nums), minlength=length).reshape(len(RATE_METRICS), size)
-    den = np.bincount(flat, weights=np.asarray(dens), minlength=length).reshape(len(RATE_METRICS), size)
-    return {m: (num[i], den[i]) for m, i in metric_of.items()}
+    at = np.frombuffer(flat, dtype=np.int64)
+    top = np.bincount(at, weights=np.frombuffer(nums), minlength=length).reshape(len(RATE_METRICS), size)
+    bottom = np.bincount(at, weights=np.frombuffer(dens), minlength=length).reshape(len(RATE_METRICS), size)
+    return {m: (top[i], bottom[i]) for m, i in metric_of.items()}
 
 
 def _breakdown(tally: ConditionTally) -> dict[str, Any]:
@@ -325,8 +332,9 @@ def _frame(tallied: RunTallies) -> tuple[Frame, _Slots]:
 
 def score(inputs: ScoringInputs) -> ScoreResult:
     """Score the typed inputs: judge, tally, resample once, decide (see :func:`score_run`)."""
-    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last).
-    without = score(inputs.without_exclusions()) if inputs.exclusion_log else None
+    # Nothing left out, first: the figures beside (this pass writes verdicts.jsonl last). Only
+    # its conditions are kept: its verdicts (one per finding) would be held through this pass.
+    without = score(inputs.without_exclusions()).conditions if inputs.exclusion_log else None
     tallied = tally(inputs)
     write_verdicts(inputs.rundir / VERDICTS_FILE, tallied.all_verdicts())
     frame, slots = _frame(tallied)

@@ -9,10 +9,14 @@ changes between the two, so that an exclusion can never quietly decide it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..store.exclusions import Exclusion, ExclusionKind
 from .unclear import decision_summary
+
+if TYPE_CHECKING:
+    from .result import ConditionScore
 
 __all__ = ["SHOWN", "exclusion_summary", "excluded_ids"]
 
@@ -26,13 +30,14 @@ def excluded_ids(log: list[Exclusion]) -> tuple[frozenset[str], frozenset[str]]:
     return runs, frozenset(e.id for e in log if e.kind is ExclusionKind.CASE)
 
 
-def exclusion_summary(log: list[Exclusion], conditions: dict[str, dict[str, Any]], without) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def exclusion_summary(log: list[Exclusion], conditions: dict[str, dict[str, Any]],
+                      without: Mapping[str, ConditionScore]) -> dict[str, Any]:  # fmt: skip
     """``ScoreResult.exclusions``: the log, what it leaves out, and per condition of
-    ``without`` (the result with nothing left out) its figures and decision beside the
-    decision in ``conditions`` (this result's)."""
+    ``without`` (the conditions scored with nothing left out) its figures and decision
+    beside the decision in ``conditions`` (this result's)."""
     runs, cases = excluded_ids(log)
     beside = {}
-    for name, other in without.conditions.items():
+    for name, other in without.items():
         summary = decision_summary(other.decision.model_dump(mode="json"))
         here = conditions.get(name)
         changes = here is None or decision_summary(_plain(here["decision"])) != summary

@@ -99,6 +99,11 @@ _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
 _ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+# A run and a finding read back have every field set. Both models are frozen, so one set of
+# those names serves every record (pydantic's own set per record is 2.2 KiB for a run, 0.7 KiB
+# for a finding: 280 MiB of 50,000 runs with 5 findings each).
+_RUN_FIELDS_SET = {*_COLUMNS, "findings"}
+_FINDING_FIELDS_SET = {"path", "line", "severity", "claim", "raw"}
 #: How long a writer waits for another process's lock before giving up (seconds).
 BUSY_TIMEOUT_S = 60.0
 
@@ -355,8 +360,8 @@ class RunStore:
             # Validated when written: rebuilt without validating again (a large store has
             # hundreds of thousands of findings).
             findings.setdefault(run_id, []).append(
-                Finding.model_construct(path=path, line=line, severity=Severity(severity) if severity else None,
-                                        claim=claim, raw=raw)
+                Finding.model_construct(_FINDING_FIELDS_SET, path=path, line=line,
+                                        severity=Severity(severity) if severity else None, claim=claim, raw=raw)
             )  # fmt: skip
         # A store opened read-only is never migrated: columns added since it was written
         # read as their default.
@@ -377,7 +382,7 @@ class RunStore:
                 data["failure_code"] = FailureCode(data["failure_code"])
             if data["usage"] is not None:
                 data["usage"] = json.loads(data["usage"])
-            yield RunRow.model_construct(**data, findings=findings.get(data["run_id"], []))
+            yield RunRow.model_construct(_RUN_FIELDS_SET, **data, findings=findings.pop(data["run_id"], []))
 
     def last_errors(self) -> dict[str, LastError]:
         """Per condition, the error of its latest run that gave no review (``failed``,

@@ -80,3 +80,15 @@ def test_two_groups_of_different_clusters_get_newcombes_interval():
     frame.resample(200, 0)
     u = round(1 - 0.025 ** (1 / 10), 6)
     assert frame.paired(after, before) == (0.0, -u, u)
+
+
+def test_tally_rows_come_back_as_given_in_order():
+    from reviewbench.score.metrics import Rows
+
+    given = [("defect_recall", "c1", 1.0, 1.0, "fix_reversal", "logic", "high"),
+             ("precision", "c2", 0.0, 2.0, "control", None, None), ("defect_recall", "c1", 0.5, 1.0, "mutation", None, "low")]
+    rows = Rows()
+    for row in given:
+        rows.append(row)
+    assert list(rows) == given and len(rows) == 3
+    assert list(rows) == given  # iterating twice gives the same

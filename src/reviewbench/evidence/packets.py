@@ -24,9 +24,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CorpusError, UsageError
+from ..errors import CorpusError
 from ..records import GoldRecord, RunRow, RunState
-from ..store.corpus import Corpus, read_corpus
+from ..store.corpus import Corpus, read_recorded_corpus
 from ..store.runs import RUNS_DB, RunStore
 from .records import LabelPacket, PacketClaim, PacketDefect, PacketLocation, PacketTests
 
@@ -160,12 +160,7 @@ def corpus_of(rundir: Path) -> Corpus:
         recorded_gold = store.get_meta("gold_sha256")
     finally:
         store.close()
-    if not corpus_path:
-        raise UsageError(f"{rundir} records no corpus; was it written by 'reviewbench run'?")
-    corpus = read_corpus(Path(corpus_path))
-    if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
-        raise UsageError(f"the gold of {corpus_path} changed since these runs; labels would mix benchmark versions")
-    return corpus
+    return read_recorded_corpus(rundir, corpus_path, recorded_gold, "labels")
 
 
 def build_packets(rundir: Path, secret: bytes, known: Mapping[str, Collection[str]] | None = None,

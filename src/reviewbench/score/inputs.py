@@ -17,9 +17,8 @@ from typing import Any
 
 from ..config.prices import PriceTable
 from ..config.rules import DEFAULT_RULES
-from ..errors import UsageError
 from ..evidence.records import VerdictOverride
-from ..store.corpus import Corpus, read_corpus
+from ..store.corpus import Corpus, read_recorded_corpus
 from ..store.exclusions import Exclusion, read_exclusions
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from .exclusions import excluded_ids
@@ -120,11 +119,7 @@ def _stored(rundir: Path) -> tuple[list[RunRow], list[RunRow], Corpus, dict[str,
         sealed = store.get_meta("registration_sha256")  # a registration the runs recorded
     finally:
         store.close()
-    if not corpus_path:
-        raise UsageError(f"{rundir} records no corpus; was it written by 'reviewbench run'?")
-    corpus = read_corpus(Path(corpus_path))
-    if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
-        raise UsageError(f"the gold of {corpus_path} changed since these runs; scoring would mix benchmark versions")
+    corpus = read_recorded_corpus(rundir, corpus_path, recorded_gold, "scoring")
     return runs, history, corpus, experiment, experiment_file, bool(sealed)
 
 

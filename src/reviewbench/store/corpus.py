@@ -35,6 +35,7 @@ __all__ = [
     "dump_jsonl",
     "patch_file",
     "read_corpus",
+    "read_recorded_corpus",
     "read_dropped",
     "read_patch",
     "sha256_file",
@@ -250,6 +251,25 @@ def read_patch(corpus_path: Path, case: Case) -> bytes:
         raise CorpusError(f"cannot read the patch of {case.case_id} ({path}): {exc.strerror}") from None
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
+
+
+def read_recorded_corpus(rundir: Path, corpus_path: str | None, recorded_gold: str | None, mixing: str) -> Corpus:
+    """The corpus a run directory's store recorded, refused when its gold changed since.
+
+    Args:
+        corpus_path, recorded_gold: the store's ``corpus_path`` and ``gold_sha256`` meta.
+        mixing: what a changed gold would mix, for the message ("scoring", "labels").
+
+    Raises:
+        UsageError: the store recorded no corpus, or the gold changed since the runs.
+        CorpusError: as :func:`read_corpus`.
+    """
+    if not corpus_path:
+        raise UsageError(f"{rundir} records no corpus; was it written by 'reviewbench run'?")
+    corpus = read_corpus(Path(corpus_path))
+    if recorded_gold and corpus.meta.gold_sha256 != recorded_gold:
+        raise UsageError(f"the gold of {corpus_path} changed since these runs; {mixing} would mix benchmark versions")
+    return corpus
 
 
 def read_corpus(path: Path) -> Corpus:

@@ -145,7 +145,7 @@ def test_code_docs_and_help_cite_no_document_outside_the_repository():
     this repository does not hold); a reference names a docs/ page or says the idea."""
     import re
 
-    pattern = re.compile(r"SPEC [0-9]|seed 00[0-9]|STYLE\.md")
+    pattern = re.compile(r"SPEC [0-9]|seed 00[0-9]|STYLE\.md", re.IGNORECASE)
     top = ROOT.parent.parent
     paths = [*ROOT.rglob("*"), *(top / "docs").rglob("*.md"), top / "README.md"]
     hits = [f"{p.relative_to(top)}:{n}" for p in paths if p.is_file() and p.suffix in {".py", ".md", ".html", ".j2", ".toml", ".txt"}

@@ -403,6 +403,15 @@ class GoldRecord(_Record):
     provenance: Provenance
     validation: Validation | None = Field(default=None, description="Null until validated.")
 
+    @property
+    def valid(self) -> bool:
+        """The tests say what the case claims: a defect case's tests fail (observed), a clean
+        case's (control, mirror) pass (not_observed). Unvalidated is not valid."""
+        if self.validation is None:
+            return False
+        wanted = ValidationStatus.OBSERVED if self.expect_finding else ValidationStatus.NOT_OBSERVED
+        return self.validation.status is wanted
+
 
 class RepoInfo(_Record):
     """The repository a corpus was mined from."""

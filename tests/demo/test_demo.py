@@ -83,9 +83,10 @@ def test_demo_scoreboard_matches_the_golden_snapshot(demo):
 
 
 def test_every_fix_is_observed_and_the_baselines_bracket_the_metrics(demo):
-    corpus = demo.score["corpus"]
+    score = demo.score.as_json()
+    corpus = score["corpus"]
     assert corpus["eligible_defect_cases"] >= FIX_COUNT
-    conditions = demo.score["conditions"]
+    conditions = score["conditions"]
     assert conditions["silent"]["metrics"]["defect_recall"]["value"] == 0.0
     # flag_all flags every hunk: located everything, identified nothing, vetoed.
     assert conditions["flag_all"]["metrics"]["located_recall"]["value"] == 1.0
@@ -98,8 +99,8 @@ def test_every_fix_is_observed_and_the_baselines_bracket_the_metrics(demo):
         assert data["decision"]["tier"] not in ("triage", "second_pass"), name
         # The demo ships people's labels of every finding: silent has none to label.
         assert data["evidence"] == ("automatic" if name == "silent" else "human"), name
-    assert demo.score["registration"]["verified"] is True
-    assert demo.score["registration"]["pre_registered"] is True
+    assert score["registration"]["verified"] is True
+    assert score["registration"]["pre_registered"] is True
     assert (demo.rundir / "verdicts.jsonl").is_file()
 
 

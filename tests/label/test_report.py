@@ -72,7 +72,7 @@ def test_labelled_precision_with_the_unclear_sensitivity_and_its_flag(rundir, tm
     # unclear comment (at d-2) left out, 1/2 counted false (fails 0.7), 2/2 counted true.
     scored = score_run(rundir, ScoreOptions(bootstrap=100, gates=gates, include_unvalidated=True,
                                             overrides=score_overrides(rundir)))  # fmt: skip
-    unclear = {name: c.get("unclear") for name, c in scored["conditions"].items()}
+    unclear = {name: c.unclear for name, c in scored.conditions.items()}
     view = labels_view(rundir, resamples=50, unclear=unclear)
     first, second = (next(c for c in view.conditions if c.name == name) for name in CONDITIONS)
     p = first.precision

@@ -16,8 +16,8 @@ _label = label_all
 
 
 def _recall(result, condition):
-    metrics = result["conditions"][condition]["metrics"]
-    return metrics["defect_recall"]["num"], metrics["located_recall"]["num"]
+    metrics = result.conditions[condition].metrics
+    return metrics["defect_recall"].num, metrics["located_recall"].num
 
 
 def test_human_labels_override_automatic_verdicts_exactly_as_planned(rundir, tmp_path):
@@ -36,8 +36,8 @@ def test_human_labels_override_automatic_verdicts_exactly_as_planned(rundir, tmp
     overrides = score_overrides(rundir)
     assert overrides and all(o.evidence == "human" for o in overrides.values())
     labelled = score_run(rundir, ScoreOptions(bootstrap=200, include_unvalidated=True, overrides=overrides))
-    for name in labelled["conditions"]:
-        assert labelled["conditions"][name]["evidence"] == "human", name
+    for name in labelled.conditions:
+        assert labelled.conditions[name].evidence == "human", name
     # condalphasecret named d-1 (case-1) and d-2 (case-2): 2 identified, by people's say.
     assert _recall(labelled, "condalphasecret")[0] == 2
     # Located is the automatic upper bound: labels can take credit away (a located comment

@@ -69,43 +69,43 @@ def _decide(claim: dict, defect_id) -> dict:
 
 
 def _cells(metric) -> tuple:
-    return metric["num"], metric["den"], metric["value"]
+    return metric.num, metric.den, metric.value
 
 
 def test_unclear_claims_leave_precision_and_their_sensitivity_flips_the_decision(tmp_path):
     rundir = _labelled(tmp_path)
     gates = _gates(tmp_path / "gates.toml", 0.6)
     before = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates, overrides={}, labels={}))
-    a = before["conditions"][A]
+    a = before.conditions[A]
     # Labels left out on purpose (by default score_run reads labels.sqlite): matching identifies d-1 (the claim names `parse`, and nothing was said on
     # case-1's mirror); three false positives.
-    assert _cells(a["end_to_end"]["metrics"]["precision"]) == (1, 4, 0.25)
-    assert a.get("unclear") is None
+    assert _cells(a.end_to_end.metrics["precision"]) == (1, 4, 0.25)
+    assert a.unclear is None
 
     result = score_run(rundir, ScoreOptions(bootstrap=200, gates=gates, overrides=score_overrides(rundir)))
-    a = result["conditions"][A]
-    for analysis in (a["metrics"], a["end_to_end"]["metrics"]):
+    a = result.conditions[A]
+    for analysis in (a.metrics, a.end_to_end.metrics):
         assert _cells(analysis["precision"]) == (1, 2, 0.5)
         assert _cells(analysis["located_precision"]) == (1, 2, 0.5)  # still an upper bound
-    unclear = a["unclear"]
+    unclear = a.unclear
     assert unclear.n == 2 and unclear.analysis == "end_to_end"
     assert _cells(unclear.precision_all_false) == (1, 4, 0.25)
     assert _cells(unclear.precision_all_true) == (3, 4, 0.75)
     lo, hi = unclear.precision_all_true.lo, unclear.precision_all_true.hi
     assert lo is not None and lo <= 0.75 <= hi
     # 0.5 < 0.6 with the unclear pair out; 0.25 fails, 0.75 passes: the unclear claims decide.
-    assert (a["decision"]["tier"], a["decision"]["status"]) == ("none", "not_earned")
+    assert (a.decision.tier, a.decision.status) == ("none", "not_earned")
     assert (unclear.decision_all_false.tier, unclear.decision_all_false.status) == ("none", "not_earned")
     assert (unclear.decision_all_true.tier, unclear.decision_all_true.status) == ("precise", "granted")
     assert unclear.decision_changes is True
     # condbetasecret has nothing unclear: no sensitivity block at all.
-    assert result["conditions"][B].get("unclear") is None
+    assert result.conditions[B].unclear is None
     assert "unclear" not in result.as_json()["conditions"][B]
 
     # A threshold both bounds clear: reported, not flagged.
     low = score_run(rundir, ScoreOptions(bootstrap=200, gates=_gates(tmp_path / "low.toml", 0.2),
                                          overrides=score_overrides(rundir)))  # fmt: skip
-    steady = low["conditions"][A]["unclear"]
+    steady = low.conditions[A].unclear
     assert steady.decision_all_false.tier == steady.decision_all_true.tier == "precise"
     assert steady.decision_changes is False
 
@@ -116,9 +116,9 @@ def test_unclear_credited_comment_yields_its_defect_to_the_one_that_identifies_i
     findings = {(A, "case-1"): ["maybe racy here", "parse drops the last item"]}
     rundir = write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"), findings)
     label_all(rundir, tmp_path, lambda packet, claim: _decide(claim, lambda: "d-1"))
-    a = score_run(rundir, ScoreOptions(bootstrap=200, overrides=score_overrides(rundir)))["conditions"][A]
-    assert _cells(a["metrics"]["precision"]) == (1, 1, 1.0)
-    assert a.get("unclear") is None
+    a = score_run(rundir, ScoreOptions(bootstrap=200, overrides=score_overrides(rundir))).conditions[A]
+    assert _cells(a.metrics["precision"]) == (1, 1, 1.0)
+    assert a.unclear is None
 
 
 def test_score_cli_reports_unclear_claims_in_json_and_text(tmp_path):

@@ -33,7 +33,7 @@ def test_one_tile_per_defect_condition_and_repetition(data):
 
 
 def test_found_tiles_are_scorings_matched_pairs(data, rundir):
-    scored = score_run(rundir, ScoreOptions(bootstrap=200))
+    scored = score_run(rundir, ScoreOptions(bootstrap=200)).as_json()
     for name in CONDITIONS:
         found = sum(1 for r in data.defects for t in r.tiles if t.condition == name and t.outcome is Outcome.FOUND)
         located = sum(1 for r in data.defects for t in r.tiles
@@ -59,7 +59,7 @@ def test_tile_outcomes_and_summaries(data):
 
 
 def test_verdicts_add_up_to_scorings_counts(data, rundir):
-    scored = score_run(rundir, ScoreOptions(bootstrap=200))
+    scored = score_run(rundir, ScoreOptions(bootstrap=200)).as_json()
     variants = {"case-v1"}
     for name in CONDITIONS:
         counted = Counter(f.verdict for f in data.findings

@@ -89,8 +89,8 @@ def test_a_reviewer_that_reads_the_gold_scores_zero_in_the_sandbox(tmp_path, cor
         out = tmp_path / f"runs-{sandbox}"
         summary = run_experiment(load_experiment(_experiment(tmp_path, corpus, reviewer)), out)
         assert sum(summary.by_state.values()) == 6  # 3 fix reversals and their mirrors
-        metric = score_run(out, ScoreOptions(include_unvalidated=True))["conditions"]["A"]["metrics"]["defect_recall"]
-        recall[sandbox] = (summary.by_state, metric["num"], metric["den"])
+        metric = score_run(out, ScoreOptions(include_unvalidated=True)).conditions["A"].metrics["defect_recall"]
+        recall[sandbox] = (summary.by_state, metric.num, metric.den)
     # Unsandboxed, it "finds" every defect, and the gold keeps it silent on every mirror, so
     # even discriminating identification credits it: only the sandbox stops it.
     assert recall[False] == ({"completed_findings": 3, "completed_no_findings": 3}, 3, 3)

@@ -200,7 +200,7 @@ def test_a_gate_on_peoples_figures_is_not_scored_without_labels(tmp_path, labels
 def test_a_triage_minutes_ceiling_at_its_boundary(tmp_path, metric, ceiling, passed):
     # Four runs of 2, 4, 6 and 12 rater-minutes: median 5; upper quartile (inclusive) 6 + 0.25 × 6 = 7.5.
     labels = _figures(triage=[(f"r{i}", f"c{i}", m * 60) for i, m in enumerate((2, 4, 6, 12))])
-    assert (labels.triage_minutes["median"], labels.triage_minutes["q3"]) == (5.0, 7.5)
+    assert (labels.triage_minutes.median, labels.triage_minutes.q3) == (5.0, 7.5)
     gates = _gates(tmp_path, f'{{ metric = "{metric}", op = "<=", value = {ceiling} }}')
     decision = _decide(_table(), gates=gates, labels=labels)
     assert decision["gates"]["triage"][1]["passed"] is passed

@@ -211,7 +211,7 @@ def test_the_report_shows_the_holdout_and_the_cutoff_split(rundir, tmp_path, cli
                           "from 2024-01-01 on (3 cases)"]
     recall = {label: (row.metrics["defect_recall"].num, row.metrics["defect_recall"].den) for label, row in rows.items()}
     assert list(recall.values()) == [(1, 2), (1, 1), (1, 2)]
-    assert condition.split_difference["defect_recall"]["diff"] == -0.5
+    assert condition.split_difference["defect_recall"].diff == -0.5
 
     html = tmp_path / "report.html"
     result = cli("report", rundir, "--html", html, "--cutoff", "2024-01-01", "--bootstrap", 200)

@@ -197,7 +197,7 @@ def test_identification_rules():
 
 
 def test_a_linter_on_changed_lines_is_located_but_never_identified(rundir, tmp_path):
-    result = _score(rundir)
+    result = _score(rundir).as_json()
     lint = result["conditions"]["lint"]
     assert _frac(lint["metrics"]["located_recall"]) == (12, 12)
     assert _frac(lint["metrics"]["defect_recall"]) == (0, 12)
@@ -210,13 +210,13 @@ def test_a_linter_on_changed_lines_is_located_but_never_identified(rundir, tmp_p
     gates = tmp_path / "gates.toml"
     gates.write_text('[[tier]]\nname = "triage"\nwhen = [{ metric = "defect_recall", op = ">=", value = 0.3 }]\n'
                      'permitted = ["triage"]\n[fallback]\nname = "none"\n')  # fmt: skip
-    decision = _score(rundir, gates=gates)["conditions"]["lint"]["decision"]
+    decision = _score(rundir, gates=gates).as_json()["conditions"]["lint"]["decision"]
     assert decision["status"] == "needs_labels" and decision["tier"] == "none" and decision["labels_needed"] == 12
     assert decision["gates"]["triage"][0]["passed"] is None
 
 
 def test_a_reviewer_naming_what_the_fix_removed_is_identified_and_gets_its_planned_figures(rundir):
-    result = _score(rundir)
+    result = _score(rundir).as_json()
     named = result["conditions"]["named"]
     m = named["metrics"]
     # It names handler_i on d{i} and says nothing on d{i}'s mirror: every naming discriminates.
@@ -248,7 +248,7 @@ def test_a_reviewer_naming_what_the_fix_removed_is_identified_and_gets_its_plann
 
 
 def test_prose_on_half_the_cases_halves_end_to_end_recall(rundir):
-    prose = _score(rundir)["conditions"]["prose"]
+    prose = _score(rundir).as_json()["conditions"]["prose"]
     assert _frac(prose["metrics"]["defect_recall"]) == (6, 6)  # completed runs only
     assert _frac(prose["end_to_end"]["metrics"]["defect_recall"]) == (6, 12)
     assert _frac(prose["metrics"]["completion"]) == (24, 30)  # 6 of 12 defect runs, 6 controls, 12 mirrors
@@ -261,7 +261,7 @@ def test_missing_reviews_do_not_turn_a_failure_into_insufficient_evidence(rundir
     default = files("reviewbench.score").joinpath("default_gates.toml").read_text(encoding="utf-8")
     gates = tmp_path / "gates.toml"
     gates.write_text(default.replace("max_interval_width = 0.5", "max_interval_width = 1.0"))
-    prose = _score(rundir, gates=gates)["conditions"]["prose"]
+    prose = _score(rundir, gates=gates).as_json()["conditions"]["prose"]
     assert prose["valid_defect_cases"] == 6  # completed runs, as documented
     decision = prose["decision"]
     assert decision["status"] == "not_earned" and decision["tier"] == "none", decision["reason"]
@@ -269,14 +269,14 @@ def test_missing_reviews_do_not_turn_a_failure_into_insufficient_evidence(rundir
 
 
 def test_a_perfect_reviewer_on_single_file_cases_is_not_vetoed(rundir):
-    perfect = _score(rundir)["conditions"]["perfect"]
+    perfect = _score(rundir).as_json()["conditions"]["perfect"]
     # Non-gold files: the controls' two each and the mirrors' one each (clean cases: all non-gold).
     assert _frac(perfect["metrics"]["flag_coverage"]) == (0, 24)
     assert perfect["decision"]["status"] != "vetoed"
 
 
 def test_model_drift_is_flagged(rundir):
-    result = _score(rundir)
+    result = _score(rundir).as_json()
     assert result["conditions"]["perfect"]["model_drift"]["returned"] == ["m", "m-0", "m-1"]  # controls answered by "m"
     assert result["conditions"]["named"]["model_drift"] is None
 
@@ -294,12 +294,12 @@ def test_a_returned_model_other_than_the_configured_one_is_drift(rundir):
 def test_labels_override_automatic_verdicts_by_comment_id(rundir):
     labels = {f"lint-d{i}:0": VerdictOverride(comment_id=f"lint-d{i}:0", identified=True, evidence="human")
               for i in range(6)}  # fmt: skip
-    lint = _score(rundir, overrides=labels)["conditions"]["lint"]
+    lint = _score(rundir, overrides=labels).as_json()["conditions"]["lint"]
     assert _frac(lint["metrics"]["defect_recall"]) == (6, 12)
     assert lint["evidence"] == "automatic"  # the unlabelled half is still automatic
     everything = {f"lint-d{i}:0": VerdictOverride(comment_id=f"lint-d{i}:0", identified=False, evidence="judge")
                   for i in range(DEFECTS)}  # fmt: skip
-    lint = _score(rundir, overrides=everything)["conditions"]["lint"]
+    lint = _score(rundir, overrides=everything).as_json()["conditions"]["lint"]
     assert lint["evidence"] == Evidence.JUDGE and _frac(lint["metrics"]["defect_recall"]) == (0, 12)
 
 
@@ -333,7 +333,7 @@ metric = "defect_recall"
 diff = ["perfect", "named"]
 margin = 0.05
 """)
-    result = _score(rundir, gates=gates)
+    result = _score(rundir, gates=gates).as_json()
     status = {c["name"]: c["status"] for c in result["compare"]}
     assert status == {"named beats lint": "pass", "lint beats named": "fail",
                       "prose within half of named": "inconclusive",
@@ -369,7 +369,7 @@ def test_a_comparative_condition_inside_a_tier(rundir, tmp_path, value, status, 
     gates.write_text("min_defect_cases = 1\nmin_controls = 1\n[[tier]]\nname = \"t\"\npermitted = [\"use\"]\n"
                      f"when = [{{ metric = \"defect_recall\", diff = {pair}, op = \">=\", value = {value} }}]\n"
                      "[fallback]\nname = \"none\"\n")  # fmt: skip
-    decision = _score(rundir, gates=gates)["conditions"]["lint"]["decision"]
+    decision = _score(rundir, gates=gates).as_json()["conditions"]["lint"]["decision"]
     [check] = decision["gates"]["t"]
     assert check["status"] == status and decision["tier"] == tier
     assert check["passed"] is (status == "pass")
@@ -403,7 +403,7 @@ def test_symbol_recall_is_not_earned_by_a_dunder_in_a_file_name(tmp_path):
     store.record(_run("named", "d", "completed_findings",
                       [_finding("pkg/__init__.py", 11, "load_config drops the default")], gold_sha), None)  # fmt: skip
     store.close()
-    conditions = _score(out)["conditions"]
+    conditions = _score(out).as_json()["conditions"]
     assert _frac(conditions["flag"]["metrics"]["symbol_recall"]) == (0, 1)
     assert _frac(conditions["named"]["metrics"]["symbol_recall"]) == (1, 1)
 

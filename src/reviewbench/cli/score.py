@@ -4,21 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
 from ..errors import ReviewbenchError
+from ..score.result import DecisionStatus
 from ._output import console, print_json, say
 
 if TYPE_CHECKING:
     from ..report.headline import HeadlineRow
-    from ..score.result import ScoreResult
+    from ..score.result import (
+        ConditionScore,
+        CorpusSummary,
+        CostFigure,
+        CostScore,
+        ExcludedBeside,
+        LabelFigures,
+        MetricValue,
+        ScoredRuns,
+        ScoreResult,
+        UnclearDecision,
+    )
 
 __all__ = ["print_scoreboard", "score_command"]
 
-# Seed 001's four summary lines, with location beside identification: (label, metric, meaning).
+# The four summary lines of detail, with location beside identification: (label, metric, meaning).
 SUMMARY = (
     ("detection", "defect_recall", "defects identified (labels, else a naming remark the mirror did not get)"),
     ("located", "located_recall", "defects with a finding at their lines (upper bound)"),
@@ -36,42 +48,42 @@ DRIFT_METRICS = ("defect_recall", "located_recall", "false_alarm_rate")
 END_TO_END = ("defect_recall", "located_recall", "false_alarm_rate")
 
 
-def _fmt(m: Mapping[str, Any]) -> tuple[str, str, str]:
-    value = "n/a" if m["value"] is None else f"{m['value']:.3f}"
-    fraction = f"{m['num']}/{m['den']}"
-    interval = "" if m.get("lo") is None else f"[{m['lo']:.3f}, {m['hi']:.3f}]"
-    if interval and m.get("exact"):  # the case bootstrap had no variance: exact on the clusters
+def _fmt(m: MetricValue) -> tuple[str, str, str]:
+    value = "n/a" if m.value is None else f"{m.value:.3f}"
+    fraction = f"{m.num}/{m.den}"
+    interval = "" if m.lo is None else f"[{m.lo:.3f}, {m.hi:.3f}]"
+    if interval and m.exact:  # the case bootstrap had no variance: exact on the clusters
         interval += " exact"
     return value, fraction, interval
 
 
-def _cost_line(cost: dict) -> str:
+def _cost_line(cost: CostScore) -> str:
     """Cost from the price table, apart from the usage proxy (token counts)."""
-    unit = f" {cost['currency']}" if cost["currency"] else ""
-    if cost["unpriced_models"]:
-        return f"cost: not given: no price for {', '.join(cost['unpriced_models'])}"
-    if cost["per_run"] is None:
+    unit = f" {cost.currency}" if cost.currency else ""
+    if cost.unpriced_models:
+        return f"cost: not given: no price for {', '.join(cost.unpriced_models)}"
+    if cost.per_run is None or cost.per_identified_defect is None or cost.total is None:
         return "cost: not given: no run reported usage"
 
-    def figure(f: dict, of: str) -> str:
-        value = "n/a" if f["value"] is None else f"{f['value']:.6g}{unit}"
-        interval = "" if f["lo"] is None else f" [{f['lo']:.6g}, {f['hi']:.6g}]"
-        return f"{value}{interval} per {of} ({f['num']:.6g}{unit} / {f['den']})"
+    def figure(f: CostFigure, of: str) -> str:
+        value = "n/a" if f.value is None else f"{f.value:.6g}{unit}"
+        interval = "" if f.lo is None else f" [{f.lo:.6g}, {f.hi:.6g}]"
+        return f"{value}{interval} per {of} ({f.num:.6g}{unit} / {f.den})"
 
-    bound = "" if cost["complete"] else f"; at least: {cost['runs_without_usage']} runs reported no usage"
-    return (f"cost (price table): {cost['total']:.6g}{unit} total; " + figure(cost["per_run"], "run") + "; "
-            + figure(cost["per_identified_defect"], "identified defect") + bound)
+    bound = "" if cost.complete else f"; at least: {cost.runs_without_usage} runs reported no usage"
+    return (f"cost (price table): {cost.total:.6g}{unit} total; " + figure(cost.per_run, "run") + "; "
+            + figure(cost.per_identified_defect, "identified defect") + bound)
 
 
-def _drift_figure(metric: str, m: dict) -> str:
+def _figure(metric: str, m: MetricValue) -> str:
     value, fraction, interval = _fmt(m)
     return f"{metric} {fraction} = {value}" + (f" {interval}" if interval else "")
 
 
-def _evidence(data: dict, metric: str) -> str:
+def _evidence(data: ConditionScore, metric: str) -> str:
     from ..score.levels import describe
 
-    evidence = (data.get("metric_evidence") or {}).get(metric)
+    evidence = (data.metric_evidence or {}).get(metric)
     return describe(evidence) if evidence else ""
 
 
@@ -79,42 +91,26 @@ def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _print_condition(name: str, data: dict, version: str = "not registered") -> None:
-    metrics = data["metrics"]
-    console.print(f"\n{name}  ({_states(data['states'])}; {data['valid_defect_cases']} defect cases with a "
-                  f"completed review; evidence: {_evidence_word(data['evidence'])})", markup=False,
+def _said(status: DecisionStatus) -> str:
+    return status.value.replace("_", " ")
+
+
+def _print_condition(name: str, data: ConditionScore, version: str = "not registered") -> None:
+    metrics = data.metrics
+    console.print(f"\n{name}  ({_states(data.states)}; {data.valid_defect_cases} defect cases with a "
+                  f"completed review; evidence: {_evidence_word(data.evidence.value)})", markup=False,
                   style="bold")  # fmt: skip
     for label, metric, meaning in SUMMARY:
         value, fraction, interval = _fmt(metrics[metric])
         console.print(f"  {label:<15} {fraction:>9}  {value:>6} {interval:<17} {meaning}; evidence: "
                       f"{_evidence(data, metric)}", markup=False)  # fmt: skip
-    e2e = data["end_to_end"]["metrics"]
+    e2e = data.end_to_end.metrics
     parts = []
     for metric in END_TO_END:
         value, fraction, _ = _fmt(e2e[metric])
         parts.append(f"{metric} {fraction} = {value}")
     console.print("  end to end (missing reviews count against): " + "; ".join(parts), markup=False)
-    completion = metrics["completion"]
-    missing = completion.get("missing_reviews") or {}
-    if missing.get("num"):
-        codes = ", ".join(f"{k} {v}" for k, v in (completion.get("failure_codes") or {}).items())
-        retired = sum((completion.get("retired") or {}).values())
-        console.print(f"  missing reviews {missing['num']}/{missing['den']} attempts ({retired} retired by a retry "
-                      f"and still counted); failure codes: {codes}", markup=False)  # fmt: skip
-    for metric, m in metrics.items():
-        if metric.startswith("defect_recall@rule:"):
-            value, fraction, interval = _fmt(m)
-            console.print(f"  {metric[len('defect_recall@'):]:<15} {fraction:>9}  {value:>6} {interval:<17} "
-                          f"rule defects identified / eligible; {m.get('not_eligible') or 0} outside the "
-                          "condition's guidance (not eligible)", markup=False)  # fmt: skip
-    drift = data.get("model_drift")
-    if drift:
-        console.print(f"  MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
-                      f"{', '.join(drift['returned'])}", markup=False)  # fmt: skip
-        for model, part in (drift.get("by_model") or {}).items():  # each model's runs apart (not paired)
-            figures = "; ".join(_drift_figure(m, part["metrics"][m]) for m in DRIFT_METRICS)
-            console.print(f"    answered by {model} ({part['runs']} runs, {part['cases']} cases): {figures}",
-                          markup=False)  # fmt: skip
+    _print_rules_and_drift(data)
     table = Table(show_edge=False, box=None, padding=(0, 1))
     for column in ("metric", "num/den", "value", "95% interval", "evidence"):
         table.add_column(column, justify="left" if column in ("metric", "evidence") else "right")
@@ -122,36 +118,66 @@ def _print_condition(name: str, data: dict, version: str = "not registered") -> 
         value, fraction, interval = _fmt(metrics[metric])
         table.add_row(metric, fraction, value, interval, _evidence(data, metric))
     latency = metrics["latency_s"]
-    if latency["value"] is not None:
-        table.add_row("latency_s (median)", f"n={latency['den']}", f"{latency['value']:.3f}",
-                      f"IQR [{latency['lo']:.3f}, {latency['hi']:.3f}] min {latency['min']:.3f} "
-                      f"max {latency['max']:.3f}")  # fmt: skip
+    if latency.value is not None:
+        table.add_row("latency_s (median)", f"n={latency.den}", f"{latency.value:.3f}",
+                      f"IQR [{latency.lo:.3f}, {latency.hi:.3f}] min {latency.min:.3f} "
+                      f"max {latency.max:.3f}")  # fmt: skip
     first = metrics.get("time_to_first_review_s")  # forge conditions only
     if first is not None:
         from ..score.first_review import first_review_note
 
-        table.add_row("time_to_first_review_s (median)", f"{first['num']}/{first['den']}", _seconds(first['value']),
+        table.add_row("time_to_first_review_s (median)", f"{first.num}/{first.den}", _seconds(first.value),
                       first_review_note(first))  # fmt: skip
     console.print(table)
-    if data.get("cost"):
-        console.print("  " + _cost_line(data["cost"]), markup=False)
-    decision = data["decision"]
-    reason = f" ({decision['reason']})" if decision.get("reason") else ""
-    status = decision["status"].replace("_", " ")
-    if decision["status"] == "needs_labels":
-        status += f": {decision['labels_needed']} located findings await a label"
-    console.print(f"  decision ({version}): {decision['authority']} [{status}]{reason}", markup=False)
-    if secondary := data.get("judge_secondary"):
-        console.print(f"  secondary analysis on judge labels (no authority): {secondary['tier']} "
-                      f"[{secondary['status'].replace('_', ' ')}]: {secondary['would_be']} only if people's labels "
+    if data.cost:
+        console.print("  " + _cost_line(data.cost), markup=False)
+    _print_decision(data, version)
+
+
+def _print_rules_and_drift(data: ConditionScore) -> None:
+    """Missing reviews with their failure codes, per-rule recall, and a model that changed mid-run."""
+    metrics = data.metrics
+    completion = metrics["completion"]
+    missing = completion.missing_reviews or {}
+    if missing.get("num"):
+        codes = ", ".join(f"{k} {v}" for k, v in (completion.failure_codes or {}).items())
+        retired = sum((completion.retired or {}).values())
+        console.print(f"  missing reviews {missing['num']}/{missing['den']} attempts ({retired} retired by a retry "
+                      f"and still counted); failure codes: {codes}", markup=False)  # fmt: skip
+    for metric, m in metrics.items():
+        if metric.startswith("defect_recall@rule:"):
+            value, fraction, interval = _fmt(m)
+            console.print(f"  {metric[len('defect_recall@'):]:<15} {fraction:>9}  {value:>6} {interval:<17} "
+                          f"rule defects identified / eligible; {m.not_eligible or 0} outside the "
+                          "condition's guidance (not eligible)", markup=False)  # fmt: skip
+    drift = data.model_drift
+    if drift:
+        console.print(f"  MODEL DRIFT: requested {', '.join(drift.requested) or 'none'}; returned "
+                      f"{', '.join(drift.returned)}", markup=False)  # fmt: skip
+        for model, part in (drift.by_model or {}).items():  # each model's runs apart (not paired)
+            figures = "; ".join(_figure(m, part.metrics[m]) for m in DRIFT_METRICS)
+            console.print(f"    answered by {model} ({part.runs} runs, {part.cases} cases): {figures}",
+                          markup=False)  # fmt: skip
+
+
+def _print_decision(data: ConditionScore, version: str) -> None:
+    decision = data.decision
+    reason = f" ({decision.reason})" if decision.reason else ""
+    status = _said(decision.status)
+    if decision.status is DecisionStatus.NEEDS_LABELS:
+        status += f": {decision.labels_needed} located findings await a label"
+    console.print(f"  decision ({version}): {decision.authority} [{status}]{reason}", markup=False)
+    if secondary := data.judge_secondary:
+        console.print(f"  secondary analysis on judge labels (no authority): {secondary.tier} "
+                      f"[{_said(secondary.status)}]: {secondary.would_be} only if people's labels "
                       "said the same", markup=False)  # fmt: skip
-    if data.get("unclear"):
+    if data.unclear:
         console.print("  " + _unclear_line(data), markup=False)
-    if data.get("labels"):
-        console.print("  " + _labels_line(data["labels"]), markup=False)
-    if decision["permitted"]:
-        console.print("  permitted: " + "; ".join(decision["permitted"]), markup=False)
-    console.print("  NOT permitted: " + "; ".join(decision["not_permitted"]), markup=False)
+    if data.labels:
+        console.print("  " + _labels_line(data.labels), markup=False)
+    if decision.permitted:
+        console.print("  permitted: " + "; ".join(decision.permitted), markup=False)
+    console.print("  NOT permitted: " + "; ".join(decision.not_permitted), markup=False)
 
 
 #: Run states in words: a state counts runs, not findings.
@@ -173,49 +199,49 @@ def _evidence_word(level: str) -> str:
     return next((word for e, word in EVIDENCE_WORDS.items() if e.value == level), level)
 
 
-def _labels_line(labels: dict) -> str:
+def _labels_line(labels: LabelFigures) -> str:
     """People's figures beside the metrics, each saying what it counts: actionability of the
     comments people called true findings (every labelled case: rename variants and clean
     cases included, so not precision's findings), and rater minutes per labelled run."""
-    rate, triage = labels["actionability_rate"], labels["triage_minutes"]
-    num, den = rate["numerator"], rate["denominator"]
-    line = (f"labels: {num} of {den} comments people called true findings pass all five actionability "
-            "questions (comments of every labelled case, rename variants and clean cases included)")
-    failing = [f"{field.replace('_', ' ')} {f['numerator']}/{f['denominator']}"
-               for field, f in (rate.get("fields") or {}).items() if f["denominator"] and f["numerator"] < f["denominator"]]
+    rate, triage = labels.actionability_rate, labels.triage_minutes
+    line = (f"labels: {rate.numerator} of {rate.denominator} comments people called true findings pass all five "
+            "actionability questions (comments of every labelled case, rename variants and clean cases included)")
+    failing = [f"{field.replace('_', ' ')} {f.numerator}/{f.denominator}"
+               for field, f in rate.fields.items() if f.denominator and f.numerator < f.denominator]
     if failing:
         line += f"; yes on {', '.join(failing)}"
-    if triage["median"] is not None:
-        line += (f"; triage {triage['median']:.1f} rater-minutes per run, median over the {triage['runs']} runs "
-                 f"with labelled comments, scored or not (IQR {triage['q1']:.1f}-{triage['q3']:.1f})")  # fmt: skip
+    if triage.median is not None:
+        line += (f"; triage {triage.median:.1f} rater-minutes per run, median over the {triage.runs} runs "
+                 f"with labelled comments, scored or not (IQR {triage.q1:.1f}-{triage.q3:.1f})")  # fmt: skip
     return line
 
 
-def _unclear_line(data: dict) -> str:
+def _unclear_line(data: ConditionScore) -> str:
     """One line: the unclear claims left out of precision, both sensitivity bounds, the decision at each."""
-    u = data["unclear"]
-    metrics = data["end_to_end"]["metrics"] if u["analysis"] == "end_to_end" else data["metrics"]
+    u = data.unclear
+    assert u is not None
+    metrics = data.end_to_end.metrics if u.analysis == "end_to_end" else data.metrics
     value, fraction, _ = _fmt(metrics["precision"])
 
-    def bound(m: dict) -> str:
+    def bound(m: MetricValue) -> str:
         low, frac, interval = _fmt(m)
         return f"{frac} = {low}" + (f" {interval}" if interval else "")
 
-    def said(d: dict) -> str:
-        return f"{d['authority']} [{d['status'].replace('_', ' ')}]"
+    def said(d: UnclearDecision) -> str:
+        return f"{d.authority} [{_said(d.status)}]"
 
-    verdict = (f"DECISION CHANGES: {said(u['decision_all_false'])} if all false, {said(u['decision_all_true'])} if "
-               "all true" if u["decision_changes"] else "decision unchanged either way")  # fmt: skip
-    return (f"unclear claims: {u['n']} left out of precision ({u['analysis']} {fraction} = {value}); "
-            f"all false {bound(u['precision_all_false'])}, all true {bound(u['precision_all_true'])}; "
+    verdict = (f"DECISION CHANGES: {said(u.decision_all_false)} if all false, {said(u.decision_all_true)} if "
+               "all true" if u.decision_changes else "decision unchanged either way")  # fmt: skip
+    return (f"unclear claims: {u.n} left out of precision ({u.analysis} {fraction} = {value}); "
+            f"all false {bound(u.precision_all_false)}, all true {bound(u.precision_all_true)}; "
             f"{verdict}")
 
 
-def _print_splits(data: dict) -> None:
+def _print_splits(data: ConditionScore) -> None:
     """The holdout strata and the before/after cut-off figures, each apart from the headline."""
     from ..score.splits import SPLIT_METRICS, split_difference, split_rows
 
-    rows = split_rows(data.get("holdout"), data.get("cutoff"))
+    rows = split_rows(data.holdout, data.cutoff)
     if not rows:
         return
     table = Table(show_edge=False, box=None, padding=(0, 1), title="apart from the headline", title_justify="left")
@@ -223,11 +249,11 @@ def _print_splits(data: dict) -> None:
     for metric in SPLIT_METRICS:
         table.add_column(metric, justify="right")
     for row in rows:
-        table.add_row(row.label, *(" ".join(_fmt(row.metrics[m])) if row.metrics[m]["den"] else "n/a"
+        table.add_row(row.label, *(" ".join(_fmt(row.metrics[m])) if row.metrics[m].den else "n/a"
                                    for m in SPLIT_METRICS))  # fmt: skip
-    if diffs := split_difference(data.get("cutoff")):
-        table.add_row("after - before", *("n/a" if diffs[m]["diff"] is None else f"{diffs[m]['diff']:+.3f}"
-                                          + ("" if diffs[m]["lo"] is None else f" [{diffs[m]['lo']:.3f}, {diffs[m]['hi']:.3f}]")
+    if diffs := split_difference(data.cutoff):
+        table.add_row("after - before", *("n/a" if diffs[m].diff is None else f"{diffs[m].diff:+.3f}"
+                                          + ("" if diffs[m].lo is None else f" [{diffs[m].lo:.3f}, {diffs[m].hi:.3f}]")
                                           for m in SPLIT_METRICS))  # fmt: skip
     console.print(table, markup=False)
 
@@ -301,23 +327,56 @@ def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -
     from ..score.versions import version_phrase
     from ..store.runs import last_errors
 
-    data = result.as_json()
     _print_scope(rundir, result)
     try:
         errors = {name: _clip(f"{e.state.value} {e.case_id}: {e.error}", 60) for name, e in last_errors(rundir).items()}
     except ReviewbenchError:  # a store it cannot read has already been scored: say nothing more
         errors = {}
-    rows = headline_rows(data, errors)
+    rows = headline_rows(result, errors)
     analysis = "end to end: a run with no review counts as a miss and a false alarm" \
-        if data["analysis"].get("gated_analysis", "end_to_end") == "end_to_end" else "completed runs only"
+        if result.analysis.gated_analysis == "end_to_end" else "completed runs only"
     if not rows:
         console.print("\nno condition has runs scored under this version", markup=False)
     else:
         _print_headline(rows, analysis)
         say("; ".join(LEGEND))
-    version = version_phrase(result["registration"])
     if rows:
-        console.print(f"\ndecision ({version}):", markup=False)
+        console.print(f"\ndecision ({version_phrase(result.registration)}):", markup=False)
+    _print_decisions(rows)
+    for name, cond in result.conditions.items():
+        if secondary := cond.judge_secondary:
+            say(f"  {name}: secondary analysis on judge labels (no authority): {secondary.tier} "
+                f"[{_said(secondary.status)}]: {secondary.would_be} only if people's labels "
+                "said the same", "      ")  # fmt: skip
+        if cond.unclear and cond.unclear.decision_changes:
+            say(f"  {name}: " + _unclear_line(cond), "      ")
+        if drift := cond.model_drift:
+            say(f"  {name}: MODEL DRIFT: requested {', '.join(drift.requested) or 'none'}; returned "
+                 f"{', '.join(drift.returned)} (score --details: each model apart)", "      ")  # fmt: skip
+    if result.exclusions:
+        for name, beside in result.exclusions.without.items():
+            say(f"  {name} " + _without_line(beside), "      ")
+    sentences = pair_sentences(result)
+    if sentences:
+        console.print("\n" + pair_heading(result), markup=False)
+        for sentence in sentences:
+            say("  " + sentence.text, "    ")
+    if details:
+        _print_details(result)
+    else:
+        console.print("every metric, the gates and the labels per condition: reviewbench score RUNDIR --details",
+                      markup=False)  # fmt: skip
+    if result.compare:
+        console.print("\ncomparative gates", markup=False, style="bold")
+        for g in result.compare:
+            interval = "" if g.lo is None else f" [{g.lo:.3f}, {g.hi:.3f}]"
+            rule = f"margin {g.margin:g}" if g.margin is not None else f"{g.op} {g.value:g}"
+            console.print(f"  {g.name}: {g.metric} {g.diff[0]} - {g.diff[1]}{interval} ({rule}): {g.status}",
+                          markup=False)  # fmt: skip
+
+
+def _print_decisions(rows: Sequence[HeadlineRow]) -> None:
+    """Each condition's authority and uses; the uses none of them may have, said once."""
     for row in rows:
         reason = f" ({row.reason})" if row.reason else ""
         say(f"  {row.condition}: {row.authority}{reason}; permitted: {'; '.join(row.permitted) or 'nothing'}",
@@ -335,38 +394,6 @@ def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -
                 others.setdefault(use, []).append(row.condition)
     if others:
         say("  nor: " + "; ".join(f"{use} ({', '.join(names)})" for use, names in others.items()), "      ")
-    for name, cond in data["conditions"].items():
-        if secondary := cond.get("judge_secondary"):
-            say(f"  {name}: secondary analysis on judge labels (no authority): {secondary['tier']} "
-                f"[{secondary['status'].replace('_', ' ')}]: {secondary['would_be']} only if people's labels "
-                "said the same", "      ")  # fmt: skip
-        if cond.get("unclear") and cond["unclear"].get("decision_changes"):
-            say(f"  {name}: " + _unclear_line(cond), "      ")
-        if cond.get("model_drift"):
-            drift = cond["model_drift"]
-            say(f"  {name}: MODEL DRIFT: requested {', '.join(drift['requested']) or 'none'}; returned "
-                 f"{', '.join(drift['returned'])} (score --details: each model apart)", "      ")  # fmt: skip
-    excluded = data.get("exclusions")
-    if excluded:
-        for name, beside in excluded["without"].items():
-            say(f"  {name} " + _without_line(beside), "      ")
-    sentences = pair_sentences(data)
-    if sentences:
-        console.print("\n" + pair_heading(data), markup=False)
-        for sentence in sentences:
-            say("  " + sentence.text, "    ")
-    if details:
-        _print_details(result)
-    else:
-        console.print("every metric, the gates and the labels per condition: reviewbench score RUNDIR --details",
-                      markup=False)  # fmt: skip
-    if result["compare"]:
-        console.print("\ncomparative gates", markup=False, style="bold")
-        for g in result["compare"]:
-            interval = "" if g["lo"] is None else f" [{g['lo']:.3f}, {g['hi']:.3f}]"
-            rule = f"margin {g['margin']:g}" if g["margin"] is not None else f"{g['op']} {g['value']:g}"
-            console.print(f"  {g['name']}: {g['metric']} {g['diff'][0]} - {g['diff'][1]}{interval} ({rule}): "
-                          f"{g['status']}", markup=False)  # fmt: skip
 
 
 def _print_headline(rows: Sequence[HeadlineRow], analysis: str) -> None:
@@ -383,42 +410,40 @@ def _print_headline(rows: Sequence[HeadlineRow], analysis: str) -> None:
 
 def _print_scope(rundir: Path, result: ScoreResult) -> None:
     """What was scored, under which registration, and what was left out."""
-    corpus = result["corpus"]
-    scope = "all cases, --include-unvalidated" if corpus["include_unvalidated"] else "validated cases only"
-    boot = result["analysis"]["bootstrap"]
-    say(f"Scored {rundir}: {corpus['eligible_defect_cases']} defect cases, {_clean(corpus)}, "
-         f"{corpus['eligible_variants']} rename variants ({scope}, of {corpus['cases']}); 95% intervals from "
-         f"{boot['resamples']} case resamples, seed {boot['seed']}")  # fmt: skip
-    audit = result["analysis"].get("audit")
-    say(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
-    registration = result["registration"]
+    corpus, analysis = result.corpus, result.analysis
+    scope = "all cases, --include-unvalidated" if corpus.include_unvalidated else "validated cases only"
+    boot = analysis.bootstrap
+    say(f"Scored {rundir}: {corpus.eligible_defect_cases} defect cases, {_clean(corpus)}, "
+         f"{corpus.eligible_variants} rename variants ({scope}, of {corpus.cases}); 95% intervals from "
+         f"{boot.resamples} case resamples, seed {boot.seed}")  # fmt: skip
+    say(analysis.audit.line if analysis.audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
+    registration = result.registration
     if registration:
-        when = "pre-registered" if registration.get("pre_registered", True) else "registered after runs"
-        if registration.get("sha256_recorded"):
-            sealed = f"verified unchanged, registration.json SHA-256 {registration['sha256']}"
+        when = "pre-registered" if registration.pre_registered else "registered after runs"
+        if registration.sha256_recorded:
+            sealed = f"verified unchanged, registration.json SHA-256 {registration.sha256}"
         else:  # runs begun by a reviewbench that recorded no digest: the file cannot be vouched for
-            sealed = (f"inputs match it; registration.json SHA-256 {registration.get('sha256')} not recorded "
+            sealed = (f"inputs match it; registration.json SHA-256 {registration.sha256} not recorded "
                       "when the runs began, so edits to the file itself cannot be ruled out")
-        scoped = registration.get("scored_runs")
-        every = bool(scoped) and not scoped.get("other_versions") and not scoped.get("since") \
-            and not scoped.get("until")
-        say(f"{when}: version {registration['version']} of {registration['registered_at'][:19]}, {sealed}"
-             + (f"; scores all {scoped['runs']} runs" if every else ""))  # fmt: skip
+        scoped = registration.scored_runs
+        every = scoped is not None and not scoped.other_versions and not scoped.since and not scoped.until
+        say(f"{when}: version {registration.version} of {registration.registered_at[:19]}, {sealed}"
+             + (f"; scores all {scoped.runs} runs" if scoped and every else ""))  # fmt: skip
         if scoped and not every:
             say(_scope_line(scoped))
     else:
         say("not registered: the gates and rules were not fixed before the runs")
-    cutoff = result["analysis"].get("cutoff")
-    if cutoff and not cutoff["registered"]:
-        fixed = cutoff.get("registered_date")
-        say(f"cutoff {cutoff['date']} given here" + (f", not the registered {fixed}" if fixed else ", none "
+    cutoff = analysis.cutoff
+    if cutoff and not cutoff.registered:
+        fixed = cutoff.registered_date
+        say(f"cutoff {cutoff.date} given here" + (f", not the registered {fixed}" if fixed else ", none "
              "registered") + ": an exploratory split, not part of the registration")  # fmt: skip
-    excluded = result.get("exclusions")
+    excluded = result.exclusions
     if excluded:
-        say(f"exclusions: {_count(len(excluded['runs']), 'run')}, {_count(len(excluded['cases']), 'case')} "
+        say(f"exclusions: {_count(len(excluded.runs), 'run')}, {_count(len(excluded.cases), 'case')} "
              "left out (exclusions.jsonl); the figures below are without them, each condition's "
              "without exclusions line has them back in")  # fmt: skip
-    differing = result["analysis"].get("forge_tree_differences") or {}
+    differing = analysis.forge_tree_differences
     if differing:
         say(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "
              f"conditions (bar the guidance files): {', '.join(sorted(differing))}")  # fmt: skip
@@ -428,46 +453,45 @@ def _print_details(result: ScoreResult) -> None:
     """Every metric of every condition, the end-to-end figures, the labels and every paired difference."""
     from ..score.versions import version_phrase
 
-    registration = result["registration"]
     console.print("\ndetails: defect_recall and precision count identified findings: by people, else a calibrated "
                   "judge, else a finding that names the defect where the same reviewer said nothing naming it on "
                   "the defect's mirror (the same change, clean); named_recall counts naming alone, located_recall "
                   "where findings land", markup=False)  # fmt: skip
-    excluded = result.get("exclusions")
-    for name, data in result["conditions"].items():
-        _print_condition(name, data, version_phrase(registration))
-        if excluded and name in excluded["without"]:
-            console.print("  " + _without_line(excluded["without"][name]), markup=False)
+    excluded = result.exclusions
+    for name, data in result.conditions.items():
+        _print_condition(name, data, version_phrase(result.registration))
+        if excluded and name in excluded.without:
+            console.print("  " + _without_line(excluded.without[name]), markup=False)
         _print_splits(data)
-    shown = [c for c in result["comparisons"]
-             if c["metric"] in ("defect_recall", "false_alarm_rate") and c["analysis"] == "completed"]  # fmt: skip
+    shown = [c for c in result.comparisons
+             if c.metric in ("defect_recall", "false_alarm_rate") and c.analysis == "completed"]  # fmt: skip
     if shown:
         console.print("\n[bold]paired differences[/] (a - b, same cases, completed runs)", markup=True)
         for c in shown:
-            if c["diff"] is None:
+            if c.diff is None:
                 continue
-            p = "" if c["mcnemar_p"] is None else f", exact McNemar p = {c['mcnemar_p']:.4g}"
-            interval = "" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]"
-            if interval and c.get("exact"):
+            p = "" if c.mcnemar_p is None else f", exact McNemar p = {c.mcnemar_p:.4g}"
+            interval = "" if c.lo is None else f" [{c.lo:.3f}, {c.hi:.3f}]"
+            if interval and c.exact:
                 interval += " exact"
-            console.print(f"  {c['a']} - {c['b']} {c['metric']}: {c['diff']:+.3f}{interval}{p}", markup=False)
+            console.print(f"  {c.a} - {c.b} {c.metric}: {c.diff:+.3f}{interval}{p}", markup=False)
 
 
-def _clean(corpus: dict) -> str:
+def _clean(corpus: CorpusSummary) -> str:
     """"32 clean cases (12 controls, 20 mirrors)": a mirror is no control."""
-    clean, mirrors = corpus["eligible_controls"], corpus.get("eligible_mirrors", 0)
+    clean, mirrors = corpus.eligible_controls, corpus.eligible_mirrors
     return f"{clean} clean cases ({clean - mirrors} controls, {mirrors} mirrors)" if mirrors else f"{clean} controls"
 
 
-def _scope_line(scoped: dict) -> str:
+def _scope_line(scoped: ScoredRuns) -> str:
     """Which runs this version scores, and how many ran under another one."""
-    since, until = scoped["since"], scoped["until"]
+    since, until = scoped.since, scoped.until
     window = (f"started from {since} until {until}" if since and until else f"started from {since}" if since
               else f"started before {until}" if until else "every run")  # fmt: skip
-    line = f"version {scoped['version']} scores {scoped['runs']} runs ({window})"
-    others = [f"{n} runs ran under version {v}" for v, n in scoped["other_versions"].items()]
+    line = f"version {scoped.version} scores {scoped.runs} runs ({window})"
+    others = [f"{n} runs ran under version {v}" for v, n in scoped.other_versions.items()]
     if others:
-        line += f"; {', '.join(others)}, not scored under version {scoped['version']} (score --version N)"
+        line += f"; {', '.join(others)}, not scored under version {scoped.version} (score --version N)"
     return line
 
 
@@ -475,13 +499,13 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _without_line(beside: dict) -> str:
+def _without_line(beside: ExcludedBeside) -> str:
     """The headline figures and the decision with nothing left out, and whether it changes."""
     parts = []
-    for metric in ("defect_recall", "false_alarm_rate"):
-        value, fraction, _ = _fmt(beside[metric])
-        parts.append(f"{metric} {fraction} = {value}")
-    d = beside["decision"]
-    said = f"{d['authority']} [{d['status'].replace('_', ' ')}]"
-    verdict = f"DECISION CHANGES: {said}" if beside["decision_changes"] else "decision unchanged"
-    return f"without exclusions: {'; '.join(parts)}; {verdict}"
+    for metric in (beside.defect_recall, beside.false_alarm_rate):
+        value, fraction, _ = _fmt(metric)
+        parts.append(f"{fraction} = {value}")
+    d = beside.decision
+    said = f"{d.authority} [{_said(d.status)}]"
+    verdict = f"DECISION CHANGES: {said}" if beside.decision_changes else "decision unchanged"
+    return f"without exclusions: defect_recall {parts[0]}; false_alarm_rate {parts[1]}; {verdict}"

@@ -9,7 +9,6 @@ from typing import TypedDict
 import click
 from rich.table import Table
 
-from ..records import GoldRecord, ValidationStatus
 from ..store import read_corpus
 from ..validate.reasons import group_reasons
 from ._output import console, escape, print_json, printable
@@ -17,7 +16,6 @@ from ._validation import environment_json, print_environment, print_reasons
 
 __all__ = ["show_command"]
 
-UNVALIDATED = "unvalidated"
 #: Strata whose cases expect no finding: their tests passing is what makes them valid.
 CLEAN_STRATA = frozenset({"control", "mirror"})
 
@@ -51,7 +49,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     separability is the cross-validated AUC with which diff shape alone tells defect cases
     from clean cases.
     """
-    from ..score import eligible_cases  # scoring's rule; numpy loads only for show
+    from ..score.yields import UNVALIDATED, corpus_yields
 
     data = read_corpus(corpus)
     if why is not None:
@@ -59,9 +57,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     if dropped:
         return _show_dropped(corpus, as_json)
     gold = {g.case_id: g for g in data.gold}
-    by_stratum = Counter(g.stratum for g in data.gold)
-    by_validation = Counter(g.validation.status.value if g.validation else UNVALIDATED for g in data.gold)
-    by_outcome = Counter(_outcome(g) for g in data.gold)
+    counted = corpus_yields(data)
     rows: list[_CaseRow] = [
         {
             "case_id": c.case_id,
@@ -73,48 +69,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
         }
         for c in data.cases
     ]
-    # Validation yield: observed out of attempted (validated), per stratum.
-    yields: dict[str, dict[str, int]] = {}
-    for g in data.gold:
-        if g.validation is None:
-            continue
-        row = yields.setdefault(g.stratum, {"observed": 0, "attempted": 0})
-        row["attempted"] += 1
-        row["observed"] += g.validation.status.value == "observed"
-    # Mutation yield per operator: mutants some test observes, of those validated. Rename
-    # variants are left out (they repeat their original's defect).
-    by_operator: dict[str, dict[str, int]] = {}
-    for g in data.gold:
-        if g.stratum != "mutation" or g.variant_of or not g.provenance.operator:
-            continue
-        row = by_operator.setdefault(g.provenance.operator, {"observed": 0, "attempted": 0, "mined": 0})
-        row["mined"] += 1
-        if g.validation is not None:
-            row["attempted"] += 1
-            row["observed"] += g.validation.status.value == "observed"
-    # Controls: how many, how many paired with a fix reversal (same base commit), and how
-    # many of those validated keep the tests green (not_observed: the only valid control).
-    fix_bases = {c.base for c in data.cases if (g := gold.get(c.case_id)) and g.stratum == "fix_reversal"}
-    controls = [(c, gold[c.case_id]) for c in data.cases
-                if c.case_id in gold and gold[c.case_id].stratum == "control"]  # fmt: skip
-    control_counts = {
-        "mined": len(controls),
-        "paired_with_fix_reversals": sum(c.base in fix_bases for c, _ in controls),
-        "validated": sum(g.validation is not None for _, g in controls),
-        "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for _, g in controls),
-    }
-    # Mirrors (a defect case's change the other way): how many are paired with a defect
-    # case of this corpus, and how many validated keep the tests green (the valid ones).
-    mirrors = [g for g in data.gold if g.stratum == "mirror"]
-    defect_pairs = {g.pair_id for g in data.gold if g.pair_id and g.stratum != "mirror"}
-    mirror_counts: dict[str, int] = {
-        "mined": len(mirrors),
-        "paired_with_defect_cases": sum(g.pair_id in defect_pairs for g in mirrors),
-        "validated": sum(g.validation is not None for g in mirrors),
-        "valid": sum(g.validation is not None and g.validation.status.value == "not_observed" for g in mirrors),
-        # Scored: valid, and its defect case too (an unpaired mirror has a fix's shape).
-        "in_analysis": sum(c.stratum == "mirror" for c in eligible_cases(data, include_unvalidated=False).values()),
-    }
+    control_counts, mirror_counts = counted.controls, counted.mirrors
 
     from ..mine.shape import corpus_shapes, shape_separability
     from ..score.cutoff import case_dates, date_histogram
@@ -126,18 +81,12 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     shape = {**separability._asdict(), "defect_cases": len(defect_shapes), "clean_cases": len(clean_shapes)}
 
     # What went wrong: a clean case whose tests pass is what it should be, not a failure.
-    reasons = group_reasons(g.validation for g in data.gold if g.validation and not _valid_clean(g))
+    reasons = group_reasons(g.validation for g in data.gold if g.validation and not (g.valid and not g.expect_finding))
     report = {
         "corpus": str(corpus),
         "repo": data.meta.repo.model_dump(),
         "cases": len(data.cases),
-        "by_stratum": dict(sorted(by_stratum.items())),
-        "by_validation": dict(sorted(by_validation.items())),
-        "by_outcome": dict(sorted(by_outcome.items())),
-        "yield": dict(sorted(yields.items())),
-        "yield_by_operator": dict(sorted(by_operator.items())),
-        "controls": control_counts,
-        "mirrors": mirror_counts,
+        **counted.model_dump(mode="json", by_alias=True),
         "shape": shape,
         "by_source_month": by_month,
         "matched_commits": data.meta.counts.matched_commits,
@@ -155,8 +104,8 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
                   f"{escape(printable(data.meta.repo.path))}",
                   markup=True)  # fmt: skip
     for title, counts, total in (
-        ("stratum", by_stratum, len(data.gold)),
-        ("validation", by_outcome, len(data.gold)),
+        ("stratum", counted.by_stratum, len(data.gold)),
+        ("validation", counted.by_outcome, len(data.gold)),
         ("source month", by_month, len(data.gold)),
         ("drop reason", Counter({k: v for k, v in data.meta.counts.dropped.items() if v}),
          data.meta.counts.matched_commits),
@@ -169,38 +118,38 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
             table.add_row(key, str(n), f"{n}/{total}")
         if counts:
             console.print(table)
-    if controls:
-        console.print(f"controls: {control_counts['mined']} ({control_counts['paired_with_fix_reversals']} at "
-                      f"fix commits); {control_counts['valid']} of {control_counts['validated']} validated "
+    if control_counts.mined:
+        console.print(f"controls: {control_counts.mined} ({control_counts.paired_with_fix_reversals} at "
+                      f"fix commits); {control_counts.valid} of {control_counts.validated} validated "
                       "keep the tests green")  # fmt: skip
     if separability.auc is not None:
         console.print(f"shape separability: AUC {separability.auc:.2f} of defect cases ({len(defect_shapes)}) against "
                       f"clean cases ({len(clean_shapes)}) from changed, added and removed lines, files and hunks "
                       f"(0.5: shape tells nothing); best single feature {separability.best_feature} "
                       f"{separability.best_feature_auc:.2f}", markup=False)  # fmt: skip
-    if mirrors:
-        console.print(f"mirrors: {mirror_counts['mined']} ({mirror_counts['paired_with_defect_cases']} paired with "
-                      f"defect cases); {mirror_counts['valid']} of {mirror_counts['validated']} validated keep the "
-                      f"tests green; {mirror_counts['in_analysis']} scored (valid, with their defect case valid)")  # fmt: skip
+    if mirror_counts.mined:
+        console.print(f"mirrors: {mirror_counts.mined} ({mirror_counts.paired_with_defect_cases} paired with "
+                      f"defect cases); {mirror_counts.valid} of {mirror_counts.validated} validated keep the "
+                      f"tests green; {mirror_counts.in_analysis} scored (valid, with their defect case valid)")  # fmt: skip
     environment = data.meta.environment
     print_reasons(reasons, environment.setup if environment else None, environment.pytest if environment else None)
     if any(g.validation for g in data.gold):
         print_environment(data.meta.environment)
-    if yields:
+    if counted.by_stratum_yield:
         table = Table(show_edge=False)
         table.add_column("stratum")
         table.add_column("defect observed / validated", justify="right")
-        for stratum, row in sorted(yields.items()):
+        for stratum, row in counted.by_stratum_yield.items():
             if stratum not in CLEAN_STRATA:  # their yield is the "keep the tests green" line above
-                table.add_row(stratum, f"{row['observed']}/{row['attempted']}")
+                table.add_row(stratum, f"{row.observed}/{row.attempted}")
         console.print(table)
-    if by_operator:
+    if counted.by_operator:
         table = Table(show_edge=False)
         table.add_column("operator")
         table.add_column("observed / attempted", justify="right")
         table.add_column("mined", justify="right")
-        for operator, row in sorted(by_operator.items()):
-            table.add_row(operator, f"{row['observed']}/{row['attempted']}", str(row["mined"]))
+        for operator, row in counted.by_operator.items():
+            table.add_row(operator, f"{row.observed}/{row.attempted}", str(row.mined))
         console.print(table)
     if with_cases:
         table = Table(show_edge=False)
@@ -211,33 +160,6 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
                           case_row["language"] or "", printable(case_row["title"]),
                           ", ".join(printable(p) for p in case_row["paths"]))  # a name stays on its row  # fmt: skip
         console.print(table)
-
-
-def _valid_clean(g: GoldRecord) -> bool:
-    """A case that expects no finding (control, mirror) whose tests pass with its change: valid."""
-    return not g.expect_finding and g.validation is not None and g.validation.status is ValidationStatus.NOT_OBSERVED
-
-
-def _outcome(g: GoldRecord) -> str:
-    """Validation in words that say what it means for this kind of case.
-
-    ``not_observed`` is a failure for a defect case (no test sees the defect) and the aim
-    for a control or a mirror (its change keeps the tests green)."""
-    if g.validation is None:
-        return UNVALIDATED
-    status = g.validation.status
-    clean = "control" if g.stratum == "control" else "mirror" if g.stratum == "mirror" else "clean case"
-    if not g.expect_finding:
-        if status is ValidationStatus.NOT_OBSERVED:
-            return f"valid {clean} (tests pass)"
-        if status is ValidationStatus.OBSERVED:
-            return f"invalid {clean} (tests fail)"
-        return f"{clean}: {status.value}"
-    if status is ValidationStatus.OBSERVED:
-        return "defect observed (tests fail)"
-    if status is ValidationStatus.NOT_OBSERVED:
-        return "defect not observed (tests pass)"
-    return status.value
 
 
 def _show_dropped(corpus: Path, as_json: bool) -> None:

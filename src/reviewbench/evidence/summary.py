@@ -36,7 +36,7 @@ class ConditionLabels:
     triage_q3: float | None
     runs_timed: int
     precision: LabelledPrecision | None = None
-    """Seed 003's precision over the labelled comments (unclear and duplicates beside it)."""
+    """Precision over the labelled comments (unclear and duplicates beside it)."""
     scored_unclear: Any = None
     """The score's ``UnclearSensitivity`` of this condition (``score/unclear.py``): its
     precision with every unclear comment false, then true, and the registered decision

@@ -96,7 +96,7 @@ def settlement(result: ScoreResult, store: LabelStore, items: list[QueueItem]) -
         items: the label queue (claims still waiting for people).
     """
     corpus = corpus_of(store.rundir)
-    include = bool(result["corpus"]["include_unvalidated"])
+    include = result.corpus.include_unvalidated
     cases, _ = split_holdout(eligible_cases(corpus, include))
     pairs = open_pairs(result.verdicts, cases)
     claims = store.claim_sources()
@@ -104,36 +104,36 @@ def settlement(result: ScoreResult, store: LabelStore, items: list[QueueItem]) -
     for item in items:
         for ref in claims.get((item.comment_id, item.part), []):  # every identical copy waits for it
             waiting.setdefault(ref.source_id, []).append(item)
-    where = result["analysis"]["gates"]
+    where = result.analysis.gates
     vetoes = {v.name for v in load_gates(None if where == "built-in" else Path(where))[0].veto}
     out = []
-    for name, data in result["conditions"].items():
+    for name, data in result.conditions.items():
         mine = [p for p in pairs if p.condition == name]
         gates = []
-        for gate, checks in data["decision"]["gates"].items():
+        for gate, checks in data.decision.gates.items():
             settled = []
             for check in checks:
-                if check["diff"] is not None:
+                if check.diff is not None:
                     continue  # comparative: not counted here
-                outcome = None if check["passed"] is None else ("pass" if check["passed"] else "fail")
+                outcome = None if check.passed is None else ("pass" if check.passed else "fail")
                 comments: tuple[str, ...] = ()
                 if outcome is None:
-                    comments = tuple(sorted({c for p in mine if in_metric(p, check["metric"]) for c in p.comments}))
-                settled.append(CheckSettlement(metric=check["metric"], op=check["op"], threshold=check["threshold"],
-                                               lower=check["observed"], upper=check["upper"], outcome=outcome,
+                    comments = tuple(sorted({c for p in mine if in_metric(p, check.metric) for c in p.comments}))
+                settled.append(CheckSettlement(metric=check.metric, op=check.op, threshold=check.threshold,
+                                               lower=check.observed, upper=check.upper, outcome=outcome,
                                                comments=comments))  # fmt: skip
             outcomes = [c.outcome for c in settled]
             outcome = "fail" if "fail" in outcomes else ("pass" if all(o == "pass" for o in outcomes) else None)
             comments = () if outcome else tuple(sorted({x for c in settled for x in c.comments}))
             gates.append((gate, settled, outcome, comments))
         holding = next((g for g, _, outcome, _ in gates if g in vetoes and outcome == "pass"), None)
-        decision = data["decision"]
+        decision = data.decision
         # Too few cases or controls: no gate can change that; a too-wide interval labels may narrow.
-        blocked = decision["status"] == "insufficient" and "interval" not in (decision["reason"] or "")
+        blocked = decision.status == "insufficient" and "interval" not in (decision.reason or "")
         for gate, settled, outcome, comments in gates:
             moot = f"veto {holding} holds" if holding is not None and gate != holding else None
             if blocked:
-                moot = f"insufficient evidence: {decision['reason']}"
+                moot = f"insufficient evidence: {decision.reason}"
             # One claim counts once, however many identical comments of this gate share it.
             parts = list({(i.comment_id, i.part): i for c in comments for i in waiting.get(c, [])}.values())
             out.append(GateSettlement(condition=name, gate=gate, kind="veto" if gate in vetoes else "tier",

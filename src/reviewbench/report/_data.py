@@ -25,10 +25,10 @@ from ..score.inputs import ScoreOptions
 from ..score.levels import describe
 from ..score.metrics import CaseInfo
 from ..score.registry import RATE_METRICS
-from ..score.result import ScoreResult
+from ..score.result import DecisionResult, GateCheck, MetricEvidence, MetricValue, ScoreResult
 from ..score.splits import split_difference, split_rows
 from ..score.verdicts import Evidence, FindingVerdict
-from ..score.versions import scoped_runs, version_phrase
+from ..score.versions import version_phrase, version_runs
 from ..store.corpus import read_corpus
 from ..store.runs import RUNS_DB, RunRow, RunStore, last_errors
 from ._model import (
@@ -72,48 +72,46 @@ def classify_findings(verdicts: Sequence[FindingVerdict]) -> list[tuple[Verdict,
     return out
 
 
-def _metric(name: str, m, evidence=None) -> Metric:
+def _metric(name: str, m: MetricValue, evidence: MetricEvidence | None = None) -> Metric:
     note = ""
-    if name == "fp_per_clean_case" and "distribution" in m:
-        d = m["distribution"]
+    if name == "fp_per_clean_case" and m.distribution is not None:
+        d = m.distribution
         note = f"runs with 0/1/2/3+ false positives: {d['0']}/{d['1']}/{d['2']}/{d['3+']}; " \
                f"median {d['median']}, max {d['max']}"  # fmt: skip
-    elif name == "completion" and "states" in m:
-        note = ", ".join(f"{k} {v}" for k, v in m["states"].items())
-    elif name == "latency_s" and m.get("value") is not None:
-        note = f"median over {m['den']} completed runs; interval column is the IQR; min {m['min']}, max {m['max']}"
+    elif name == "completion" and m.states is not None:
+        note = ", ".join(f"{k} {v}" for k, v in m.states.items())
+    elif name == "latency_s" and m.value is not None:
+        note = f"median over {m.den} completed runs; interval column is the IQR; min {m.min}, max {m.max}"
     elif name == "time_to_first_review_s":
         note = first_review_note(m)
-    elif name == "tokens" and m.get("value") is not None:
-        note = f"in {m['in']}, out {m['out']}, per case {m['per_case']}"
+    elif name == "tokens" and m.value is not None:
+        note = f"in {m.tokens_in}, out {m.tokens_out}, per case {m.per_case}"
     if evidence is None:  # summaries (latency, tokens): measured, not judged
-        return Metric(name=name, value=m.get("value"), num=m.get("num"), den=m.get("den"),
-                      lo=m.get("lo"), hi=m.get("hi"), note=note)  # fmt: skip
-    return Metric(name=name, value=m.get("value"), num=m.get("num"), den=m.get("den"), lo=m.get("lo"),
-                  hi=m.get("hi"), note=note, level=evidence.level.value,
-                  evidence=describe(evidence.model_dump(mode="json")))  # fmt: skip
+        return Metric(name=name, value=m.value, num=m.num, den=m.den, lo=m.lo, hi=m.hi, note=note)
+    return Metric(name=name, value=m.value, num=m.num, den=m.den, lo=m.lo, hi=m.hi, note=note,
+                  level=evidence.level.value, evidence=describe(evidence))  # fmt: skip
 
 
-def _decision(d, version: str) -> Decision:
-    checks = []
-    vetoes = set(d.get("vetoes", ()))
-    for tier, conditions in d["gates"].items():
-        for c in conditions:
-            observed = "n/a" if c["observed"] is None else f"{c['observed']:.3f}"
-            if c.get("upper") is not None:
-                observed += f" identified, at most {c['upper']:.3f} (located, or what labels can still reach)"
-            outcome = "needs labels" if c["passed"] is None else "pass" if c["passed"] else "fail"
-            if tier in vetoes:
-                outcome = veto_outcome(outcome)
-            if c.get("diff"):
-                outcome = c["status"]
-                observed += f" for {c['diff'][0]} - {c['diff'][1]}"
-            name = f"veto {tier}" if tier in vetoes else tier
-            checks.append(f"{name}: {c['metric']} {c['op']} {c['threshold']:g} — observed {observed} ({outcome})")
-    return Decision(authority=d["authority"], tier=d["tier"], reason=d["reason"],
-                    permitted=tuple(d["permitted"]), not_permitted=tuple(d["not_permitted"]),
-                    checks=tuple(checks), status=d["status"].value if hasattr(d["status"], "value") else d["status"],
-                    labels_needed=d["labels_needed"], evidence=str(d["evidence"]), version=version)  # fmt: skip
+def _check_line(tier: str, c: GateCheck, veto: bool) -> str:
+    observed = "n/a" if c.observed is None else f"{c.observed:.3f}"
+    if c.upper is not None:
+        observed += f" identified, at most {c.upper:.3f} (located, or what labels can still reach)"
+    outcome = "needs labels" if c.passed is None else "pass" if c.passed else "fail"
+    if veto:
+        outcome = veto_outcome(outcome)
+    if c.diff:
+        outcome = str(c.status)
+        observed += f" for {c.diff[0]} - {c.diff[1]}"
+    name = f"veto {tier}" if veto else tier
+    return f"{name}: {c.metric} {c.op} {c.threshold:g} — observed {observed} ({outcome})"
+
+
+def _decision(d: DecisionResult, version: str) -> Decision:
+    vetoes = set(d.vetoes)
+    checks = [_check_line(tier, c, tier in vetoes) for tier, conditions in d.gates.items() for c in conditions]
+    return Decision(authority=d.authority, tier=d.tier, reason=d.reason, permitted=tuple(d.permitted),
+                    not_permitted=tuple(d.not_permitted), checks=tuple(checks), status=d.status.value,
+                    labels_needed=d.labels_needed, evidence=d.evidence.value, version=version)  # fmt: skip
 
 
 def _reviewer(experiment: dict, name: str) -> str:
@@ -149,15 +147,16 @@ def _corpus_view(corpus, result: ScoreResult) -> CorpusView:
     gold = {g.case_id: g for g in corpus.gold}
     originals = [g for g in gold.values() if g.expect_finding and not g.variant_of]
     observed = sum(1 for g in originals if g.validation and g.validation.status is ValidationStatus.OBSERVED)
-    summary = result["corpus"]
+    summary = result.corpus
     meta = corpus.meta
     return CorpusView(
         path=str(corpus.path), repo=meta.repo.remote or meta.repo.path, head=meta.repo.head,
-        created_at=meta.created_at, cases=summary["cases"], by_stratum=dict(meta.counts.by_stratum),
+        created_at=meta.created_at, cases=summary.cases, by_stratum=dict(meta.counts.by_stratum),
         matched_commits=meta.counts.matched_commits, dropped=dict(sorted(meta.counts.dropped.items())),
-        by_validation=summary["by_validation"], defect_cases=len(originals), observed=observed,
-        eligible_defect_cases=summary["eligible_defect_cases"], eligible_controls=summary["eligible_controls"],
-        eligible_mirrors=summary.get("eligible_mirrors", 0), eligible_variants=summary["eligible_variants"], include_unvalidated=summary["include_unvalidated"],
+        by_validation=summary.by_validation, defect_cases=len(originals), observed=observed,
+        eligible_defect_cases=summary.eligible_defect_cases, eligible_controls=summary.eligible_controls,
+        eligible_mirrors=summary.eligible_mirrors, eligible_variants=summary.eligible_variants,
+        include_unvalidated=summary.include_unvalidated,
     )  # fmt: skip
 
 
@@ -243,7 +242,7 @@ def _case_result(case: CaseInfo, condition: str, reps: int, by_rep: dict[int, _M
 
 
 def _chosen(result: ScoreResult, wanted: tuple[str, ...], rundir: Path) -> list[str]:
-    names = list(result["conditions"])
+    names = list(result.conditions)
     unknown = [w for w in wanted if w not in names]
     if unknown:
         known = ", ".join(names) or "none"
@@ -274,8 +273,8 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         experiment = json.loads(store.get_meta("experiment") or "{}")
     finally:
         store.close()
-    if result.registration and result.registration.get("scored_runs"):  # the runs its decision rests on
-        runs = scoped_runs(runs, rundir, result.registration)[0]
+    if result.registration and result.registration.scored_runs:  # the runs its decision rests on
+        runs = version_runs(runs, rundir, result.registration.version)
     if result.exclusions:  # left out of every figure: out of the tables too
         left_out = set(result.exclusions.runs)
         runs = [r for r in runs if r.run_id not in left_out and r.case_id not in result.exclusions.cases]
@@ -356,9 +355,9 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     notes = ["defect_recall and precision count identified findings: by people, else a calibrated judge, else a "
              "finding that names the defect while the same reviewer named nothing of it on the defect's mirror (the "
              "same change, clean); named_recall counts naming alone, located_recall where findings land"]
-    audit = result.analysis.get("audit")
-    notes.append(audit["line"] if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
-    if result.registration and not result.registration.get("pre_registered", True):
+    audit = result.analysis.audit
+    notes.append(audit.line if audit else "matcher audit: not run on this corpus (reviewbench audit CORPUS)")
+    if result.registration and not result.registration.pre_registered:
         notes.append("registered after runs: the gates and rules were fixed after results could be seen")
     if result.exclusions:  # the figures are without them: what they would be with them back in
         excluded = result.exclusions
@@ -371,24 +370,24 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
                          f"{beside.defect_recall.den}, false_alarm_rate {beside.false_alarm_rate.num}/"
                          f"{beside.false_alarm_rate.den}; the decision {state} {d.authority} "
                          f"({d.status.value.replace('_', ' ')})")  # fmt: skip
-    scoped = (result.registration or {}).get("scored_runs") or {}
-    for number, count in scoped.get("other_versions", {}).items():
-        notes.append(f"{count} runs ran under version {number}: not scored under version {scoped['version']}, "
+    scoped = result.registration.scored_runs if result.registration else None
+    for number, count in (scoped.other_versions if scoped else {}).items():
+        assert scoped is not None
+        notes.append(f"{count} runs ran under version {number}: not scored under version {scoped.version}, "
                      f"whose gates and rules came after them (score --version {number})")  # fmt: skip
     if include_unvalidated:
         notes.append("--include-unvalidated: cases whose defect no test observed are scored too")
     if not runs:
         notes.append("no runs recorded for the chosen conditions")
-    scored_json = result.as_json()
     try:
         errors = {name: " ".join(f"{e.state.value} {e.case_id}: {e.error}".split())[:200]
                   for name, e in last_errors(rundir).items()}  # fmt: skip
     except ReviewbenchError:
         errors = {}
-    headline = tuple(row for row in headline_rows(scored_json, errors) if row.condition in chosen)
-    pairs = tuple(p for p in pair_sentences(scored_json) if p.a in chosen and p.b in chosen)
+    headline = tuple(row for row in headline_rows(result, errors) if row.condition in chosen)
+    pairs = tuple(p for p in pair_sentences(result) if p.a in chosen and p.b in chosen)
     return ReportData(
-        headline=headline, pairs=pairs, pair_heading=pair_heading(scored_json),
+        headline=headline, pairs=pairs, pair_heading=pair_heading(result),
         rundir=rundir, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), tool_version=__version__,
         options=options, conditions=tuple(conditions), comparisons=comparisons, repetitions=reps,
         defects=tuple(defects), cases=tuple(case_results), findings=tuple(findings), runs=tuple(runs),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records import Finding
+from ..score.result import AnalysisRecord, DifferenceFigure, RegistrationSummary
 from ..store.runs import RunRow
 from .headline import HeadlineRow, PairSentence
 
@@ -166,7 +167,7 @@ class ConditionView:
     splits: tuple[SplitView, ...] = ()
     """Parts scored apart from the headline: holdout strata (natural), then the cases before
     and from the cut-off date (``score/splits.py``)."""
-    split_difference: Mapping[str, Mapping[str, Any]] | None = None
+    split_difference: Mapping[str, DifferenceFigure] | None = None
     """After − before per split metric (diff, lo, hi), when a cut-off is set."""
 
     @property
@@ -321,8 +322,8 @@ class ReportData:
     """Every run of the chosen conditions, analysed or not."""
     analysed_cases: frozenset[str]
     corpus: CorpusView
-    analysis: Mapping[str, object]
-    registration: Mapping[str, object] | None = None
+    analysis: AnalysisRecord
+    registration: RegistrationSummary | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     """Caveats worth printing at the top (e.g. unvalidated cases included)."""
     headline: tuple[HeadlineRow, ...] = ()

@@ -1,7 +1,7 @@
 """The headline: one row per condition and one sentence per pair of conditions.
 
 ``reviewbench score`` prints it first, the demo prints it, and the report's first screen
-shows it, all from the same records built here out of ``score_run``'s JSON: what a person
+shows it, all from the same records built here out of ``score_run``'s result: what a person
 reads first cannot differ between the terminal and the page. The figures are those the
 gates read (the end-to-end analysis by default: a run that gave no review counts as a
 miss on a defect case and a false alarm on a clean one). Paired sentences describe the
@@ -14,7 +14,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..score.result import ConditionScore, MetricValue, PairedComparison, ScoreResult
 
 __all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "headline_rows", "pair_heading", "pair_sentences"]
 
@@ -50,10 +53,10 @@ class HeadlineRate:
     """The case bootstrap had no variance: an exact (Clopper–Pearson) interval on the clusters."""
 
     @classmethod
-    def of(cls, m: Mapping[str, Any] | None) -> HeadlineRate:
-        m = m or {}
-        return cls(num=m.get("num"), den=m.get("den"), value=m.get("value"), lo=m.get("lo"), hi=m.get("hi"),
-                   exact=bool(m.get("exact")))  # fmt: skip
+    def of(cls, m: MetricValue | None) -> HeadlineRate:
+        if m is None:
+            return cls(num=None, den=None, value=None, lo=None, hi=None)
+        return cls(num=m.num, den=m.den, value=m.value, lo=m.lo, hi=m.hi, exact=bool(m.exact))
 
     @property
     def fraction(self) -> str:
@@ -104,34 +107,30 @@ class PairSentence:
     """The detection difference's interval holds 0."""
 
 
-def _analysis(result: Mapping[str, Any]) -> str:
-    return str((result.get("analysis") or {}).get("gated_analysis") or "end_to_end")
+def _metrics(data: ConditionScore, analysis: str) -> Mapping[str, MetricValue]:
+    return data.end_to_end.metrics if analysis == "end_to_end" else data.metrics
 
 
-def _metrics(data: Mapping[str, Any], analysis: str) -> Mapping[str, Any]:
-    return data["end_to_end"]["metrics"] if analysis == "end_to_end" else data["metrics"]
-
-
-def headline_rows(result: Mapping[str, Any], last_errors: Mapping[str, str] | None = None) -> tuple[HeadlineRow, ...]:
-    """One row per condition from ``score_run(...).as_json()``, in the gated analysis.
+def headline_rows(result: ScoreResult, last_errors: Mapping[str, str] | None = None) -> tuple[HeadlineRow, ...]:
+    """One row per condition of ``score_run(...)``, in the gated analysis.
 
     ``last_errors``: per condition, its last error (``store.runs.last_errors``), shown
     only for conditions with attempts that gave no review.
     """
-    analysis = _analysis(result)
+    analysis = result.analysis.gated_analysis
     rows = []
-    for name, data in result["conditions"].items():
+    for name, data in result.conditions.items():
         metrics = _metrics(data, analysis)
-        decision = data["decision"]
-        status = _STATUS.get(decision["status"], decision["status"].replace("_", " "))
-        if decision["status"] == "needs_labels":
-            status += f" ({decision.get('labels_needed', 0)})"
-        completion = data["metrics"]["completion"]  # every attempt, whatever the analysis
-        missing = (completion.get("missing_reviews") or {}).get("num") or 0
+        decision = data.decision
+        status = _STATUS.get(decision.status.value, decision.status.value.replace("_", " "))
+        if decision.status == "needs_labels":
+            status += f" ({decision.labels_needed})"
+        completion = data.metrics["completion"]  # every attempt, whatever the analysis
+        missing = (completion.missing_reviews or {}).get("num") or 0
         error = (last_errors or {}).get(name) if missing else None
         rows.append(HeadlineRow(
-            condition=name, status=status, authority=decision["authority"], reason=decision.get("reason"),
-            permitted=tuple(decision.get("permitted") or ()), not_permitted=tuple(decision.get("not_permitted") or ()),
+            condition=name, status=status, authority=decision.authority, reason=decision.reason,
+            permitted=tuple(decision.permitted), not_permitted=tuple(decision.not_permitted),
             detection=HeadlineRate.of(metrics.get("defect_recall")),
             false_alarms=HeadlineRate.of(metrics.get("false_alarm_rate")),
             precision=HeadlineRate.of(metrics.get("precision")), completion=HeadlineRate.of(completion),
@@ -144,79 +143,82 @@ def _num(x: float) -> str:
     return f"{x + 0.0:.2f}".replace("-0.00", "0.00").replace("-", "−")
 
 
-def _diff_interval(c: Mapping[str, Any], sign: int) -> str:
+def _diff_interval(c: PairedComparison, sign: int) -> str:
     """``+0.05 [0.00, 0.17]``, turned round with the sentence (``sign`` −1: b − a)."""
-    lo, hi = (c["lo"], c["hi"]) if sign > 0 else (-c["hi"], -c["lo"])
-    diff = sign * c["diff"]
-    return f"{'+' if diff >= 0 else ''}{_num(diff)} [{_num(lo)}, {_num(hi)}]" + (" exact" if c.get("exact") else "")
+    assert c.diff is not None
+    diff = sign * c.diff
+    if c.lo is None or c.hi is None:
+        return f"{'+' if diff >= 0 else ''}{_num(diff)}"
+    lo, hi = (c.lo, c.hi) if sign > 0 else (-c.hi, -c.lo)
+    return f"{'+' if diff >= 0 else ''}{_num(diff)} [{_num(lo)}, {_num(hi)}]" + (" exact" if c.exact else "")
 
 
-def _spans_zero(c: Mapping[str, Any]) -> bool:
-    return c["lo"] is None or c["lo"] <= 0 <= c["hi"]
+def _spans_zero(c: PairedComparison) -> bool:
+    return c.lo is None or c.hi is None or c.lo <= 0 <= c.hi
 
 
 def _counted(diff: float, den: float | None) -> int | None:
     return None if not den else round(abs(diff) * den)
 
 
-def _detection(a: str, b: str, c: Mapping[str, Any], den: float | None) -> tuple[str, bool]:
+def _detection(a: str, b: str, c: PairedComparison, den: float | None) -> tuple[str, bool]:
     """"b finds 3 more of 60 defects than a, difference +0.05 [0.00, 0.17]: inconclusive…"."""
     inconclusive = _spans_zero(c)
     tail = ": inconclusive on this corpus" if inconclusive else ""
-    if c["diff"] == 0:
+    assert c.diff is not None
+    if c.diff == 0:
         of = f" of {den:g}" if den else ""
         return f"{a} and {b} identify as many{of} defects, {_diff_interval(c, 1)}{tail}", inconclusive
-    more, less, sign = (a, b, 1) if c["diff"] > 0 else (b, a, -1)
-    n = _counted(c["diff"], den)
-    said = f"{n} more of {den:g} defects" if n is not None else f"{abs(c['diff']):.0%} more of the defects"
+    more, less, sign = (a, b, 1) if c.diff > 0 else (b, a, -1)
+    n = _counted(c.diff, den)
+    said = f"{n} more of {den:g} defects" if n is not None and den else f"{abs(c.diff):.0%} more of the defects"
     return f"{more} identifies {said} than {less}, {_diff_interval(c, sign)}{tail}", inconclusive
 
 
-def _false_alarms(a: str, b: str, c: Mapping[str, Any] | None, den: float | None) -> str:
-    if c is None or c["diff"] is None:
+def _false_alarms(a: str, b: str, c: PairedComparison | None, den: float | None) -> str:
+    if c is None or c.diff is None:
         return "false alarms not compared"
-    if c["diff"] == 0:
-        return "false alarms equal" + (f", {_diff_interval(c, 1)}" if c["hi"] else "")
-    more, sign = (a, 1) if c["diff"] > 0 else (b, -1)
-    n = _counted(c["diff"], den)
-    said = f"{n} more of {den:g} clean runs" if n is not None else f"{abs(c['diff']):.0%} more of the clean runs"
+    if c.diff == 0:
+        return "false alarms equal" + (f", {_diff_interval(c, 1)}" if c.hi else "")
+    more, sign = (a, 1) if c.diff > 0 else (b, -1)
+    n = _counted(c.diff, den)
+    said = f"{n} more of {den:g} clean runs" if n is not None and den else f"{abs(c.diff):.0%} more of the clean runs"
     tail = ": inconclusive" if _spans_zero(c) else ""
     return f"false alarms: {more} on {said}, {_diff_interval(c, sign)}{tail}"
 
 
-def _shared(ma: Mapping[str, Any], mb: Mapping[str, Any], metric: str) -> float | None:
+def _shared(ma: Mapping[str, MetricValue], mb: Mapping[str, MetricValue], metric: str) -> float | None:
     """The denominator both conditions share (None when they differ: rates only, no counts)."""
-    da, db = ma[metric]["den"], mb[metric]["den"]
+    da, db = ma[metric].den, mb[metric].den
     return da if da == db else None
 
 
-def pair_heading(result: Mapping[str, Any]) -> str:
+def pair_heading(result: ScoreResult) -> str:
     """What the paired sentences are computed on, with the number of paired cases."""
-    analysis = _analysis(result)
-    dens = {(_metrics(d, analysis)["defect_recall"]["den"], _metrics(d, analysis)["false_alarm_rate"]["den"])
-            for d in result["conditions"].values()}  # fmt: skip
-    corpus = result["corpus"]
+    analysis = result.analysis.gated_analysis
+    dens = {(_metrics(d, analysis)["defect_recall"].den, _metrics(d, analysis)["false_alarm_rate"].den)
+            for d in result.conditions.values()}  # fmt: skip
+    corpus = result.corpus
     if len(dens) == 1:
-        cases = f"the same {corpus['eligible_defect_cases']} defect cases and {corpus['eligible_controls']} clean cases"
+        cases = f"the same {corpus.eligible_defect_cases} defect cases and {corpus.eligible_controls} clean cases"
     else:
         cases = "the cases both conditions were scored on"
     return f"Paired, case by case on {cases} (a − b, 95% interval):"
 
 
-def pair_sentences(result: Mapping[str, Any]) -> tuple[PairSentence, ...]:
+def pair_sentences(result: ScoreResult) -> tuple[PairSentence, ...]:
     """One sentence per pair of conditions: detection, then false alarms, a − b on shared cases.
 
     Counts ("3 more of 60") are given when both conditions were scored on the same number
     of (case, run) pairs; otherwise the difference of the rates only.
     """
-    analysis = _analysis(result)
-    by_key = {(c["a"], c["b"], c["metric"]): c for c in result.get("comparisons") or ()
-              if c["analysis"] == analysis}  # fmt: skip
-    conditions = result["conditions"]
+    analysis = result.analysis.gated_analysis
+    by_key = {(c.a, c.b, c.metric): c for c in result.comparisons if c.analysis == analysis}
+    conditions = result.conditions
     out = []
     for a, b in itertools.combinations(conditions, 2):
         recall = by_key.get((a, b, "defect_recall"))
-        if recall is None or recall["diff"] is None:
+        if recall is None or recall.diff is None:
             continue
         ma, mb = _metrics(conditions[a], analysis), _metrics(conditions[b], analysis)
         detection, inconclusive = _detection(a, b, recall, _shared(ma, mb, "defect_recall"))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from ..records import GoldRecord, Stratum, ValidationStatus
+from ..records import GoldRecord, Stratum
 from ..store.corpus import Corpus
 from ..store.runs import RunRow
 from .audit import AuditCheck, unsound
@@ -69,12 +69,7 @@ _ANALYSES = ("completed", "end_to_end")
 
 
 def _valid(gold: GoldRecord, include_unvalidated: bool) -> bool:
-    if include_unvalidated:
-        return True
-    status = gold.validation.status if gold.validation else None
-    if not gold.expect_finding:
-        return status is ValidationStatus.NOT_OBSERVED  # a control is valid when tests pass
-    return status is ValidationStatus.OBSERVED
+    return include_unvalidated or gold.valid
 
 
 def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseInfo]:
@@ -506,7 +501,7 @@ class _Scoring:
         metrics, breakdown = views[self.gates.analysis]
         baseline = calibration_kind(inputs.experiment, name)
         decision = unsound(never_earned(self.gates, self._decide(name, metrics, breakdown), baseline), self.audit)
-        decision["version"] = inputs.registration["version"] if inputs.registration else None
+        decision["version"] = inputs.registration.version if inputs.registration else None
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
         evidence = min(levels, key=lambda e: e.rank)
         out: dict[str, Any] = {

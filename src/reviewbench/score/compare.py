@@ -165,7 +165,7 @@ def _registration(t: RunTallies) -> str | None:
     r = t.inputs.registration
     if not r:
         return None
-    return f"version {r.get('version')} of {r.get('registered_at')}, SHA-256 {r.get('sha256')}"
+    return f"version {r.version} of {r.registered_at}, SHA-256 {r.sha256}"
 
 
 def _side(rundir: Path, t: RunTallies) -> RunSide:

@@ -21,6 +21,7 @@ from typing import Any
 from ..config.reviewers import capabilities_of
 from ..store.runs import RunRow
 from .metrics import latency_summary
+from .result import MetricValue
 
 __all__ = ["FirstReviews", "first_review_note", "first_reviews"]
 
@@ -68,13 +69,9 @@ def first_reviews(runs: Iterable[RunRow]) -> dict[str, Any] | None:
     return summary
 
 
-def first_review_note(m: dict[str, Any]) -> str:
+def first_review_note(m: MetricValue) -> str:
     """The metric's IQR, min, max and the runs not reviewed, in words (``score`` and the report)."""
-    missing = ", ".join(f"{state} {n}" for state, n in (m.get("not_reviewed") or {}).items())
-    parts = (
-        []
-        if m["value"] is None
-        else [f"IQR [{m['lo']:.3f}, {m['hi']:.3f}] min {m['min']:.3f} max {m['max']:.3f}"]
-    )
-    parts.append(f"reviewed {m['num']} of {m['den']} forge runs; not reviewed: {missing or 'none'}")
+    missing = ", ".join(f"{state} {n}" for state, n in (m.not_reviewed or {}).items())
+    parts = [] if m.value is None else [f"IQR [{m.lo:.3f}, {m.hi:.3f}] min {m.min:.3f} max {m.max:.3f}"]
+    parts.append(f"reviewed {m.num} of {m.den} forge runs; not reviewed: {missing or 'none'}")
     return "; ".join(parts)

@@ -66,13 +66,13 @@ def label_metrics(figures: LabelFigures | None) -> dict[str, dict[str, Any]]:
     if figures is None:
         return {}
     rate, triage = figures.actionability_rate, figures.triage_minutes
-    num, den = rate.get("numerator") or 0, rate.get("denominator") or 0
+    num, den = rate.numerator, rate.denominator
     lo, hi = wilson(num, den) if den else (None, None)
-    runs = triage.get("runs") or 0
+    runs = triage.runs
     return {
-        "actionability_rate": {"value": rate.get("value") if den else None, "num": num, "den": den, "lo": lo, "hi": hi},
-        "triage_minutes": {"value": triage.get("median"), "num": None, "den": runs, "lo": None, "hi": None},
-        "triage_minutes_q3": {"value": triage.get("q3"), "num": None, "den": runs, "lo": None, "hi": None},
+        "actionability_rate": {"value": rate.value if den else None, "num": num, "den": den, "lo": lo, "hi": hi},
+        "triage_minutes": {"value": triage.median, "num": None, "den": runs, "lo": None, "hi": None},
+        "triage_minutes_q3": {"value": triage.q3, "num": None, "den": runs, "lo": None, "hi": None},
     }
 
 

@@ -23,7 +23,7 @@ from ..store.exclusions import Exclusion, read_exclusions
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from .exclusions import excluded_ids
 from .gates import Gates, load_gates
-from .result import LabelFigures
+from .result import LabelFigures, RegistrationSummary
 from .versions import check_past_version, registered_gates, scoped_runs
 
 __all__ = ["ScoreOptions", "ScoringInputs", "load_inputs"]
@@ -76,7 +76,7 @@ class ScoringInputs:
     corpus: Corpus
     experiment: dict[str, Any]
     """The experiment the runs recorded (``runs.sqlite`` meta), as its TOML tables."""
-    registration: dict[str, Any] | None
+    registration: RegistrationSummary | None
     gates: Gates
     gates_path: Path | None
     gates_sha: str
@@ -154,7 +154,7 @@ def _labels(rundir: Path, options: ScoreOptions) -> tuple[Mapping[str, VerdictOv
     if labels is None:
         from ..evidence.summary import label_figures
 
-        labels = {name: LabelFigures(**figures) for name, figures in label_figures(rundir).items()}
+        labels = {name: LabelFigures.model_validate(figures) for name, figures in label_figures(rundir).items()}
     return overrides, labels
 
 
@@ -169,19 +169,20 @@ def load_inputs(rundir: Path, options: ScoreOptions = ScoreOptions()) -> Scoring
     runs, history, corpus, experiment, experiment_file, sealed = _stored(rundir)
     asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
-    registration = _registration(rundir, options, experiment_file, sealed, asked)
-    if registration:
-        runs, registration = scoped_runs(runs, rundir, registration)
+    found = _registration(rundir, options, experiment_file, sealed, asked)
+    registration = None
+    if found:
+        runs, registration = scoped_runs(runs, rundir, found)
     rules = {k: (v if v is not None else DEFAULT_RULES[k]) for k, v in asked.items()}
     gates_path = options.gates
     seed = options.seed if options.seed is not None else 0
     if registration:
-        if gates_path is None and registration["gates"]["path"] != "built-in" and not options.historical:
-            gates_path = Path(registration["gates"]["path"])
-        seed = registration["seeds"]["bootstrap"] if options.seed is None else options.seed
-        rules = registration["rules"]
+        if gates_path is None and registration.gates.path != "built-in" and not options.historical:
+            gates_path = Path(registration.gates.path)
+        seed = registration.seeds.bootstrap if options.seed is None else options.seed
+        rules = registration.rules.model_dump()
     strata = {g.stratum for g in corpus.gold}
-    if registration and registration.get("historical"):
+    if registration and registration.historical:
         gates, gates_sha = registered_gates(rundir, registration, options.gates, strata)
     else:
         gates, _, gates_sha = load_gates(gates_path, strata=strata)

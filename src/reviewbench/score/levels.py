@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .registry import RATE_METRICS
 from .verdicts import Evidence
+
+if TYPE_CHECKING:
+    from .result import MetricEvidence
 
 __all__ = ["EVIDENCE_WORDS", "POPULATIONS", "case_kind", "describe", "metric_evidence"]
 
@@ -65,15 +68,16 @@ def metric_evidence(counts: Mapping[str, Counter[str]]) -> dict[str, dict[str, A
     return out
 
 
-def describe(evidence: Mapping[str, Any]) -> str:
+def describe(evidence: MetricEvidence) -> str:
     """One metric's evidence in words: ``people``, ``judge``, ``automatic``, or, part-way
     through labelling, ``automatic (people 3, judge 1 of 5)``; ``automatic (matching)``
     when no label can change the figure."""
-    if not evidence["judged"]:
+    if not evidence.judged:
         return "automatic (matching)"
-    level = Evidence(evidence["level"])
-    total = sum(evidence[e.value] for e in Evidence)
-    labelled = [f"{EVIDENCE_WORDS[e]} {evidence[e.value]}" for e in (Evidence.HUMAN, Evidence.JUDGE)
-                if evidence[e.value] and e is not level]  # fmt: skip
+    level = evidence.level
+    counts = {Evidence.HUMAN: evidence.human, Evidence.JUDGE: evidence.judge, Evidence.AUTOMATIC: evidence.automatic}
+    total = sum(counts.values())
+    labelled = [f"{EVIDENCE_WORDS[e]} {counts[e]}" for e in (Evidence.HUMAN, Evidence.JUDGE)
+                if counts[e] and e is not level]  # fmt: skip
     word = EVIDENCE_WORDS[level]
     return f"{word} ({', '.join(labelled)} of {total})" if labelled else word

@@ -258,7 +258,7 @@ def _defect_tags(defect: Defect) -> tuple[str, str]:
 
 
 def _mentions(text: str | None, needles: Sequence[str]) -> bool:
-    """Seed 000's ``hit``: any needle as a case-insensitive substring of the whole output."""
+    """A mention: any needle as a case-insensitive substring of the whole output."""
     if not text or not needles:
         return False
     low = text.lower()

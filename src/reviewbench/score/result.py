@@ -12,24 +12,42 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..store.exclusions import Exclusion
 from .verdicts import Evidence, FindingVerdict
 
 __all__ = [
+    "ActionabilityFigure",
+    "AnalysisRecord",
+    "AnalysisRules",
     "AnalysisScore",
+    "AuditSummary",
+    "BootstrapSettings",
     "CompareResult",
     "ConditionScore",
     "CostFigure",
     "CostScore",
+    "CutoffScore",
+    "CutoffSetting",
     "DecisionResult",
     "DecisionStatus",
+    "DifferenceFigure",
     "ExclusionsResult",
     "GateCheck",
+    "GroupDifference",
+    "GroupScore",
     "JudgeSecondary",
+    "LabelFigures",
     "MetricEvidence",
     "MetricValue",
     "ModelFigures",
     "PairedComparison",
+    "RateFigure",
+    "RegisteredSeeds",
+    "RegisteredTable",
+    "RegistrationSummary",
     "ScoreResult",
+    "ScoredRuns",
+    "TriageFigure",
     "UnclearDecision",
     "UnclearSensitivity",
 ]
@@ -39,18 +57,6 @@ Number = int | float
 
 class _Result(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-    def __getitem__(self, key: str) -> Any:
-        for name, info in type(self).model_fields.items():
-            if key in (name, info.alias):
-                return getattr(self, name)
-        raise KeyError(key)
-
-    def __contains__(self, key: object) -> bool:
-        return any(key in (n, i.alias) and n in self.model_fields_set for n, i in type(self).model_fields.items())
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in self else default
 
 
 class DecisionStatus(StrEnum):
@@ -209,15 +215,63 @@ class JudgeSecondary(_Result):
     reason: str | None = Field(description="Why, when not a plain grant.")
 
 
+class RateFigure(_Result):
+    """A rate of people's labels: ``numerator / denominator``, null at 0/0."""
+
+    value: float | None = Field(description="numerator / denominator; null when the denominator is 0.")
+    numerator: int
+    denominator: int
+
+
+class ActionabilityFigure(RateFigure):
+    """True findings passing all five actionability fields / true findings assessed."""
+
+    fields: dict[str, RateFigure] = Field(default_factory=dict, description="Per field: yes / answered.")
+
+
+class TriageFigure(_Result):
+    """Rater minutes per run, summed over raters (inclusive quartiles)."""
+
+    median: float | None
+    q1: float | None
+    q3: float | None
+    runs: int = Field(description="Runs with labelled comments, scored or not.")
+
+
 class LabelFigures(_Result):
     """What people (or a calibrated judge) said about a condition's comments,
     beside the metrics: only with labels in the run directory."""
 
-    actionability_rate: dict[str, Any] = Field(
-        description="True findings passing all five actionability fields / true findings assessed: "
-        "{value, numerator, denominator, fields: {FIELD: {value, numerator, denominator}}}; value null at 0/0.")
-    triage_minutes: dict[str, Any] = Field(
-        description="Rater minutes per run, summed over raters: {median, q1, q3, runs}.")
+    actionability_rate: ActionabilityFigure
+    triage_minutes: TriageFigure
+
+
+class GroupScore(_Result):
+    """The metrics of a group of case clusters scored apart (a holdout stratum, one side of a cut-off)."""
+
+    cases: int = Field(description="Case clusters in the group.")
+    metrics: dict[str, MetricValue] = Field(description="Every rate metric, with its interval.")
+
+
+class DifferenceFigure(_Result):
+    diff: float | None = Field(description="Second group minus first; null when either side has no denominator.")
+    lo: float | None
+    hi: float | None
+
+
+class GroupDifference(_Result):
+    of: str = Field(description="Which difference: 'after - before'.")
+    metrics: dict[str, DifferenceFigure]
+
+
+class CutoffScore(_Result):
+    """The contamination split: the cases before and after a date, and their difference."""
+
+    date: str = Field(description="The cut-off, ISO 8601.")
+    before: GroupScore
+    after: GroupScore
+    difference: GroupDifference
+    undated: int = Field(description="Cases with no source date: in neither side.")
 
 
 class CostFigure(_Result):
@@ -261,11 +315,11 @@ class ConditionScore(_Result):
     valid_defect_cases: int = Field(description="Analysed defect cases with a completed run (the gates count "
                                                 "those of their analysis: end to end, every analysed one).")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
-    holdout: dict[str, Any] | None = Field(default=None, description="Holdout strata (natural), never pooled into "
-                                           "the headline: {stratum: {cases, metrics}}.")
+    holdout: dict[str, GroupScore] | None = Field(default=None, description="Holdout strata (natural), never "
+                                                  "pooled into the headline, by stratum.")
     cost: CostScore | None = Field(default=None, description="With a price table only.")
-    cutoff: dict[str, Any] | None = Field(default=None, description="Contamination split: {date, before, after, "
-                                          "difference, undated}, when a cutoff is given or registered.")
+    cutoff: CutoffScore | None = Field(default=None, description="Contamination split, when a cutoff is given or "
+                                       "registered.")
 
 
 class PairedComparison(_Result):
@@ -316,10 +370,101 @@ class ExcludedBeside(_Result):
     decision_changes: bool = Field(description="It differs from the decision with the exclusions applied.")
 
 
+class BootstrapSettings(_Result):
+    resamples: int
+    seed: int
+    level: float
+    unit: str = Field(description="What is resampled.")
+
+
+class CutoffSetting(_Result):
+    date: str = Field(description="The cut-off applied.")
+    registered: bool = Field(description="It is the registered cut-off (else an exploratory split).")
+    registered_date: str | None = Field(description="The registered cut-off, if any.")
+
+
+class AuditSummary(_Result):
+    """The matcher audit the decisions were checked against (``score/audit.py``)."""
+
+    sound: bool
+    line: str = Field(description="One line for people.")
+    reasons: list[str]
+    source: str = Field(description="Re-run on the corpus, or as recorded in audit.json.")
+
+
+class AnalysisRecord(_Result):
+    """How the figures were made: rules, bootstrap, gates, and what identification means."""
+
+    tolerance: int = Field(description="Lines either side of a gold range that still count as located.")
+    bootstrap: BootstrapSettings
+    gates_sha256: str
+    gates: str = Field(description="The gates file, or 'built-in'.")
+    gated_analysis: str = Field(description="The analysis the gates read: end_to_end or completed.")
+    identification: str = Field(description="What counts as identifying a defect.")
+    verdicts: str = Field(description="Where every finding's verdict was written.")
+    audit: AuditSummary | None = Field(description="Null when the corpus has no audit.")
+    cutoff: CutoffSetting | None
+    holdout_strata: list[str]
+    forge_tree_differences: dict[str, dict[str, list[str]]] = Field(
+        description="Forge runs: cases whose pull requests pushed different trees (bar the guidance files), "
+        "case -> condition -> trees.")  # fmt: skip
+
+
+class RegisteredTable(_Result):
+    path: str = Field(description="The gates file, or 'built-in'.")
+    sha256: str
+    text: str | None = Field(default=None, description="The table's own copy (left out of a score's summary).")
+
+
+class RegisteredSeeds(_Result):
+    experiment: int = Field(description="The run order's seed.")
+    bootstrap: int = Field(description="The bootstrap's seed.")
+
+
+class AnalysisRules(_Result):
+    """The analysis rules a registration freezes (``config/rules.py`` has the defaults)."""
+
+    tolerance: int
+    include_unvalidated: bool
+    bootstrap: int
+
+
+class ScoredRuns(_Result):
+    """Which runs a benchmark version scores (``score/versions.py``)."""
+
+    version: int
+    runs: int = Field(description="Runs started under this version.")
+    since: str | None = Field(description="Its window's start (null for the first version).")
+    until: str | None = Field(description="The next version's registration, if any.")
+    other_versions: dict[str, int] = Field(description="Runs by the version they ran under instead.")
+
+
+class RegistrationSummary(_Result):
+    """The registration a score verified (``score/registration.py``)."""
+
+    file: str
+    version: int
+    registered_at: str
+    verified: bool
+    sha256: str | None = Field(description="The registration file's SHA-256.")
+    sha256_recorded: bool = Field(description="The run store recorded that digest when the runs began.")
+    pre_registered: bool = Field(default=True, description="False: registered after runs had been recorded.")
+    gates: RegisteredTable
+    seeds: RegisteredSeeds
+    rules: AnalysisRules
+    owner: str | None = None
+    approver: str | None = None
+    historical: bool | None = Field(default=None, description="An earlier version read as history (--version).")
+    latest: bool | None = Field(default=None, description="With historical: it is also the latest version.")
+    inputs_checked: bool | None = Field(default=None, description="False: the file was verified, today's "
+                                        "inputs not compared (runs read as history).")
+    scored_runs: ScoredRuns | None = None
+
+
 class ExclusionsResult(_Result):
     """``RUNDIR/exclusions.jsonl`` applied (``score/exclusions.py``): set only when it names any."""
 
-    log: list[dict[str, Any]] = Field(description="Every exclusion, oldest first: kind, id, reason, by, at.")
+    log: list[Exclusion] = Field(description="Every exclusion, oldest first.")
     runs: list[str] = Field(description="Run ids left out.")
     cases: list[str] = Field(description="Case ids left out, every run of them too.")
     without: dict[str, ExcludedBeside] = Field(description="Per condition, the figures with nothing left out.")
@@ -332,8 +477,8 @@ class ScoreResult(_Result):
     comparisons: list[PairedComparison] = Field(description="Paired differences, every pair, both analyses.")
     compare: list[CompareResult] = Field(description="Comparative gates of the gates file.")
     corpus: CorpusSummary
-    analysis: dict[str, Any] = Field(description="Tolerance, bootstrap, gates and what the figures mean.")
-    registration: dict[str, Any] | None = Field(description="The registration verified, if any.")
+    analysis: AnalysisRecord = Field(description="Tolerance, bootstrap, gates and what the figures mean.")
+    registration: RegistrationSummary | None = Field(description="The registration verified, if any.")
     exclusions: ExclusionsResult | None = Field(default=None, description="Set when RUNDIR/exclusions.jsonl "
                                                 "leaves runs or cases out: the figures are without them.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)

@@ -1,8 +1,8 @@
 """Holdout strata: scored on their own, never pooled into headline figures.
 
 Natural cases (``mine --natural``) are the change as it was reviewed when the bug went in:
-a different population from reversed fixes and mutations, older and noisier. Seed 003
-asks that they be reported beside the headline, never inside it.
+a different population from reversed fixes and mutations, older and noisier. They are reported beside the headline, never inside
+it, so they cannot move the decision.
 """
 
 from __future__ import annotations

@@ -24,8 +24,9 @@ from ..config.gates import Gates
 from ..errors import UsageError
 from ..records import RunRow
 from .gates import load_gates, parse_gates
+from .result import RegistrationSummary
 
-__all__ = ["check_past_version", "registered_gates", "scoped_runs", "version_of", "version_phrase"]
+__all__ = ["check_past_version", "registered_gates", "scoped_runs", "version_of", "version_phrase", "version_runs"]
 
 
 def _instant(text: str) -> datetime:
@@ -45,10 +46,11 @@ def version_of(started_at: str | None, versions: list[dict[str, Any]]) -> int:
     return number
 
 
-def scoped_runs(runs: list[RunRow], rundir: Path, registration: dict[str, Any]) -> tuple[list[RunRow], dict[str, Any]]:
-    """The runs of the version ``registration`` names, and the summary with ``scored_runs``
-    (``version``, ``runs``, ``since``/``until`` its window, ``other_versions``: runs by the
-    version they ran under instead)."""
+def scoped_runs(runs: list[RunRow], rundir: Path, registration: dict[str, Any]) -> tuple[list[RunRow], RegistrationSummary]:
+    """The runs of the version ``registration`` (a summary as ``score/registration.py``
+    gives it) names, and the summary, typed, with ``scored_runs`` (``version``, ``runs``,
+    ``since``/``until`` its window, ``other_versions``: runs by the version they ran under
+    instead)."""
     from .registration import registered_versions
 
     versions = registered_versions(rundir) or []
@@ -62,10 +64,18 @@ def scoped_runs(runs: list[RunRow], rundir: Path, registration: dict[str, Any]) 
         "until": later[0] if later else None,
         "other_versions": {str(k): n for k, n in sorted(by_version.items())},
     }
-    kept = [r for r in runs if version_of(r.started_at, versions) == number]
     # The registered table's own copy stays in the file: the summary names it by path and hash.
     gates = {k: v for k, v in registration["gates"].items() if k != "text"}
-    return kept, {**registration, "gates": gates, "scored_runs": scoped}
+    summary = RegistrationSummary.model_validate({**registration, "gates": gates, "scored_runs": scoped})
+    return version_runs(runs, rundir, number), summary
+
+
+def version_runs(runs: list[RunRow], rundir: Path, number: int) -> list[RunRow]:
+    """The runs of ``runs`` that started under registered version ``number``."""
+    from .registration import registered_versions
+
+    versions = registered_versions(rundir) or []
+    return [r for r in runs if version_of(r.started_at, versions) == number]
 
 
 def check_past_version(number: int, asked: dict[str, Any], seed: int | None, new_version: bool) -> None:
@@ -84,7 +94,7 @@ def check_past_version(number: int, asked: dict[str, Any], seed: int | None, new
                          f"{', '.join(given)} (a change is a new version, with runs of its own)")  # fmt: skip
 
 
-def registered_gates(rundir: Path, registration: dict[str, Any], given: Path | None,
+def registered_gates(rundir: Path, registration: RegistrationSummary, given: Path | None,
                      strata: set[str]) -> tuple[Gates, str]:  # fmt: skip
     """The gates version ``registration`` registered, and their SHA-256: ``given`` (the
     ``--gates`` file), else the registered file or built-in table while it still hashes as
@@ -97,8 +107,8 @@ def registered_gates(rundir: Path, registration: dict[str, Any], given: Path | N
     """
     from .registration import registered_versions
 
-    number, frozen = registration["version"], registration["gates"]
-    registered = frozen["sha256"]
+    number, frozen = registration.version, registration.gates
+    registered = frozen.sha256
     if given is not None:
         gates, _, sha = load_gates(given, strata=strata)
         if sha != registered:
@@ -106,7 +116,7 @@ def registered_gates(rundir: Path, registration: dict[str, Any], given: Path | N
                              f"registered {registered[:12]}…): a version is scored by its own gates; a change is a "
                              "new version, with runs of its own")  # fmt: skip
         return gates, sha
-    path = None if frozen["path"] == "built-in" else Path(frozen["path"])
+    path = None if frozen.path == "built-in" else Path(frozen.path)
     try:
         gates, _, sha = load_gates(path, strata=strata)
     except UsageError:  # the file is gone: its copy may still be in the registration
@@ -116,14 +126,14 @@ def registered_gates(rundir: Path, registration: dict[str, Any], given: Path | N
     [version] = [v for v in registered_versions(rundir) or [] if v["version"] == number]
     text = version["frozen"]["gates"].get("text")
     if text is None or hashlib.sha256(text.encode()).hexdigest() != registered:
-        raise UsageError(f"the gates {frozen['path']} changed since version {number} was registered, and the "
+        raise UsageError(f"the gates {frozen.path} changed since version {number} was registered, and the "
                          "registration holds no copy: pass the registered table as --gates")  # fmt: skip
     return parse_gates(text, f"version {number}'s registered gates", strata), registered
 
 
-def version_phrase(registration: dict[str, Any] | None) -> str:
+def version_phrase(registration: RegistrationSummary | None) -> str:
     """"version 2, registered after runs" (or "not registered"): what a decision line says."""
-    if not registration:
+    if registration is None:
         return "not registered"
-    when = "pre-registered" if registration.get("pre_registered", True) else "registered after runs"
-    return f"version {registration['version']}, {when}"
+    when = "pre-registered" if registration.pre_registered else "registered after runs"
+    return f"version {registration.version}, {when}"

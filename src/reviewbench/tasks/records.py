@@ -104,7 +104,7 @@ class Grade(_Record):
         "the base ('suite', tasks grade --p2p suite).",
     )
     overreach_flag: bool = Field(
-        default=False, description="Seed 002's overreach: more than one file changed outside the gold patch's files."
+        default=False, description="Overreach: more than one file changed outside the gold patch's files."
     )
     files: int = Field(ge=0, description="Files the patch changes (0 when it did not parse).")
     lines: int = Field(ge=0, description="Added + removed lines of the patch.")

@@ -18,7 +18,7 @@ from reviewbench.config import ValidateConfig
 from reviewbench.errors import CorpusError
 from reviewbench.records import RepoInfo
 from reviewbench.tasks.grade_run import GRADE_LOG_DIR, GRADES_JOURNAL, grade_solutions, read_grades
-from reviewbench.tasks.records import GRADES_FILE, GradeStatus, Task, TasksCounts, TasksMeta
+from reviewbench.tasks.records import GRADES_FILE, Grade, GradeStatus, SolutionState, Task, TasksCounts, TasksMeta
 from reviewbench.tasks.solutions import Solution
 from reviewbench.tasks.store import read_tasks, write_tasks
 
@@ -133,7 +133,7 @@ def project(tmp_path_factory):
 
 
 def _solution(
-    name: str, patch: str | None, state: str = "completed", condition: str = "A", rep: int = 0
+    name: str, patch: str | None, state: str = "patched", condition: str = "A", rep: int = 0
 ) -> Solution:
     return Solution(run_id=f"{condition}-{name}-{rep}", instance_id="proj-0001", condition=condition, repetition=rep,
                     state=state, patch=patch)  # fmt: skip
@@ -190,7 +190,7 @@ def test_empty_patch_applies_but_does_not_resolve(graded):
 
 def test_a_run_without_a_patch_is_not_resolved_and_says_so(graded):
     g = graded[1]["failed"]
-    assert (g.status, g.applies_clean, g.tests_pass, g.run_state) == (
+    assert (g.status, g.applies_clean, g.tests_pass, g.solution_state) == (
         GradeStatus.NO_PATCH,
         False,
         False,
@@ -288,7 +288,7 @@ def test_a_damaged_journal_is_reported_with_its_line(project, tmp_path):
 def test_a_run_of_an_unknown_task_is_refused(project, tmp_path):
     _, tasks, gold = project
     stray = Solution(
-        run_id="x", instance_id="nope-1", condition="A", repetition=0, state="completed", patch=gold
+        run_id="x", instance_id="nope-1", condition="A", repetition=0, state="patched", patch=gold
     )
     with pytest.raises(CorpusError, match="has runs of task nope-1"):
         grade_solutions(tmp_path, read_tasks(tasks), [stray], _config())
@@ -303,7 +303,7 @@ def test_a_missing_base_commit_rejects_that_task_and_grades_the_others(project, 
     write_tasks(other, [good, broken], lambda sha: taskset.meta.model_copy(update={"tasks_sha256": sha}))
     ok = _solution("gold", gold)
     lost = Solution(run_id="lost", instance_id="broken-1", condition="A", repetition=0,
-                    state="completed_findings", patch=gold)  # fmt: skip
+                    state=SolutionState.PATCHED, patch=gold)  # fmt: skip
     (tmp_path / "run").mkdir()
     summary = grade_solutions(tmp_path / "run", read_tasks(other), [ok, lost], _config())
     by_run = {g.run_id: g for g in summary.grades}
@@ -370,3 +370,17 @@ def test_whole_suite_pass_to_pass_catches_a_regression_elsewhere(tmp_path):
     assert suite["A-gold-0"].p2p_total == 2 and "tests/test_other.py::test_other_fails" not in suite["A-gold-0"].not_passed
     # Seed 002's overreach flag needs more than one file outside the gold files.
     assert suite["A-breaks-0"].overreach == 1 and not suite["A-breaks-0"].overreach_flag
+
+
+@pytest.mark.parametrize("run_state, said", [("completed_findings", "patched"), ("completed_no_findings", "no_change"),
+                                             ("invalid", "no_diff"), ("timed_out", "timed_out")])  # fmt: skip
+def test_a_grade_says_how_the_solver_run_ended_in_task_words_and_reads_older_grades(run_state, said):
+    old = {"run_id": "r", "instance_id": "t", "condition": "c", "repetition": 0, "run_state": run_state,
+           "status": "no_patch", "applies_clean": False, "tests_pass": False, "partial": False, "overreach": 0,
+           "overreach_files": [], "files": 0, "lines": 0, "f2p_passed": 0, "f2p_total": 0, "p2p_passed": 0,
+           "p2p_total": 0, "not_passed": []}  # fmt: skip
+    grade = Grade.model_validate(old)  # a grades.jsonl line written before the field was renamed
+    assert grade.solution_state == said
+    dumped = grade.model_dump(mode="json")
+    assert dumped["solution_state"] == said and "run_state" not in dumped
+    assert Grade.model_validate(dumped) == grade

@@ -26,7 +26,7 @@ def G(condition, task, rep, status="tested", resolved=False, *, applies=None, pa
       overreach=(), reason=None):  # fmt: skip
     applies = status in ("tested", "test_patch_failed") if applies is None else applies
     return Grade(run_id=f"{condition}-{task}-{rep}", instance_id=task, condition=condition, repetition=rep,
-                 run_state="completed", status=GradeStatus(status), reason=reason, applies_clean=applies,
+                 solution_state="patched", status=GradeStatus(status), reason=reason, applies_clean=applies,
                  tests_pass=resolved, partial=partial, overreach=len(overreach), overreach_files=list(overreach),
                  files=files + len(overreach), lines=2, f2p_passed=int(resolved or partial), f2p_total=1,
                  p2p_passed=0, p2p_total=0, not_passed=[])  # fmt: skip

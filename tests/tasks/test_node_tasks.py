@@ -47,7 +47,7 @@ def _grade(mined, tmp_path, patches: dict[str, str]):
     taskset = read_tasks(out)
     (task,) = taskset.tasks
     solutions = [Solution(run_id=f"A-{name}-0", instance_id=task.instance_id, condition="A", repetition=0,
-                          state="completed", patch=patch) for name, patch in patches.items()]  # fmt: skip
+                          state="patched", patch=patch) for name, patch in patches.items()]  # fmt: skip
     (tmp_path / "rundir").mkdir()
     summary = grade_solutions(tmp_path / "rundir", taskset, solutions, ValidateConfig(jobs=1, timeout=120))
     return task, {g.run_id.split("-")[1]: g for g in summary.grades}

@@ -94,7 +94,7 @@ subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-
     assert len(solutions) == 6 and {s.instance_id for s in solutions} == {"proj-0001"}
     by = {(s.condition, s.repetition): s for s in solutions}
     assert by["gold", 0].patch == project.gold and by["gold", 1].patch == project.gold
-    assert by["noop", 0].patch == "" and by["noop", 0].state == "completed_no_findings"
+    assert by["noop", 0].patch == "" and by["noop", 0].state == "no_change"
     busy_patch = by["busy", 0].patch
     assert "+++ b/new_module.py" in busy_patch and "deleted file mode" in busy_patch
     assert "-A calculator." in busy_patch and "+A better calculator." in busy_patch
@@ -185,7 +185,7 @@ def test_cli_runs_and_prints_json(tmp_path, project):
     proc = run_cli(*cmd)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["planned"] == 2 and data["by_state"] == {"completed_no_findings": 2}
+    assert data["planned"] == 2 and data["by_state"] == {"no_change": 2}
     plain = run_cli(*cmd[:-1])
     assert plain.returncode == 0 and "2 already done" in plain.stdout
 
@@ -298,7 +298,7 @@ while not pathlib.Path({str(flag)!r}).exists():
     resumed = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     _, solutions = read_solutions(tmp_path / "runs")
-    assert {s.state for s in solutions} == {"completed_findings"}
+    assert {s.state for s in solutions} == {"patched"}
 
 
 def test_tasks_run_TASKS_EXPERIMENT_works_without_a_tasks_line_in_the_file(tmp_path, project, cli):

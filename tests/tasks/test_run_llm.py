@@ -99,7 +99,7 @@ def test_no_diff_is_invalid_and_an_empty_diff_is_no_change(tmp_path, project):
     assert summary.by_state == {"completed_no_findings": 1, "invalid": 1}
     _, solutions = read_solutions(tmp_path / "runs")
     by_state = {s.state: s for s in solutions}
-    assert by_state["invalid"].patch is None and by_state["completed_no_findings"].patch == ""
+    assert by_state["no_diff"].patch is None and by_state["no_change"].patch == ""
     store = RunStore(tmp_path / "runs" / "runs.sqlite")
     invalid = next(r for r in store.runs() if r.state == "invalid")
     store.close()
@@ -193,4 +193,4 @@ def test_kill_and_resume_completes_every_run_exactly_once(git_repo, tmp_path):
         assert summary["already_done"] == len(before) and summary["requests"] == 12 - len(before)
         assert server.count - 12 <= 2  # at most the requests in flight at the kill were asked twice
     _, after = read_solutions(out)
-    assert len(after) == 12 and {s.state for s in after} == {"completed_findings"}
+    assert len(after) == 12 and {s.state for s in after} == {"patched"}

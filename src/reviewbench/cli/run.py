@@ -37,26 +37,28 @@ def _clip(text: str) -> str:
     return text if len(text) <= ERROR_SHOWN else text[: ERROR_SHOWN - 1] + "…"
 
 
-def show_runs(label: str, execute: Callable[[OnUpdate], RunSummary], out: Path,
-              as_json: bool) -> None:  # fmt: skip
+def show_runs(label: str, execute: Callable[[OnUpdate], RunSummary], out: Path, as_json: bool,
+              state_name: Callable[[str], str] = str) -> None:  # fmt: skip
     """Run ``execute(on_update)`` under a progress bar of run states, then print its summary
-    (review runs and fix-task runs share the runner, hence this output)."""
+    (review runs and fix-task runs share the runner, hence this output; ``state_name`` says a
+    run state in the caller's words: a fix task's ``patched`` for ``completed_findings``)."""
     with progress(label) as update:
 
         def on_update(counts: Counter, done: int, total: int, last_error: str | None = None) -> None:
-            states = " ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+            states = " ".join(f"{state_name(k)}={v}" for k, v in sorted(counts.items()))
             update(done, total, states + (f"; last error {_clip(last_error)}" if last_error else ""))
 
         summary = execute(on_update)
+    by_state = {state_name(k): n for k, n in summary.by_state.items()}
     if as_json:
         print_json({"out": str(out), "planned": summary.planned, "already_done": summary.already_done,
-                    "requests": summary.requests, "by_state": summary.by_state,
+                    "requests": summary.requests, "by_state": by_state,
                     "unanswered_conditions": summary.unanswered, "stopped_conditions": summary.stopped,
                     "not_started": summary.not_started})  # fmt: skip
     else:
         console.print(f"{summary.planned} runs planned, {summary.already_done} already done, "
                       f"{summary.requests} requests sent; results in {out}", markup=False)  # fmt: skip
-        console.print(count_table("state", "runs", summary.by_state, sum(summary.by_state.values())))
+        console.print(count_table("state", "runs", by_state, sum(by_state.values())))
     if summary.stopped:  # the cause in one line; the runs not started are resumed by running again
         name, cause = next(iter(sorted(summary.stopped.items())))
         more = f" (and {len(summary.stopped) - 1} more conditions)" if len(summary.stopped) > 1 else ""

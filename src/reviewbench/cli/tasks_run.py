@@ -26,12 +26,13 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     The task directory is the one EXPERIMENT names (``tasks = "DIR"``), or TASKS when given.
 
     Each run (task x condition x repetition) ends in exactly one state, recorded with its
-    patch and provenance in OUT/runs.sqlite: completed_findings (a patch),
-    completed_no_findings (no change), invalid (no diff in the answer), failed, timed_out,
-    cancelled. Running again resumes; an answered run is never requested twice.
+    patch and provenance in OUT/runs.sqlite: patched (a non-empty patch), no_change,
+    no_diff (no diff in the answer), failed, timed_out, cancelled. Running again resumes;
+    an answered run is never requested twice.
     """
     from ..review.runner import check_conditions
     from ..tasks.experiment import load_tasks_experiment
+    from ..tasks.records import solution_state
     from ..tasks.run import run_tasks  # pulls in the solver adapters
 
     if len(paths) > 2:
@@ -41,7 +42,8 @@ def tasks_run_command(paths: tuple[Path, ...], out: Path, retry_failed: bool, as
     check_conditions(loaded.path, [(c.name, c.solver, None) for c in loaded.config.condition])
     with run_lock(out):  # one writer per run directory
         show_runs("solving", lambda on_update: run_tasks(loaded, out, retry_failed=retry_failed,
-                                                         on_update=on_update), out, as_json)  # fmt: skip
+                                                         on_update=on_update), out, as_json,
+                  state_name=lambda state: solution_state(state).value)  # fmt: skip
 
 
 @click.command("init")

@@ -26,7 +26,7 @@ from ..validate.testcmd import TestCommand, VerdictKind
 from ..validate.worker import ScratchTree, note_carried
 from .grade_infra import restore_test_infra, test_infra_paths
 from .grade_patch import ParsedPatch, PatchRejected, parse_patch
-from .records import Grade, GradeStatus, Task
+from .records import Grade, GradeStatus, SolutionState, Task, solution_state
 from .solutions import Solution
 from .testrun import run_tests, task_test_files
 
@@ -41,7 +41,7 @@ class GradeJob:
     instance_id: str
     condition: str
     repetition: int
-    run_state: str
+    solution_state: SolutionState
     patch: str
     base: str
     test_patch: str
@@ -64,7 +64,7 @@ class GradeJob:
         assert solution.patch is not None
         return cls(
             run_id=solution.run_id, instance_id=solution.instance_id, condition=solution.condition,
-            repetition=solution.repetition, run_state=solution.state, patch=solution.patch,
+            repetition=solution.repetition, solution_state=solution.state, patch=solution.patch,
             base=task.base_commit, test_patch=task.test_patch, fail_to_pass=tuple(task.FAIL_TO_PASS),
             pass_to_pass=tuple(task.PASS_TO_PASS), gold_files=tuple(task.gold_files), log=log, p2p_suite=p2p_suite,
             products=products,
@@ -112,10 +112,10 @@ def test_selection(task_ids: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def _base(solution: Solution | GradeJob, status: GradeStatus, **values: object) -> Grade:
-    run_state = solution.run_state if isinstance(solution, GradeJob) else solution.state
+    state = solution.solution_state if isinstance(solution, GradeJob) else solution.state
     fields: dict[str, object] = {
         "run_id": solution.run_id, "instance_id": solution.instance_id, "condition": solution.condition,
-        "repetition": solution.repetition, "run_state": run_state, "status": status,
+        "repetition": solution.repetition, "solution_state": state, "status": status,
         "applies_clean": False, "tests_pass": False, "partial": False, "overreach": 0,
         "overreach_files": [], "files": 0, "lines": 0, "f2p_passed": 0, "f2p_total": 0,
         "p2p_passed": 0, "p2p_total": 0, "not_passed": [],
@@ -143,7 +143,7 @@ def pregrade(solution: Solution, task: Task) -> Grade | None:
     totals = {"f2p_total": len(task.FAIL_TO_PASS), "p2p_total": len(task.PASS_TO_PASS),
               "not_passed": sorted({*task.FAIL_TO_PASS, *task.PASS_TO_PASS})}  # fmt: skip
     if solution.patch is None:
-        return _base(solution, GradeStatus.NO_PATCH, reason=f"no patch to grade: the run ended {solution.state}",
+        return _base(solution, GradeStatus.NO_PATCH, reason=f"no patch to grade: the run ended {solution_state(solution.state).value}",
                      **totals)  # fmt: skip
     if not solution.patch.strip():
         return None  # the solver changed nothing: that is graded, by the tests
@@ -257,7 +257,7 @@ def _test_patch_paths(test_patch: str) -> frozenset[str]:
 
 def _grade_error(command: TestCommand, exc: Exception) -> Grade:
     """The result of a job whose grading raised; the caller fills in the run's identity."""
-    return Grade(run_id="", instance_id="", condition="", repetition=0, run_state="", status=GradeStatus.ERROR,
+    return Grade(run_id="", instance_id="", condition="", repetition=0, solution_state=SolutionState.FAILED, status=GradeStatus.ERROR,
                  reason=f"grading failed: {type(exc).__name__}: {exc}", applies_clean=False, tests_pass=False,
                  partial=False, overreach=0, overreach_files=[], files=0, lines=0, f2p_passed=0, f2p_total=0,
                  p2p_passed=0, p2p_total=0, not_passed=[])  # fmt: skip

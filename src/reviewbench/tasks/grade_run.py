@@ -24,7 +24,7 @@ from ..validate.executors import run_jobs
 from ..validate.npm import build_node_modules
 from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
 from .grade import GradeJob, grade_solution, patch_digest, pregrade, rejected
-from .records import GRADES_FILE, Grade, Task
+from .records import GRADES_FILE, Grade, Task, solution_state
 from .solutions import Solution
 from .store import TaskSet, read_tasks
 from .testrun import require_per_test
@@ -155,7 +155,7 @@ def grade_solutions(
 
         def record_job(job: GradeJob, grade: Grade) -> None:
             identity = {"run_id": job.run_id, "instance_id": job.instance_id, "condition": job.condition,
-                        "repetition": job.repetition, "run_state": job.run_state}  # fmt: skip
+                        "repetition": job.repetition, "solution_state": solution_state(job.solution_state)}  # fmt: skip
             record(grade.model_copy(update=identity))
 
         for test_cmd, group in by_command.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from ..records import RepoInfo
 
@@ -83,6 +83,30 @@ class GradeStatus(StrEnum):
     """Grading itself broke (see the log): not scored."""
 
 
+class SolutionState(StrEnum):
+    """How a solver run ended, in the words of fix tasks (the run engine records the shared
+    :class:`~reviewbench.records.RunState`; :func:`solution_state` translates)."""
+
+    PATCHED = "patched"
+    """A non-empty patch."""
+    NO_CHANGE = "no_change"
+    """The solver changed nothing (an empty patch, graded by the tests)."""
+    NO_DIFF = "no_diff"
+    """The answer held no parsable diff."""
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+
+
+_FROM_RUN_STATE = {"completed_findings": SolutionState.PATCHED, "completed_no_findings": SolutionState.NO_CHANGE,
+                   "invalid": SolutionState.NO_DIFF}  # fmt: skip
+
+
+def solution_state(run_state: str) -> SolutionState:
+    """A run's state (a :class:`~reviewbench.records.RunState` value) as a fix task says it."""
+    return _FROM_RUN_STATE.get(run_state) or SolutionState(run_state)
+
+
 class Grade(_Record):
     """``grades.jsonl``: the grade of one solver run, one per line."""
 
@@ -90,7 +114,14 @@ class Grade(_Record):
     instance_id: str = Field(description="The task.")
     condition: str = Field(description="The experiment condition of the run.")
     repetition: int = Field(ge=0, description="The run's repetition (0-based).")
-    run_state: str = Field(description="The run's terminal state (a RunState value).")
+    solution_state: SolutionState = Field(validation_alias=AliasChoices("solution_state", "run_state"),
+                                          description="How the solver run ended (grades written before this "
+                                          "field was named held the run's state as run_state: read as this).")
+
+    @field_validator("solution_state", mode="before")
+    @classmethod
+    def _from_run_state(cls, value: object) -> object:
+        return solution_state(value) if isinstance(value, str) else value
     status: GradeStatus = Field(description="How far grading got; TESTED when the tests ran.")
     reason: str | None = Field(default=None, description="Why the patch was not tested, when it was not.")
     applies_clean: bool = Field(description="Strict 'git apply --check' accepted the patch at the base (an empty patch applies).")
@@ -119,4 +150,4 @@ class Grade(_Record):
     patch_sha256: str | None = Field(default=None, description="SHA-256 of the patch graded; a changed patch is graded again.")
     touched_test_infra: bool = Field(default=False, description="The patch changed graded test files, conftest.py, pytest configuration, sitecustomize/usercustomize or .pth files: they were restored from the base before testing, and the run is never resolved.")
 
-__all__ += ["GRADES_FILE", "Grade", "GradeStatus"]
+__all__ += ["GRADES_FILE", "Grade", "GradeStatus", "SolutionState", "solution_state"]

@@ -86,7 +86,7 @@ def _tip(task: str, condition: str, repetition: int, grade: Grade | None) -> str
     verdict = "RESOLVED" if grade.tests_pass else ("PARTIAL" if grade.partial else "NOT RESOLVED")
     if grade.status is GradeStatus.ERROR:
         verdict = "NOT SCORED (grading failed)"
-    lines = [head, f"{verdict} · {grade.status.value} · run {grade.run_state}",
+    lines = [head, f"{verdict} · {grade.status.value} · {grade.solution_state.value.replace('_', ' ')}",
              f"applies clean: {'yes' if grade.applies_clean else 'no'} · patch: {grade.files} files, {grade.lines} lines",
              f"FAIL_TO_PASS {grade.f2p_passed}/{grade.f2p_total} · PASS_TO_PASS {grade.p2p_passed}/{grade.p2p_total}"]  # fmt: skip
     if grade.overreach:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import CorpusError
 from ..store.runs import RUNS_DB, RunStore
+from .records import SolutionState, solution_state
 
 __all__ = ["Solution", "read_solutions"]
 
@@ -20,8 +21,8 @@ class Solution:
     instance_id: str
     condition: str
     repetition: int
-    state: str
-    """The run's terminal state (a :class:`~reviewbench.records.RunState` value)."""
+    state: SolutionState
+    """How the run ended (the run's state in the words of fix tasks)."""
     patch: str | None
     """The unified diff the solver produced ("" for no change); None when there is none
     to grade (the run failed, timed out, or its answer held no parsable diff)."""
@@ -43,7 +44,7 @@ def read_solutions(rundir: Path) -> tuple[Path, list[Solution]]:
                               "run 'reviewbench tasks run' into it first")  # fmt: skip
         solutions = [
             Solution(run_id=run.run_id, instance_id=run.case_id, condition=run.condition,
-                     repetition=run.repetition, state=run.state, patch=run.patch)  # fmt: skip
+                     repetition=run.repetition, state=solution_state(run.state), patch=run.patch)  # fmt: skip
             for run in store.runs()
         ]
     finally:

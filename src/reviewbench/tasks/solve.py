@@ -6,9 +6,10 @@ a chat solver's diff is extracted from its text (``tasks/extract.py``); a comman
 patch is what it changed in a fresh single-commit export of the base tree
 (``tasks/export.py``), taken per attempt so repetitions never see each other's edits.
 
-States: ``completed_findings`` a non-empty patch; ``completed_no_findings`` no change;
-``invalid`` an answer with no diff in it; ``failed``, ``timed_out``, ``cancelled`` as for
-reviews. The raw answer (model text, or the command's stdout) is kept in ``raw_output``.
+States (the engine's shared ones; fix tasks name them ``SolutionState``): ``completed_findings``
+a non-empty patch (``patched``); ``completed_no_findings`` no change (``no_change``);
+``invalid`` an answer with no diff in it (``no_diff``); ``failed``, ``timed_out``,
+``cancelled`` as for reviews. The raw answer (model text, or the command's stdout) is kept in ``raw_output``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,15 @@ from reviewbench.config import ValidateConfig
 from reviewbench.errors import CorpusError
 from reviewbench.records import RepoInfo
 from reviewbench.tasks.grade_run import GRADE_LOG_DIR, GRADES_JOURNAL, grade_solutions, read_grades
-from reviewbench.tasks.records import GRADES_FILE, Grade, GradeStatus, SolutionState, Task, TasksCounts, TasksMeta
+from reviewbench.tasks.records import (
+    GRADES_FILE,
+    Grade,
+    GradeStatus,
+    SolutionState,
+    Task,
+    TasksCounts,
+    TasksMeta,
+)
 from reviewbench.tasks.solutions import Solution
 from reviewbench.tasks.store import read_tasks, write_tasks
 

@@ -144,7 +144,7 @@ def main() -> None:
         tasks = taskset.tasks
         print(f"{len(tasks)} tasks from {repo}" + ("" if len(tasks) >= args.min_tasks else
               f" (fewer than {args.min_tasks}: widen the history)"))  # fmt: skip
-        solutions = [Solution(f"{kind}-{t.instance_id}", t.instance_id, kind, 0, "completed", patch)
+        solutions = [Solution(f"{kind}-{t.instance_id}", t.instance_id, kind, 0, "patched", patch)
                      for t in tasks for kind, patch in (("gold", t.patch), ("empty", ""))]  # fmt: skip
         test_cmd = args.test_cmd or taskset.meta.test_cmd
         command = TestCommand(test_cmd)

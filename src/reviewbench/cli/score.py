@@ -10,7 +10,6 @@ import click
 from rich.table import Table
 
 from ..errors import ReviewbenchError
-from ..score.result import DecisionStatus
 from ._output import console, print_json, say
 
 if TYPE_CHECKING:
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
         CorpusSummary,
         CostFigure,
         CostScore,
+        DecisionStatus,
         ExcludedBeside,
         LabelFigures,
         MetricValue,
@@ -164,7 +164,7 @@ def _print_decision(data: ConditionScore, version: str) -> None:
     decision = data.decision
     reason = f" ({decision.reason})" if decision.reason else ""
     status = _said(decision.status)
-    if decision.status is DecisionStatus.NEEDS_LABELS:
+    if decision.status == "needs_labels":
         status += f": {decision.labels_needed} located findings await a label"
     console.print(f"  decision ({version}): {decision.authority} [{status}]{reason}", markup=False)
     if secondary := data.judge_secondary:

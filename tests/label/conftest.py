@@ -119,7 +119,8 @@ def write_corpus(out: Path) -> Path:
 def write_runs(out: Path, corpus: Path, findings: dict | None = None, repeats: int = 1,
                extra: dict | None = None) -> Path:
     """Runs of every condition on every case, ``repeats`` times each (the same findings every
-    time, plus ``extra[(condition, case, repetition)]``); the run store is created if new."""
+    time, plus ``extra[(condition, case, repetition)]``); the run store is created if new.
+    A claim is its text (at line 2) or a (text, line) pair."""
     findings_by_run = FINDINGS if findings is None else findings
     gold_sha = json.loads((corpus / "corpus.json").read_text())["gold_sha256"]
     out.mkdir(parents=True, exist_ok=True)
@@ -129,8 +130,9 @@ def write_runs(out: Path, corpus: Path, findings: dict | None = None, repeats: i
     store.set_meta({"corpus_path": str(corpus), "gold_sha256": gold_sha, "experiment": json.dumps(experiment)})
     for condition, case_id, rep in ((c, k, r) for c in CONDITIONS for k in CASE_IDS for r in range(repeats)):
         claims = [*findings_by_run.get((condition, case_id), []), *(extra or {}).get((condition, case_id, rep), [])]
-        findings = [Finding(path=f"app/{case_id}.py", line=2, claim=c, raw=f"app/{case_id}.py:2 {c}")
-                    for c in claims]  # fmt: skip
+        placed = [c if isinstance(c, tuple) else (c, 2) for c in claims]
+        findings = [Finding(path=f"app/{case_id}.py", line=line, claim=c, raw=f"app/{case_id}.py:{line} {c}")
+                    for c, line in placed]  # fmt: skip
         store.record(RunRow(
             run_id=run_id(case_id, condition, rep), case_id=case_id, condition=condition, repetition=rep,
             variant="original", state="completed_findings" if findings else "completed_no_findings",

@@ -1,11 +1,15 @@
-"""Exports to the evaluation ecosystem, loaded back with the real libraries (optional test
-dependencies: the tests skip without them)."""
+"""Exports to the evaluation ecosystem, loaded back with the real libraries (the ``exports``
+extra, which scripts/bootstrap installs: outside CI a test skips without its library, in CI
+it fails, so a lost pin cannot turn into a silent skip)."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +21,12 @@ def reviewbench(*args: object) -> subprocess.CompletedProcess[str]:
                           check=False)  # fmt: skip
 
 
+def library(name: str):
+    if os.environ.get("CI"):
+        return importlib.import_module(name)
+    return pytest.importorskip(name, reason=f"{name} is in the exports extra: pip install -e '.[exports]'")
+
+
 @pytest.fixture
 def rundir(tmp_path):
     corpus = write_corpus(tmp_path / "corpus", 4, 3)
@@ -25,10 +35,13 @@ def rundir(tmp_path):
 
 
 def test_inspect_log_reads_back_with_inspect_ai(tmp_path, rundir):
-    log_module = pytest.importorskip("inspect_ai.log")
+    log_module = library("inspect_ai.log")
     proc = reviewbench("export", rundir, "--format", "inspect", "--out", tmp_path / "logs")
     assert proc.returncode == 0, proc.stderr
-    log = log_module.read_eval_log(str(tmp_path / "logs" / "bot.json"))
+    # inspect's own listing (what 'inspect view' shows) finds it: a name starting with an ISO time.
+    (listed,) = log_module.list_eval_logs(str(tmp_path / "logs"))
+    assert (listed.task, Path(listed.name).name in proc.stdout) == ("reviewbench-bot", True)
+    log = log_module.read_eval_log(listed.name)
     assert (log.status, log.eval.task, log.eval.model) == ("success", "reviewbench/bot", "m-1")
     # One sample per run: (4 defect cases + 4 mirrors + 3 controls) x 2 repetitions.
     assert len(log.samples) == 22 and log.results.total_samples == 22
@@ -46,9 +59,11 @@ def test_inspect_log_reads_back_with_inspect_ai(tmp_path, rundir):
 
 
 def test_hf_dataset_loads_with_datasets_and_holds_no_gold(tmp_path, rundir, monkeypatch):
-    datasets = pytest.importorskip("datasets")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    # Before the import: huggingface_hub and datasets read these when first imported.
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))  # nothing read from or written to ~/.cache
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a local directory: no request to any hub
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    datasets = library("datasets")
     out = tmp_path / "public"
     proc = reviewbench("export", rundir, "--format", "hf", "--out", out)
     assert proc.returncode == 0, proc.stderr
@@ -61,6 +76,23 @@ def test_hf_dataset_loads_with_datasets_and_holds_no_gold(tmp_path, rundir, monk
     assert gold in text  # committed to, not revealed
     for leak in ("boundary", "fix_reversal", "control", "expect_finding", "mirror\"", "-mirror"):
         assert leak not in (out / "data" / "test.jsonl").read_text(), leak
+
+
+def test_inspect_log_names_follow_inspects_convention():
+    from reviewbench.report.inspect_log import log_name
+
+    created = "2026-03-02T09:00:00+00:00"
+    assert log_name("bot", created) == f"2026-03-02T09-00-00+00-00_reviewbench-bot_{_sha('bot')}.json"
+    # '_' separates inspect's parts: a condition's own is written '-', and the id keeps
+    # apart two names that then read alike.
+    assert log_name("flag_all", created).split("_")[1] == "reviewbench-flag-all"
+    assert log_name("flag_all", created) != log_name("flag-all", created)
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def test_ecosystem_formats_need_a_directory(rundir):

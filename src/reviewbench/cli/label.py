@@ -15,7 +15,8 @@ __all__ = ["agreement_command", "judge_group", "label_group"]
 _RUNDIR = click.argument("rundir", type=click.Path(path_type=Path, file_okay=False))
 
 
-@click.group("label", cls=HelpGroup, order=("serve", "invite", "export", "import", "queue", "status", "verdicts"))
+@click.group("label", cls=HelpGroup, order=("serve", "invite", "export", "import", "carry", "queue", "status",
+                                             "verdicts"))  # fmt: skip
 def label_group() -> None:
     """Human labels: packets for blinded raters, a labelling app, adjudication.
 
@@ -28,6 +29,7 @@ def label_group() -> None:
       reviewbench label invite runs/first cat                      # one more rater's link
       reviewbench label queue runs/first                           # what to label first
       reviewbench label status runs/first                          # who, how many, chain head
+      reviewbench label carry runs/first runs/second               # the labels of identical claims
       reviewbench agreement runs/first --json
     """
 
@@ -73,6 +75,42 @@ def import_command(rundir: Path, file: Path, rater: str | None, adjudicator: str
     n = import_labels(rundir, file, rater=rater, adjudicator=adjudicator)
     who = f"rater {rater}" if rater else f"adjudicator {adjudicator}"
     err_console.print(f"imported {n} labels from {file!s} as {who}")
+
+
+@label_group.command("carry")
+@click.argument("old", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("new", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--dry-run", is_flag=True, help="Say what would be carried; write no label.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def carry_command(old: Path, new: Path, dry_run: bool, as_json: bool) -> None:
+    """Carry people's labels from OLD to the identical claims of NEW (a rerun on the same corpus).
+
+    Identical: the same case, the same path and line, the same text once split into atomic
+    claims and normalised (NFC, case-folded, white space collapsed), the same occurrence in
+    its review. Every rater's and adjudicator's current label is copied as a row marked
+    carried, with where it came from (OLD's label chain head, the row's seq and digest).
+    Scores use them; agreement leaves them out. Claims NEW has labels of already, and judge
+    labels, are not carried. Refused when the two runs recorded different gold. OLD is
+    only read.
+    """
+    from ..label.carry import carry_labels
+
+    result = carry_labels(old, new, dry_run=dry_run)
+    if as_json:
+        print_json(result.as_dict())
+        return
+    o = result.origin
+    roles = ", ".join(f"{n} {role}" for role, n in sorted(result.by_role.items())) or "none"
+    verb = "would carry" if dry_run else "carried"
+    count = result.planned if dry_run else result.written
+    console.print(f"{verb} {count} labels ({roles}) to {result.claims} of {result.target_claims} claims of {new} "
+                  f"from {old} (labels chain {o.labels_rows} rows, head {o.labels_head[:12]}…; gold "
+                  f"{o.gold_sha256[:12]}…)", markup=False)  # fmt: skip
+    console.print(f"  {result.origin_claims} labelled claims in {old}: {result.claims} carried, {result.skipped} "
+                  f"already labelled in {new} (kept), {result.unmatched} with no identical claim in {new}",
+                  markup=False)  # fmt: skip
+    console.print(f"  {result.unlabelled} claims of {new} have no human label: 'reviewbench label queue {new}'",
+                  markup=False)  # fmt: skip
 
 
 def _link(port: int, token: str) -> str:
@@ -173,8 +211,9 @@ def status_command(rundir: Path, as_json: bool) -> None:
         labels, calibrations = store.verify_chain()
         people = store.people()
         rows = {role.value: len(store.rows(role=role, probe=None)) for role in Role}
+        carries = store.carries()
     data = {"people": [{"name": p.name, "role": p.role.value, "invited_at": p.created_at} for p in people],
-            "rows": rows,
+            "rows": rows, "carried": carries,
             "chain": {"labels": {"rows": labels.rows, "head_sha256": labels.head},
                       "calibrations": {"rows": calibrations.rows, "head_sha256": calibrations.head}}}  # fmt: skip
     if as_json:
@@ -183,6 +222,9 @@ def status_command(rundir: Path, as_json: bool) -> None:
     names = ", ".join(f"{p.role.value} {p.name}" for p in people) or "nobody yet ('label invite')"
     console.print(f"invited: {names}", markup=False)
     console.print("label rows: " + ", ".join(f"{role} {n}" for role, n in rows.items()), markup=False)
+    for c in carries:
+        console.print(f"  of which carried: {c['labels']} from {c['from_rundir']} (its labels chain {c['from_labels_rows']}"
+                      f" rows, head {c['from_labels_head']}) at {c['carried_at']}", markup=False)  # fmt: skip
     console.print(f"labels chain: {labels.rows} rows, head sha256 {labels.head}", markup=False)
     console.print(f"calibrations chain: {calibrations.rows} rows, head sha256 {calibrations.head}", markup=False)
 
@@ -327,6 +369,9 @@ def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) ->
             console.print(f"  {name:<13} n={k['n']:<4} kappa {_kappa(k)}", markup=False)
     console.print(f"\nadjudicated {report['adjudicated']} claims in {report['adjudication_s'] / 60:.1f} min; "
                   f"{report['disputed']} disputed", markup=False)  # fmt: skip
+    if report["carried"]:
+        console.print(f"{report['carried']} claims carry labels from another run directory ('label carry'): kept "
+                      "out of these figures, their agreement is that run's", markup=False)  # fmt: skip
 
 
 class _DefaultGroup(HelpGroup):

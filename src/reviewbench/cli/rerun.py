@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from ._output import console
+from ._output import console, err_console
 
 __all__ = ["rerun_command"]
 
@@ -31,20 +31,26 @@ def _sha(path: Path) -> str | None:
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="The new run directory (registered there, then run).")
 @click.option("--owner", help="Who owns the new registration (recorded).")
+@click.option("--carry-labels", is_flag=True,
+              help="Then carry RUNDIR's human labels to OUT's identical claims ('label carry').")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
-def rerun_command(rundir: Path, out: Path, owner: str | None, as_json: bool) -> None:
+def rerun_command(rundir: Path, out: Path, owner: str | None, carry_labels: bool, as_json: bool) -> None:
     """Repeat the registered experiment of RUNDIR into OUT: the experiment file as it is now
     (a prompt edit, a new model string), on the same corpus, registered in OUT with the same
     gates, bootstrap seed and rules as RUNDIR's latest version, then run. Refused when
     RUNDIR is not registered, or when its corpus or gates changed since. Then:
-    'reviewbench gate OUT --baseline RUNDIR'."""
+    'reviewbench gate OUT --baseline RUNDIR'. With --carry-labels, people's labels of
+    RUNDIR's claims are carried to OUT's identical claims once the runs are in."""
     from ..errors import UsageError
+    from ..evidence.store import LABELS_DB
     from ..review.experiment import load_experiment
     from ..score.gates import load_gates
     from ..score.registration import latest_version, register
     from ..store.corpus import read_corpus
     from .run import run_loaded
 
+    if carry_labels and not (rundir / LABELS_DB).is_file():
+        raise UsageError(f"{rundir} has no labels ({LABELS_DB}) to carry; rerun without --carry-labels")
     version = latest_version(rundir)
     if version is None:
         raise UsageError(f"{rundir} is not registered: rerun repeats a registered experiment "
@@ -75,5 +81,17 @@ def rerun_command(rundir: Path, out: Path, owner: str | None, as_json: bool) -> 
         console.print(f"rerun of {rundir} (version {version['version']} of {version['registered_at']}) registered "
                       f"in {out}; changed since: {', '.join(edited) or 'nothing'}", markup=False)  # fmt: skip
     run_loaded(experiment, out, as_json=as_json)
+    if carry_labels:
+        from ..label.carry import carry_labels as carry
+
+        result = carry(rundir, out)
+        # Beside JSON on stdout, the line goes to stderr, unwrapped either way.
+        (err_console if as_json else console).print(
+            f"carried {result.written} labels of {rundir} to {result.claims} of {result.target_claims} claims of "
+            f"{out}; {result.unlabelled} claims have none ('reviewbench label carry' says more)",
+            markup=False, soft_wrap=True)  # fmt: skip
+    elif (rundir / LABELS_DB).is_file() and not as_json:
+        console.print(f"labels: reviewbench label carry {rundir} {out}   # people's labels of identical claims",
+                      markup=False)  # fmt: skip
     if not as_json:
         console.print(f"next: reviewbench gate {out} --baseline {rundir}", markup=False)

@@ -187,8 +187,9 @@ def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
 @click.option("--attempts", "with_history", is_flag=True, help=_ATTEMPTS_HELP)
 def export_command(rundir: Path, fmt: str, out: Path | None, with_history: bool) -> None:
     """Export the runs of RUNDIR as JSONL (full records, plus task/model/repeat/text columns)
-    or CSV (one row per run); as inspect_ai evaluation logs (inspect: one OUT/CONDITION.json
-    per condition, one sample per run with its scores; 'inspect view' opens them); or the
+    or CSV (one row per run); as inspect_ai evaluation logs (inspect: one log per condition in
+    OUT, named as inspect names its logs, one sample per run with its scores; 'inspect view
+    --log-dir OUT' lists and opens them); or the
     corpus's public side as a Hugging Face datasets directory (hf: OUT/data/test.jsonl and a
     dataset card; no gold, no mirrors or rename variants; datasets.load_dataset(OUT) reads it)."""
     if fmt in ("inspect", "hf"):

@@ -30,7 +30,8 @@ from ..store.corpus import Corpus, read_recorded_corpus
 from ..store.runs import RUNS_DB, RunStore
 from .records import LabelPacket, PacketClaim, PacketDefect, PacketLocation, PacketTests
 
-__all__ = ["ClaimRef", "PacketSet", "build_packets", "comment_key", "corpus_of", "normalise", "split_claim"]
+__all__ = ["ClaimIdentity", "ClaimRef", "PacketSet", "build_packets", "comment_identities", "comment_key", "corpus_of",
+           "normalise", "review_identities", "split_claim"]
 
 SPLIT_OVER = 240
 """A comment longer than this many characters is split into sentences when it has several."""
@@ -65,6 +66,53 @@ def split_claim(text: str) -> list[str]:
 def normalise(text: str) -> str:
     """A claim's text as compared for identity: NFC, case-folded, runs of white space as one space."""
     return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+
+
+@dataclass(frozen=True)
+class ClaimIdentity:
+    """What makes reviewer comments one claim: the same case, the same place (path and line,
+    as parsed), the same normalised atomic parts, and the same occurrence among its review's
+    comments with that case, place and text (the n-th copy matches the n-th). It is what a
+    rater is shown of a claim beside its case, so one label holds for every comment with it:
+    within a run directory (packets) and from one run directory to another (``label carry``)."""
+
+    case_id: str
+    path: str | None
+    line: int | None
+    parts: tuple[str, ...]
+    occurrence: int
+
+
+def review_identities(run: RunRow) -> list[tuple[ClaimIdentity, int, list[str]]]:
+    """Each finding of ``run``: its identity, its index in the run and its atomic parts."""
+    seen: dict[tuple[object, ...], int] = {}
+    out = []
+    for index, finding in enumerate(run.findings):
+        parts = split_claim(finding.claim)
+        base = (run.case_id, finding.path, finding.line, tuple(normalise(p) for p in parts))
+        seen[base] = seen.get(base, 0) + 1
+        out.append((ClaimIdentity(run.case_id, finding.path, finding.line, base[3], seen[base]), index, parts))
+    return out
+
+
+def _labelled_runs(store: RunStore) -> list[RunRow]:
+    """The runs whose comments are labelled: completed reviews with findings."""
+    return [r for r in store.runs() if r.state == RunState.COMPLETED_FINDINGS.value and r.findings]
+
+
+def comment_identities(rundir: Path) -> dict[str, ClaimIdentity]:
+    """The identity of every comment of ``rundir``'s reviews, by run-store comment id
+    (``"<run_id>:<index>"``); the run store is only read.
+
+    Raises:
+        CorpusError: not a run directory.
+    """
+    store = RunStore(rundir / RUNS_DB)
+    try:
+        runs = _labelled_runs(store)
+    finally:
+        store.close()
+    return {comment_key(run.run_id, index): identity for run in runs for identity, index, _ in review_identities(run)}
 
 
 @dataclass(frozen=True)
@@ -184,23 +232,19 @@ def build_packets(rundir: Path, secret: bytes, known: Mapping[str, Collection[st
     gold = {g.case_id: g for g in corpus.gold}
     store = RunStore(rundir / RUNS_DB)
     try:
-        runs = [r for r in store.runs() if r.state == RunState.COMPLETED_FINDINGS.value and r.findings]
+        runs = _labelled_runs(store)
     finally:
         store.close()
     # Identical comments of a case: same place, same normalised parts, same occurrence in its
     # review. Each is shown in the first review of the export order that has it, so identical
     # reviews collapse into one packet and a review's claims are not scattered.
     runs.sort(key=lambda r: _mac(secret, "packet-order", "p" + _mac(secret, "packet", r.run_id)[:12]))
-    groups: dict[tuple[object, ...], list[tuple[str, RunRow, int, list[str], str]]] = {}
+    groups: dict[ClaimIdentity, list[tuple[str, RunRow, int, list[str], str]]] = {}
     for run in runs:
         if run.case_id not in cases:
             continue  # a run of a case the corpus no longer has: nothing to show
-        seen: dict[tuple[object, ...], int] = {}
-        for index, finding in enumerate(run.findings):
-            parts = split_claim(finding.claim)
-            base = (run.case_id, finding.path, finding.line, tuple(normalise(p) for p in parts))
-            seen[base] = seen.get(base, 0) + 1
-            groups.setdefault((*base, seen[base]), []).append(
+        for identity, index, parts in review_identities(run):
+            groups.setdefault(identity, []).append(
                 (comment_key(run.run_id, index), run, index, parts, "p" + _mac(secret, "packet", run.run_id)[:12]))
     shown: dict[str, list[tuple[str, PacketClaim]]] = {}
     claims: list[ClaimRef] = []

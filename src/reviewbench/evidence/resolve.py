@@ -43,6 +43,7 @@ __all__ = [
     "LabelVerdict",
     "PairAgreement",
     "agreement",
+    "carried_claims",
     "claim_status",
     "disagree",
     "final_labels",
@@ -146,6 +147,8 @@ class LabelVerdict(BaseModel):
     basis: Basis = Field(description="Adjudicated, agreed by every rater who labelled it, or judge.")
     parts: int = Field(description="Atomic claims the comment was split into.")
     evidence: Evidence = Field(default=Evidence.HUMAN, description="'human', or 'judge' for a calibrated judge.")
+    carried: bool = Field(default=False, description="The final label of some part rests on a label carried from "
+                          "another run directory's identical claim ('label carry'), not given here.")  # fmt: skip
 
 
 def _combine(rows: list[LabelRow]) -> tuple[LabelClass, list[str], bool, str | None, ActionabilityFields | None]:
@@ -163,9 +166,18 @@ def _combine(rows: list[LabelRow]) -> tuple[LabelClass, list[str], bool, str | N
     return LabelClass.FALSE_POSITIVE, [], False, None, None
 
 
+def carried_claims(store: LabelStore) -> set[Key]:
+    """Claims whose current labels include one carried from another run directory: a
+    rater's latest label, or the latest adjudication, is a copy (``label carry``)."""
+    current = [label for labels in store.latest(Role.RATER).values() for label in labels.values()]
+    current.extend(_adjudications(store).values())
+    return {label.key for label in current if label.carried}
+
+
 def verdicts_from(store: LabelStore) -> list[LabelVerdict]:
     """Human verdicts of every comment whose parts all have final labels."""
     finals = final_labels(store)
+    carried = carried_claims(store)
     by_comment: dict[str, list[Any]] = {}
     for key, refs in store.claim_sources().items():  # a claim's label is every identical copy's
         for ref in refs:
@@ -181,7 +193,8 @@ def verdicts_from(store: LabelStore) -> list[LabelVerdict]:
         basis = Basis.ADJUDICATED if any(final[1] is Basis.ADJUDICATED for _, final in items) else Basis.AGREED
         out.append(LabelVerdict(comment_id=source_id, run_id=ref.run_id, index=ref.index, case_id=ref.case_id,
                                 label_class=label_class, defect_ids=gold, valid_incidental=incidental,
-                                incidental_note=note, fields=fields, basis=basis, parts=ref.parts))  # fmt: skip
+                                incidental_note=note, fields=fields, basis=basis, parts=ref.parts,
+                                carried=any((item[0].comment_id, item[0].part) in carried for item in items)))  # fmt: skip
     return out
 
 
@@ -212,16 +225,20 @@ class PairAgreement:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Issue 14's agreement report."""
+    """Issue 14's agreement report, over the labels given in this run directory."""
 
     pairs: list[PairAgreement]
     adjudicated: int
     adjudication_s: float
     disputed: int
+    carried: int = 0
+    """Claims whose current labels include a carried one: kept out of the pairs, the
+    adjudication count and its time (their agreement was measured where they were given)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"pairs": [p.as_dict() for p in self.pairs], "adjudicated": self.adjudicated,
-                "adjudication_s": self.adjudication_s, "disputed": self.disputed}  # fmt: skip
+                "adjudication_s": self.adjudication_s, "disputed": self.disputed,
+                "carried": self.carried}  # fmt: skip
 
 
 def pair_agreement(a: dict[Key, StoredLabel], b: dict[Key, StoredLabel], names: tuple[str, str], *,
@@ -244,13 +261,22 @@ def _yes(value: bool) -> str:
 
 
 def agreement(store: LabelStore, *, resamples: int = 2000, seed: int = 0) -> Agreement:
-    """Every pair of raters on the claims both labelled (each rater's latest label)."""
+    """Every pair of raters on the claims both labelled (each rater's latest label).
+
+    Only labels given here count: a rater's latest label that was carried from another run
+    directory (``label carry``) is a copy of a judgement already counted there, so the claim
+    leaves that rater's pairs, and carried adjudications leave the adjudication count and time.
+    """
     raters = store.latest(Role.RATER)
-    pairs = [pair_agreement(raters[x], raters[y], (x, y), resamples=resamples, seed=seed)
-             for x, y in itertools.combinations(sorted(raters), 2)]  # fmt: skip
+    fresh = {name: own for name, labels in raters.items()
+             if (own := {key: label for key, label in labels.items() if not label.carried})}  # fmt: skip
+    pairs = [pair_agreement(fresh[x], fresh[y], (x, y), resamples=resamples, seed=seed)
+             for x, y in itertools.combinations(sorted(fresh), 2)]  # fmt: skip
     adjudicated = _adjudications(store)
     keys: Iterable[Key] = {key for labels in raters.values() for key in labels}
     disputed = sum(claim_status(raters, adjudicated, key) is ClaimStatus.DISPUTED for key in keys)
-    seconds = sum(label.row.triage_s or 0.0 for per in store.latest(Role.ADJUDICATOR).values() for label in per.values())
-    settled = sum(not reopened(raters, label, key) for key, label in adjudicated.items())
-    return Agreement(pairs=pairs, adjudicated=settled, adjudication_s=round(seconds, 3), disputed=disputed)
+    seconds = sum(label.row.triage_s or 0.0 for per in store.latest(Role.ADJUDICATOR).values() for label in per.values()
+                  if not label.carried)  # fmt: skip
+    settled = sum(not reopened(raters, label, key) for key, label in adjudicated.items() if not label.carried)
+    return Agreement(pairs=pairs, adjudicated=settled, adjudication_s=round(seconds, 3), disputed=disputed,
+                     carried=len(carried_claims(store)))  # fmt: skip

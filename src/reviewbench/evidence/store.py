@@ -38,7 +38,8 @@ from .records import (
     LabelRow,
 )
 
-__all__ = ["LABELS_DB", "LabelStore", "Person", "Role", "StoredLabel", "check_name", "open_labels"]
+__all__ = ["CARRY", "LABELS_DB", "CarriedLabel", "CarryOrigin", "LabelStore", "Person", "Role", "StoredLabel",
+           "check_name", "open_labels"]
 
 LABELS_DB = "labels.sqlite"
 
@@ -103,6 +104,23 @@ CREATE TABLE IF NOT EXISTS people (
     created_at TEXT NOT NULL,
     PRIMARY KEY (role, name_key)
 );
+CREATE TABLE IF NOT EXISTS carries (
+    carry_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    from_rundir TEXT NOT NULL,
+    from_gold_sha256 TEXT NOT NULL,
+    from_labels_rows INTEGER NOT NULL,
+    from_labels_head TEXT NOT NULL,
+    from_registration_sha256 TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS carried (
+    seq INTEGER PRIMARY KEY,
+    carry_id INTEGER NOT NULL,
+    from_seq INTEGER NOT NULL,
+    from_row_sha256 TEXT NOT NULL,
+    from_comment_id TEXT NOT NULL,
+    from_created_at TEXT NOT NULL
+);
 CREATE TRIGGER IF NOT EXISTS labels_no_update BEFORE UPDATE ON labels
 BEGIN SELECT RAISE(ABORT, 'labels are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS labels_no_delete BEFORE DELETE ON labels
@@ -111,7 +129,19 @@ CREATE TRIGGER IF NOT EXISTS calibrations_no_update BEFORE UPDATE ON calibration
 BEGIN SELECT RAISE(ABORT, 'calibrations are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS calibrations_no_delete BEFORE DELETE ON calibrations
 BEGIN SELECT RAISE(ABORT, 'calibrations are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS carries_no_update BEFORE UPDATE ON carries
+BEGIN SELECT RAISE(ABORT, 'carries are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS carries_no_delete BEFORE DELETE ON carries
+BEGIN SELECT RAISE(ABORT, 'carries are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS carried_no_update BEFORE UPDATE ON carried
+BEGIN SELECT RAISE(ABORT, 'carried labels are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS carried_no_delete BEFORE DELETE ON carried
+BEGIN SELECT RAISE(ABORT, 'carried labels are append-only'); END;
 """
+
+CARRY = "carry"
+"""The ``source`` of a label row copied from another run directory (``label carry``); the
+row's provenance is in table ``carried`` (and the copy as a whole in ``carries``)."""
 
 
 class Role(StrEnum):
@@ -134,10 +164,43 @@ class StoredLabel:
     source: str
     created_at: str
     rubric_version: str
+    row_sha256: str | None = None
+    """The row's digest in the chain (its id across run directories)."""
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.row.comment_id, self.row.part)
+
+    @property
+    def carried(self) -> bool:
+        """Copied from another run directory's store (``label carry``), not given here."""
+        return self.source == CARRY
+
+
+@dataclass(frozen=True)
+class CarryOrigin:
+    """The run directory labels are carried from, as it stood: its gold, its label chain."""
+
+    rundir: str
+    gold_sha256: str
+    labels_rows: int
+    labels_head: str
+    registration_sha256: str | None
+
+
+@dataclass(frozen=True)
+class CarriedLabel:
+    """A label of the origin, under this store's claim id, and the origin row it copies."""
+
+    row: LabelRow
+    author: str
+    role: Role
+    from_seq: int
+    from_row_sha256: str
+    from_comment_id: str
+    from_created_at: str
+    rubric_version: str
+    """The rubric the label was given under (kept as it was)."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +224,17 @@ def _bool(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
 
+_INSERT_LABEL = (f"INSERT INTO labels ({', '.join(chain.CHAINED['labels'])}, prev_sha256, row_sha256) "
+                 f"VALUES ({', '.join('?' * (len(chain.CHAINED['labels']) + 2))})")  # fmt: skip
+
+
+def _content(r: LabelRow, author: str, role: Role, probe: str, source: str, now: str, rubric: str) -> tuple[Any, ...]:
+    """A label row's chained columns, in ``chain.CHAINED['labels']`` order."""
+    return (r.comment_id, r.part, author, role.value, probe, r.label_class.value, r.defect_id,
+            *(getattr(r.fields, name) for name in ACTIONABILITY_FIELDS),
+            None if r.triage_s is None else float(r.triage_s), r.note, r.reason, source, now, rubric)  # fmt: skip
+
+
 def check_name(name: str, what: str = "rater") -> str:
     """A rater or adjudicator name: 1-40 printable characters, no surrounding space."""
     name = name.strip()
@@ -172,13 +246,16 @@ def check_name(name: str, what: str = "rater") -> str:
 class LabelStore:
     """Read and append to ``labels.sqlite``; one connection per instance and thread."""
 
-    def __init__(self, rundir: Path) -> None:
+    def __init__(self, rundir: Path, *, read_only: bool = False) -> None:
         self.rundir = rundir
         if not (rundir / RUNS_DB).is_file():
             raise CorpusError(f"{rundir} is not a run directory (no {RUNS_DB}); run 'reviewbench run' first")
         path = rundir / LABELS_DB
         if path.is_symlink():
             raise CorpusError(f"{path} is a symbolic link; refusing to write through it")
+        if read_only:
+            self.db = self._open_read_only(path)
+            return
         try:
             self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -186,6 +263,29 @@ class LabelStore:
             chain.migrate(self.db)  # a store written before rows were chained: chain them now
         except sqlite3.DatabaseError as exc:
             raise CorpusError(f"{path} is not a readable label store: {exc}") from None
+
+    @staticmethod
+    def _open_read_only(path: Path) -> sqlite3.Connection:
+        """A store read and never written (the origin of ``label carry``): it must exist, be
+        chained, and hold the tables a label needs."""
+        from urllib.parse import quote
+
+        if not path.is_file():
+            raise UsageError(f"{path.parent} has no labels ({LABELS_DB})")
+        try:
+            db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = {row[1] for row in db.execute("PRAGMA table_info(labels)")}
+        except sqlite3.DatabaseError as exc:
+            raise CorpusError(f"{path} is not a readable label store: {exc}") from None
+        if not {"meta", "claims", "claim_sources", "labels", "calibrations"} <= tables:
+            db.close()
+            raise CorpusError(f"{path} is not a label store written by this version (tables missing)")
+        if not {"prev_sha256", "row_sha256"} <= columns:
+            db.close()
+            raise UsageError(f"{path} predates the label chain: open it once with 'reviewbench label status "
+                             f"{path.parent}' (which chains its rows), then carry")  # fmt: skip
+        return db
 
     def close(self) -> None:
         self.db.close()
@@ -300,22 +400,81 @@ class LabelStore:
             prev = chain.head(self.db, "labels")
             values = []
             for r in rows:
-                content = (r.comment_id, r.part, author, role.value, probe, r.label_class.value, r.defect_id,
-                           *(getattr(r.fields, name) for name in ACTIONABILITY_FIELDS),
-                           None if r.triage_s is None else float(r.triage_s), r.note, r.reason, source, now,
-                           RUBRIC_VERSION)  # fmt: skip
+                content = _content(r, author, role, probe, source, now, RUBRIC_VERSION)
                 digest = chain.chain_digest(prev, content)
                 values.append((*content, prev, digest))
                 prev = digest
-            self.db.executemany(
-                f"INSERT INTO labels ({', '.join(chain.CHAINED['labels'])}, prev_sha256, row_sha256) "
-                f"VALUES ({', '.join('?' * (len(chain.CHAINED['labels']) + 2))})", values,
-            )  # fmt: skip
+            self.db.executemany(_INSERT_LABEL, values)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         return len(rows)
+
+    def add_carried(self, labels: list[CarriedLabel], origin: CarryOrigin) -> int:
+        """Append labels copied from ``origin`` in one transaction, each as a chained row of
+        source ``carry`` with its provenance in ``carried``; the rows written.
+
+        A claim that has any human label here when the transaction starts gets nothing: this
+        store's own labels are never overtaken by copies.
+
+        Raises:
+            UsageError: a row names a claim no packet has, or a defect its case does not have.
+        """
+        for label in labels:
+            problem = self.check_row(label.row)
+            if problem is not None:
+                raise UsageError(f"label {label.from_seq} of {origin.rundir}: {problem}")
+        now = _utc_now()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            taken = {(r[0], r[1]) for r in self.db.execute(
+                "SELECT comment_id, part FROM labels WHERE role IN (?, ?) AND probe = ''",
+                (Role.RATER.value, Role.ADJUDICATOR.value))}  # fmt: skip
+            labels = [label for label in labels if (label.row.comment_id, label.row.part) not in taken]
+            carry_id = 0
+            if labels:
+                cursor = self.db.execute(
+                    "INSERT INTO carries (from_rundir, from_gold_sha256, from_labels_rows, from_labels_head, "
+                    "from_registration_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (origin.rundir, origin.gold_sha256, origin.labels_rows, origin.labels_head,
+                     origin.registration_sha256, now))  # fmt: skip
+                carry_id = int(cursor.lastrowid or 0)
+            prev = chain.head(self.db, "labels")
+            for label in labels:
+                author = self._canonical(label.author, label.role)
+                content = _content(label.row, author, label.role, "", CARRY, now, label.rubric_version)
+                digest = chain.chain_digest(prev, content)
+                seq = self.db.execute(_INSERT_LABEL, (*content, prev, digest)).lastrowid
+                prev = digest
+                self.db.execute("INSERT INTO carried VALUES (?, ?, ?, ?, ?, ?)",
+                                (seq, carry_id, label.from_seq, label.from_row_sha256, label.from_comment_id,
+                                 label.from_created_at))  # fmt: skip
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return len(labels)
+
+    def carries(self) -> list[dict[str, Any]]:
+        """Every carry into this store: where from (its gold, label chain rows and head,
+        registration digest), when, and how many label rows it wrote."""
+        rows = self.db.execute(
+            "SELECT c.carry_id, from_rundir, from_gold_sha256, from_labels_rows, from_labels_head, "
+            "from_registration_sha256, created_at, COUNT(d.seq) FROM carries c LEFT JOIN carried d "
+            "ON d.carry_id = c.carry_id GROUP BY c.carry_id ORDER BY c.carry_id").fetchall()  # fmt: skip
+        keys = ("carry_id", "from_rundir", "from_gold_sha256", "from_labels_rows", "from_labels_head",
+                "from_registration_sha256", "carried_at", "labels")  # fmt: skip
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def provenance(self) -> dict[int, dict[str, Any]]:
+        """Per carried label row (its ``seq`` here): the origin run directory and the origin row
+        (``from_seq``, ``from_row_sha256``, ``from_comment_id``, ``from_created_at``)."""
+        rows = self.db.execute(
+            "SELECT d.seq, c.from_rundir, c.from_labels_head, d.from_seq, d.from_row_sha256, d.from_comment_id, "
+            "d.from_created_at FROM carried d JOIN carries c ON c.carry_id = d.carry_id").fetchall()  # fmt: skip
+        keys = ("from_rundir", "from_labels_head", "from_seq", "from_row_sha256", "from_comment_id", "from_created_at")
+        return {int(row[0]): dict(zip(keys, row[1:], strict=True)) for row in rows}
 
     def _unchanged(self, row: LabelRow, author: str, role: Role, probe: str) -> bool:
         current = self.db.execute(
@@ -431,7 +590,7 @@ class LabelStore:
             )  # fmt: skip
             out.append(StoredLabel(seq=d["seq"], row=row, author=d["author"], role=Role(d["role"]), probe=d["probe"],
                                    source=d["source"], created_at=d["created_at"],
-                                   rubric_version=d["rubric_version"]))  # fmt: skip
+                                   rubric_version=d["rubric_version"], row_sha256=d.get("row_sha256")))  # fmt: skip
         return out
 
     def latest(self, role: Role, probe: str | None = "") -> dict[str, dict[tuple[str, int], StoredLabel]]:

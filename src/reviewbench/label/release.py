@@ -29,7 +29,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
-from ..evidence.resolve import ClaimStatus, _adjudications, claim_status, final_labels
+from ..evidence.resolve import (
+    ClaimStatus,
+    _adjudications,
+    carried_claims,
+    claim_status,
+    final_labels,
+)
 from ..evidence.store import LABELS_DB, Role, open_labels
 from ..score.registration import registered_versions
 from ..store.corpus import read_corpus
@@ -65,7 +71,8 @@ class ReleaseManifest(_Record):
     gold: GoldDigests
     runs: dict[str, int] = Field(description="planned, recorded, missing.")
     claims: dict[str, int] = Field(description="Claims by status (unlabelled, single, disputed, agreed, "
-                                   "adjudicated), comments never exported for labelling, and final.")  # fmt: skip
+                                   "adjudicated), comments never exported for labelling, final, and final on "
+                                   "labels carried from another run directory (carried).")  # fmt: skip
     adjudications: int
     labels_chain: dict[str, object] | None = Field(description="rows and head of labels.sqlite's SHA-256 chain.")
     files: dict[str, str] = Field(description="File name -> SHA-256 of what was written.")
@@ -120,7 +127,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
             incomplete.append(f"{missing} of {len(planned)} planned runs are missing")
     comments = {f"{r.run_id}:{i}" for r in runs if r.state.completed for i in range(len(r.findings))}
     statuses: Counter[str] = Counter()
-    final, adjudication_rows, chain_head, claims, copies = {}, [], None, {}, {}
+    final, adjudication_rows, chain_head, claims, copies, carried = {}, [], None, {}, {}, set()
     if (rundir / LABELS_DB).is_file():
         with open_labels(rundir) as labels:
             head, _ = labels.verify_chain()
@@ -131,6 +138,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
             adjudicated = _adjudications(labels)
             statuses.update(claim_status(raters, adjudicated, key).value for key in claims)
             final = final_labels(labels)
+            carried, provenance = carried_claims(labels), labels.provenance()
             for row in labels.rows(role=Role.ADJUDICATOR):
                 before = {author: {"class": got[row.key].row.label_class.value, "defect_id": got[row.key].row.defect_id}
                           for author, got in raters.items() if row.key in got}  # fmt: skip
@@ -138,7 +146,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
                                           "source_id": claims[row.key].source_id if row.key in claims else None,
                                           "raters": before, "label": row.row.model_dump(mode="json", by_alias=True),
                                           "reason": row.row.reason, "adjudicator": row.author,
-                                          "at": row.created_at})  # fmt: skip
+                                          "at": row.created_at, "carried_from": provenance.get(row.seq)})  # fmt: skip
     exported = {ref.source_id for refs in copies.values() for ref in refs}
     not_exported = len(comments - exported)
     if not_exported:
@@ -165,7 +173,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
                                        "source_ids": sorted({r.source_id for r in copies.get(key, [])}),
                                        "case_id": ref.case_id if ref else None,
                                        **final_row.model_dump(mode="json", by_alias=True, exclude={"triage_s"}),
-                                       "basis": basis.value}, ensure_ascii=False))  # fmt: skip
+                                       "basis": basis.value, "carried": key in carried}, ensure_ascii=False))  # fmt: skip
     payloads = {"gold.jsonl": gold_bytes,
                 "labels.jsonl": "".join(line + "\n" for line in label_lines).encode(),
                 "adjudications.jsonl": "".join(json.dumps(a, ensure_ascii=False) + "\n"
@@ -182,7 +190,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
                          unchanged=final_sha == (registered or recorded)),
         runs={"planned": len(planned) if planned is not None else -1, "recorded": len(recorded_ids), "missing": missing},
         claims={**{s.value: statuses[s.value] for s in ClaimStatus}, "not_exported": not_exported,
-                "final": len(final)},
+                "final": len(final), "carried": len(carried & set(final))},
         adjudications=len(adjudication_rows), labels_chain=chain_head,
         files={name: _sha(data) for name, data in payloads.items()},
     )  # fmt: skip

@@ -11,6 +11,7 @@ reviewbench's own records: inspect_ai is needed only to read it back (``inspect 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -21,7 +22,7 @@ from ..score.registry import RATE_METRICS
 from ..score.result import ScoreResult
 from ..store.corpus import Corpus
 
-__all__ = ["inspect_logs", "write_inspect_logs"]
+__all__ = ["inspect_logs", "log_name", "write_inspect_logs"]
 
 #: The metric inspect's viewer shows first (EvalResults.headline).
 HEADLINE = "defect_recall"
@@ -130,13 +131,24 @@ def inspect_logs(result: ScoreResult, runs: list[RunRow], corpus: Corpus, create
     return logs
 
 
+def log_name(name: str, created: str) -> str:
+    """inspect's own file name for a log: ``<created>_<task>_<id>.json``. Its log listing (what
+    ``inspect view`` shows) takes a ``.json`` file only when the name starts with an ISO time
+    (``-`` for ``:``); ``_`` separates the parts, so the condition's own are spelled ``-``, and
+    the id (a digest of the condition's name) keeps apart names that then look alike."""
+    stamp = created.replace(":", "-")
+    task = "".join(c if c.isalnum() or c in "-." else "-" for c in name)
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{stamp}_reviewbench-{task}_{digest}.json"
+
+
 def write_inspect_logs(logs: dict[str, dict], out: Path) -> list[Path]:
-    """One ``<condition>.json`` per log in ``out`` (created); the paths written."""
+    """One log per condition in ``out`` (created), named as inspect names its logs (see
+    :func:`log_name`); the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, log in logs.items():
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        path = out / f"{safe}.json"
+        path = out / log_name(name, log["eval"]["created"])
         path.write_text(json.dumps(log, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         written.append(path)
     return written

@@ -606,6 +606,10 @@ class RunRow(_Record):
                                                "any cost: {unit, before, after, observed_at} where the endpoint "
                                                "or forge exposes one (a forge: its rate limit remaining around the "
                                                "run), else 'not_observable'; null for older runs.")
+    network: dict[str, Any] | None = Field(default=None, description="The sandbox's network policy of a command "
+                                           "kind's run: {policy: 'none'}, {policy: 'allowlist', hosts: "
+                                           "['host:port', ...]} or {policy: 'unrestricted'} (network = true, the "
+                                           "opt-out); null for kinds that run no command.")  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""
@@ -618,7 +622,7 @@ class RunRow(_Record):
             del data["pull_request"]  # so do runs of kinds other than the forge's
         else:
             data["pull_request"] = self.pull_request.model_dump(mode="json")
-        for key in ("guidance_blobs", "failure_code", "position", "usage"):  # absent where they say nothing
+        for key in ("guidance_blobs", "failure_code", "position", "usage", "network"):  # absent where they say nothing
             if data[key] is None:
                 del data[key]
         if self.failure_code is not None:

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._version import __version__
+from ..config.reviewers import network_policy
 from ..config.rules import DEFAULT_RULES
 from ..errors import IntegrityError, UsageError
 from ..review.experiment import Experiment
@@ -80,6 +81,10 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
         "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
         "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
         "rules": {**DEFAULT_RULES, **(rules or {})},
+        # What each command condition may reach (the experiment's hash covers it; this says it):
+        # none, an allowlist of host:port pairs, or unrestricted (network = true, the opt-out).
+        "network": {c.name: policy for c in experiment.config.condition
+                    if (policy := network_policy(c.reviewer)) is not None},
     }
 
 
@@ -335,6 +340,8 @@ def _summary(path: Path, latest: dict[str, Any], digest: str, sealed: str | None
     for who in ("owner", "approver"):
         if latest.get(who):
             out[who] = latest[who]
+    if "network" in latest["frozen"]:  # registrations before egress by allowlist did not say
+        out["network"] = latest["frozen"]["network"]
     return out
 
 

@@ -558,6 +558,9 @@ class PullRequest(_Record):
                                               "before this process's first pull request: probed_at, token_scopes, "
                                               "permissions, private, bot (login and type, or not_found), "
                                               "automatic_review (not_observable where no endpoint shows it).")
+    connection_after: dict[str, Any] | None = Field(default=None, description="The connection probed again after "
+                                                    "the run's window, in the same shape; a difference from "
+                                                    "connection fails the run connection_changed.")  # fmt: skip
     usage: dict[str, Any] | str | None = Field(default=None, description="Usage proxy: {unit, before, after, "
                                                "observed_at} (the forge's rate limit remaining around the run), or "
                                                "'not_observable'; never a cost, apart from tokens.")

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 __all__ = [
+    "RULE_ID_PATTERN",
     "STRATUM_PATTERN",
     "TASK_DROP_REASONS",
     "Evidence",
@@ -118,6 +119,8 @@ class Evidence(StrEnum):
 
 
 STRATUM_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+#: A defect's ``rule_id`` (``R-01``, ``ledger.post``): what ``defect_recall@rule:ID`` names.
+RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
 """What a stratum name may be."""
 
 
@@ -282,7 +285,7 @@ class Defect(_Record):
         default_factory=list, description="Phrasings a judge may accept as naming this defect."
     )
     rule_id: str | None = Field(
-        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$",
+        default=None, pattern=RULE_ID_PATTERN,
         description="The repository rule the defect violates (e.g. 'R-01'): scored per rule "
         "(defect_recall@rule:R-01), and eligible under a condition only where its guidance covers the path.",
     )

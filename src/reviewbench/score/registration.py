@@ -42,6 +42,7 @@ from ..review.runner import check_conditions
 from ..store.corpus import read_corpus
 from ..store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 from .gates import load_gates
+from .registry import corpus_names
 
 __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "latest_version",
            "register", "registered_summary", "registered_versions", "version_summary"]
@@ -69,7 +70,7 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
             except OSError as exc:
                 raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
     corpus = read_corpus(experiment.corpus_path)
-    _, gates_text, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    _, gates_text, gates_sha = load_gates(gates_path, strata=corpus_names(corpus.gold))
     return {
         "experiment": {"path": str(experiment.path), "sha256": _sha(experiment.path.read_bytes())},
         "prompts": prompts,

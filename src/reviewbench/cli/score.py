@@ -94,13 +94,11 @@ def _print_condition(name: str, data: dict, version: str = "not registered") -> 
         value, fraction, _ = _fmt(e2e[metric])
         parts.append(f"{metric} {fraction} = {value}")
     console.print("  end to end (missing reviews count against): " + "; ".join(parts), markup=False)
-    completion = metrics["completion"]
-    missing = completion.get("missing_reviews") or {}
-    if missing.get("num"):
-        codes = ", ".join(f"{k} {v}" for k, v in (completion.get("failure_codes") or {}).items())
-        retired = sum((completion.get("retired") or {}).values())
-        console.print(f"  missing reviews {missing['num']}/{missing['den']} attempts ({retired} retired by a retry "
-                      f"and still counted); failure codes: {codes}", markup=False)  # fmt: skip
+    from ..report.headline import attempts_line  # the page's words (loaded on use)
+
+    attempts = attempts_line(metrics["completion"])
+    if attempts:
+        console.print(f"  {attempts}", markup=False)
     for metric, m in metrics.items():
         if metric.startswith("defect_recall@rule:"):
             value, fraction, interval = _fmt(m)

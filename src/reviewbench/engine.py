@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._version import __version__
-from .config.reviewers import Capabilities
+from .config.reviewers import Capabilities, network_policy
 from .errors import OutputTooLarge, ReviewerError, SafetyStop, StoreError, UsageError
 from .records import FailureCode, Finding, PullRequest, RunRow, RunState
 from .sandbox import find_leak, key_values
@@ -144,6 +144,8 @@ class Condition:
     semaphore: asyncio.Semaphore = field(init=False)
     limiter: _RateLimiter = field(init=False)
     params: dict[str, Any] = field(init=False)
+    network: dict[str, Any] | None = field(init=False)
+    """The sandbox's network policy of a command kind (``network_policy``), else None."""
     connection_failures: int = field(init=False, default=0)
     """Consecutive attempts that could not connect (any answer or other error resets it)."""
     stopped: str | None = field(init=False, default=None)
@@ -155,6 +157,7 @@ class Condition:
         self.semaphore = asyncio.Semaphore(self.config.concurrency)
         self.limiter = _RateLimiter(self.config.rate_per_minute)
         self.params = self.agent_config.model_dump(mode="json")
+        self.network = network_policy(self.agent_config)
         self.stop_event = asyncio.Event()
 
     @property
@@ -375,6 +378,7 @@ class _Runner:
         notes: list[str] = []
         tokens_in = _plausible(reply.tokens_in, notes, "input token") if reply else None
         tokens_out = _plausible(reply.tokens_out, notes, "output token") if reply else None
+        notes.extend(reply.notes if reply else ())
         if notes:
             error = "; ".join([error, *notes] if error else notes)
         pull = _pull_request(condition, planned, reply)
@@ -412,6 +416,7 @@ class _Runner:
             guidance_blobs=_guidance_blobs(self.job, planned, condition),
             position=planned.position,
             usage=_usage(pull),
+            network=condition.network,
             failure_code=None if outcome.state.completed else FailureCode(code or FailureCode.ENDPOINT_ERROR),
         )
         # Only answers are cached; failures are retried by a later invocation's choice.

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 __all__ = [
+    "RULE_ID_PATTERN",
     "STRATUM_PATTERN",
     "TASK_DROP_REASONS",
     "Evidence",
@@ -118,6 +119,8 @@ class Evidence(StrEnum):
 
 
 STRATUM_PATTERN = r"^[a-z][a-z0-9_]{0,39}$"
+#: A defect's ``rule_id`` (``R-01``, ``ledger.post``): what ``defect_recall@rule:ID`` names.
+RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
 """What a stratum name may be."""
 
 
@@ -282,7 +285,7 @@ class Defect(_Record):
         default_factory=list, description="Phrasings a judge may accept as naming this defect."
     )
     rule_id: str | None = Field(
-        default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$",
+        default=None, pattern=RULE_ID_PATTERN,
         description="The repository rule the defect violates (e.g. 'R-01'): scored per rule "
         "(defect_recall@rule:R-01), and eligible under a condition only where its guidance covers the path.",
     )
@@ -567,6 +570,9 @@ class PullRequest(_Record):
                                               "before this process's first pull request: probed_at, token_scopes, "
                                               "permissions, private, bot (login and type, or not_found), "
                                               "automatic_review (not_observable where no endpoint shows it).")
+    connection_after: dict[str, Any] | None = Field(default=None, description="The connection probed again after "
+                                                    "the run's window, in the same shape; a difference from "
+                                                    "connection fails the run connection_changed.")  # fmt: skip
     usage: dict[str, Any] | str | None = Field(default=None, description="Usage proxy: {unit, before, after, "
                                                "observed_at} (the forge's rate limit remaining around the run), or "
                                                "'not_observable'; never a cost, apart from tokens.")
@@ -615,6 +621,10 @@ class RunRow(_Record):
                                                "any cost: {unit, before, after, observed_at} where the endpoint "
                                                "or forge exposes one (a forge: its rate limit remaining around the "
                                                "run), else 'not_observable'; null for older runs.")
+    network: dict[str, Any] | None = Field(default=None, description="The sandbox's network policy of a command "
+                                           "kind's run: {policy: 'none'}, {policy: 'allowlist', hosts: "
+                                           "['host:port', ...]} or {policy: 'unrestricted'} (network = true, the "
+                                           "opt-out); null for kinds that run no command.")  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""
@@ -627,7 +637,7 @@ class RunRow(_Record):
             del data["pull_request"]  # so do runs of kinds other than the forge's
         else:
             data["pull_request"] = self.pull_request.model_dump(mode="json")
-        for key in ("guidance_blobs", "failure_code", "position", "usage"):  # absent where they say nothing
+        for key in ("guidance_blobs", "failure_code", "position", "usage", "network"):  # absent where they say nothing
             if data[key] is None:
                 del data[key]
         if self.failure_code is not None:

@@ -150,3 +150,4 @@ def test_sandbox_overhead():
     _figures(out, r"^bare\s+(\S+) ms  \((\S+)x bare")
     # Each mechanism that works here prints both sandboxes against the bare start.
     assert re.search(r"^test run sandbox, \w+\s+\S+ ms", out, re.MULTILINE), out
+    assert re.search(r"^agent \+ network list, \w+\s+\S+ ms", out, re.MULTILINE), out  # the egress relay starts

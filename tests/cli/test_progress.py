@@ -50,7 +50,7 @@ def test_run_prints_status_lines_when_stderr_is_not_a_terminal(git_repo, tmp_pat
     slow = tmp_path / "slow.py"
     slow.write_text("import sys, time\nsys.stdin.read()\ntime.sleep(0.3)\nprint('NO_ISSUES')\n")
     experiment.write_text(f'corpus = "{tmp_path / "corpus"}"\nrepeats = 1\n[[condition]]\nname = "c"\n'
-                          f'reviewer = {{ kind = "command", command = "{sys.executable} {slow}", sandbox = false }}\nconcurrency = 1\n')  # fmt: skip
+                          f'reviewer = {{ kind = "command", command = "{sys.executable} {slow}", sandbox = false, network = true }}\nconcurrency = 1\n')  # fmt: skip
     result = cli("run", experiment, "--out", tmp_path / "runs-slow", env={"REVIEWBENCH_STATUS_EVERY": "0.02"})
     assert result.code == 0, result.stderr
     lines = result.stderr.splitlines()

@@ -39,7 +39,7 @@ def _experiment(tmp_path: Path, corpus: Path, count: int, cap: str = "") -> Path
     path = tmp_path / "experiment.toml"
     path.write_text(f"corpus = {json.dumps(str(corpus))}\nrepeats = 1\nseed = 1\n"
                     f'[[condition]]\nname = "many"\ntimeout_s = 120\n'
-                    f'reviewer = {{ kind = "command", command = {command}, sandbox = false{cap} }}\n')  # fmt: skip
+                    f'reviewer = {{ kind = "command", command = {command}, sandbox = false, network = true{cap} }}\n')  # fmt: skip
     return path
 
 

@@ -53,7 +53,7 @@ def test_every_command_prints_markup_like_names_as_themselves(world, cli):
         f"corpus = {json.dumps(str(corpus))}\nrepeats = 1\nseed = 1\n"
         '[[condition]]\nname = "flag"\nreviewer = { kind = "flag_all" }\n'
         # Not a sandbox test: the script and the interpreter live where the sandbox hides.
-        f'[[condition]]\nname = "told"\nreviewer = {{ kind = "command", command = {json.dumps(reviewer)}, sandbox = false }}\n'
+        f'[[condition]]\nname = "told"\nreviewer = {{ kind = "command", command = {json.dumps(reviewer)}, sandbox = false, network = true }}\n'
     )
     rundir = root / "runs[/x]"
     registered = cli("register", experiment, "--out", rundir)

@@ -71,7 +71,7 @@ def test_a_judge_linking_a_defect_the_case_lacks_labels_nothing(world, tmp_path)
     script.write_text("import json, sys\njson.load(sys.stdin)\n"
                       "print(json.dumps({'class': 'true_finding', 'defect_id': 'nonexistent-defect', 'fields': {}}))\n")  # fmt: skip
     config = tmp_path / "judge.toml"
-    config.write_text(f'judge = {{ kind = "command", command = "{sys.executable} {script}", sandbox = false }}\n')
+    config.write_text(f'judge = {{ kind = "command", command = "{sys.executable} {script}", sandbox = false, network = true }}\n')
     with LabelStore(rundir) as store:
         run = judge_claims(store, load_judge(config))
         assert run.labelled == [] and len(run.failed) == 10

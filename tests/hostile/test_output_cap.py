@@ -57,7 +57,7 @@ def test_the_default_cap_is_one_mib_and_it_is_configurable():
 def test_an_endless_reviewer_is_cut_at_the_cap_and_killed(sandbox):
     started = time.monotonic()
     with pytest.raises(OutputTooLarge) as info:
-        _review(CommandConfig(kind="command", command=FLOOD, max_output_bytes=64 * 1024, sandbox=sandbox))
+        _review(CommandConfig(kind="command", command=FLOOD, max_output_bytes=64 * 1024, sandbox=sandbox, network=not sandbox))
     assert time.monotonic() - started < 30  # killed at the cap, not at a timeout
     assert isinstance(info.value, ReviewerError) and not info.value.transient
     assert len(info.value.head.encode()) == 64 * 1024  # the first bytes, exactly the cap
@@ -68,22 +68,22 @@ def test_exactly_the_cap_is_a_review_and_one_byte_more_is_not(tmp_path):
     script = tmp_path / "print.py"
     script.write_text("import sys\nsys.stdout.write('NO_ISSUES\\n' + 'x' * (int(sys.argv[1]) - 10))\n")
     base = f"{sys.executable} {script}"
-    reply = _review(CommandConfig(kind="command", command=f"{base} 1000", max_output_bytes=1000, sandbox=False))
+    reply = _review(CommandConfig(kind="command", command=f"{base} 1000", max_output_bytes=1000, sandbox=False, network=True))
     assert len(reply.text) == 1000
     with pytest.raises(OutputTooLarge):
-        _review(CommandConfig(kind="command", command=f"{base} 1001", max_output_bytes=1000, sandbox=False))
+        _review(CommandConfig(kind="command", command=f"{base} 1001", max_output_bytes=1000, sandbox=False, network=True))
 
 
 def test_the_default_cap_applies_without_configuration():
     command = f"head -c {MIB + 1} /dev/zero"
     with pytest.raises(OutputTooLarge):
-        _review(CommandConfig(kind="command", command=command, sandbox=False))
-    assert _review(CommandConfig(kind="command", command=f"head -c {MIB} /dev/zero", sandbox=False)).text
+        _review(CommandConfig(kind="command", command=command, sandbox=False, network=True))
+    assert _review(CommandConfig(kind="command", command=f"head -c {MIB} /dev/zero", sandbox=False, network=True)).text
 
 
 def test_a_sarif_analyser_that_floods_is_cut_too(tmp_path):
     with pytest.raises(OutputTooLarge):
-        _review(SarifConfig(kind="sarif", command=FLOOD, max_output_bytes=4096, sandbox=False), tmp_path)
+        _review(SarifConfig(kind="sarif", command=FLOOD, max_output_bytes=4096, sandbox=False, network=True), tmp_path)
 
 
 def test_stderr_keeps_a_bounded_tail():
@@ -95,7 +95,7 @@ def test_stderr_keeps_a_bounded_tail():
 
 
 def test_a_command_solver_that_floods_is_cut(tmp_path):
-    solver = CommandSolver(CommandConfig(kind="command", command=FLOOD, max_output_bytes=4096, sandbox=False))
+    solver = CommandSolver(CommandConfig(kind="command", command=FLOOD, max_output_bytes=4096, sandbox=False, network=True))
     packet = TaskPacket(instance_id="t1", problem_statement="fix it", prompt="Fix.")
     with pytest.raises(OutputTooLarge):
         asyncio.run(asyncio.wait_for(solver.solve(packet, tmp_path), 60))
@@ -103,7 +103,7 @@ def test_a_command_solver_that_floods_is_cut(tmp_path):
 
 def test_a_command_judge_that_floods_is_one_judge_error(tmp_path):
     config = tmp_path / "judge.toml"
-    config.write_text(f'judge = {{ kind = "command", command = "{FLOOD}", sandbox = false, '
+    config.write_text(f'judge = {{ kind = "command", command = "{FLOOD}", sandbox = false, network = true, '
                       "max_output_bytes = 4096 }\n")  # fmt: skip
     with pytest.raises(JudgeError, match="more than 4096 bytes"):
         asyncio.run(asyncio.wait_for(make_asker(load_judge(config)).ask({"claim": "x"}), 60))

@@ -40,7 +40,7 @@ def test_a_second_run_on_the_same_directory_is_refused(tmp_path, corpus, cli):
     script = tmp_path / "slow.py"
     script.write_text(f"import pathlib, sys, time\nsys.stdin.read()\npathlib.Path({str(started)!r}).touch()\n"
                       "time.sleep(30)\nprint('NO_ISSUES')\n")  # fmt: skip
-    reviewer = f'{{ kind = "command", command = {json.dumps(f"{sys.executable} {script}")}, sandbox = false }}'
+    reviewer = f'{{ kind = "command", command = {json.dumps(f"{sys.executable} {script}")}, sandbox = false, network = true }}'
     experiment = _experiment(tmp_path, corpus, reviewer, "timeout_s = 60\n")
     rundir = tmp_path / "runs"
     first = subprocess.Popen([sys.executable, "-m", "reviewbench", "run", str(experiment), "--out", str(rundir)],

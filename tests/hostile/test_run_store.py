@@ -33,7 +33,7 @@ def rundir(tmp_path_factory) -> Path:
     )
     experiment = root / "experiment.toml"
     experiment.write_text(f"corpus = {json.dumps(str(root / 'corpus'))}\nrepeats = 1\n"
-                          f'[[condition]]\nname = "A"\nreviewer = {{ kind = "command", command = "python {script}", sandbox = false }}\n'
+                          f'[[condition]]\nname = "A"\nreviewer = {{ kind = "command", command = "python {script}", sandbox = false, network = true }}\n'
                           '[[condition]]\nname = "B"\nretries = 0\nreviewer = { kind = "openai", '
                           'base_url = "http://127.0.0.1:9/v1", model = "=1+1", api_key_env = "" }\n')  # fmt: skip
     from tests.hostile.conftest import run_inproc

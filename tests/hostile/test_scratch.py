@@ -67,7 +67,7 @@ def test_a_command_reviewer_sweeps_agent_scratch_of_killed_runs(tmp_path, monkey
     live.mkdir()
     packet = ReviewPacket(case_id="c1", title="t", diff="", paths=["a.py"], prompt="Review.")
     seen = asyncio.run(make_reviewer(CommandConfig(kind="command", command="echo NO_ISSUES; pwd",
-                                                   sandbox=False)).review(packet, None))  # fmt: skip
+                                                   sandbox=False, network=True)).review(packet, None))  # fmt: skip
     assert seen.text.startswith("NO_ISSUES")
     assert f"reviewbench-agent-{os.getpid()}-" in seen.text  # its own scratch names its owner
     assert sorted(p.name for p in scratch.iterdir()) == [live.name]

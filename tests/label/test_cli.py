@@ -81,7 +81,7 @@ def test_a_command_judge_through_the_cli(rundir, tmp_path):
     script = tmp_path / "judge.py"
     script.write_text("import json, sys\njson.load(sys.stdin)\n"
                       "print(json.dumps({'class': 'false_positive', 'defect_id': None, 'fields': {}}))\n")  # fmt: skip
-    (tmp_path / "judge.toml").write_text(f'audit_seed = 3\njudge = {{ kind = "command", command = "{sys.executable} {script}", sandbox = false }}\n')
+    (tmp_path / "judge.toml").write_text(f'audit_seed = 3\njudge = {{ kind = "command", command = "{sys.executable} {script}", sandbox = false, network = true }}\n')
     result = json.loads(run("judge", rundir, "--config", tmp_path / "judge.toml", "--json").stdout)
     assert (result["asked"], result["labelled"], result["failed"]) == (10, 10, 0)
     assert result["audit"]["seed"] == 3 and len(result["audit"]["claims"]) == 1

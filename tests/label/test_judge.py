@@ -172,7 +172,7 @@ def test_a_command_judge_labels_every_claim(rundir, tmp_path):
     script = tmp_path / "judge.py"
     script.write_text(JUDGE_SCRIPT)
     config = tmp_path / "judge.toml"
-    config.write_text(f'judge = {{ kind = "command", command = "{sys.executable} {script}", sandbox = false }}\n')
+    config.write_text(f'judge = {{ kind = "command", command = "{sys.executable} {script}", sandbox = false, network = true }}\n')
     judge = load_judge(config)
     with LabelStore(rundir) as store:
         run = judge_claims(store, judge)

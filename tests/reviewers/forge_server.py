@@ -6,7 +6,9 @@ Endpoints (under ``/repos/OWNER/NAME``): ``GET`` of the repository itself (its
 ``GET /pulls/N/reviews``, ``GET /pulls/N/comments``, ``GET/POST /issues/N/comments``; pages
 with ``per_page``/``page``; ``GET /rate_limit`` (GitHub's shape; a 404 with
 ``rate_limit_endpoint=False``, as Gitea); the token checked on every request (``scheme``:
-``Bearer`` as GitHub, ``token`` as Gitea); and ``GET /users/LOGIN`` (the bot's account). ``set_quota`` gives GitHub's core quota: spent
+``Bearer`` as GitHub, ``token`` as Gitea); and ``GET /users/LOGIN`` (the bot's account). What the
+connection shows (``permissions``, ``scopes``, ``bot_installed``) may be changed mid-run by a bot
+script, as a forge's settings can change under an experiment. ``set_quota`` gives GitHub's core quota: spent
 one per request, told in ``X-RateLimit-*`` headers, a 403 once spent until its reset. Opening a pull
 request checks both branches exist in the bare repository and that the head's parent is
 the base. The bot is a script: ``bot(server, number, poll)`` is called on every poll of a
@@ -80,6 +82,12 @@ class ForgeServer:
         403 until its reset. None: no quota, and no headers (as Gitea)."""
         self.rate_limit_endpoint = rate_limit_endpoint
         self.max_page = 50
+        self.permissions = {"admin": False, "push": True, "pull": True}
+        """The token's rights on the repository, as ``GET /repos/OWNER/NAME`` shows them."""
+        self.scopes = "repo, read:org"
+        """The token's ``X-OAuth-Scopes`` (GitHub's scheme only)."""
+        self.bot_installed = True
+        """False: ``GET /users/BOT`` answers 404 (the bot's app removed)."""
         self.pull_comments_endpoint = True
         """False: no ``GET /pulls/N/comments`` (404), only each review's own comments."""
         """Gitea's MAX_RESPONSE_ITEMS: the largest page it serves, whatever ``limit`` asks."""
@@ -203,7 +211,7 @@ class ForgeServer:
             core = {k: int(v) for k, v in (self.quota or {"limit": 60, "remaining": 60, "reset": 0}).items()}
             return 200, {}, {"resources": {"core": {**core, "used": core["limit"] - core["remaining"]}}, "rate": core}
         if (m := re.fullmatch(r"/users/([^/]+)", path)) and method == "GET":
-            if m.group(1) != self.bot_login:
+            if m.group(1) != self.bot_login or not self.bot_installed:
                 return 404, {}, {"message": "Not Found"}
             return 200, {}, {"login": self.bot_login, "type": "Bot"}
         prefix = f"/repos/{self.repo}"
@@ -211,8 +219,8 @@ class ForgeServer:
             return 404, {}, {"message": "Not Found"}
         rest = path[len(prefix):]
         if rest == "" and method == "GET":  # the token's view of the repository, scopes as GitHub tells them
-            return 200, {"X-OAuth-Scopes": "repo, read:org"} if self.scheme == "Bearer" else {}, {
-                "full_name": self.repo, "private": True, "permissions": {"admin": False, "push": True, "pull": True}}
+            return 200, {"X-OAuth-Scopes": self.scopes} if self.scheme == "Bearer" else {}, {
+                "full_name": self.repo, "private": True, "permissions": dict(self.permissions)}
         if rest == "/pulls" and method == "POST":
             return self._open(body)
         if rest == "/pulls" and method == "GET":

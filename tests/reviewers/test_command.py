@@ -166,7 +166,7 @@ def test_cancellation_kills_the_whole_process_group(tmp_path, make_packet):
     command = f"{script(tmp_path, SPAWNER)} {shlex.quote(str(pids_file))}"
     started = time.monotonic()
     with pytest.raises(TimeoutError):
-        run(command, make_packet(), timeout=1.5, sandbox=False)  # pids visible to the test
+        run(command, make_packet(), timeout=1.5, sandbox=False, network=True)  # pids visible to the test
     assert time.monotonic() - started < 10
     pids = [int(p) for p in pids_file.read_text().split()]
     assert len(pids) == 2 and all(p != os.getpid() for p in pids)
@@ -176,7 +176,7 @@ def test_cancellation_kills_the_whole_process_group(tmp_path, make_packet):
 def test_processes_left_behind_after_a_normal_exit_are_killed(tmp_path, make_packet):
     pid_file = tmp_path / "pid"
     command = f"sleep 60 >/dev/null 2>&1 & echo $! > {shlex.quote(str(pid_file))}; echo NO_ISSUES"
-    assert run(command, make_packet(), sandbox=False).text == "NO_ISSUES\n"
+    assert run(command, make_packet(), sandbox=False, network=True).text == "NO_ISSUES\n"
     assert wait_gone([int(pid_file.read_text())]) == []
 
 
@@ -188,7 +188,7 @@ def test_cancelled_run_leaves_the_loop_clean(tmp_path, make_packet):
     command = f"{script(tmp_path, body)} {shlex.quote(str(pid_dir))}"
 
     async def go():
-        reviewer = make_reviewer(config(command, sandbox=False))  # pids visible to the test
+        reviewer = make_reviewer(config(command, sandbox=False, network=True))  # pids visible to the test
         tasks = [asyncio.create_task(reviewer.review(make_packet(), None)) for _ in range(8)]
         deadline = time.monotonic() + 10
         while len(list(pid_dir.iterdir())) < 8 and time.monotonic() < deadline:

@@ -814,19 +814,102 @@ def test_a_merged_pull_request_stops_the_experiment_and_marks_its_run(tmp_path, 
     assert all(r.state == "cancelled" for r in runs if r is not run)  # the others: stopped before their turn
 
 
-def test_the_connection_is_probed_once_and_each_run_records_it_and_a_usage_reading(bare, case):
+def test_the_connection_is_probed_before_the_first_run_and_after_each_and_recorded_with_a_usage_reading(bare, case):
     packet, tree = case
     with ForgeServer(bare, token=TOKEN, bot=after_polls(1)) as server:
         server.set_quota(remaining=500, reset_in=3600)
         first, second = (json.loads(r.text) for r in _reviews(config(server, bare), [(packet, tree), (packet, tree)]))
-    assert [r[1] for r in server.requests].count("/repos/acme/sandbox") == 1  # once per process
+    # Once before the first pull request, then once after each run's window.
+    assert [r[1] for r in server.requests].count("/repos/acme/sandbox") == 3
     connection = first["connection"]
     assert connection == second["connection"]
     assert connection["token_scopes"] == ["read:org", "repo"] and connection["permissions"]["push"] is True
     assert connection["bot"] == {"login": "review-bot", "type": "Bot"} and connection["automatic_review"] == "not_observable"
+    after = first["connection_after"]
+    assert {k: v for k, v in after.items() if k != "probed_at"} == {k: v for k, v in connection.items() if k != "probed_at"}
+    assert after["probed_at"] >= connection["probed_at"]
     usage = first["usage"]
     assert usage["unit"] == "rate_limit_remaining" and usage["before"] > usage["after"] > 0 and usage["observed_at"]
     assert TOKEN not in json.dumps(first)
+
+
+def test_a_bot_removed_during_the_run_fails_it_connection_changed(bare, case):
+    """The bot's app is removed while the run waits: the review never comes, and the run is
+    connection_changed (not a plain no_review_in_window), naming what changed."""
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.bot_installed = False
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        reviewer_config = config(server, bare, timeout_s=0.5)
+        with pytest.raises(ReviewerError) as failed:
+            review(reviewer_config, packet, tree)
+    assert failed.value.code == "connection_changed"
+    assert 'bot {"login": "review-bot", "type": "Bot"} -> "not_found"' in str(failed.value)
+    assert "pull request #1" in str(failed.value)
+
+
+def test_a_review_made_after_the_token_lost_a_right_is_not_taken_for_a_review(bare, case):
+    packet, tree = case
+
+    def bot(server, number, poll):
+        server.permissions["push"] = False
+        server.scopes = "read:org"
+        server.add_review(number, "Looks fine.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        with pytest.raises(ReviewerError) as failed:
+            review(config(server, bare), packet, tree)
+    assert failed.value.code == "connection_changed"
+    message = str(failed.value)
+    assert 'token_scopes ["read:org", "repo"] -> ["read:org"]' in message and '"push": true' in message
+
+
+def test_connection_changes_compares_only_what_both_probes_observed():
+    from reviewbench.reviewers.forge import connection_changes
+
+    before = {"probed_at": "t0", "token_scopes": ["repo"], "permissions": {"push": True}, "private": True,
+              "bot": {"login": "b", "type": "Bot"}, "automatic_review": "not_observable"}
+    assert connection_changes(before, {**before, "probed_at": "t1"}) == []
+    assert connection_changes(before, {**before, "bot": "not_observable", "token_scopes": "not_observable"}) == []
+    assert connection_changes(before, {**before, "repository": "not readable: 404"}) == [
+        'repository "readable" -> "not readable"']
+    assert connection_changes({**before, "repository": "not readable: 403"},
+                              {**before, "repository": "not readable: 404"}) == []
+    assert connection_changes(before, {**before, "private": False}) == ["private true -> false"]
+
+
+def test_a_changed_connection_marks_the_experiment_s_later_runs_and_is_counted(tmp_path, corpus, bare):
+    """Three runs, one at a time: the first reviews on the probed connection; during the
+    second the bot's account disappears, and stays gone for the third. Each later run is
+    compared with the probe before the first: by hand, completion 1/3, failure codes
+    {connection_changed: 2}; each run records both probes."""
+    def bot(server, number, poll):
+        if number == 2:
+            server.bot_installed = False
+        server.add_review(number, "Fine.")
+
+    with ForgeServer(bare, token=TOKEN, bot=bot) as server:
+        experiment = _experiment(tmp_path, corpus, server, bare)
+        experiment.write_text(experiment.read_text().replace("concurrency = 2", "concurrency = 1"))
+        summary = run_experiment(load_experiment(experiment), tmp_path / "runs")
+    assert summary.by_state == {"completed_no_findings": 1, "failed": 2}
+    store = RunStore(tmp_path / "runs" / "runs.sqlite")
+    try:
+        runs = {r.pull_request.number: r for r in store.runs()}
+    finally:
+        store.close()
+    assert runs[1].failure_code is None and runs[1].pull_request.connection_after["bot"]["login"] == "review-bot"
+    for number in (2, 3):
+        changed = runs[number]
+        assert (changed.state, changed.failure_code) == ("failed", "connection_changed")
+        assert changed.pull_request.connection["bot"] == {"login": "review-bot", "type": "Bot"}
+        assert changed.pull_request.connection_after["bot"] == "not_found"
+        assert "connection changed during the run" in changed.error
+    scored = score_run(tmp_path / "runs", ScoreOptions(bootstrap=50, include_unvalidated=True)).as_json()
+    completion = scored["conditions"]["bot"]["metrics"]["completion"]
+    assert (completion["num"], completion["den"], completion["failure_codes"]) == (1, 3, {"connection_changed": 2})
 
 
 def test_gitea_shows_no_scopes_nor_quota_and_says_so(bare, case):

@@ -139,7 +139,7 @@ def test_the_shared_tree_cannot_be_made_writable(world, make_packet):
 def test_without_the_sandbox_the_same_reviewer_reads_the_gold(world, make_packet):
     # The attack is real: the same script, unsandboxed, reads what the sandbox hides.
     outside = world["work"] / "planted.txt"
-    config = CommandConfig(kind="command", command=snoop_command(world, outside), sandbox=False)
+    config = CommandConfig(kind="command", command=snoop_command(world, outside), sandbox=False, network=True)
     seen = json.loads(review(config, world["tree"], make_packet).text)
     assert seen["reads"]["gold"] == '{"gold": "GOLD-SECRET"}\n'
     assert "RB_UNLISTED_SECRET" not in seen["env"]  # the environment is minimal either way
@@ -187,17 +187,18 @@ def _connect_command(port: int) -> str:
     return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
 
 
-def test_network_stays_on_by_default_and_network_false_turns_it_off(make_packet):
+def test_no_network_by_default_and_network_true_is_the_opt_out(make_packet):
     server, got = _listener()
     try:
         command = _connect_command(server.getsockname()[1])
-        on = CommandConfig(kind="command", command=command, expose=[PYTHON_HOME])
+        for off in ({}, {"network": False}, {"network": []}):
+            config = CommandConfig(kind="command", command=command, expose=[PYTHON_HOME], **off)
+            with pytest.raises(Exception, match="exited with code 1"):
+                review(config, None, make_packet)
+        on = CommandConfig(kind="command", command=command, expose=[PYTHON_HOME], network=True)
         assert review(on, None, make_packet).text == "NO_ISSUES\n"
-        off = CommandConfig(kind="command", command=command, expose=[PYTHON_HOME], network=False)
-        with pytest.raises(Exception, match="exited with code 1"):
-            review(off, None, make_packet)
         time.sleep(0.2)
-        assert got == [b"hi"]
+        assert got == [b"hi"]  # only the opted-out run reached it
     finally:
         server.close()
 
@@ -221,7 +222,7 @@ def test_a_background_child_and_a_setsid_grandchild_do_not_hold_the_review(make_
     command = f"sleep {marker} & setsid sleep {marker} & echo NO_ISSUES"
     started = time.monotonic()
     try:
-        reply = review(CommandConfig(kind="command", command=command, sandbox=sandbox), None, make_packet)
+        reply = review(CommandConfig(kind="command", command=command, sandbox=sandbox, network=not sandbox), None, make_packet)
         elapsed = time.monotonic() - started
         deadline = time.monotonic() + 5
         while sandbox and _alive_with(marker) and time.monotonic() < deadline:  # outside, setsid escapes

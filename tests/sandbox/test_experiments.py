@@ -85,7 +85,8 @@ def test_a_reviewer_that_reads_the_gold_scores_zero_in_the_sandbox(tmp_path, cor
     expose = json.dumps([PYTHON_HOME, str(tmp_path / "project")])
     recall = {}
     for sandbox in (False, True):
-        reviewer = f'{{ kind = "command", command = {command}, expose = {expose}, sandbox = {str(sandbox).lower()} }}'
+        net = "" if sandbox else ", network = true"
+        reviewer = f'{{ kind = "command", command = {command}, expose = {expose}, sandbox = {str(sandbox).lower()}{net} }}'
         out = tmp_path / f"runs-{sandbox}"
         summary = run_experiment(load_experiment(_experiment(tmp_path, corpus, reviewer)), out)
         assert sum(summary.by_state.values()) == 6  # 3 fix reversals and their mirrors

@@ -85,7 +85,7 @@ def command(script: Path, sandbox: bool = True) -> str:
     (which lives under the caller's home here). ``sandbox=False`` lets it write outside its tree."""
     expose = json.dumps([str(script.parent), os.path.realpath(sys.base_prefix)])
     return (f'{{ kind = "command", command = {json.dumps(f"{sys.executable} {script}")}, expose = {expose}, '
-            f"sandbox = {str(sandbox).lower()} }}")
+            f"sandbox = {str(sandbox).lower()}{'' if sandbox else ', network = true'} }}")
 
 
 def git_in(tree: Path, *args: str) -> str:

@@ -46,6 +46,7 @@ def rerun_command(rundir: Path, out: Path, owner: str | None, carry_labels: bool
     from ..review.experiment import load_experiment
     from ..score.gates import load_gates
     from ..score.registration import latest_version, register
+    from ..score.registry import corpus_names
     from ..store.corpus import read_corpus
     from .run import run_loaded
 
@@ -68,7 +69,7 @@ def rerun_command(rundir: Path, out: Path, owner: str | None, carry_labels: bool
     gates = None if frozen["gates"]["path"] == "built-in" else Path(frozen["gates"]["path"])
     if gates is not None and _sha(gates) is None:
         raise UsageError(f"{rundir}'s gates {gates} are gone; restore them")
-    _, _, gates_sha = load_gates(gates, strata={g.stratum for g in corpus.gold})
+    _, _, gates_sha = load_gates(gates, strata=corpus_names(corpus.gold))
     if gates_sha != frozen["gates"]["sha256"]:
         raise UsageError(f"the gates {frozen['gates']['path']} changed since {rundir} was registered: a rerun keeps "
                          "the same gates")  # fmt: skip

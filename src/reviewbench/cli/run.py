@@ -159,6 +159,7 @@ def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
                  "error": r.error}
                 for r, retired in _attempts(store, with_history)]  # fmt: skip
         last = store.last_errors()
+        kept = 0 if with_history else len(store.history())
     finally:
         store.close()
     if as_json:
@@ -176,6 +177,10 @@ def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
     for name, error in last.items():  # below the table: its columns keep their width
         console.print(f"last error of {name} ({error.state.value}, run {error.run_id}, case {error.case_id}): "
                       f"{_clip(error.error)}", markup=False)  # fmt: skip
+    if kept:
+        console.print(f"{kept} earlier attempt(s) retired by a retry or a resume are kept, not listed here "
+                      "(runs --attempts lists them; each that gave no review is a missing review in completion)",
+                      markup=False)  # fmt: skip
 
 
 @click.command("export")

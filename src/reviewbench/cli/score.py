@@ -136,14 +136,12 @@ def _print_condition(name: str, data: ConditionScore, version: str = "not regist
 
 def _print_rules_and_drift(data: ConditionScore) -> None:
     """Missing reviews with their failure codes, per-rule recall, and a model that changed mid-run."""
+    from ..report.headline import attempts_line  # the page's words (loaded on use)
+
     metrics = data.metrics
-    completion = metrics["completion"]
-    missing = completion.missing_reviews or {}
-    if missing.get("num"):
-        codes = ", ".join(f"{k} {v}" for k, v in (completion.failure_codes or {}).items())
-        retired = sum((completion.retired or {}).values())
-        console.print(f"  missing reviews {missing['num']}/{missing['den']} attempts ({retired} retired by a retry "
-                      f"and still counted); failure codes: {codes}", markup=False)  # fmt: skip
+    attempts = attempts_line(metrics["completion"])
+    if attempts:
+        console.print(f"  {attempts}", markup=False)
     for metric, m in metrics.items():
         if metric.startswith("defect_recall@rule:"):
             value, fraction, interval = _fmt(m)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 __all__ = [
     "CALIBRATION_KINDS",
@@ -29,6 +29,8 @@ __all__ = [
     "capabilities_of",
     "kind_of",
     "kinds_of",
+    "network_policy",
+    "parse_host_port",
 ]
 
 
@@ -108,7 +110,10 @@ class _Sandboxed(AdapterConfig):
 
     env: list[str] = Field(default_factory=list,
                            description="Variables passed to the command; nothing else of the caller's environment is.")  # fmt: skip
-    network: bool = Field(default=True, description="Whether the command may reach the network.")
+    network: StrictBool | list[str] = Field(
+        default=False, description="No network (false, the default; [] alike); a list of 'host:port' pairs it may "
+        "connect to, through the sandbox's filtering proxy (HTTP CONNECT and plain HTTP); or true, unrestricted "
+        "(an explicit opt-out the registration and every run record).")  # fmt: skip
     sandbox: bool = Field(default=True, description="Hide the corpus, gold, run directory and homes (refused "
                                                     "if the machine cannot); false shows the caller's files.")  # fmt: skip
     expose: list[str] = Field(default_factory=list,
@@ -118,6 +123,21 @@ class _Sandboxed(AdapterConfig):
     max_output_bytes: int = Field(default=1 << 20, ge=1, le=1 << 30,
                                   description="Stdout read at most (default 1 MiB); one byte more and the command "
                                               "is killed, its run invalid.")  # fmt: skip
+
+    @field_validator("network")
+    @classmethod
+    def _hosts(cls, network: bool | list[str]) -> bool | list[str]:
+        if isinstance(network, list):
+            for entry in network:
+                parse_host_port(entry)  # ValueError: one line naming the entry
+        return network
+
+    @model_validator(mode="after")
+    def _enforceable(self) -> _Sandboxed:
+        if not self.sandbox and self.network is not True:
+            raise ValueError("sandbox = false cannot restrict the network: add network = true (unrestricted, "
+                             "recorded as such), or keep the sandbox")  # fmt: skip
+        return self
 
 
 class CommandConfig(_Sandboxed):
@@ -137,6 +157,35 @@ class SarifConfig(_Sandboxed):
     max_output_bytes: int = Field(default=16 << 20, ge=1, le=1 << 30,
                                   description="Stdout read at most (default 16 MiB: SARIF carries rule metadata); "
                                               "one byte more and the analyser is killed, its run invalid.")  # fmt: skip
+
+
+def parse_host_port(entry: str) -> tuple[str, int]:
+    """``"api.example.com:443"`` (or ``"[::1]:8080"``) as (lower-case host, port).
+
+    Raises:
+        ValueError: not a host and a port from 1 to 65535 (a scheme, a path or a wildcard).
+    """
+    host, sep, port = entry.strip().rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not re.fullmatch(r"[A-Za-z0-9_.:-]+", host):
+        raise ValueError(f"network entry {entry!r} is not 'host:port' (e.g. 'api.example.com:443': no scheme, "
+                         "path or wildcard)")  # fmt: skip
+    return host.lower().rstrip("."), int(port)
+
+
+def network_policy(config: object) -> dict[str, object] | None:
+    """What a command kind's table allows of the network, as recorded: ``{"policy": "none"}``,
+    ``{"policy": "allowlist", "hosts": [...]}`` or ``{"policy": "unrestricted"}``; None for
+    kinds that run no command (reviewbench's own HTTP clients)."""
+    if not isinstance(config, _Sandboxed):
+        return None
+    if config.network is True:
+        return {"policy": "unrestricted"}
+    if not config.network:
+        return {"policy": "none"}
+    return {"policy": "allowlist", "hosts": sorted({f"{h}:{p}" if ":" not in h else f"[{h}]:{p}"
+                                                     for h, p in map(parse_host_port, config.network)})}
 
 
 #: Bot messages that say no review was done (usage limits, errors, refusals).

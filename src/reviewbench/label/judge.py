@@ -283,7 +283,8 @@ class CommandJudge:
             raise JudgeError(str(exc)) from None
         if result.returncode != 0:
             raise JudgeError(f"judge command {command!r} {exit_label(result.returncode)}"
-                             f"{failure_hint(result.returncode, box, result.stderr)}; stderr: {stderr_tail(result.stderr)}")  # fmt: skip
+                             f"{failure_hint(result.returncode, box, result.stderr, result.refused)}; "
+                             f"stderr: {stderr_tail(result.stderr)}")  # fmt: skip
         return result.stdout.decode("utf-8", "replace")
 
     async def aclose(self) -> None:
@@ -299,7 +300,7 @@ def examples() -> list[str]:
     """``judge.toml`` files, one or more per registered kind, that load (the shared test)."""
     return ['judge = { kind = "openai", model = "m", api_key_env = "" }',
             'name = "j"\njudge = { kind = "anthropic", base_url = "http://127.0.0.1:8080", model = "m" }',
-            'judge = { kind = "command", command = "my-judge", sandbox = false }']  # fmt: skip
+            'judge = { kind = "command", command = "my-judge", sandbox = false, network = true }']  # fmt: skip
 
 
 @dataclass(frozen=True)

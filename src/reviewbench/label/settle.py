@@ -22,6 +22,7 @@ from ..score.bounds import in_metric, open_pairs
 from ..score.gates import load_gates
 from ..score.result import ScoreResult
 from ..score.strata import split_holdout
+from ..store.runs import RUNS_DB, RunStore
 from .queue import QueueItem, label_queue
 
 __all__ = ["CheckSettlement", "GateSettlement", "decisive_comments", "gate_priority", "score_with_labels", "settlement"]
@@ -98,7 +99,12 @@ def settlement(result: ScoreResult, store: LabelStore, items: list[QueueItem]) -
     corpus = corpus_of(store.rundir)
     include = result.corpus.include_unvalidated
     cases, _ = split_holdout(eligible_cases(corpus, include))
-    pairs = open_pairs(result.verdicts, cases)
+    runs = RunStore(store.rundir / RUNS_DB)
+    try:  # which open pairs count in a rule's recall depends on each run's guidance
+        by_id = {r.run_id: r for r in runs.runs()}
+    finally:
+        runs.close()
+    pairs = open_pairs(result.verdicts, cases, by_id)
     claims = store.claim_sources()
     waiting: dict[str, list[QueueItem]] = {}
     for item in items:

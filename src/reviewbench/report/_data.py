@@ -202,10 +202,10 @@ def _tile(m: _Matched | None, condition: str, rep: int, index: int) -> Tile:
     run = m.run
     if not m.completed:
         return Tile(condition=condition, repetition=rep, outcome=Outcome.INCOMPLETE, state=run.state,
-                    run_id=run.run_id, finding=None, error=run.error)  # fmt: skip
+                    run_id=run.run_id, finding=None, error=run.error, try_no=run.try_no)  # fmt: skip
     outcome = Outcome.FOUND if m.found[index] else Outcome.LOCATED if m.located[index] else Outcome.MISSED
     return Tile(condition=condition, repetition=rep, outcome=outcome, state=run.state, run_id=run.run_id,
-                finding=m.matched.get(index), findings=tuple(run.findings),
+                finding=m.matched.get(index), findings=tuple(run.findings), try_no=run.try_no,
                 evidence=m.judged.get(index, Evidence.AUTOMATIC).value)  # fmt: skip
 
 

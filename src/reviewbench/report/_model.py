@@ -226,6 +226,8 @@ class Tile:
     findings: tuple[Finding, ...] = ()
     """All of the run's findings, to show what it said instead (MISSED)."""
     error: str | None = None
+    try_no: int = 1
+    """The attempt the tile shows: above 1, earlier ones were retired by ``run --retry-failed``."""
     evidence: str | None = None
     """Who judged the outcome: human, judge or automatic (None: no review to judge).
     Found: the identifying comment's label; located: the lowest among the comments there;

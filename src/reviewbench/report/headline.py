@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..score.result import ConditionScore, MetricValue, PairedComparison, ScoreResult
 
-__all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "headline_rows", "pair_heading", "pair_sentences"]
+__all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "attempts_line", "headline_rows", "pair_heading",
+           "pair_sentences"]
 
 #: What the headline's columns count, in words a newcomer can read (terminal and page).
 LEGEND = (
@@ -94,6 +95,20 @@ class HeadlineRow:
     completion: HeadlineRate
     last_error: str | None = None
     """The last error of a run that gave no review (one line), when some failed."""
+    attempts: str | None = None
+    """Missing reviews over attempts, retired ones and failure codes (:func:`attempts_line`), when any."""
+
+
+def attempts_line(completion: MetricValue) -> str | None:
+    """``missing reviews 1/4 attempts (1 retired by a retry and still counted); failure codes:
+    bot_error 1`` from ``completion``'s details, or None when every attempt gave a review."""
+    missing = completion.missing_reviews or {}
+    if not missing.get("num"):
+        return None
+    codes = ", ".join(f"{k} {v}" for k, v in (completion.failure_codes or {}).items())
+    retired = sum((completion.retired or {}).values())
+    return (f"missing reviews {missing['num']}/{missing['den']} attempts ({retired} retired by a retry and still "
+            f"counted); failure codes: {codes}")
 
 
 @dataclass(frozen=True)
@@ -134,7 +149,7 @@ def headline_rows(result: ScoreResult, last_errors: Mapping[str, str] | None = N
             detection=HeadlineRate.of(metrics.get("defect_recall")),
             false_alarms=HeadlineRate.of(metrics.get("false_alarm_rate")),
             precision=HeadlineRate.of(metrics.get("precision")), completion=HeadlineRate.of(completion),
-            last_error=error,
+            last_error=error, attempts=attempts_line(completion),
         ))  # fmt: skip
     return tuple(rows)
 

@@ -69,6 +69,10 @@ def tile_tip(row: DefectRow, tile: Tile) -> str:
     lines = [f"case {row.case_id} · defect {row.defect_id} ({row.defect_class}, {severity})",
              "gold: " + "; ".join(row.locations),
              f"condition {tile.condition} · repetition {tile.repetition} · {tile.state or 'no run recorded'}"]  # fmt: skip
+    if tile.try_no > 1:
+        earlier = tile.try_no - 1
+        lines.append(f"attempt {tile.try_no}: {earlier} earlier attempt{'s' if earlier > 1 else ''} retired by a retry, "
+                     "each still a missing review in completion")  # fmt: skip
     if tile.outcome is Outcome.FOUND and tile.finding is not None:
         lines.append("FOUND (identified) by: " + _finding(tile.finding))
     elif tile.outcome is Outcome.LOCATED and tile.finding is not None:

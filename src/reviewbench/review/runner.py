@@ -197,7 +197,7 @@ class ReviewJob:
             RUN_SCOPE.set(replace(scope, run_id=planned.run_id))
         tree = self.builder.tree(planned.case) if condition.config.context == "tree" else None  # exported above
         got = await asyncio.wait_for(condition.agent.review(packet, tree), timeout=condition.config.timeout_s)
-        return CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, got.findings)
+        return CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, got.findings, notes=got.notes)
 
     def outcome(self, planned: PlannedRun, reply: CachedReply) -> Outcome:
         """The run's state and findings.

@@ -61,6 +61,8 @@ class ReviewReply:
     tokens_out: int | None = None
     findings: tuple[Finding, ...] | None = None
     """Structured findings, for kinds that have them (SARIF, baselines); else parsed from text."""
+    notes: tuple[str, ...] = ()
+    """What the run's record should say beside the review (a connection the sandbox refused)."""
 
 
 class Reviewer(Protocol):

@@ -24,7 +24,15 @@ from ..records import ReviewPacket
 from .base import KindExamples, ReviewerError, ReviewReply, register
 from .messages import clean_text
 from .preflight import command_preflight
-from .proc import agent_box, capped_stdout, exit_label, failure_hint, packet_json, stderr_tail
+from .proc import (
+    agent_box,
+    capped_stdout,
+    exit_label,
+    failure_hint,
+    network_notes,
+    packet_json,
+    stderr_tail,
+)
 
 __all__ = ["CommandReviewer", "examples"]
 
@@ -49,10 +57,10 @@ class CommandReviewer:
         if result.returncode != 0:
             raise ReviewerError(
                 f"command reviewer {self.config.command!r} {exit_label(result.returncode)}"
-                f"{failure_hint(result.returncode, self.box, result.stderr)} "
+                f"{failure_hint(result.returncode, self.box, result.stderr, result.refused)} "
                 f"on case {packet.case_id}; stderr: {stderr_tail(result.stderr)}"
             )
-        return ReviewReply(text=result.stdout.decode("utf-8", "replace"))
+        return ReviewReply(text=result.stdout.decode("utf-8", "replace"), notes=network_notes(result))
 
     async def aclose(self) -> None:
         pass

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -57,7 +58,8 @@ from .base import RUN_SCOPE, KindExamples, ReviewerError, ReviewReply, register
 from .messages import clean_text
 from .preflight import key_problem, url_problem
 
-__all__ = ["ForgeReviewer", "examples", "pull_request_of", "summary_findings", "time_to_first_review"]
+__all__ = ["ForgeReviewer", "connection_changes", "examples", "pull_request_of", "summary_findings",
+           "time_to_first_review"]
 
 MARKER = "<!-- reviewbench:{experiment}:{run} -->"
 _MARKER_RE = re.compile(r"<!-- reviewbench:([0-9a-z]+):([0-9a-z]+) -->")
@@ -74,7 +76,8 @@ _REVIEW_STATES = frozenset({"COMMENTED", "CHANGES_REQUESTED", "APPROVED"})
 _FAILURE_MAX_CHARS = 600
 #: Fields of a run's forge record that ``records.PullRequest`` carries beside the basics.
 _PROVENANCE = ("base_sha", "case_tree", "guidance_blobs", "draft", "labels", "author", "description",
-               "completion", "completed_review_at", "time_to_completed_review_s", "connection", "usage")
+               "completion", "completed_review_at", "time_to_completed_review_s", "connection", "connection_after",
+               "usage")
 
 
 def _now_time() -> datetime:
@@ -397,7 +400,14 @@ class ForgeReviewer:
                 raise ReviewerError(f"{self.config.kind} POST /pulls: no pull request in the answer",
                                     code="trigger_not_accepted")  # fmt: skip
             self.opened.append(int(pull["number"]))
-            return await self._await_review(packet, pull, commits, run, quota_before)
+            try:
+                reply = await self._await_review(packet, pull, commits, run, quota_before)
+            except (ReviewerError, TimeoutError):  # no review: a changed connection may be why
+                await self._recheck(run)
+                raise
+            after = await self._recheck(run)
+            record = {**json.loads(reply.text), "connection_after": after}
+            return dataclasses.replace(reply, text=json.dumps(record, ensure_ascii=False, sort_keys=True))
         finally:
             await self._finish(self._clean_up(pull, pushed, base_branch, head_branch))
             remove_tree(work)
@@ -510,8 +520,10 @@ class ForgeReviewer:
             out["permissions"] = {str(k): bool(v) for k, v in perms.items()} if isinstance(perms, dict) \
                 else "not_observable"
             out["private"] = repo.get("private") if isinstance(repo, dict) else None
-        except ReviewerError as exc:
+        except _Refused as exc:  # refused (rights, gone): a state of the connection
             out["repository"] = f"not readable: {exc}"
+        except ReviewerError:  # the forge did not answer: nothing observed
+            out["repository"] = "not_observable"
         try:
             user, _ = await self.api._call("GET", f"/users/{self.config.bot.removesuffix(_BOT_SUFFIX)}",
                                            prefixed=False)  # fmt: skip
@@ -521,6 +533,28 @@ class ForgeReviewer:
         except ReviewerError:
             out["bot"] = "not_observable"
         return out
+
+    async def _recheck(self, run: str) -> dict[str, Any]:
+        """Probe the connection again after the run's window and compare it with the one probed
+        before this process's first pull request: any difference (scopes, permissions, the
+        bot's account, the repository's visibility) fails the run ``connection_changed``,
+        whatever the bot did — the review was not made on the registered surface. A field one
+        of the two probes could not observe is not compared. Returns the new probe.
+
+        Raises:
+            ReviewerError: ``connection_changed``, naming what changed.
+        """
+        after = await self._probe()
+        pull = self._pulls.get(run)
+        if pull is not None:
+            self._pulls[run] = pull.model_copy(update={"connection_after": after})
+        changed = connection_changes(self.connection or {}, after)
+        if changed:
+            where = f" on pull request #{pull.number} ({pull.url})" if pull is not None else ""
+            raise ReviewerError(f"the {self.config.kind} connection changed during the run{where}: "
+                                f"{'; '.join(changed)} (probed {(self.connection or {}).get('probed_at')} and "
+                                f"{after.get('probed_at')})", code="connection_changed")  # fmt: skip
+        return after
 
     def _stop_if_approved(self, reviews: list[dict[str, Any]], record: dict[str, Any], number: int) -> None:
         """A bot that approves acts beyond reviewing: the experiment stops (the review-only boundary)."""
@@ -594,6 +628,27 @@ class _NoReviewInWindow(TimeoutError):
     """The bot's review did not complete within the reviewer's ``timeout_s``."""
 
     code = "no_review_in_window"
+
+
+#: What a connection probe shows that a run depends on (``probed_at`` aside).
+_CONNECTION_FIELDS = ("repository", "token_scopes", "permissions", "private", "bot", "automatic_review")
+
+
+def connection_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What differs between two connection probes, one phrase each; a field either probe
+    could not observe (``not_observable``) is not compared. A readable repository has no
+    ``repository`` entry; an unreadable one says why."""
+    changes = []
+    for key in _CONNECTION_FIELDS:
+        old, new = before.get(key, "readable" if key == "repository" else None), after.get(key, "readable" if key == "repository" else None)
+        if "not_observable" in (old, new) or old == new:
+            continue
+        if key == "repository":
+            old, new = ("readable" if v == "readable" else "not readable" for v in (old, new))
+            if old == new:
+                continue
+        changes.append(f"{key} {json.dumps(old, sort_keys=True)} -> {json.dumps(new, sort_keys=True)}")
+    return changes
 
 
 def _refusal_code(method: str, path: str, status: int) -> str:

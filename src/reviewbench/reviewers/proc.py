@@ -10,14 +10,27 @@ from ..errors import OutputTooLarge
 from ..records import ReviewPacket
 from ..sandbox import AgentBox, ShellResult, exit_label, stderr_tail
 
-__all__ = ["ShellResult", "agent_box", "capped_stdout", "exit_label", "failure_hint", "packet_json", "stderr_tail"]
+__all__ = ["ShellResult", "agent_box", "capped_stdout", "exit_label", "failure_hint", "network_notes", "packet_json",
+           "stderr_tail"]
 
 
-def failure_hint(returncode: int, box: AgentBox, stderr: bytes = b"") -> str:
+def network_notes(result: ShellResult) -> tuple[str, ...]:
+    """The run's note of connections the sandbox's network proxy refused (none: no note)."""
+    if not result.refused:
+        return ()
+    shown = ", ".join(dict.fromkeys(result.refused))
+    return (f"the sandbox refused network access to {shown} (not in the network list)",)
+
+
+def failure_hint(returncode: int, box: AgentBox, stderr: bytes = b"", refused: tuple[str, ...] = ()) -> str:
     """What to try when a sandboxed command failed for want of what the sandbox withholds:
-    a program it hides, or a write to the read-only tree (an analyser's cache)."""
+    the network (none, or hosts not listed), a program it hides, or a write to the
+    read-only tree (an analyser's cache)."""
     if not box.sandbox or returncode == 0:
         return ""
+    if refused:
+        return (f" (the sandbox refused network access to {', '.join(dict.fromkeys(refused))}: list the hosts "
+                "it needs in network = [\"host:port\", ...])")
     if returncode in (126, 127):
         return (" (the sandbox hides homes and temporary folders: if the program or its interpreter lives "
                 "there, list its folder in the reviewer's expose = [...])")
@@ -28,8 +41,8 @@ def failure_hint(returncode: int, box: AgentBox, stderr: bytes = b"") -> str:
 
 
 def agent_box(config: object, label: str) -> AgentBox:
-    """The sandbox of a command config (``env``, ``network``, ``sandbox``, ``expose``, ``hide``,
-    ``max_output_bytes``)."""
+    """The sandbox of a command config (``env``, ``network``: none, ``host:port`` pairs or
+    true, ``sandbox``, ``expose``, ``hide``, ``max_output_bytes``)."""
     return AgentBox(
         label=label,
         env=tuple(config.env),  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from ..records import Finding, ReviewPacket, Severity
 from ._diff import added_lines
 from .base import KindExamples, ReviewerError, ReviewReply, register
 from .preflight import command_preflight
-from .proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
+from .proc import agent_box, capped_stdout, exit_label, failure_hint, network_notes, stderr_tail
 
 __all__ = ["SarifReviewer", "examples", "sarif_findings"]
 
@@ -67,12 +67,12 @@ class SarifReviewer:
         if sarif is None:
             raise ReviewerError(
                 f"sarif reviewer {self.config.command!r} {exit_label(result.returncode)}"
-                f"{failure_hint(result.returncode, self.box, result.stderr)} on case "
+                f"{failure_hint(result.returncode, self.box, result.stderr, result.refused)} on case "
                 f"{packet.case_id} without printing SARIF on stdout; stderr: {stderr_tail(result.stderr)}"
             )
         findings = sarif_findings(sarif, tree, packet.diff)
         text = "\n".join(f.raw for f in findings) or NO_ISSUES
-        return ReviewReply(text=text, model=_tool_name(sarif), findings=tuple(findings))
+        return ReviewReply(text=text, model=_tool_name(sarif), findings=tuple(findings), notes=network_notes(result))
 
     async def aclose(self) -> None:
         pass

@@ -42,6 +42,9 @@ class ShellResult:
     stdout_overflow: bool = False
     """stdout went past ``max_stdout``: ``stdout`` holds its first ``max_stdout`` bytes and
     the command was killed there (``returncode`` is then the kill's)."""
+    refused: tuple[str, ...] = ()
+    """``host:port`` of every connection the sandbox's network proxy refused (a network list
+    that did not hold it), in order."""
 
 
 def _kill_group(pid: int) -> None:

@@ -32,7 +32,7 @@ from .exclusions import exclusion_summary
 from .first_review import first_reviews
 from .forge_trees import tree_differences
 from .frame import Frame
-from .gates import Compare, Gates, decide, evaluate_compare, wilson
+from .gates import Compare, Gates, decide, evaluate_compare
 from .inputs import ScoreOptions, ScoringInputs, load_inputs
 from .levels import metric_evidence
 from .metrics import (
@@ -49,6 +49,7 @@ from .metrics import (
 from .paired import Column, mcnemar_table
 from .registry import DEPRECATED, RATE_METRICS, spec
 from .result import ScoreResult
+from .rules import rule_figures
 from .secondary import judge_gates, judge_secondary
 from .strata import holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
@@ -401,7 +402,7 @@ class _Scoring:
         self.gated_names = sorted({c.metric for t in (*self.gates.veto, *self.gates.tier)
                                    for c in t.when if c.diff is None})  # fmt: skip
         self.still_open: dict[str, list[Any]] = defaultdict(list)
-        for pair in open_pairs(tallied.all_verdicts(), tallied.cases):
+        for pair in open_pairs(tallied.all_verdicts(), tallied.cases, {r.run_id: r for r in tallied.inputs.runs}):
             self.still_open[pair.condition].append(pair)
         compares = _compares(self.gates)
         evaluated = []
@@ -429,12 +430,7 @@ class _Scoring:
                 metrics[metric]["exact"] = True
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(t.control_fps)
         metrics["completion"].update(_completion_details(t))
-        for rule, (found, eligible, uncovered) in sorted(t.rules.items()):
-            low, high = wilson(found, eligible) if eligible else (None, None)
-            metrics[f"defect_recall@rule:{rule}"] = {
-                "value": _value(found, eligible), "num": found, "den": eligible,
-                "lo": None if low is None else round(low, 6), "hi": None if high is None else round(high, 6),
-                "not_eligible": uncovered}  # fmt: skip
+        metrics.update(rule_figures(t.rules))  # defect_recall@rule:ID and its located bound
         for old, new in DEPRECATED.items():  # the old names, one more version
             metrics[old] = {**metrics[new], "deprecated": f"renamed {new}"}
         metrics["latency_s"] = latency_summary(t.latencies)

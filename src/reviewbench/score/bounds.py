@@ -12,7 +12,9 @@ ones whose label can move the metric; nothing else can, as the registered bounds
 
 The gates test a bounded metric against its *attainable* upper bound, the identified count
 plus the open pairs over the same denominator, capped by the located bound
-(``score/gates.py``); ``label queue`` names the open comments, gate by gate.
+(``score/gates.py``); ``label queue`` names the open comments, gate by gate. Per rule
+(``defect_recall@rule:ID``) an open pair counts only where its defect has that rule and is
+eligible for its run (the run's guidance covers the defect's path: ``metrics.rule_eligible``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .metrics import CaseInfo
+from ..records import RunRow
+from .metrics import CaseInfo, rule_eligible
 from .verdicts import Evidence, FindingVerdict
 
 __all__ = ["BOUNDED", "OpenPair", "attainable", "open_pairs"]
@@ -41,13 +44,24 @@ class OpenPair:
     stratum: str
     comments: tuple[str, ...]
     """``"<run_id>:<index>"`` of the comments located there with automatic evidence only."""
+    rule: str | None = None
+    """The defect's ``rule_id`` when the pair counts in that rule's recall (eligible for its run)."""
 
 
-def open_pairs(verdicts: Iterable[FindingVerdict], cases: Mapping[str, CaseInfo]) -> list[OpenPair]:
+def _rule_of(case: CaseInfo, defect_id: str, run: RunRow | None) -> str | None:
+    defect = next((d for d in case.defects if d.defect_id == defect_id), None)
+    if defect is None or not defect.rule_id or run is None or not rule_eligible(run, defect):
+        return None
+    return defect.rule_id
+
+
+def open_pairs(verdicts: Iterable[FindingVerdict], cases: Mapping[str, CaseInfo],
+               runs: Mapping[str, RunRow] | None = None) -> list[OpenPair]:  # fmt: skip
     """Every open pair among scored verdicts on the original defect cases of ``cases``.
 
     Mirrors ``metrics.run_outcome``: a pair is identified when a located comment that is not
-    a false positive identifies it (a duplicate counts).
+    a false positive identifies it (a duplicate counts). ``runs`` (by id) tells which pairs
+    count in a rule's recall; without it, none does.
     """
     located: dict[tuple[str, str], list[FindingVerdict]] = {}
     for v in verdicts:
@@ -62,15 +76,19 @@ def open_pairs(verdicts: Iterable[FindingVerdict], cases: Mapping[str, CaseInfo]
         waiting = tuple(v.comment_id for v in group if v.evidence is Evidence.AUTOMATIC and not v.false_positive)
         if waiting:
             first = group[0]
+            case = cases[first.case_id]
             out.append(OpenPair(condition=first.condition, run_id=run_id, case_id=first.case_id, defect_id=defect_id,
-                                stratum=cases[first.case_id].stratum, comments=waiting))  # fmt: skip
+                                stratum=case.stratum, comments=waiting,
+                                rule=_rule_of(case, defect_id, (runs or {}).get(run_id))))  # fmt: skip
     out.sort(key=lambda p: (p.condition, p.case_id, p.run_id, p.defect_id))
     return out
 
 
 def in_metric(pair: OpenPair, metric: str) -> bool:
-    """Whether ``pair`` counts in ``metric`` (``name`` or ``name@stratum``)."""
+    """Whether ``pair`` counts in ``metric`` (``name``, ``name@stratum`` or ``name@rule:ID``)."""
     _, _, stratum = metric.partition("@")
+    if stratum.startswith("rule:"):
+        return pair.rule is not None and pair.rule == stratum[len("rule:"):]
     return not stratum or pair.stratum == stratum
 
 
@@ -94,8 +112,11 @@ def reachable(metric_names: Iterable[str], pairs: Iterable[OpenPair], metrics: M
         base, _, stratum = name.partition("@")
         if base not in BOUNDED:
             continue
-        table = breakdown.get("stratum", {}).get(stratum, {}) if stratum else metrics
-        lower, upper = table.get(base, {}), table.get(BOUNDED[base], {})
+        if stratum.startswith("rule:"):  # per rule: the figures sit in metrics under their full names
+            lower, upper = metrics.get(name, {}), metrics.get(f"{BOUNDED[base]}@{stratum}", {})
+        else:
+            table = breakdown.get("stratum", {}).get(stratum, {}) if stratum else metrics
+            lower, upper = table.get(base, {}), table.get(BOUNDED[base], {})
         out[name] = attainable(lower.get("num"), lower.get("den"), upper.get("value"),
                                sum(in_metric(p, name) for p in pairs))  # fmt: skip
     return out

@@ -135,6 +135,10 @@ def load_gate_rules(path: Path | None) -> tuple[GateRules, str]:
     for i, rule in enumerate(rules.rules):
         where = f"{_where(path)}: rules[{i}]"
         check_metric_name(rule.metric, where)
+        if "@rule:" in rule.metric:
+            raise UsageError(f"{where}: {rule.metric} cannot be gated between run directories (each run counts only "
+                             "the rule defects its own guidance reaches, so there is no paired difference): gate it "
+                             "in each run's gates file, in a tier's when")  # fmt: skip
         metric = spec(rule.metric)
         if metric.kind is MetricKind.LABEL:
             raise UsageError(f"{where}: {rule.metric} comes from people's labels, not from the runs: gate compares runs")

@@ -93,8 +93,20 @@ def _check_names(gates: Gates, where: str, strata: Collection[str] | None) -> No
                                      "sign-off can never be granted by a benchmark")  # fmt: skip
             for c in tier.when:
                 _check_bound(c, f"{where}: {tier.name}")
+                if c.diff is not None:
+                    _not_per_rule(c.metric, f"{where}: {tier.name}")
     for compare in gates.compare:
         check_metric_name(compare.metric, f"{where}: compare {compare.name}", strata)
+        _not_per_rule(compare.metric, f"{where}: compare {compare.name}")
+
+
+def _not_per_rule(metric: str, where: str) -> None:
+    """Per-rule recall is a condition's own figure: its eligible pairs depend on the
+    condition's guidance, so two conditions have no shared pairs to difference."""
+    if "@rule:" in metric:
+        raise UsageError(f"{where}: {metric} cannot be compared between conditions (each counts only the rule "
+                         "defects its own guidance reaches, so there is no paired difference): gate it on each "
+                         "condition instead, in a tier's when")  # fmt: skip
 
 
 def _check_bound(c: Condition, where: str) -> None:
@@ -160,6 +172,8 @@ def parse_gates(text: str, where: str, strata: Collection[str] | None = None) ->
 
 def _lookup(metrics: dict[str, dict[str, Any]], breakdown: dict[str, Any], name: str) -> dict[str, Any]:
     base, _, stratum = name.partition("@")
+    if stratum.startswith("rule:"):  # per-rule figures are metrics of their own (score/rules.py)
+        return metrics.get(name, {})
     if stratum:
         base = DEPRECATED.get(base, base)  # strata are tallied under the new names only
         found: dict[str, Any] = breakdown.get("stratum", {}).get(stratum, {}).get(base, {})

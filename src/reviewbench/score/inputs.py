@@ -23,6 +23,7 @@ from ..store.exclusions import Exclusion, read_exclusions
 from ..store.runs import RUNS_DB, RunRow, RunStore
 from .exclusions import excluded_ids
 from .gates import Gates, load_gates
+from .registry import corpus_names
 from .result import LabelFigures, RegistrationSummary
 from .versions import check_past_version, registered_gates, scoped_runs
 
@@ -181,7 +182,7 @@ def load_inputs(rundir: Path, options: ScoreOptions = ScoreOptions()) -> Scoring
             gates_path = Path(registration.gates.path)
         seed = registration.seeds.bootstrap if options.seed is None else options.seed
         rules = registration.rules.model_dump()
-    strata = {g.stratum for g in corpus.gold}
+    strata = corpus_names(corpus.gold)
     if registration and registration.historical:
         gates, gates_sha = registered_gates(rundir, registration, options.gates, strata)
     else:

@@ -236,7 +236,8 @@ class ConditionTally:
     """Attempts that did not complete, by failure code (retired ones included)."""
     failure_codes_by_stratum: dict[str, Counter[str]] = field(default_factory=dict)
     rules: dict[str, list[int]] = field(default_factory=dict)
-    """Per rule id: [identified, eligible (run, defect) pairs, pairs no applicable guidance covers]."""
+    """Per rule id: [identified, eligible (run, defect) pairs, pairs no applicable guidance covers,
+    located]: identified and located count over eligible pairs only."""
 
     def attempt(self, case: CaseInfo, run: RunRow, completed: bool) -> None:
         """One attempt in completion: a run, or an earlier attempt a retry replaced."""
@@ -380,10 +381,11 @@ def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: Ru
             tally.add("severity_match", case, int(bool(m.severity_ok[i])), 1, cls, severity)
         tally.found[(run.case_id, i, run.repetition)] = m.identified[i]
         if defect.rule_id:
-            cell = tally.rules.setdefault(defect.rule_id, [0, 0, 0])
+            cell = tally.rules.setdefault(defect.rule_id, [0, 0, 0, 0])
             if rule_eligible(run, defect):
                 cell[0] += int(m.identified[i])
                 cell[1] += 1
+                cell[3] += int(m.located[i])
             else:
                 cell[2] += 1
 

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._version import __version__
+from ..config.reviewers import network_policy
 from ..config.rules import DEFAULT_RULES
 from ..errors import IntegrityError, UsageError
 from ..review.experiment import Experiment
@@ -41,6 +42,7 @@ from ..review.runner import check_conditions
 from ..store.corpus import read_corpus
 from ..store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 from .gates import load_gates
+from .registry import corpus_names
 
 __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "latest_version",
            "register", "registered_summary", "registered_versions", "version_summary"]
@@ -68,7 +70,7 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
             except OSError as exc:
                 raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
     corpus = read_corpus(experiment.corpus_path)
-    _, gates_text, gates_sha = load_gates(gates_path, strata={g.stratum for g in corpus.gold})
+    _, gates_text, gates_sha = load_gates(gates_path, strata=corpus_names(corpus.gold))
     return {
         "experiment": {"path": str(experiment.path), "sha256": _sha(experiment.path.read_bytes())},
         "prompts": prompts,
@@ -80,6 +82,10 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
         "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
         "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
         "rules": {**DEFAULT_RULES, **(rules or {})},
+        # What each command condition may reach (the experiment's hash covers it; this says it):
+        # none, an allowlist of host:port pairs, or unrestricted (network = true, the opt-out).
+        "network": {c.name: policy for c in experiment.config.condition
+                    if (policy := network_policy(c.reviewer)) is not None},
     }
 
 
@@ -335,6 +341,8 @@ def _summary(path: Path, latest: dict[str, Any], digest: str, sealed: str | None
     for who in ("owner", "approver"):
         if latest.get(who):
             out[who] = latest[who]
+    if "network" in latest["frozen"]:  # registrations before egress by allowlist did not say
+        out["network"] = latest["frozen"]["network"]
     return out
 
 

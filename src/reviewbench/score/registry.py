@@ -10,6 +10,10 @@ and location an upper bound, so ``defect_recall`` (identified) carries ``located
 as its upper bound and ``precision`` carries ``located_precision``. A gate on a bounded
 metric is decided from both (``score/gates.py``).
 
+Per rule (``defect_recall@rule:R-01``, and its located bound ``located_recall@rule:R-01``):
+the rule's defects a condition's guidance reaches, identified (or located) / eligible
+(run, defect) pairs; a gate may name them as any metric (``score/rules.py``).
+
 People's figures (``LABEL_METRICS``: actionability, triage minutes) come from the labels of
 a run directory, not from the runs: a gate may name them, and without labels they are
 "not scored", never zero and never passing.
@@ -18,14 +22,15 @@ a run directory, not from the runs: a gate may name them, and without labels the
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from ..errors import UsageError
-from ..records import STRATUM_PATTERN, Stratum
+from ..records import RULE_ID_PATTERN, STRATUM_PATTERN, GoldRecord, Stratum
 
-__all__ = ["DEPRECATED", "LABEL_METRICS", "METRICS", "RATE_METRICS", "SUMMARY_METRICS", "MetricKind", "MetricSpec", "check_metric_name", "spec"]
+__all__ = ["DEPRECATED", "LABEL_METRICS", "METRICS", "RATE_METRICS", "RULE_METRICS", "SUMMARY_METRICS", "MetricKind",
+           "MetricSpec", "check_metric_name", "corpus_names", "spec"]
 
 
 class MetricKind(StrEnum):
@@ -120,6 +125,20 @@ RATE_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.kind is Metri
 SUMMARY_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS if m.kind is MetricKind.SUMMARY)
 
 
+#: Metrics scored per rule (``NAME@rule:ID``).
+RULE_METRICS = ("defect_recall", "located_recall")
+_RULE = "rule:"
+
+
+def corpus_names(gold: Iterable[GoldRecord]) -> set[str]:
+    """What a gate's ``metric@...`` may name in this corpus: its strata, and its rules as ``rule:ID``."""
+    names: set[str] = set()
+    for record in gold:
+        names.add(record.stratum)
+        names.update(f"{_RULE}{d.rule_id}" for d in record.defects if d.rule_id)
+    return names
+
+
 def spec(name: str) -> MetricSpec:
     """The spec of a metric name, ``@stratum`` suffix ignored."""
     return _BY_NAME[name.split("@", 1)[0]]
@@ -130,20 +149,34 @@ def check_metric_name(name: str, where: str, strata: Collection[str] | None = No
 
     Args:
         strata: the strata a ``metric@stratum`` may name (the corpus's and the built-in
-            ones); None when no corpus is at hand, and then any well-formed stratum name
+            ones) and the rules a ``metric@rule:ID`` may (``rule:ID``, :func:`corpus_names`);
+            None when no corpus is at hand, and then any well-formed stratum or rule name
             (a user-defined stratum) passes.
 
     Raises:
-        UsageError: unknown metric or stratum, a summary metric (no rate to compare), or a
-            label figure per stratum (labels are not broken down).
+        UsageError: unknown metric, stratum or rule, a summary metric (no rate to compare), a
+            label figure per stratum (labels are not broken down), or a metric not scored per
+            rule.
     """
     base, at, stratum = name.partition("@")
     if base not in _BY_NAME or _BY_NAME[base].kind is MetricKind.SUMMARY:
         names = ", ".join((*RATE_METRICS, *(m.name for m in LABEL_METRICS)))
         raise UsageError(f"{where}: unknown metric {name!r}; metrics: {names}")
+    if at and stratum.startswith(_RULE):
+        _check_rule(name, base, stratum[len(_RULE):], where, strata)
+        return
     if at and _BY_NAME[base].kind is MetricKind.LABEL:
         raise UsageError(f"{where}: {name!r}: {base} comes from the labels as a whole, not per stratum")
-    known = sorted({s.value for s in Stratum} | set(strata or ()))
+    known = sorted({s.value for s in Stratum} | {s for s in strata or () if not s.startswith(_RULE)})
     if at and (not re.match(STRATUM_PATTERN, stratum) or (strata is not None and stratum not in known)):
         raise UsageError(f"{where}: unknown stratum in {name!r}; strata: {', '.join(known)}"
                          + ("" if strata is not None else " or a user-defined name (a-z, 0-9, _)"))  # fmt: skip
+
+
+def _check_rule(name: str, base: str, rule: str, where: str, known: Collection[str] | None) -> None:
+    if base not in RULE_METRICS:
+        raise UsageError(f"{where}: {name!r}: only {' and '.join(RULE_METRICS)} are scored per rule")
+    rules = sorted(s[len(_RULE):] for s in known or () if s.startswith(_RULE))
+    if not re.match(RULE_ID_PATTERN, rule) or (known is not None and rule not in rules):
+        raise UsageError(f"{where}: unknown rule in {name!r}; the corpus's rules: {', '.join(rules) or 'none'}"
+                         if known is not None else f"{where}: {rule!r} in {name!r} is not a rule id")  # fmt: skip

@@ -40,6 +40,7 @@ __all__ = [
     "MetricEvidence",
     "MetricValue",
     "ModelFigures",
+    "NetworkPolicy",
     "PairedComparison",
     "RateFigure",
     "RegisteredSeeds",
@@ -439,6 +440,13 @@ class ScoredRuns(_Result):
     other_versions: dict[str, int] = Field(description="Runs by the version they ran under instead.")
 
 
+class NetworkPolicy(_Result):
+    """What a command kind's table allowed of the network (``config/reviewers.network_policy``)."""
+
+    policy: str = Field(description="none, allowlist or unrestricted (the opt-out, network = true).")
+    hosts: list[str] | None = Field(default=None, description="allowlist: the host:port pairs.")
+
+
 class RegistrationSummary(_Result):
     """The registration a score verified (``score/registration.py``)."""
 
@@ -459,6 +467,9 @@ class RegistrationSummary(_Result):
     inputs_checked: bool | None = Field(default=None, description="False: the file was verified, today's "
                                         "inputs not compared (runs read as history).")
     scored_runs: ScoredRuns | None = None
+    network: dict[str, NetworkPolicy] | None = Field(default=None, description="Per condition running a command, "
+                                                     "the network it was allowed (registrations before egress by "
+                                                     "allowlist did not say).")  # fmt: skip
 
 
 class ExclusionsResult(_Result):

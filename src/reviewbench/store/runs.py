@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS runs (
     guidance_blobs TEXT,
     failure_code TEXT,
     position INTEGER,
-    usage TEXT
+    usage TEXT,
+    network TEXT
 );
 CREATE TABLE IF NOT EXISTS history (
     run_id TEXT NOT NULL,
@@ -95,7 +96,7 @@ CREATE TABLE IF NOT EXISTS cache (
 _ADDED_COLUMNS = (("runs", "patch", "TEXT"), ("cache", "patch", "TEXT"),
                   ("runs", "try_no", "INTEGER NOT NULL DEFAULT 1"), ("runs", "pull_request", "TEXT"),
                   ("runs", "guidance_blobs", "TEXT"), ("runs", "failure_code", "TEXT"),
-                  ("runs", "position", "INTEGER"), ("runs", "usage", "TEXT"))
+                  ("runs", "position", "INTEGER"), ("runs", "usage", "TEXT"), ("runs", "network", "TEXT"))
 _ADDED_DEFAULTS = {"try_no": "1"}
 _COLUMNS = tuple(name for name in RunRow.model_fields if name != "findings")
 _INSERT_RUN = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -119,6 +120,8 @@ class CachedReply:
     findings: tuple[Finding, ...] | None
     patch: str | None = None
     """Fix-task runs of solvers that edit a tree: the change they made (not in ``text``)."""
+    notes: tuple[str, ...] = ()
+    """Notes for the run's record (never cached: a reply with notes is not kept in the cache)."""
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
@@ -324,6 +327,7 @@ class RunStore:
         values[_BLOBS] = None if run.guidance_blobs is None else json.dumps(run.guidance_blobs, sort_keys=True)
         values[_CODE] = None if run.failure_code is None else FailureCode(run.failure_code).value
         values[_USAGE] = None if run.usage is None else json.dumps(run.usage, sort_keys=True)
+        values[_NETWORK] = None if run.network is None else json.dumps(run.network, sort_keys=True)
         self.db.execute("DELETE FROM runs WHERE run_id = ?", (run.run_id,))
         self.db.execute(_INSERT_RUN, values)
         self.db.executemany(
@@ -382,6 +386,8 @@ class RunStore:
                 data["failure_code"] = FailureCode(data["failure_code"])
             if data["usage"] is not None:
                 data["usage"] = json.loads(data["usage"])
+            if data["network"] is not None:
+                data["network"] = json.loads(data["network"])
             yield RunRow.model_construct(_RUN_FIELDS_SET, **data, findings=findings.pop(data["run_id"], []))
 
     def last_errors(self) -> dict[str, LastError]:
@@ -437,9 +443,9 @@ def last_errors(rundir: Path) -> dict[str, LastError]:
         store.close()
 
 
-_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL, _BLOBS, _CODE, _USAGE = (
+_STATE, _PARAMS, _UNPARSED, _CACHED, _PULL, _BLOBS, _CODE, _USAGE, _NETWORK = (
     _COLUMNS.index(n) for n in ("state", "params", "unparsed", "cached", "pull_request", "guidance_blobs",
-                                "failure_code", "usage"))  # fmt: skip
+                                "failure_code", "usage", "network"))  # fmt: skip
 
 
 def _reason(exc: BaseException) -> str:

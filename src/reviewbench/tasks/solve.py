@@ -97,7 +97,7 @@ class TaskJob:
         timeout = condition.config.timeout_s
         if not condition.agent.edits_tree:
             got = await asyncio.wait_for(condition.agent.solve(packet, None), timeout=timeout)
-            return CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, None)
+            return CachedReply(got.text, got.model, got.tokens_in, got.tokens_out, None, notes=got.notes)
         task: Task = planned.case
         tree = await asyncio.to_thread(export_base, self.repo, task.base_commit, task.instance_id)
         try:
@@ -105,7 +105,7 @@ class TaskJob:
             patch = await asyncio.to_thread(tree.patch)
         finally:
             await asyncio.to_thread(tree.remove)
-        return CachedReply(got.text, None, None, None, None, patch=patch)
+        return CachedReply(got.text, None, None, None, None, patch=patch, notes=got.notes)
 
     def outcome(self, planned: PlannedRun, reply: CachedReply) -> Outcome:
         patch = reply.patch if reply.patch is not None else extract_diff(reply.text)

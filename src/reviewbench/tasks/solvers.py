@@ -27,7 +27,14 @@ from ..config.reviewers import AdapterConfig, AnthropicConfig, CommandConfig, Op
 from ..errors import ReviewerError
 from ..reviewers.base import ReviewReply, make_reviewer
 from ..reviewers.messages import clean_text, fenced, with_guidance
-from ..reviewers.proc import agent_box, capped_stdout, exit_label, failure_hint, stderr_tail
+from ..reviewers.proc import (
+    agent_box,
+    capped_stdout,
+    exit_label,
+    failure_hint,
+    network_notes,
+    stderr_tail,
+)
 
 __all__ = ["ChatSolver", "CommandSolver", "Solver", "SolverConfig", "TaskPacket", "examples", "make_solver",
            "register_solver", "solvers", "task_user_text"]
@@ -141,10 +148,10 @@ class CommandSolver:
         if result.returncode != 0:
             raise ReviewerError(
                 f"command solver {self.config.command!r} {exit_label(result.returncode)}"
-                f"{failure_hint(result.returncode, self.box, result.stderr)} "
+                f"{failure_hint(result.returncode, self.box, result.stderr, result.refused)} "
                 f"on task {packet.instance_id}; stderr: {stderr_tail(result.stderr)}"
             )
-        return ReviewReply(text=result.stdout.decode("utf-8", "replace"))
+        return ReviewReply(text=result.stdout.decode("utf-8", "replace"), notes=network_notes(result))
 
     async def aclose(self) -> None:
         pass

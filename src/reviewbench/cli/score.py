@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         ExcludedBeside,
         LabelFigures,
         MetricValue,
+        PairedComparison,
         ScoredRuns,
         ScoreResult,
         UnclearDecision,
@@ -474,7 +475,14 @@ def _print_details(result: ScoreResult) -> None:
             interval = "" if c.lo is None else f" [{c.lo:.3f}, {c.hi:.3f}]"
             if interval and c.exact:
                 interval += " exact"
-            console.print(f"  {c.a} - {c.b} {c.metric}: {c.diff:+.3f}{interval}{p}", markup=False)
+            console.print(f"  {c.a} - {c.b} {c.metric}: {c.diff:+.3f}{interval}{p}; {_pairs(c)}", markup=False)
+
+
+def _pairs(c: PairedComparison) -> str:
+    """"20 complete pairs (B lacks 2)": the clusters a paired figure is over, and what each side missed."""
+    lacking = [f"{name} lacks {n}" for name, n in (c.missing or {}).items() if n]
+    units = f"; {c.mcnemar_pairs} McNemar pairs" if c.mcnemar_pairs is not None else ""
+    return f"{c.pairs} complete pairs" + (f" ({', '.join(lacking)})" if lacking else "") + units
 
 
 def _clean(corpus: CorpusSummary) -> str:

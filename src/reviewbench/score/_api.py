@@ -24,6 +24,7 @@ from ..store.runs import RunRow
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
+from .completion import completion_by_stratum
 from .cost import condition_cost
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
@@ -46,7 +47,7 @@ from .metrics import (
     tally_condition,
     with_mirror,
 )
-from .paired import Column, mcnemar_table
+from .paired import Column, mcnemar_table, pair_pattern
 from .registry import DEPRECATED, RATE_METRICS, spec
 from .result import ScoreResult
 from .secondary import judge_gates, judge_secondary
@@ -514,6 +515,8 @@ class _Scoring:
             "decision": decision,
             "valid_defect_cases": len({k[0] for k in completed.found}),
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
+            "completion_by_stratum": completion_by_stratum(name, t.by_condition[name], t.everything, inputs.planned,
+                                                           inputs.recorded),
         }
         drift = out["model_drift"]
         if drift and len(drift["returned"]) > 1:  # a change during the run: each model's own figures
@@ -540,11 +543,15 @@ class _Scoring:
         out = []
         for (a, b, analysis, metric), (sa, sb) in self.slots.pair.items():
             diff, low, high = self.frame.paired(sa, sb)
-            p = None
+            pairs, a_lacks, b_lacks = pair_pattern(self.slots.sums[(a, analysis, metric)],
+                                                   self.slots.sums[(b, analysis, metric)])  # fmt: skip
+            row = {"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff, "lo": low, "hi": high,
+                   "mcnemar_p": None, "exact": self.frame.paired_exact(sa, sb), "pairs": pairs,
+                   "missing": {a: a_lacks, b: b_lacks}}  # fmt: skip
             if metric == "defect_recall":
-                p = mcnemar_table(self.t.tallies[(a, analysis)].found, self.t.tallies[(b, analysis)].found).p
-            out.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
-                        "lo": low, "hi": high, "mcnemar_p": p, "exact": self.frame.paired_exact(sa, sb)})  # fmt: skip
+                table = mcnemar_table(self.t.tallies[(a, analysis)].found, self.t.tallies[(b, analysis)].found)
+                row.update(mcnemar_p=table.p, mcnemar_pairs=table.pairs)
+            out.append(row)
         return out
 
 

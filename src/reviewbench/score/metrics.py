@@ -457,10 +457,19 @@ def latency_summary(values: list[float]) -> dict[str, Any]:
 
 
 def fp_distribution(fps: list[int]) -> dict[str, Any]:
+    """False positives per completed clean-case run: the 0/1/2/3+ buckets, median, IQR
+    (``q1``, ``q3``: inclusive quartiles, as latency's) and max."""
     buckets = Counter(min(n, 3) for n in fps)
+    ordered = sorted(fps)
+    q = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [*ordered] * 3
     return {
         "0": buckets[0], "1": buckets[1], "2": buckets[2], "3+": buckets[3],
         "median": statistics.median(fps) if fps else None,
+        "q1": _number(q[0]) if fps else None, "q3": _number(q[2]) if fps else None,
         "max": max(fps) if fps else None,
         "runs": len(fps),
     }  # fmt: skip
+
+
+def _number(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else round(float(x), 6)

@@ -23,6 +23,7 @@ __all__ = [
     "AuditSummary",
     "BootstrapSettings",
     "CompareResult",
+    "CompletionCell",
     "ConditionScore",
     "CostFigure",
     "CostScore",
@@ -83,7 +84,9 @@ class MetricValue(_Result):
     exact: bool | None = Field(default=None, description="The interval is exact on the case clusters (Clopper–Pearson; "
                                "Poisson for a count per case): resampling the cases had no variance, so a bootstrap "
                                "interval would have been a point.")
-    distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: 0/1/2/3+.")
+    distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: completed "
+                                                         "clean-case runs with 0/1/2/3+ false positives, the "
+                                                         "median, IQR (q1, q3: inclusive quartiles), max, runs.")
     states: dict[str, int] | None = Field(default=None, description="completion: runs by terminal state.")
     retired: dict[str, int] | None = Field(default=None, description="completion: earlier attempts that "
                                            "'run --retry-failed' replaced, by state; each counts as not completed.")
@@ -296,6 +299,17 @@ class CostScore(_Result):
     runs_without_usage: int
 
 
+class CompletionCell(_Result):
+    """One condition's runs of one stratum, against the plan (``score/completion.py``)."""
+
+    planned: int | None = Field(description="Runs the plan (allocation.jsonl) held; null without a plan.")
+    attempted: int = Field(description="Runs scored here (one per planned run that was recorded, its latest try).")
+    completed: int = Field(description="Of those, the ones that gave a review.")
+    not_attempted: int | None = Field(description="Planned runs never recorded at all; null without a plan.")
+    elsewhere: int | None = Field(description="Planned runs recorded but not scored here (another benchmark "
+                                  "version, or excluded); null without a plan.")
+
+
 class ConditionScore(_Result):
     metrics: dict[str, MetricValue] = Field(description="Completed-run analysis, every registered metric.")
     breakdown: Breakdown = Field(description="Completed-run breakdown.")
@@ -320,6 +334,9 @@ class ConditionScore(_Result):
     cost: CostScore | None = Field(default=None, description="With a price table only.")
     cutoff: CutoffScore | None = Field(default=None, description="Contamination split, when a cutoff is given or "
                                        "registered.")
+    completion_by_stratum: dict[str, CompletionCell] | None = Field(
+        default=None, description="Runs planned, attempted, completed and never attempted, per stratum of the "
+        "analysed cases (holdout strata included).")  # fmt: skip
 
 
 class PairedComparison(_Result):
@@ -333,6 +350,13 @@ class PairedComparison(_Result):
     mcnemar_p: float | None = Field(description="Exact McNemar p (defect_recall only).")
     exact: bool = Field(default=False, description="The interval is Newcombe's from the two sides' exact intervals: "
                         "the resampled differences had no variance.")
+    pairs: int | None = Field(default=None, description="Complete pairs: case clusters both conditions were scored "
+                              "on for this metric (a denominator under each); the difference is over these only.")
+    missing: dict[str, int] | None = Field(default=None, description="The missingness pattern, per condition: "
+                                           "case clusters the other condition was scored on and this one was not "
+                                           "(left out of the pairs).")
+    mcnemar_pairs: int | None = Field(default=None, description="defect_recall: (case, defect, repetition) units "
+                                      "both conditions scored, the pairs McNemar's test counts.")
 
 
 class CompareResult(_Result):

@@ -39,7 +39,7 @@ SUMMARY = (
     ("false alarms", "false_alarm_rate", "clean runs with at least one finding"),
     ("rename-stable", "rename_stability", "defects identified again after renaming"),
 )
-TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any", "recall_all", "file_recall", "symbol_recall", "localisation", "silence_rate",
+TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any", "recall_all", "recall_k_of_n", "file_recall", "symbol_recall", "localisation", "silence_rate",
          "fp_per_clean_case", "precision", "located_precision", "duplicate_rate", "flag_coverage", "completion",
          "file_mention_rate", "symbol_mention_rate", "severity_match_all", "rename_stable_all",
          "weighted_points")  # fmt: skip
@@ -130,6 +130,11 @@ def _print_condition(name: str, data: ConditionScore, version: str = "not regist
         table.add_row("time_to_first_review_s (median)", f"{first.num}/{first.den}", _seconds(first.value),
                       first_review_note(first))  # fmt: skip
     console.print(table)
+    if data.stability:
+        st = data.stability
+        console.print(f"  stability: recall_k_of_n counts a defect identified in {st.rule} repetitions "
+                      f"({st.analysis}); {st.too_few_repetitions} with fewer counted repetitions left out; "
+                      "hit sequences in score --json", markup=False)  # fmt: skip
     if data.cost:
         console.print("  " + _cost_line(data.cost), markup=False)
     _print_decision(data, version)

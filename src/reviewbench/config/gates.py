@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..records import Evidence
 
-__all__ = ["Compare", "Condition", "Gates", "Tier"]
+__all__ = ["Compare", "Condition", "Gates", "Stability", "Tier"]
 
 
 class _Model(BaseModel):
@@ -61,6 +61,14 @@ class Compare(_Model):
                                  description="Non-inferiority: passes when the interval's low end > -margin.")  # fmt: skip
 
 
+class Stability(_Model):
+    """The stability rule of ``recall_k_of_n``: how many repetitions must find a defect."""
+
+    k: int | None = Field(default=None, ge=1, description="A defect counts as found when identified in at least "
+                          "k of its n counted repetitions (defects with fewer than k are left out and counted); "
+                          "unset: a majority of each defect's repetitions, n // 2 + 1.")
+
+
 class Gates(_Model):
     min_defect_cases: int = Field(default=10, ge=0)
     min_controls: int = Field(default=5, ge=0, description="Below it: insufficient evidence, no valid controls.")
@@ -71,3 +79,4 @@ class Gates(_Model):
     tier: list[Tier] = Field(default_factory=list)
     fallback: Tier
     compare: list[Compare] = Field(default_factory=list)
+    stability: Stability = Field(default_factory=Stability, description="The registered k of recall_k_of_n.")

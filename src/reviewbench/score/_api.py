@@ -42,6 +42,7 @@ from .metrics import (
     Row,
     RunOutcome,
     fp_distribution,
+    hit_sequences,
     latency_summary,
     run_outcome,
     tally_condition,
@@ -251,8 +252,9 @@ def tally(inputs: ScoringInputs, only: set[str] | None = None) -> RunTallies:
     retired: dict[str, list[RunRow]] = defaultdict(list)
     for old in inputs.history:
         retired[old.condition].append(old)
+    k = inputs.gates.stability.k
     tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end",
-                                                 retired[name])
+                                                 retired[name], k=k)
                for name in names for analysis in _ANALYSES}  # fmt: skip
     return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies)
 
@@ -469,7 +471,8 @@ class _Scoring:
         analysis's stratum breakdown before the decision reads it (a gate on ``metric@natural``)."""
         inputs = self.t.inputs
         held = {analysis: holdout_scores(self.t.by_condition[name], self.t.holdout, self.t.outcomes,
-                                         inputs.bootstrap, inputs.seed, end_to_end=analysis == "end_to_end")
+                                         inputs.bootstrap, inputs.seed, end_to_end=analysis == "end_to_end",
+                                         k=self.gates.stability.k)
                 for analysis in _ANALYSES}  # fmt: skip
         for analysis, parts in held.items():
             for stratum, part in parts.items():
@@ -521,7 +524,7 @@ class _Scoring:
         drift = out["model_drift"]
         if drift and len(drift["returned"]) > 1:  # a change during the run: each model's own figures
             drift["by_model"] = per_model_scores(t.by_condition[name], t.cases, t.outcomes, inputs.bootstrap,
-                                                 inputs.seed)  # fmt: skip
+                                                 inputs.seed, self.gates.stability.k)  # fmt: skip
         if name in self.slots.unclear:
             out["unclear"] = self._unclear(name, metrics, breakdown, baseline)
         if judged_gates := judge_gates(self.gates, evidence):  # a judge's labels: a secondary analysis only
@@ -536,7 +539,18 @@ class _Scoring:
                                          inputs.seed)  # fmt: skip
         if self.cutoff:
             out["cutoff"] = cutoff_scores(completed, t.cases, self.dates, self.cutoff, inputs.bootstrap, inputs.seed)
+        out["stability"] = self._stability(name)
         return out
+
+    def _stability(self, name: str) -> dict[str, Any]:
+        """The registered k, and every defect's hits repetition by repetition (gated analysis)."""
+        gated = self.t.tallies[(name, self.gates.analysis)]
+        k = self.gates.stability.k
+        repetitions = max((r.repetition + 1 for r in self.t.by_condition[name]), default=0)
+        return {"k": k, "rule": f"at least {k} of n" if k is not None else "a majority: n // 2 + 1 of n",
+                "analysis": self.gates.analysis, "repetitions": repetitions,
+                "too_few_repetitions": gated.too_few_repetitions,
+                "hits": hit_sequences(gated.found, self.t.cases, repetitions)}  # fmt: skip
 
     def comparisons(self) -> list[dict[str, Any]]:
         """Every paired difference of every two conditions, per analysis and rate metric."""

@@ -34,8 +34,8 @@ from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
 
-__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "Row", "Rows", "RunOutcome", "rule_eligible", "run_outcome", "tally_condition",
-           "with_mirror"]
+__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "Row", "Rows", "RunOutcome", "hit_sequences", "rule_eligible",
+           "run_outcome", "stability_k", "tally_condition", "with_mirror"]
 
 _POINTS = {"high": 3, "med": 2, "low": 1}
 
@@ -237,6 +237,8 @@ class ConditionTally:
     failure_codes_by_stratum: dict[str, Counter[str]] = field(default_factory=dict)
     rules: dict[str, list[int]] = field(default_factory=dict)
     """Per rule id: [identified, eligible (run, defect) pairs, pairs no applicable guidance covers]."""
+    too_few_repetitions: int = 0
+    """Defects left out of ``recall_k_of_n``: fewer counted repetitions than the registered k."""
 
     def attempt(self, case: CaseInfo, run: RunRow, completed: bool) -> None:
         """One attempt in completion: a run, or an earlier attempt a retry replaced."""
@@ -277,12 +279,13 @@ def rule_eligible(run: RunRow, defect: Defect) -> bool:
 
 
 def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes: dict[str, RunOutcome],
-                    end_to_end: bool = False, retired: Sequence[RunRow] = ()) -> ConditionTally:  # fmt: skip
+                    end_to_end: bool = False, retired: Sequence[RunRow] = (), k: int | None = None) -> ConditionTally:  # fmt: skip
     """Count every run of one condition on the eligible ``cases`` from its outcome.
 
     ``retired``: the condition's earlier attempts that ``run --retry-failed`` replaced. Each
     stays a missing-review event in ``completion`` even when its retry completed (an attempt
     the operator interrupted, ``cancelled``, is the harness's and is left out).
+    ``k``: the registered stability rule of ``recall_k_of_n`` (None: a majority).
     """
     tally = ConditionTally()
     for old in retired:
@@ -308,7 +311,7 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
             _count_clean(tally, case, m)
         elif not case.variant:  # variants count only in rename_stability (below)
             _count_defect_case(tally, run, case, m, end_to_end)
-    _per_defect(tally, cases)
+    _per_defect(tally, cases, k)
     _rename_stability(tally, cases, by_rep)
     return tally
 
@@ -417,8 +420,15 @@ def _seed_figures(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutc
         tally.add("weighted_points", case, points * int(m.identified[i]), points, cls, severity)
 
 
-def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo]) -> None:
-    """recall_any / recall_all: a defect identified in at least one / every counted repetition."""
+def stability_k(n: int, k: int | None) -> int:
+    """The repetitions of ``n`` that must find a defect: the registered ``k``, else a majority."""
+    return k if k is not None else n // 2 + 1
+
+
+def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo], k: int | None = None) -> None:
+    """recall_any / recall_all: a defect identified in at least one / every counted
+    repetition; recall_k_of_n: in at least k of its n (a defect with fewer than k counted
+    repetitions cannot show it, and is left out and counted)."""
     outcomes: dict[tuple[str, int], list[bool]] = defaultdict(list)
     for (case_id, index, _rep), found in tally.found.items():
         outcomes[(case_id, index)].append(found)
@@ -427,6 +437,11 @@ def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo]) -> None:
         cls, severity = _defect_tags(case.defects[index])
         tally.add("recall_any", case, int(any(seen)), 1, cls, severity)
         tally.add("recall_all", case, int(all(seen)), 1, cls, severity)
+        need = stability_k(len(seen), k)
+        if len(seen) < need:
+            tally.too_few_repetitions += 1
+        else:
+            tally.add("recall_k_of_n", case, int(sum(seen) >= need), 1, cls, severity)
 
 
 def _rename_stability(tally: ConditionTally, cases: dict[str, CaseInfo],
@@ -473,3 +488,17 @@ def fp_distribution(fps: list[int]) -> dict[str, Any]:
 
 def _number(x: float) -> int | float:
     return int(x) if float(x).is_integer() else round(float(x), 6)
+
+
+def hit_sequences(found: dict[tuple[str, int, int], bool], cases: dict[str, CaseInfo],
+                  repetitions: int) -> dict[str, dict[str, str]]:  # fmt: skip
+    """Per case, per defect id, its repetitions in order as one string: ``1`` identified,
+    ``0`` missed, ``-`` not counted (no run, or one that did not complete, in the completed
+    analysis): ``"10-"``."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for (case_id, index, rep), hit in found.items():
+        defect = cases[case_id].defects[index].defect_id
+        cells = out.setdefault(case_id, {}).setdefault(defect, ["-"] * repetitions)
+        if rep < repetitions:
+            cells[rep] = "1" if hit else "0"
+    return {case: {d: "".join(cells) for d, cells in sorted(per.items())} for case, per in sorted(out.items())}

@@ -48,6 +48,7 @@ __all__ = [
     "RegistrationSummary",
     "ScoreResult",
     "ScoredRuns",
+    "StabilityScore",
     "TriageFigure",
     "UnclearDecision",
     "UnclearSensitivity",
@@ -310,6 +311,21 @@ class CompletionCell(_Result):
                                   "version, or excluded); null without a plan.")
 
 
+class StabilityScore(_Result):
+    """The stability rule of ``recall_k_of_n`` and each defect's hits, repetition by repetition."""
+
+    k: int | None = Field(description="The registered k (gates' [stability]); null: a majority of each defect's "
+                          "repetitions.")
+    rule: str = Field(description="The rule in words.")
+    analysis: str = Field(description="The analysis the hits are read in: the gated one.")
+    repetitions: int = Field(description="Repetitions of the condition (the longest hit sequence).")
+    too_few_repetitions: int = Field(description="Defects with fewer counted repetitions than k: out of "
+                                     "recall_k_of_n's denominator.")
+    hits: dict[str, dict[str, str]] = Field(description="Per defect case, per defect id, one character per "
+                                            "repetition: 1 identified, 0 missed, - not counted (no run, or one "
+                                            "that did not complete in the completed analysis).")
+
+
 class ConditionScore(_Result):
     metrics: dict[str, MetricValue] = Field(description="Completed-run analysis, every registered metric.")
     breakdown: Breakdown = Field(description="Completed-run breakdown.")
@@ -334,6 +350,8 @@ class ConditionScore(_Result):
     cost: CostScore | None = Field(default=None, description="With a price table only.")
     cutoff: CutoffScore | None = Field(default=None, description="Contamination split, when a cutoff is given or "
                                        "registered.")
+    stability: StabilityScore | None = Field(default=None, description="recall_k_of_n's rule and the per-case "
+                                             "hit sequences.")
     completion_by_stratum: dict[str, CompletionCell] | None = Field(
         default=None, description="Runs planned, attempted, completed and never attempted, per stratum of the "
         "analysed cases (holdout strata included).")  # fmt: skip

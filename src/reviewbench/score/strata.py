@@ -28,12 +28,12 @@ def split_holdout(cases: Mapping[str, CaseInfo]) -> tuple[dict[str, CaseInfo], d
 
 
 def holdout_scores(runs: Sequence[RunRow], holdout: Mapping[str, CaseInfo], outcomes: Mapping[str, RunOutcome],
-                   resamples: int, seed: int, end_to_end: bool = False) -> dict[str, Any]:  # fmt: skip
+                   resamples: int, seed: int, end_to_end: bool = False, k: int | None = None) -> dict[str, Any]:  # fmt: skip
     """``{stratum: {"cases", "metrics"}}`` of one condition's runs on the holdout cases
     (``end_to_end``: counted as the end-to-end analysis counts, failed runs included)."""
     if not holdout:
         return {}
-    tally = tally_condition(runs, dict(holdout), dict(outcomes), end_to_end)
+    tally = tally_condition(runs, dict(holdout), dict(outcomes), end_to_end, k=k)
     groups: dict[str, set[str]] = {}
     for case in holdout.values():
         groups.setdefault(case.stratum, set()).add(case.cluster)

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from ..report.headline import HeadlineRow
     from ..score.result import (
         ConditionScore,
+        ContaminationBeside,
         CorpusSummary,
         CostFigure,
         CostScore,
         ExcludedBeside,
+        IncidentalReport,
         LabelFigures,
         MetricValue,
         PairedComparison,
@@ -362,6 +364,9 @@ def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -
     if result.exclusions:
         for name, beside in result.exclusions.without.items():
             say(f"  {name} " + _without_line(beside), "      ")
+    for name, cond in result.conditions.items():  # a contaminated control that decides it: said here too
+        if cond.contamination and cond.contamination.decision_changes:
+            say(f"  {name} " + _contamination_line(cond.contamination), "      ")
     sentences = pair_sentences(result)
     if sentences:
         console.print("\n" + pair_heading(result), markup=False)
@@ -449,6 +454,8 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
         say(f"exclusions: {_count(len(excluded.runs), 'run')}, {_count(len(excluded.cases), 'case')} "
              "left out (exclusions.jsonl); the figures below are without them, each condition's "
              "without exclusions line has them back in")  # fmt: skip
+    if result.incidental:
+        _print_incidental(result.incidental)
     differing = analysis.forge_tree_differences
     if differing:
         say(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "
@@ -468,6 +475,8 @@ def _print_details(result: ScoreResult) -> None:
         _print_condition(name, data, version_phrase(result.registration))
         if excluded and name in excluded.without:
             console.print("  " + _without_line(excluded.without[name]), markup=False)
+        if data.contamination:
+            console.print("  " + _contamination_line(data.contamination), markup=False)
         _print_splits(data)
     shown = [c for c in result.comparisons
              if c.metric in ("defect_recall", "false_alarm_rate") and c.analysis == "completed"]  # fmt: skip
@@ -510,6 +519,27 @@ def _scope_line(scoped: ScoredRuns) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _print_incidental(report: IncidentalReport) -> None:
+    """The contaminated clean cases and the incidental defects, in one line."""
+    shown = ", ".join(report.contaminated[:5]) + (", …" if len(report.contaminated) > 5 else "")
+    contaminated = (f"contaminated clean cases: {len(report.contaminated)} ({shown}: a claim on it labelled "
+                    "valid_incidental)") if report.contaminated else "contaminated clean cases: none"  # fmt: skip
+    say(f"{contaminated}; {len(report.defects)} incidental defects reported apart, in no recall denominator"
+        + ("; each condition's clean-set figures without them: score --details" if report.contaminated else ""))
+
+
+def _contamination_line(beside: ContaminationBeside) -> str:
+    """The clean-set figures and the decision without the contaminated clean cases."""
+    parts = []
+    for metric in ("false_alarm_rate", "fp_per_clean_case", "precision"):
+        value, fraction, _ = _fmt(getattr(beside, metric))
+        parts.append(f"{metric} {fraction} = {value}")
+    d = beside.decision
+    verdict = f"DECISION CHANGES: {d.authority} [{_said(d.status)}]" if beside.decision_changes \
+        else "decision unchanged"
+    return f"without contaminated clean cases: {'; '.join(parts)}; {verdict}"
 
 
 def _without_line(beside: ExcludedBeside) -> str:

@@ -11,7 +11,7 @@ import itertools
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
 from .completion import completion_by_stratum
+from .contamination import CONTAMINATION_SHOWN, contaminated_cases, incidental_defects
 from .cost import condition_cost
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
@@ -52,7 +53,7 @@ from .paired import Column, mcnemar_table, pair_pattern
 from .registry import DEPRECATED, RATE_METRICS, spec
 from .result import ScoreResult
 from .secondary import judge_gates, judge_secondary
-from .strata import holdout_scores, split_holdout
+from .strata import EXPLORATORY, HOLDOUT_STRATA, holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
     VERDICTS_FILE,
@@ -104,14 +105,16 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
             continue
         if g.stratum == Stratum.MIRROR and not any(_valid(d, include_unvalidated) for d in partners.get(g.pair_id, ())):
             continue
+        cluster = original or paired_with.get(case.case_id) or case.case_id
         out[case.case_id] = CaseInfo(
             case_id=case.case_id,
-            cluster=original or paired_with.get(case.case_id) or case.case_id,
+            cluster=cluster,
             stratum=g.stratum,
             control=not g.expect_finding,
             variant=original is not None,
             defects=tuple(g.defects),
             paths=tuple(case.paths),
+            exploratory=g.exploratory or gold[cluster].exploratory,  # a mirror or variant follows its case
         )
     return out
 
@@ -219,6 +222,10 @@ class RunTallies:
     """Conditions in the experiment's order, then any others by name."""
     tallies: dict[tuple[str, str], ConditionTally]
     """By (condition, analysis): ``completed`` and ``end_to_end``."""
+    contaminated: frozenset[str] = frozenset()
+    """Headline clean cases with a valid incidental finding (``contamination.py``)."""
+    clean: dict[str, ConditionTally] | None = None
+    """With contaminated cases: each condition tallied without them (the gated analysis)."""
 
     def all_verdicts(self) -> list[FindingVerdict]:
         return [v for run in self.inputs.runs for v in self.verdicts[run.run_id]]
@@ -256,7 +263,14 @@ def tally(inputs: ScoringInputs, only: set[str] | None = None) -> RunTallies:
     tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end",
                                                  retired[name], k=k)
                for name in names for analysis in _ANALYSES}  # fmt: skip
-    return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies)
+    contaminated = contaminated_cases((v for run in runs for v in verdicts[run.run_id]), cases)
+    clean = None
+    if contaminated:  # the clean-set figures again without them, beside the registered ones
+        kept = {key: c for key, c in cases.items() if key not in contaminated}
+        clean = {name: tally_condition(by_condition[name], kept, outcomes, inputs.gates.analysis == "end_to_end",
+                                       retired[name], k=k) for name in names}  # fmt: skip
+    return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies,
+                      contaminated, clean)  # fmt: skip
 
 
 def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[str] | None = None) -> RunTallies:
@@ -292,6 +306,8 @@ class _Slots:
     """Per condition, precision with every unclear claim false, then true."""
     compare: dict[int, tuple[int, int]]
     """Per comparative gate (by index in :func:`_compares`), its paired slots."""
+    clean: dict[tuple[str, str], tuple[Column, int]] = field(default_factory=dict)
+    """(condition, metric) → sums and slot without the contaminated clean cases (gated analysis)."""
 
 
 def _compares(gates: Gates) -> list[Compare]:
@@ -324,8 +340,11 @@ def _frame(tallied: RunTallies) -> tuple[Frame, _Slots]:
         unclear[name] = (frame.add(*with_unclear(n, d, left_out, as_true=False)),
                          frame.add(*with_unclear(n, d, left_out, as_true=True)))  # fmt: skip
     compare = _compare_columns(_compares(gates), tallies, index, names, frame, gates.analysis)
+    clean = {(name, metric): (pair, frame.add(*pair, count=spec(metric).count))
+             for name, t in (tallied.clean or {}).items()
+             for metric, pair in cluster_sums(t.rows, index).items()}  # fmt: skip
     frame.resample(tallied.inputs.bootstrap, tallied.inputs.seed)
-    return frame, _Slots(sums, rate, pair_slots, unclear, compare)
+    return frame, _Slots(sums, rate, pair_slots, unclear, compare, clean)
 
 
 def score(inputs: ScoringInputs) -> ScoreResult:
@@ -348,6 +367,9 @@ def score(inputs: ScoringInputs) -> ScoreResult:
     }
     if without is not None:
         result["exclusions"] = exclusion_summary(list(inputs.exclusion_log), conditions, without)
+    incidental = incidental_defects(tallied.all_verdicts(), tallied.everything)
+    if incidental:
+        result["incidental"] = {"contaminated": sorted(tallied.contaminated), "defects": incidental}
     return ScoreResult.build(result, tallied.all_verdicts())
 
 
@@ -363,6 +385,7 @@ def _corpus_block(tallied: RunTallies) -> dict[str, Any]:
         "eligible_mirrors": sum(1 for c in cases.values() if c.control and c.stratum == "mirror"),
         "eligible_variants": sum(1 for c in cases.values() if c.variant),
         "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
+        "exploratory_cases": sum(1 for c in holdout.values() if c.exploratory and not c.variant),
         "by_validation": dict(sorted(validation.items())),
         "include_unvalidated": tallied.inputs.include_unvalidated,
     }
@@ -386,7 +409,7 @@ def _analysis_block(tallied: RunTallies, audit: AuditCheck) -> dict[str, Any]:
         "audit": audit.summary(),
         "cutoff": {"date": inputs.cutoff, "registered": bool(registered) and inputs.cutoff == registered,
                    "registered_date": registered} if inputs.cutoff else None,
-        "holdout_strata": sorted({c.stratum for c in tallied.holdout.values()}),
+        "holdout_strata": sorted({c.stratum for c in tallied.holdout.values() if not c.exploratory}),
         # Forge runs: cases whose pull requests pushed different trees (bar the guidance files).
         "forge_tree_differences": tree_differences(inputs.runs),
     }  # fmt: skip
@@ -420,16 +443,8 @@ class _Scoring:
     def metrics(self, name: str, analysis: str) -> dict[str, dict[str, Any]]:
         """Every metric of one condition in one analysis, with counts and intervals."""
         t = self.t.tallies[(name, analysis)]
-        metrics: dict[str, dict[str, Any]] = {}
-        for metric in RATE_METRICS:
-            n, d = self.slots.sums[(name, analysis, metric)]
-            total_n, total_d = float(n.sum()), float(d.sum())
-            slot = self.slots.rate[(name, analysis, metric)]
-            low, high = self.frame.interval(slot) if total_d > 0 else (None, None)
-            metrics[metric] = {"value": _value(total_n, total_d), "num": _number(total_n),
-                               "den": _number(total_d), "lo": low, "hi": high}  # fmt: skip
-            if total_d > 0 and self.frame.exact(slot):
-                metrics[metric]["exact"] = True
+        metrics = {metric: self._rate(self.slots.sums[(name, analysis, metric)],
+                                      self.slots.rate[(name, analysis, metric)]) for metric in RATE_METRICS}  # fmt: skip
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(t.control_fps)
         metrics["completion"].update(_completion_details(t))
         for rule, (found, eligible, uncovered) in sorted(t.rules.items()):
@@ -453,14 +468,40 @@ class _Scoring:
         }  # fmt: skip
         return metrics
 
-    def _decide(self, name: str, metrics: dict[str, Any], breakdown: dict[str, Any], gates: Gates | None = None) -> dict[str, Any]:
-        """The registered decision (or ``gates``') on these figures, before the baseline rule."""
+    def _rate(self, sums: Column, slot: int) -> dict[str, Any]:
+        """One rate: Σnum/Σden with its interval from the frame (``exact`` when it is)."""
+        n, d = sums
+        total_n, total_d = float(n.sum()), float(d.sum())
+        low, high = self.frame.interval(slot) if total_d > 0 else (None, None)
+        out: dict[str, Any] = {"value": _value(total_n, total_d), "num": _number(total_n), "den": _number(total_d),
+                               "lo": low, "hi": high}  # fmt: skip
+        if total_d > 0 and self.frame.exact(slot):
+            out["exact"] = True
+        return out
+
+    def _contamination(self, name: str, breakdown: dict[str, Any], baseline: str | None) -> dict[str, Any]:
+        """The clean-set figures and the decision without the contaminated clean cases."""
+        clean = (self.t.clean or {})[name]
+        table = {metric: self._rate(*self.slots.clean[(name, metric)]) for metric in RATE_METRICS}
+        cells = _breakdown(clean)
+        cells["stratum"].update({k: v for k, v in breakdown.get("stratum", {}).items() if k in HOLDOUT_STRATA})
+        controls = sum(1 for key, c in self.t.cases.items() if c.control and key not in self.t.contaminated)
+        again = unsound(never_earned(self.gates, self._decide(name, table, cells, controls=controls), baseline),
+                        self.audit)  # fmt: skip
+        return {"cases": sorted(self.t.contaminated), "analysis": self.gates.analysis,
+                **{m: table[m] for m in CONTAMINATION_SHOWN}, "decision": decision_summary(again)}
+
+    def _decide(self, name: str, metrics: dict[str, Any], breakdown: dict[str, Any], gates: Gates | None = None,
+                controls: int | None = None) -> dict[str, Any]:
+        """The registered decision (or ``gates``') on these figures, before the baseline rule
+        (``controls``: the valid clean cases, when not every headline one counts)."""
         gated = self.t.tallies[(name, self.gates.analysis)]
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
         # The gates count the cases their analysis measured: end to end, a defect case whose
         # review went missing is a measured miss, not a case short of evidence.
         return decide(gates or self.gates, metrics, len({k[0] for k in gated.found}), breakdown=breakdown,
-                      valid_controls=sum(1 for c in self.t.cases.values() if c.control),
+                      valid_controls=controls if controls is not None else sum(1 for c in self.t.cases.values()
+                                                                                 if c.control),
                       evidence=min(levels, key=lambda e: e.rank), comparative=self.comparative,
                       labels_needed=sum(len(p.comments) for p in self.still_open[name]),
                       labels=self.t.inputs.labels.get(name),
@@ -476,6 +517,8 @@ class _Scoring:
                 for analysis in _ANALYSES}  # fmt: skip
         for analysis, parts in held.items():
             for stratum, part in parts.items():
+                if stratum == EXPLORATORY:  # not a stratum: beside the headline only
+                    continue
                 views[analysis][1].setdefault("stratum", {})[stratum] = {
                     m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
                 }
@@ -527,6 +570,10 @@ class _Scoring:
                                                  inputs.seed, self.gates.stability.k)  # fmt: skip
         if name in self.slots.unclear:
             out["unclear"] = self._unclear(name, metrics, breakdown, baseline)
+        if t.clean:
+            beside = self._contamination(name, breakdown, baseline)
+            beside["decision_changes"] = beside["decision"] != decision_summary(decision)
+            out["contamination"] = beside
         if judged_gates := judge_gates(self.gates, evidence):  # a judge's labels: a secondary analysis only
             again = self._decide(name, metrics, breakdown, judged_gates)
             out["judge_secondary"] = judge_secondary(unsound(never_earned(judged_gates, again, baseline), self.audit))

@@ -52,6 +52,9 @@ class CaseInfo:
     variant: bool
     defects: tuple[Defect, ...]
     paths: tuple[str, ...]
+    exploratory: bool = False
+    """Gold marks the case (or the case its mirror or variant belongs to) exploratory: scored
+    apart from the headline, as a holdout."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,10 @@ class RunOutcome:
     """That mirror run completed."""
     mirror_clean: bool = False
     """That mirror run completed with no finding."""
+    incidental_credited: int = 0
+    """Credited findings labelled valid incidental whose defect nothing else identifies: real,
+    but none of the gold's, so neither true nor false for precision (out of its denominator,
+    and out of located precision), as an unlocated incidental one is."""
 
 
 def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict]) -> RunOutcome:
@@ -116,6 +123,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     severity_ok: list[bool | None] = [None] * len(defects)
     credited = fps = dups = unsettled = unclear_fps = 0
     unclear_at: list[int] = []
+    incidental_at: list[int] = []
     for v in verdicts:
         if v.defect_id is not None and v.defect_id in index:
             # Located is where a comment lands, whoever judges it: the upper bound a label
@@ -135,6 +143,8 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
             credited += 1
             if v.unclear:
                 unclear_at.append(i)
+            elif v.incidental and not v.identified:
+                incidental_at.append(i)
             severity_ok[i] = v.severity_ok
             unsettled += int(not v.identified and v.evidence == "automatic")
         else:
@@ -153,6 +163,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
         unsettled=unsettled, evidence=tuple(v.evidence.value for v in verdicts if v.scored),
         unclear=unclear_fps + unclear_credited, unclear_credited=unclear_credited,
         named=tuple(named), discriminating=tuple(discriminating),
+        incidental_credited=sum(1 for i in incidental_at if not identified[i]),
     )  # fmt: skip
 
 
@@ -358,9 +369,9 @@ def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: Ru
     if symbols:
         text = run.raw_output if m.completed else None
         tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)
-    tally.add("precision", case, m.identified_findings, m.credited + m.false_positives - m.unclear)
-    tally.add("located_precision", case, m.credited - m.unclear_credited,
-              m.credited + m.false_positives - m.unclear)
+    substantive = m.credited + m.false_positives - m.unclear - m.incidental_credited
+    tally.add("precision", case, m.identified_findings, substantive)
+    tally.add("located_precision", case, m.credited - m.unclear_credited - m.incidental_credited, substantive)
     if m.unclear:
         tally.unclear.append((case.cluster, case.stratum, m.unclear, m.unclear_credited))
     tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)

@@ -25,6 +25,7 @@ __all__ = [
     "CompareResult",
     "CompletionCell",
     "ConditionScore",
+    "ContaminationBeside",
     "CostFigure",
     "CostScore",
     "CutoffScore",
@@ -36,6 +37,8 @@ __all__ = [
     "GateCheck",
     "GroupDifference",
     "GroupScore",
+    "IncidentalDefect",
+    "IncidentalReport",
     "JudgeSecondary",
     "LabelFigures",
     "MetricEvidence",
@@ -311,6 +314,40 @@ class CompletionCell(_Result):
                                   "version, or excluded); null without a plan.")
 
 
+class ContaminationBeside(_Result):
+    """One condition's clean-set figures and decision without the contaminated clean cases
+    (``score/contamination.py``), beside the registered ones, which keep them."""
+
+    cases: list[str] = Field(description="The contaminated clean cases left out here.")
+    analysis: str = Field(description="The analysis the figures are in: the gated one.")
+    false_alarm_rate: MetricValue = Field(description="False-alarm rate without them.")
+    fp_per_clean_case: MetricValue = Field(description="False positives per clean case without them.")
+    precision: MetricValue = Field(description="Precision without their comments.")
+    decision: UnclearDecision = Field(description="The registered decision on the figures without them.")
+    decision_changes: bool = Field(description="It differs from the decision with them.")
+
+
+class IncidentalDefect(_Result):
+    """A real defect none of the gold's, reported by a claim labelled valid_incidental."""
+
+    id: str = Field(description="Its own id, 'CASE#incidental-N' (one per distinct description on a case).")
+    case_id: str
+    stratum: str
+    clean: bool = Field(description="The case is a clean one (control or mirror): it is contaminated.")
+    note: str = Field(description="What it is, as the label says (untrusted: escape when shown).")
+    comments: list[str] = Field(description="The comment ids that reported it.")
+    conditions: dict[str, int] = Field(description="Comments that reported it, by condition.")
+    evidence: Evidence = Field(description="The lowest evidence among those labels (human or judge).")
+
+
+class IncidentalReport(_Result):
+    """Valid incidental findings: reported apart, never in a recall denominator."""
+
+    contaminated: list[str] = Field(description="Headline clean cases with one: shown without them beside the "
+                                    "clean-set figures (each condition's contamination).")
+    defects: list[IncidentalDefect]
+
+
 class StabilityScore(_Result):
     """The stability rule of ``recall_k_of_n`` and each defect's hits, repetition by repetition."""
 
@@ -342,11 +379,15 @@ class ConditionScore(_Result):
                                                "judge's) labels call some counted comments unclear.")
     labels: LabelFigures | None = Field(default=None, description="Actionability and triage minutes from the "
                                         "labels of RUNDIR/labels.sqlite, when there are any.")
+    contamination: ContaminationBeside | None = Field(default=None, description="Set when labels find a valid "
+                                                      "incidental defect on a headline clean case: the clean-set "
+                                                      "figures and decision without such cases.")
     valid_defect_cases: int = Field(description="Analysed defect cases with a completed run (the gates count "
                                                 "those of their analysis: end to end, every analysed one).")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
     holdout: dict[str, GroupScore] | None = Field(default=None, description="Holdout strata (natural), never "
-                                                  "pooled into the headline, by stratum.")
+                                                  "pooled into the headline, by stratum; the cases gold marks "
+                                                  "exploratory as one group, 'exploratory'.")
     cost: CostScore | None = Field(default=None, description="With a price table only.")
     cutoff: CutoffScore | None = Field(default=None, description="Contamination split, when a cutoff is given or "
                                        "registered.")
@@ -398,7 +439,8 @@ class CorpusSummary(_Result):
     eligible_controls: int = Field(description="Clean cases in the analysis: controls and mirrors.")
     eligible_mirrors: int = Field(default=0, description="Of those, mirrors (the other way of a defect case).")
     eligible_variants: int
-    holdout_cases: int = Field(default=0, description="Holdout cases (natural), scored apart.")
+    holdout_cases: int = Field(default=0, description="Holdout cases (natural, and exploratory ones), scored apart.")
+    exploratory_cases: int = Field(default=0, description="Of those, the cases gold marks exploratory.")
     by_validation: dict[str, int]
     include_unvalidated: bool
 
@@ -523,6 +565,9 @@ class ScoreResult(_Result):
     registration: RegistrationSummary | None = Field(description="The registration verified, if any.")
     exclusions: ExclusionsResult | None = Field(default=None, description="Set when RUNDIR/exclusions.jsonl "
                                                 "leaves runs or cases out: the figures are without them.")
+    incidental: IncidentalReport | None = Field(default=None, description="Set when labels call some claims "
+                                                "valid incidental findings: each defect with its own id, apart "
+                                                "from the gold.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         LabelFigures,
         MetricValue,
         PairedComparison,
+        PrecisionClaims,
         ScoredRuns,
         ScoreResult,
         UnclearDecision,
@@ -132,6 +133,8 @@ def _print_condition(name: str, data: ConditionScore, version: str = "not regist
         table.add_row("time_to_first_review_s (median)", f"{first.num}/{first.den}", _seconds(first.value),
                       first_review_note(first))  # fmt: skip
     console.print(table)
+    if data.precision_claims:
+        console.print("  " + _claims_line(data.precision_claims), markup=False)
     if data.stability:
         st = data.stability
         console.print(f"  stability: recall_k_of_n counts a defect identified in {st.rule} repetitions "
@@ -519,6 +522,15 @@ def _scope_line(scoped: ScoredRuns) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _claims_line(c: PrecisionClaims) -> str:
+    """What precision counted besides one claim per comment."""
+    rule = (f"boilerplate rule ({_count(len(c.boilerplate_rule), 'pattern')}): {c.boilerplate_excluded} of "
+            f"{c.false_positives} false positives left out" if c.boilerplate_rule
+            else "no boilerplate rule registered")  # fmt: skip
+    return (f"precision ({c.analysis}): {_count(c.split_comments, 'split comment')} counted claim by claim "
+            f"({_count(c.extra_claims, 'claim')} more than one per comment); {rule}")
 
 
 def _print_incidental(report: IncidentalReport) -> None:

@@ -8,6 +8,7 @@ then counted from those verdicts, resampled once, and judged by the gates.
 from __future__ import annotations
 
 import itertools
+import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -166,9 +167,11 @@ def _breakdown(tally: ConditionTally) -> dict[str, Any]:
 
 
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
-               overrides: Mapping[str, VerdictOverride]) -> dict[str, list[FindingVerdict]]:  # fmt: skip
+               overrides: Mapping[str, VerdictOverride],
+               boilerplate: re.Pattern[str] | None = None) -> dict[str, list[FindingVerdict]]:  # fmt: skip
     """Every run's verdicts, by run id: matched, tested against the mirror
-    (``discriminate.py``), then labels applied by comment_id."""
+    (``discriminate.py``), then labels applied by comment_id; a claim matching the
+    registered ``boilerplate`` rule is marked so."""
     gold = {g.case_id: g for g in corpus.gold}
     paths = {c.case_id: c.paths for c in corpus.cases}
     automatic: dict[str, list[FindingVerdict]] = {}
@@ -180,6 +183,10 @@ def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], t
             tolerance=tolerance, scored=run.case_id in cases and run.state.completed,
         )  # fmt: skip
     judged = discriminate(automatic, runs, gold, cases, tolerance)
+    if boilerplate is not None:
+        for run in runs:
+            judged[run.run_id] = [v.model_copy(update={"boilerplate": True}) if boilerplate.search(f.claim) else v
+                                  for f, v in zip(run.findings, judged[run.run_id], strict=True)]  # fmt: skip
     return {run_id: apply_overrides(v, overrides) if overrides else v for run_id, v in judged.items()}
 
 
@@ -241,7 +248,8 @@ def tally(inputs: ScoringInputs, only: set[str] | None = None) -> RunTallies:
     corpus, runs = inputs.corpus, inputs.runs
     everything = {k: c for k, c in eligible_cases(corpus, inputs.include_unvalidated).items()
                   if k not in inputs.excluded_cases}  # fmt: skip
-    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, inputs.overrides)
+    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, inputs.overrides,
+                          inputs.gates.boilerplate.regex())  # fmt: skip
     paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
     outcomes: dict[str, RunOutcome] = {
         run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
@@ -587,6 +595,10 @@ class _Scoring:
         if self.cutoff:
             out["cutoff"] = cutoff_scores(completed, t.cases, self.dates, self.cutoff, inputs.bootstrap, inputs.seed)
         out["stability"] = self._stability(name)
+        split, extra, excluded, fps = gated.precision_claims
+        out["precision_claims"] = {"analysis": self.gates.analysis, "split_comments": split, "extra_claims": extra,
+                                   "boilerplate_rule": list(self.gates.boilerplate.patterns),
+                                   "boilerplate_excluded": excluded, "false_positives": fps}  # fmt: skip
         return out
 
     def _stability(self, name: str) -> dict[str, Any]:

@@ -104,6 +104,17 @@ class RunOutcome:
     """Credited findings labelled valid incidental whose defect nothing else identifies: real,
     but none of the gold's, so neither true nor false for precision (out of its denominator,
     and out of located precision), as an unlocated incidental one is."""
+    claims_num: int = 0
+    """Atomic claims beyond one per comment, in precision's numerator: the further true parts
+    of split comments that identify a defect (``_atomic``)."""
+    claims_den: int = 0
+    """Atomic claims beyond one per comment, in precision's denominator: further true and
+    false parts of counted split comments, and the false parts of split comments precision
+    does not count whole (duplicates, unclear, incidental, unlocated true findings)."""
+    split: int = 0
+    """Scored comments split into two or more labelled claims."""
+    boilerplate: int = 0
+    """False positives matching the registered boilerplate rule: out of precision's denominator."""
 
 
 def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict]) -> RunOutcome:
@@ -152,6 +163,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     # An unclear credited finding whose defect another comment identifies yields the credit to
     # it (a duplicate, in effect): the defect stays one identified finding of the denominator.
     unclear_credited = sum(1 for i in unclear_at if not identified[i])
+    claims_num, claims_den, split, boilerplate = _atomic(verdicts, index, identified)
     matcher = PathMatcher([*case.paths, *gold_paths])
     written = [f.path for f in run.findings if f.path]
     file_hit = tuple(any(matcher.agrees(p, loc.path) for p in written for loc in d.locations) for d in defects)
@@ -164,7 +176,42 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
         unclear=unclear_fps + unclear_credited, unclear_credited=unclear_credited,
         named=tuple(named), discriminating=tuple(discriminating),
         incidental_credited=sum(1 for i in incidental_at if not identified[i]),
+        claims_num=claims_num, claims_den=claims_den, split=split, boilerplate=boilerplate,
     )  # fmt: skip
+
+
+def _atomic(verdicts: Sequence[FindingVerdict], index: dict[str, int],
+            identified: Sequence[bool]) -> tuple[int, int, int, int]:  # fmt: skip
+    """Precision's atomic claims and boilerplate: (extra numerator, extra denominator, split
+    comments, boilerplate false positives), over one completed run's verdicts.
+
+    A comment split into labelled parts counts each: when precision counts the comment whole
+    (its credit to a defect, or its false positive), it counts its T true and F false parts
+    instead of one (the first already in: T - 1 more true, T + F - 1 more in all, none fewer);
+    when it does not (a duplicate, an unclear comment, one held out as incidental, a true
+    finding the matcher located nowhere), its F false parts still count. A false claim inside
+    a true comment is never hidden. Duplicate, unclear and incidental parts count in neither.
+    A file-level comment on a defect case is out of precision, parts and all.
+    """
+    num = den = split = boilerplate = 0
+    for v in verdicts:
+        if v.boilerplate and v.false_positive and not v.unclear:
+            boilerplate += 1
+            continue  # out of precision, whatever its parts say
+        c = v.claims
+        if c is None or c.parts < 2 or not v.scored or v.file_level:
+            continue
+        split += 1
+        located = v.defect_id is not None and v.defect_id in index
+        held = (v.unclear or v.incidental) and located and not identified[index[v.defect_id or ""]]
+        whole = (v.false_positive and not v.unclear) or (located and not v.false_positive and v.duplicate_of is None
+                                                         and not held)  # fmt: skip
+        if whole:
+            num += max(0, c.true - 1) if v.identified else 0
+            den += max(0, c.true + c.false_positive - 1) if v.identified else max(0, c.false_positive - 1)
+        else:
+            den += c.false_positive
+    return num, den, split, boilerplate
 
 
 def with_mirror(outcome: RunOutcome, pairing: Pairing | None) -> RunOutcome:
@@ -250,6 +297,9 @@ class ConditionTally:
     """Per rule id: [identified, eligible (run, defect) pairs, pairs no applicable guidance covers]."""
     too_few_repetitions: int = 0
     """Defects left out of ``recall_k_of_n``: fewer counted repetitions than the registered k."""
+    precision_claims: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    """Over the runs precision counts: [split comments, atomic claims beyond one per comment in
+    its denominator, false positives the boilerplate rule left out, false positives]."""
 
     def attempt(self, case: CaseInfo, run: RunRow, completed: bool) -> None:
         """One attempt in completion: a run, or an earlier attempt a retry replaced."""
@@ -351,11 +401,20 @@ def _count_clean(tally: ConditionTally, case: CaseInfo, m: RunOutcome) -> None:
     if m.completed:
         tally.add("fp_per_clean_case", case, m.false_positives, 1)
         tally.control_fps.append(m.false_positives)
-    tally.add("precision", case, 0, m.false_positives - m.unclear)
-    tally.add("located_precision", case, 0, m.false_positives - m.unclear)
+    tally.add("precision", case, m.claims_num, m.false_positives - m.unclear - m.boilerplate + m.claims_den)
+    tally.add("located_precision", case, m.claims_num, m.false_positives - m.unclear - m.boilerplate + m.claims_den)
     if m.unclear:
         tally.unclear.append((case.cluster, case.stratum, m.unclear, 0))
     tally.add("duplicate_rate", case, 0, m.false_positives)
+    _count_claims(tally, m)
+
+
+def _count_claims(tally: ConditionTally, m: RunOutcome) -> None:
+    cell = tally.precision_claims
+    cell[0] += m.split
+    cell[1] += m.claims_den
+    cell[2] += m.boilerplate
+    cell[3] += m.false_positives
 
 
 def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutcome, end_to_end: bool) -> None:
@@ -369,12 +428,14 @@ def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: Ru
     if symbols:
         text = run.raw_output if m.completed else None
         tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)
-    substantive = m.credited + m.false_positives - m.unclear - m.incidental_credited
-    tally.add("precision", case, m.identified_findings, substantive)
-    tally.add("located_precision", case, m.credited - m.unclear_credited - m.incidental_credited, substantive)
+    substantive = m.credited + m.false_positives - m.unclear - m.incidental_credited - m.boilerplate + m.claims_den
+    tally.add("precision", case, m.identified_findings + m.claims_num, substantive)
+    tally.add("located_precision", case, m.credited - m.unclear_credited - m.incidental_credited + m.claims_num,
+              substantive)
     if m.unclear:
         tally.unclear.append((case.cluster, case.stratum, m.unclear, m.unclear_credited))
     tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)
+    _count_claims(tally, m)
     # Pairs: only where the mirror was reviewed (completed, for the completed analysis;
     # end to end, a mirror review that went missing is a pair the reviewer did not tell apart).
     paired = m.paired and (m.mirror_completed or end_to_end)

@@ -45,6 +45,7 @@ __all__ = [
     "MetricValue",
     "ModelFigures",
     "PairedComparison",
+    "PrecisionClaims",
     "RateFigure",
     "RegisteredSeeds",
     "RegisteredTable",
@@ -348,6 +349,20 @@ class IncidentalReport(_Result):
     defects: list[IncidentalDefect]
 
 
+class PrecisionClaims(_Result):
+    """What precision counted besides one claim per comment (gated analysis): atomic claims of
+    split comments, and the false positives the registered boilerplate rule left out."""
+
+    analysis: str = Field(description="The analysis counted: the gated one.")
+    split_comments: int = Field(description="Counted comments split into two or more labelled claims.")
+    extra_claims: int = Field(description="Atomic claims beyond one per comment in precision's denominator (a "
+                              "false claim in a true comment among them).")
+    boilerplate_rule: list[str] = Field(description="The registered boilerplate patterns (empty: no rule).")
+    boilerplate_excluded: int = Field(description="False positives whose claim matches the rule: left out of "
+                                      "precision.")
+    false_positives: int = Field(description="False positives counted, before the rule left any out.")
+
+
 class StabilityScore(_Result):
     """The stability rule of ``recall_k_of_n`` and each defect's hits, repetition by repetition."""
 
@@ -391,6 +406,8 @@ class ConditionScore(_Result):
     cost: CostScore | None = Field(default=None, description="With a price table only.")
     cutoff: CutoffScore | None = Field(default=None, description="Contamination split, when a cutoff is given or "
                                        "registered.")
+    precision_claims: PrecisionClaims | None = Field(default=None, description="What precision counted: atomic "
+                                                     "claims and the boilerplate rule's exclusions.")
     stability: StabilityScore | None = Field(default=None, description="recall_k_of_n's rule and the per-case "
                                              "hit sequences.")
     completion_by_stratum: dict[str, CompletionCell] | None = Field(

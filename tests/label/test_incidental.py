@@ -137,3 +137,14 @@ def test_without_incidental_labels_nothing_is_contaminated(tmp_path):
     assert result.incidental is None
     assert all(c.contamination is None for c in result.conditions.values())
     assert "incidental" not in result.as_json()
+
+
+def test_the_report_notes_the_incidental_defects_and_the_clean_set_without_them(tmp_path):
+    from reviewbench.report import ReportOptions, build_report
+
+    rundir = _labelled(tmp_path)
+    data = build_report(rundir, ReportOptions(bootstrap=200, overrides=score_overrides(rundir)))
+    assert ("valid incidental findings: 2 defects none of the gold's, reported apart (score --json incidental), in "
+            "no recall denominator; 1 clean cases contaminated by one") in data.notes
+    assert any(n.startswith(f"{B} without contaminated clean cases: false_alarm_rate 0/1, fp_per_clean_case 0/1")
+               for n in data.notes)

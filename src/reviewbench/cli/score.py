@@ -538,7 +538,8 @@ def _print_incidental(report: IncidentalReport) -> None:
     shown = ", ".join(report.contaminated[:5]) + (", …" if len(report.contaminated) > 5 else "")
     contaminated = (f"contaminated clean cases: {len(report.contaminated)} ({shown}: a claim on it labelled "
                     "valid_incidental)") if report.contaminated else "contaminated clean cases: none"  # fmt: skip
-    say(f"{contaminated}; {len(report.defects)} incidental defects reported apart, in no recall denominator"
+    say(f"{contaminated}; {_count(len(report.defects), 'incidental defect')} reported apart, in no recall "
+        "denominator"
         + ("; each condition's clean-set figures without them: score --details" if report.contaminated else ""))
 
 

@@ -371,6 +371,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
                          f"{beside.defect_recall.den}, false_alarm_rate {beside.false_alarm_rate.num}/"
                          f"{beside.false_alarm_rate.den}; the decision {state} {d.authority} "
                          f"({d.status.value.replace('_', ' ')})")  # fmt: skip
+    notes.extend(_incidental_notes(result, names))
     scoped = result.registration.scored_runs if result.registration else None
     for number, count in (scoped.other_versions if scoped else {}).items():
         assert scoped is not None
@@ -395,6 +396,26 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         analysed_cases=frozenset(cases), corpus=_corpus_view(corpus, result), analysis=result.analysis,
         registration=result.registration, notes=tuple(notes), triage_by_run=triage_minutes_by_run(rundir),
     )  # fmt: skip
+
+
+def _incidental_notes(result: ScoreResult, names: Sequence[str]) -> list[str]:
+    """Valid incidental findings, apart from the gold, and each condition's clean set without the
+    cases they contaminate."""
+    report = result.incidental
+    if report is None:
+        return []
+    notes = [f"valid incidental findings: {len(report.defects)} defects none of the gold's, reported apart "
+             f"(score --json incidental), in no recall denominator; {len(report.contaminated)} clean cases "
+             "contaminated by one"]  # fmt: skip
+    for name in names:
+        beside = result.conditions[name].contamination
+        if beside is not None:
+            state = "changes to" if beside.decision_changes else "stays"
+            notes.append(f"{name} without contaminated clean cases: false_alarm_rate "
+                         f"{beside.false_alarm_rate.num}/{beside.false_alarm_rate.den}, fp_per_clean_case "
+                         f"{beside.fp_per_clean_case.num}/{beside.fp_per_clean_case.den}; the decision {state} "
+                         f"{beside.decision.authority} ({beside.decision.status.value.replace('_', ' ')})")  # fmt: skip
+    return notes
 
 
 def paired_recall(data: ReportData) -> list[tuple[str, str, list[tuple[str, float, float]]]]:

@@ -606,7 +606,7 @@ class _Scoring:
         gated = self.t.tallies[(name, self.gates.analysis)]
         k = self.gates.stability.k
         repetitions = max((r.repetition + 1 for r in self.t.by_condition[name]), default=0)
-        return {"k": k, "rule": f"at least {k} of n" if k is not None else "a majority: n // 2 + 1 of n",
+        return {"k": k, "rule": f"at least {k} of n" if k is not None else "a majority (n // 2 + 1) of n",
                 "analysis": self.gates.analysis, "repetitions": repetitions,
                 "too_few_repetitions": gated.too_few_repetitions,
                 "hits": hit_sequences(gated.found, self.t.cases, repetitions)}  # fmt: skip

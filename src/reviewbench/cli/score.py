@@ -10,7 +10,6 @@ import click
 from rich.table import Table
 
 from ..errors import ReviewbenchError
-from ..score.result import DecisionStatus
 from ._output import console, print_json, say
 
 if TYPE_CHECKING:
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
         CorpusSummary,
         CostFigure,
         CostScore,
+        DecisionStatus,
         ExcludedBeside,
         IncidentalReport,
         LabelFigures,
@@ -175,7 +175,7 @@ def _print_decision(data: ConditionScore, version: str) -> None:
     decision = data.decision
     reason = f" ({decision.reason})" if decision.reason else ""
     status = _said(decision.status)
-    if decision.status is DecisionStatus.NEEDS_LABELS:
+    if decision.status == "needs_labels":  # the enum's value: the CLI loads no scoring module to start
         status += f": {decision.labels_needed} located findings await a label"
     console.print(f"  decision ({version}): {decision.authority} [{status}]{reason}", markup=False)
     if secondary := data.judge_secondary:

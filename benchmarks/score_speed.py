@@ -193,7 +193,7 @@ def main() -> None:
         else:
             with multiprocessing.get_context("spawn").Pool(1) as pool:
                 wall, cpu, rss, result = pool.apply(_score, (rundir, args.bootstrap))
-        recall = result.as_json()["conditions"]["A"]["metrics"]["defect_recall"]
+        recall = result.as_json()["conditions"]["A"]["metrics"]["defect_recall"]  # a typed ScoreResult
         where = "this process (--smoke)" if args.smoke else "the scoring process"
         print(f"score_run, {args.bootstrap} resamples: wall {wall:.2f} s, CPU {cpu:.2f} s; "
               f"peak RSS of {where} {rss:.0f} MiB (target < 1024)")

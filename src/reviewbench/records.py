@@ -402,6 +402,12 @@ class GoldRecord(_Record):
         "introducing commit's for natural cases. Null for cases made at mining time (mutations, controls): "
         "their date is the corpus's created_at, which keeps gold identical across re-mining.",
     )
+    exploratory: bool = Field(
+        default=False, exclude_if=lambda v: v is False,
+        description="An exploratory case: scored apart, beside the headline like a holdout stratum, never in the "
+        "headline metrics, gates or comparisons (its mirror and rename variants follow it). Written only when "
+        "true, so other gold lines are unchanged.",
+    )  # fmt: skip
     defects: list[Defect]
     provenance: Provenance
     validation: Validation | None = Field(default=None, description="Null until validated.")

@@ -37,6 +37,18 @@ def test_precision_and_recall_by_hand():
     assert labelled_precision([]).expanded.value is None
 
 
+def test_a_split_comment_counts_claim_by_claim():
+    """Issue 32, item 8: a true comment of three parts (true d1, false, unclear) is 1 of 2,
+    not 1 of 1, and its unclear part goes to the sensitivity."""
+    from reviewbench.evidence.records import ClaimCounts
+
+    split = verdict("r1", "true_finding", ["d1"]).model_copy(update={
+        "parts": 3, "claims": ClaimCounts(parts=3, true=1, false_positive=1, unclear=1)})
+    p = labelled_precision([split, verdict("r2", "true_finding", ["d2"])])
+    assert (p.gold.numerator, p.gold.denominator) == (2, 3)
+    assert (p.unclear, p.unclear_as_false.denominator, p.unclear_as_true.numerator) == (1, 4, 3)
+
+
 def test_scored_with_people_labels_exactly_as_planned(rundir, tmp_path):
     keys = keys_by_text(rundir)
     rows = plan(keys)

@@ -68,3 +68,61 @@ def test_cases_csv(tables):
     k1 = rows[("case-k1", "A")]
     assert (k1["kind"], k1["false_positives"], k1["recall"], k1["rep1"]) == ("control", "4", "", "clean")
     assert rows[("case-a3", "B")]["rep2"] == "not_run"
+
+
+def test_runs_csv_has_counts_times_and_attempts_per_run(tables):
+    """By hand, from the fixture's runs: A-case-a2-0 names a2-d1 (parse_key, its mirror silent)
+    and makes a false positive at c.py:90; B-case-a1-0 names a1-d1 and repeats it; A-case-k1-2
+    makes three comments on a control; A-case-a1-2 failed."""
+    by_id = {r["run_id"]: r for r in _rows(tables, "runs.csv")}
+    counts = ("true_findings", "false_positives", "duplicates", "unclear")
+    assert tuple(by_id["A-case-a2-0"][c] for c in counts) == ("1", "1", "0", "0")
+    assert tuple(by_id["B-case-a1-0"][c] for c in counts) == ("1", "0", "1", "0")
+    assert tuple(by_id["A-case-k1-2"][c] for c in counts) == ("0", "3", "0", "0")
+    assert by_id["A-case-a2-0"]["attempt"] == "1"
+    assert by_id["A-case-a2-0"]["completed_at"] == "2026-01-01T00:00:01.000+00:00"
+    assert by_id["A-case-a1-2"]["completed_at"] == ""  # failed: it never completed
+    for column in ("first_review_at", "time_to_first_review_s", "triage_minutes", "usage"):
+        assert by_id["A-case-a2-0"][column] == ""  # not a forge run, no labels, no usage proxy
+
+
+def test_runs_csv_forge_times_usage_retry_and_triage_minutes(tmp_path):
+    import json
+
+    from reviewbench.records import PullRequest
+    from reviewbench.store.runs import RunStore
+
+    from ..conftest import run_cli
+    from .conftest import write_corpus, write_runs
+
+    rundir = write_runs(tmp_path / "runs", write_corpus(tmp_path / "corpus"))
+    store = RunStore(rundir / "runs.sqlite", create=True)
+    run = next(r for r in store.runs() if r.run_id == "A-case-a2-0")
+    pull = PullRequest(kind="gitea", repo="o/r", number=7, head_sha="a" * 40, triggered_at="2026-01-01T00:00:00Z",
+                       first_review_at="2026-01-01T00:00:42Z", completed_at="2026-01-01T00:01:00Z",
+                       time_to_first_review_s=42.0)
+    store.record(run.model_copy(update={"pull_request": pull, "try_no": 2,
+                                        "usage": {"unit": "requests", "before": 100, "after": 98}}), None)
+    store.close()
+    packets = tmp_path / "packets.jsonl"
+    assert run_cli("label", "export", rundir, "--out", packets).returncode == 0
+    rows = []
+    for line in packets.read_text().splitlines():
+        for claim in json.loads(line)["claims"]:
+            rows.append({"comment_id": claim["comment_id"], "part": claim["part"], "class": "false_positive",
+                         "triage_s": 90})
+    for rater in ("ann", "bob"):
+        path = tmp_path / f"{rater}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        assert run_cli("label", "import", rundir, path, "--rater", rater).returncode == 0
+    out = tmp_path / "csv"
+    write_csv(build_report(rundir, ReportOptions(bootstrap=200)), out)
+    with (out / "runs.csv").open(encoding="utf-8", newline="") as handle:
+        by_id = {r["run_id"]: r for r in csv.DictReader(handle)}
+    a2 = by_id["A-case-a2-0"]
+    assert (a2["attempt"], a2["first_review_at"], a2["time_to_first_review_s"], a2["completed_at"]) == (
+        "2", "2026-01-01T00:00:42Z", "42.0", "2026-01-01T00:01:00Z")  # fmt: skip
+    assert json.loads(a2["usage"]) == {"after": 98, "before": 100, "unit": "requests"}
+    # Two comments, two raters, 90 s each: 4 × 1.5 = 6 minutes. A-case-k1-2: three comments, 9.
+    assert float(a2["triage_minutes"]) == 6.0 and float(by_id["A-case-k1-2"]["triage_minutes"]) == 9.0
+    assert by_id["A-case-a2-2"]["triage_minutes"] == ""  # no comment, nothing to triage

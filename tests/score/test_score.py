@@ -172,8 +172,9 @@ def test_every_metric_by_hand(rundir):
     # clean run; k4 invalid).
     assert _frac(m["false_alarm_rate"]) == (2, 9)
     assert _frac(m["fp_per_clean_case"]) == (4, 9)
-    assert m["fp_per_clean_case"]["distribution"] == {"0": 7, "1": 1, "2": 0, "3+": 1, "median": 0, "max": 3,
-                                                      "runs": 9}  # fmt: skip
+    # Sorted 0 0 0 0 0 0 0 1 3: the inclusive quartiles sit at 0-based positions 2 and 6, both 0.
+    assert m["fp_per_clean_case"]["distribution"] == {"0": 7, "1": 1, "2": 0, "3+": 1, "median": 0, "q1": 0,
+                                                      "q3": 0, "max": 3, "runs": 9}  # fmt: skip
     assert _frac(m["precision"]) == (2, 8)  # 2 identified of 3 credited + 5 FP (a.py:30, 4 on controls)
     assert _frac(m["located_precision"]) == (3, 8)
     assert _frac(m["duplicate_rate"]) == (1, 9)  # b.py:5 duplicates the credited b.py:6
@@ -326,7 +327,9 @@ def test_cli_json_contract_and_scoreboard(rundir):
                    "weighted_points"):
         assert {"value", "num", "den", "lo", "hi"} <= set(a["metrics"][metric]), metric  # fmt: skip
         assert {"value", "num", "den", "lo", "hi"} <= set(a["end_to_end"]["metrics"][metric]), metric
-    assert {"a", "b", "analysis", "metric", "diff", "lo", "hi", "mcnemar_p", "exact"} == set(data["comparisons"][0])
+    # Complete pairs and the missingness pattern were added beside the difference (issue 32, item 10).
+    assert {"a", "b", "analysis", "metric", "diff", "lo", "hi", "mcnemar_p", "exact", "pairs", "missing",
+            "mcnemar_pairs"} == set(data["comparisons"][0])  # the first is defect_recall
     assert (rundir / "verdicts.jsonl").is_file()
     # Both outputs validate against the schemas generated from their records.
     from jsonschema import Draft202012Validator

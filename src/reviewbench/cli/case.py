@@ -41,9 +41,11 @@ def case_group() -> None:
               help="Gold TOML: expect_finding, [[defect]] with [[defect.location]] (path + symbol or lines).")
 @click.option("--stratum", metavar="NAME", help="Stratum, built-in or your own (e.g. rule_violation).")
 @click.option("--pair-id", metavar="ID", help="Pairs this case with another (a violation and its safe look-alike).")
+@click.option("--exploratory", is_flag=True, help="Score the case apart from the headline, as a holdout "
+              "('exploratory' in the gold TOML says the same).")
 @click.option("--json", "as_json", is_flag=True, help="Print the new case as JSON.")
 def case_add(corpus: Path, repo: Path | None, base: str, head: str | None, patch_file: Path | None,
-             gold_file: Path, stratum: str | None, pair_id: str | None, as_json: bool) -> None:  # fmt: skip
+             gold_file: Path, stratum: str | None, pair_id: str | None, exploratory: bool, as_json: bool) -> None:  # fmt: skip
     """Add a hand-made case to CORPUS: the patch must apply to --base; gold locations are
     computed in the patched tree."""
     from ..mine.authored import add_case
@@ -58,9 +60,10 @@ def case_add(corpus: Path, repo: Path | None, base: str, head: str | None, patch
         except OSError as exc:
             raise UsageError(f"cannot read --patch {patch_file}: {exc.strerror}") from None
     case, gold = add_case(corpus, repository, base, head=head, patch=patch, gold_file=gold_file,
-                          stratum=stratum, pair_id=pair_id)  # fmt: skip
+                          stratum=stratum, pair_id=pair_id, exploratory=exploratory)  # fmt: skip
     if as_json:
         print_json({"case_id": case.case_id, "stratum": gold.stratum, "pair_id": gold.pair_id,
+                    "exploratory": gold.exploratory,
                     "paths": case.paths, "locations": [loc.model_dump() for d in gold.defects for loc in d.locations]})  # fmt: skip
         return
     console.print(f"added {case.case_id} ({escape(printable(gold.stratum))}) to {escape(printable(corpus))}",

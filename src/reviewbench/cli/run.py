@@ -185,18 +185,30 @@ def runs_command(rundir: Path, as_json: bool, with_history: bool) -> None:
 
 @click.command("export")
 @click.argument("rundir", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "inspect", "hf"]), default="jsonl",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "inspect", "hf"]), default=None,
+              help="Output format  [default: jsonl]")
 @click.option("--out", "out", type=click.Path(path_type=Path),
               help="File to write (default: stdout); for inspect and hf, the directory to write (required).")
 @click.option("--attempts", "with_history", is_flag=True, help=_ATTEMPTS_HELP)
-def export_command(rundir: Path, fmt: str, out: Path | None, with_history: bool) -> None:
+@click.option("--manifest", is_flag=True, help="Write the artefact manifest instead: one JSON document with the "
+              "SHA-256 of every diff, validation log and raw review, and of the run directory's and corpus's "
+              "record files ('reviewbench schema manifest').")
+def export_command(rundir: Path, fmt: str | None, out: Path | None, with_history: bool, manifest: bool) -> None:
     """Export the runs of RUNDIR as JSONL (full records, plus task/model/repeat/text columns)
     or CSV (one row per run); as inspect_ai evaluation logs (inspect: one log per condition in
     OUT, named as inspect names its logs, one sample per run with its scores; 'inspect view
     --log-dir OUT' lists and opens them); or the
     corpus's public side as a Hugging Face datasets directory (hf: OUT/data/test.jsonl and a
-    dataset card; no gold, no mirrors or rename variants; datasets.load_dataset(OUT) reads it)."""
+    dataset card; no gold, no mirrors or rename variants; datasets.load_dataset(OUT) reads it).
+    With --manifest, the artefact manifest: publish it, and anyone can check the files."""
+    if manifest:
+        if fmt is not None or with_history:
+            from ..errors import UsageError
+
+            raise UsageError("--manifest writes one JSON document: give it without --format or --attempts")
+        _export_manifest(rundir, out)
+        return
+    fmt = fmt or "jsonl"
     if fmt in ("inspect", "hf"):
         _export_elsewhere(rundir, fmt, out)
         return
@@ -240,6 +252,23 @@ def export_command(rundir: Path, fmt: str, out: Path | None, with_history: bool)
             if exc.filename is None:
                 exc.filename = str(out)
             raise
+
+
+def _export_manifest(rundir: Path, out: Path | None) -> None:
+    """``export --manifest``: the SHA-256 of every artefact, to stdout or ``out``."""
+    from ..report.manifest import artefact_manifest
+
+    text = json.dumps(artefact_manifest(rundir).model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(out)
+        raise
+    console.print(f"wrote {out}", markup=False)
 
 
 def _export_elsewhere(rundir: Path, fmt: str, out: Path | None) -> None:

@@ -28,9 +28,10 @@ SCHEMAS = {
     "compare": ("reviewbench.score.comparison", "RunComparison"),
     "gate": ("reviewbench.score.gate", "GateResult"),
     "exclusions": ("reviewbench.store.exclusions", "Exclusion"),
+    "manifest": ("reviewbench.report.manifest", "ArtefactManifest"),
 }
 #: Outputs: their schema is that of what is written (serialization mode).
-_WRITTEN = {"verdicts", "score", "audit", "compare", "gate", "exclusions"}
+_WRITTEN = {"verdicts", "score", "audit", "compare", "gate", "exclusions", "manifest"}
 
 
 def json_schema(name: str) -> dict:
@@ -52,5 +53,6 @@ def schema_command(name: str) -> None:
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
     verdicts (a run directory's verdicts.jsonl), score (score --json), audit (a corpus's
     audit.json), compare (compare --json), gate (gate --json), packets (label export's packets),
-    labels (label import/export rows) or exclusions (a run directory's exclusions.jsonl)."""
+    labels (label import/export rows), exclusions (a run directory's exclusions.jsonl) or
+    manifest (export --manifest)."""
     print_json(json_schema(name))

@@ -16,13 +16,17 @@ if TYPE_CHECKING:
     from ..report.headline import HeadlineRow
     from ..score.result import (
         ConditionScore,
+        ContaminationBeside,
         CorpusSummary,
         CostFigure,
         CostScore,
         DecisionStatus,
         ExcludedBeside,
+        IncidentalReport,
         LabelFigures,
         MetricValue,
+        PairedComparison,
+        PrecisionClaims,
         ScoredRuns,
         ScoreResult,
         UnclearDecision,
@@ -38,7 +42,7 @@ SUMMARY = (
     ("false alarms", "false_alarm_rate", "clean runs with at least one finding"),
     ("rename-stable", "rename_stability", "defects identified again after renaming"),
 )
-TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any", "recall_all", "file_recall", "symbol_recall", "localisation", "silence_rate",
+TABLE = ("named_recall", "discriminating_recall", "pair_accuracy", "recall_any", "recall_all", "recall_k_of_n", "file_recall", "symbol_recall", "localisation", "silence_rate",
          "fp_per_clean_case", "precision", "located_precision", "duplicate_rate", "flag_coverage", "completion",
          "file_mention_rate", "symbol_mention_rate", "severity_match_all", "rename_stable_all",
          "weighted_points")  # fmt: skip
@@ -129,6 +133,13 @@ def _print_condition(name: str, data: ConditionScore, version: str = "not regist
         table.add_row("time_to_first_review_s (median)", f"{first.num}/{first.den}", _seconds(first.value),
                       first_review_note(first))  # fmt: skip
     console.print(table)
+    if data.precision_claims:
+        console.print("  " + _claims_line(data.precision_claims), markup=False)
+    if data.stability:
+        st = data.stability
+        console.print(f"  stability: recall_k_of_n counts a defect identified in {st.rule} repetitions "
+                      f"({st.analysis}); {st.too_few_repetitions} with fewer counted repetitions left out; "
+                      "hit sequences in score --json", markup=False)  # fmt: skip
     if data.cost:
         console.print("  " + _cost_line(data.cost), markup=False)
     _print_decision(data, version)
@@ -162,7 +173,7 @@ def _print_decision(data: ConditionScore, version: str) -> None:
     decision = data.decision
     reason = f" ({decision.reason})" if decision.reason else ""
     status = _said(decision.status)
-    if decision.status == "needs_labels":
+    if decision.status == "needs_labels":  # the enum's value: the CLI loads no scoring module to start
         status += f": {decision.labels_needed} located findings await a label"
     console.print(f"  decision ({version}): {decision.authority} [{status}]{reason}", markup=False)
     if secondary := data.judge_secondary:
@@ -354,6 +365,9 @@ def print_scoreboard(rundir: Path, result: ScoreResult, details: bool = False) -
     if result.exclusions:
         for name, beside in result.exclusions.without.items():
             say(f"  {name} " + _without_line(beside), "      ")
+    for name, cond in result.conditions.items():  # a contaminated control that decides it: said here too
+        if cond.contamination and cond.contamination.decision_changes:
+            say(f"  {name} " + _contamination_line(cond.contamination), "      ")
     sentences = pair_sentences(result)
     if sentences:
         console.print("\n" + pair_heading(result), markup=False)
@@ -441,6 +455,8 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
         say(f"exclusions: {_count(len(excluded.runs), 'run')}, {_count(len(excluded.cases), 'case')} "
              "left out (exclusions.jsonl); the figures below are without them, each condition's "
              "without exclusions line has them back in")  # fmt: skip
+    if result.incidental:
+        _print_incidental(result.incidental)
     differing = analysis.forge_tree_differences
     if differing:
         say(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "
@@ -460,6 +476,8 @@ def _print_details(result: ScoreResult) -> None:
         _print_condition(name, data, version_phrase(result.registration))
         if excluded and name in excluded.without:
             console.print("  " + _without_line(excluded.without[name]), markup=False)
+        if data.contamination:
+            console.print("  " + _contamination_line(data.contamination), markup=False)
         _print_splits(data)
     shown = [c for c in result.comparisons
              if c.metric in ("defect_recall", "false_alarm_rate") and c.analysis == "completed"]  # fmt: skip
@@ -472,7 +490,14 @@ def _print_details(result: ScoreResult) -> None:
             interval = "" if c.lo is None else f" [{c.lo:.3f}, {c.hi:.3f}]"
             if interval and c.exact:
                 interval += " exact"
-            console.print(f"  {c.a} - {c.b} {c.metric}: {c.diff:+.3f}{interval}{p}", markup=False)
+            console.print(f"  {c.a} - {c.b} {c.metric}: {c.diff:+.3f}{interval}{p}; {_pairs(c)}", markup=False)
+
+
+def _pairs(c: PairedComparison) -> str:
+    """"20 complete pairs (B lacks 2)": the clusters a paired figure is over, and what each side missed."""
+    lacking = [f"{name} lacks {n}" for name, n in (c.missing or {}).items() if n]
+    units = f"; {c.mcnemar_pairs} McNemar pairs" if c.mcnemar_pairs is not None else ""
+    return f"{c.pairs} complete pairs" + (f" ({', '.join(lacking)})" if lacking else "") + units
 
 
 def _clean(corpus: CorpusSummary) -> str:
@@ -495,6 +520,37 @@ def _scope_line(scoped: ScoredRuns) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _claims_line(c: PrecisionClaims) -> str:
+    """What precision counted besides one claim per comment."""
+    rule = (f"boilerplate rule ({_count(len(c.boilerplate_rule), 'pattern')}): {c.boilerplate_excluded} of "
+            f"{c.false_positives} false positives left out" if c.boilerplate_rule
+            else "no boilerplate rule registered")  # fmt: skip
+    return (f"precision ({c.analysis}): {_count(c.split_comments, 'split comment')} counted claim by claim "
+            f"({_count(c.extra_claims, 'claim')} more than one per comment); {rule}")
+
+
+def _print_incidental(report: IncidentalReport) -> None:
+    """The contaminated clean cases and the incidental defects, in one line."""
+    shown = ", ".join(report.contaminated[:5]) + (", …" if len(report.contaminated) > 5 else "")
+    contaminated = (f"contaminated clean cases: {len(report.contaminated)} ({shown}: a claim on it labelled "
+                    "valid_incidental)") if report.contaminated else "contaminated clean cases: none"  # fmt: skip
+    say(f"{contaminated}; {_count(len(report.defects), 'incidental defect')} reported apart, in no recall "
+        "denominator"
+        + ("; each condition's clean-set figures without them: score --details" if report.contaminated else ""))
+
+
+def _contamination_line(beside: ContaminationBeside) -> str:
+    """The clean-set figures and the decision without the contaminated clean cases."""
+    parts = []
+    for metric in ("false_alarm_rate", "fp_per_clean_case", "precision"):
+        value, fraction, _ = _fmt(getattr(beside, metric))
+        parts.append(f"{metric} {fraction} = {value}")
+    d = beside.decision
+    verdict = f"DECISION CHANGES: {d.authority} [{_said(d.status)}]" if beside.decision_changes \
+        else "decision unchanged"
+    return f"without contaminated clean cases: {'; '.join(parts)}; {verdict}"
 
 
 def _without_line(beside: ExcludedBeside) -> str:

@@ -1,4 +1,5 @@
-"""The gates file's contents: tiers of authority, vetoes, comparative gates.
+"""The gates file's contents: tiers of authority, vetoes, comparative gates, and the two
+analysis rules registered with them (the stability rule's k, the boilerplate rule).
 
 Loading checks what a model cannot: every metric name against the scoring registry, and
 uses no gates file may permit (``score/gates.py``, which also decides).
@@ -6,13 +7,14 @@ uses no gates file may permit (``score/gates.py``, which also decides).
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..records import Evidence
 
-__all__ = ["Compare", "Condition", "Gates", "Tier"]
+__all__ = ["Boilerplate", "Compare", "Condition", "Gates", "Stability", "Tier"]
 
 
 class _Model(BaseModel):
@@ -61,6 +63,38 @@ class Compare(_Model):
                                  description="Non-inferiority: passes when the interval's low end > -margin.")  # fmt: skip
 
 
+class Stability(_Model):
+    """The stability rule of ``recall_k_of_n``: how many repetitions must find a defect."""
+
+    k: int | None = Field(default=None, ge=1, description="A defect counts as found when identified in at least "
+                          "k of its n counted repetitions (defects with fewer than k are left out and counted); "
+                          "unset: a majority of each defect's repetitions, n // 2 + 1.")
+
+
+class Boilerplate(_Model):
+    """The registered boilerplate rule: claims that are summary text, not findings."""
+
+    patterns: list[str] = Field(default_factory=list, description="Regular expressions (Python syntax, matched "
+                                "case-insensitively anywhere in a claim): a false positive whose claim matches one "
+                                "is non-substantive summary text, left out of precision and counted. Empty: no rule.")
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern, re.IGNORECASE)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+        return patterns
+
+    def regex(self) -> re.Pattern[str] | None:
+        """Every pattern as one expression; None without a rule."""
+        if not self.patterns:
+            return None
+        return re.compile("|".join(f"(?:{p})" for p in self.patterns), re.IGNORECASE)
+
+
 class Gates(_Model):
     min_defect_cases: int = Field(default=10, ge=0)
     min_controls: int = Field(default=5, ge=0, description="Below it: insufficient evidence, no valid controls.")
@@ -71,3 +105,6 @@ class Gates(_Model):
     tier: list[Tier] = Field(default_factory=list)
     fallback: Tier
     compare: list[Compare] = Field(default_factory=list)
+    stability: Stability = Field(default_factory=Stability, description="The registered k of recall_k_of_n.")
+    boilerplate: Boilerplate = Field(default_factory=Boilerplate, description="The registered boilerplate rule "
+                                     "of precision.")

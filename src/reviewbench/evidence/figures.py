@@ -7,7 +7,8 @@ Scoring plugs these in where labels exist (issue 14, item 6):
 - **precision** = true findings ÷ (true findings + false positives): duplicates and
   unclear comments are out of the denominator and reported beside it; *gold-defect*
   precision credits only links to gold defects, *expanded* precision also valid incidental
-  findings;
+  findings; a comment split into atomic claims counts each of its labelled parts (a false
+  claim inside a true comment is not hidden), as the score's precision does;
 - the **unclear sensitivity** recomputes precision with every unclear comment counted
   false, then true (:func:`with_unclear`, the arithmetic the score's own
   precision uses too; the score re-runs the registered decision at each bound and flags a
@@ -63,7 +64,11 @@ def labelled_precision(verdicts: Iterable[LabelVerdict]) -> LabelledPrecision:
     """Precision over labelled comments (pass the comments of the runs in the analysis)."""
     gold = incidental = false = unclear = duplicates = 0
     for v in verdicts:
-        if v.label_class is LabelClass.TRUE_FINDING:
+        c = v.claims
+        if c is not None and c.parts > 1:  # a split comment counts claim by claim: no false part hides
+            gold, incidental, false = gold + c.true, incidental + c.incidental, false + c.false_positive
+            unclear, duplicates = unclear + c.unclear, duplicates + c.duplicate
+        elif v.label_class is LabelClass.TRUE_FINDING:
             if v.defect_ids:
                 gold += 1
             else:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .records import LabelClass, VerdictOverride
-from .resolve import Basis, Evidence, LabelVerdict, _combine, verdicts_from
+from .resolve import Basis, Evidence, LabelVerdict, _combine, claim_counts, verdicts_from
 from .store import LABELS_DB, LabelStore, Role
 
 __all__ = ["judge_verdicts", "label_verdicts", "score_overrides"]
@@ -43,7 +43,8 @@ def judge_verdicts(store: LabelStore, human: set[str]) -> list[LabelVerdict]:
             out[source_id] = LabelVerdict(comment_id=source_id, run_id=ref.run_id, index=ref.index,
                                           case_id=ref.case_id, label_class=label_class, defect_ids=gold,
                                           valid_incidental=incidental, incidental_note=note, fields=fields,
-                                          basis=Basis.JUDGE, parts=ref.parts, evidence=Evidence.JUDGE)  # fmt: skip
+                                          basis=Basis.JUDGE, parts=ref.parts, evidence=Evidence.JUDGE,
+                                          claims=claim_counts(rows))  # fmt: skip
     return list(out.values())
 
 
@@ -66,8 +67,9 @@ def score_overrides(rundir: Path) -> dict[str, VerdictOverride]:
     but identifies no gold defect (not a false positive either); a false positive is one; a
     duplicate or an unclear claim identifies nothing and leaves the false-positive verdict to
     the automatic matching; an unclear one is marked so precision leaves it out of its
-    denominator and reports it beside (with the all-false / all-true sensitivity). Empty
-    when the run directory has no labels.
+    denominator and reports it beside (with the all-false / all-true sensitivity). Each
+    carries its parts by class (``claims``): precision counts atomic claims, and a valid
+    incidental part is reported apart. Empty when the run directory has no labels.
     """
     if not (rundir / LABELS_DB).is_file():
         return {}
@@ -78,5 +80,6 @@ def score_overrides(rundir: Path) -> dict[str, VerdictOverride]:
         out[verdict.comment_id] = VerdictOverride(comment_id=verdict.comment_id,
                                                   identified=true and bool(verdict.defect_ids),
                                                   false_positive=false_positive, evidence=verdict.evidence,
-                                                  unclear=verdict.label_class is LabelClass.UNCLEAR)  # fmt: skip
+                                                  unclear=verdict.label_class is LabelClass.UNCLEAR,
+                                                  claims=verdict.claims)  # fmt: skip
     return out

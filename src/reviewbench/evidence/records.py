@@ -20,6 +20,7 @@ __all__ = [
     "RUBRIC_VERSION",
     "VALID_INCIDENTAL",
     "ActionabilityFields",
+    "ClaimCounts",
     "LabelClass",
     "LabelPacket",
     "LabelRow",
@@ -149,6 +150,20 @@ class LabelPacket(_Record):
     claims: list[PacketClaim] = Field(description="The review's atomic claims, in a fixed randomised order.")
 
 
+class ClaimCounts(_Record):
+    """A comment's atomic claims by final class (its parts, each labelled on its own)."""
+
+    parts: int = Field(ge=1, description="Atomic claims the comment was split into.")
+    true: int = Field(default=0, ge=0, description="Parts labelled true findings of a gold defect.")
+    incidental: int = Field(default=0, ge=0, description="Parts labelled valid incidental findings: real, "
+                            "none of the gold defects.")
+    false_positive: int = Field(default=0, ge=0, description="Parts labelled false positives.")
+    duplicate: int = Field(default=0, ge=0, description="Parts labelled duplicates.")
+    unclear: int = Field(default=0, ge=0, description="Parts labelled unclear.")
+    incidental_notes: list[str] = Field(default_factory=list, description="What each valid incidental part is "
+                                        "(its label's note), in part order.")
+
+
 class VerdictOverride(_Record):
     """A label for one comment, from a judge or a human (the labelling stage)."""
 
@@ -157,3 +172,6 @@ class VerdictOverride(_Record):
     false_positive: bool | None = Field(default=None, description="Override of false_positive, if given.")
     evidence: Evidence = Field(description="judge or human.")
     unclear: bool = Field(default=False, description="Labelled unclear: precision leaves it out and reports it beside.")
+    claims: ClaimCounts | None = Field(default=None, description="The comment's atomic claims by class (every "
+                                       "part labelled): precision counts them, a valid incidental one is "
+                                       "reported apart.")

@@ -29,6 +29,7 @@ from .records import (
     ACTIONABILITY_FIELDS,
     VALID_INCIDENTAL,
     ActionabilityFields,
+    ClaimCounts,
     LabelClass,
     LabelRow,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "PairAgreement",
     "agreement",
     "carried_claims",
+    "claim_counts",
     "claim_status",
     "disagree",
     "final_labels",
@@ -149,6 +151,18 @@ class LabelVerdict(BaseModel):
     evidence: Evidence = Field(default=Evidence.HUMAN, description="'human', or 'judge' for a calibrated judge.")
     carried: bool = Field(default=False, description="The final label of some part rests on a label carried from "
                           "another run directory's identical claim ('label carry'), not given here.")  # fmt: skip
+    claims: ClaimCounts | None = Field(default=None, description="Its parts by final class.")
+
+
+def claim_counts(rows: list[LabelRow]) -> ClaimCounts:
+    """A comment's labelled parts (``rows``, in part order) counted by class."""
+    true = [r for r in rows if r.label_class is LabelClass.TRUE_FINDING]
+    incidental = [r for r in true if r.defect_id == VALID_INCIDENTAL]
+    return ClaimCounts(parts=len(rows), true=len(true) - len(incidental), incidental=len(incidental),
+                       false_positive=sum(r.label_class is LabelClass.FALSE_POSITIVE for r in rows),
+                       duplicate=sum(r.label_class is LabelClass.DUPLICATE for r in rows),
+                       unclear=sum(r.label_class is LabelClass.UNCLEAR for r in rows),
+                       incidental_notes=[(r.note or "").strip() for r in incidental])  # fmt: skip
 
 
 def _combine(rows: list[LabelRow]) -> tuple[LabelClass, list[str], bool, str | None, ActionabilityFields | None]:
@@ -194,7 +208,8 @@ def verdicts_from(store: LabelStore) -> list[LabelVerdict]:
         out.append(LabelVerdict(comment_id=source_id, run_id=ref.run_id, index=ref.index, case_id=ref.case_id,
                                 label_class=label_class, defect_ids=gold, valid_incidental=incidental,
                                 incidental_note=note, fields=fields, basis=basis, parts=ref.parts,
-                                carried=any((item[0].comment_id, item[0].part) in carried for item in items)))  # fmt: skip
+                                carried=any((item[0].comment_id, item[0].part) in carried for item in items),
+                                claims=claim_counts(rows)))  # fmt: skip
     return out
 
 

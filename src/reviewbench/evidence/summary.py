@@ -18,7 +18,7 @@ from .resolve import PairAgreement, agreement, verdicts_from
 from .stats import ActionabilityRate, actionability_rate
 from .store import LABELS_DB, LabelStore, Role
 
-__all__ = ["ConditionLabels", "LabelsView", "label_figures", "labels_view"]
+__all__ = ["ConditionLabels", "LabelsView", "label_figures", "labels_view", "triage_minutes_by_run"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,33 @@ def _quartiles(values: list[float]) -> tuple[float | None, float | None, float |
     return statistics.median(values), q1, q3
 
 
+def _run_minutes(store: LabelStore) -> dict[tuple[str, str], float]:
+    """(run id, case id) → rater minutes on its comments, summed over raters (a label of
+    identical comments of several runs counts its time in each run)."""
+    claims = store.claim_sources()
+    out: dict[tuple[str, str], float] = {}
+    for labels in store.latest(Role.RATER).values():
+        for key, label in labels.items():
+            if label.row.triage_s is None:
+                continue
+            for ref in {(ref.run_id, ref.case_id) for ref in claims.get(key, [])}:
+                out[ref] = out.get(ref, 0.0) + label.row.triage_s / 60
+    return out
+
+
+def triage_minutes_by_run(rundir: Path) -> dict[str, float]:
+    """Rater minutes per run (summed over raters and the run's comments); empty without labels.
+
+    Raises:
+        LabelChainBroken: a label row was edited, deleted or inserted by hand.
+    """
+    if not (rundir / LABELS_DB).is_file():
+        return {}
+    with LabelStore(rundir) as store:
+        store.verify_chain()
+        return {run_id: round(m, 4) for (run_id, _), m in sorted(_run_minutes(store).items())}
+
+
 def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples: int = 1000,
                 unclear: Mapping[str, Any] | None = None) -> LabelsView | None:  # fmt: skip
     """The labels section's data, or None when ``rundir`` has no labels.
@@ -97,19 +124,14 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
         human = verdicts_from(store)
         judged = judge_verdicts(store, {v.comment_id for v in human})
         report = agreement(store, resamples=resamples)
-        claims = store.claim_sources()
+        per_run = _run_minutes(store)
         minutes: dict[tuple[str, str], float] = {}  # (condition, run) → minutes
         by_case: dict[str, dict[str, float]] = {}
-        for labels in store.latest(Role.RATER).values():
-            for key, label in labels.items():
-                if label.row.triage_s is None:
-                    continue
-                # One label of identical comments of several runs: each run counts its time.
-                for run_id, case_id in sorted({(ref.run_id, ref.case_id) for ref in claims.get(key, [])}):
-                    name = condition_of.get(run_id, "?")
-                    minutes[(name, run_id)] = minutes.get((name, run_id), 0.0) + label.row.triage_s / 60
-                    per = by_case.setdefault(case_id, {})
-                    per[name] = round(per.get(name, 0.0) + label.row.triage_s / 60, 4)
+        for (run_id, case_id), spent in sorted(per_run.items()):
+            name = condition_of.get(run_id, "?")
+            minutes[(name, run_id)] = minutes.get((name, run_id), 0.0) + spent
+            per = by_case.setdefault(case_id, {})
+            per[name] = round(per.get(name, 0.0) + spent, 4)
         latest = store.latest_calibration()
     names = conditions or sorted(comments_of)
     views = []

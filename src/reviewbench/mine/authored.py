@@ -13,6 +13,7 @@ Gold TOML::
     expect_finding = true            # false for a safe counterexample
     stratum = "rule_violation"       # optional; --stratum wins
     pair_id = "money-rounding"       # optional; --pair-id wins
+    exploratory = false              # optional; true (or --exploratory): scored apart from the headline
     [[defect]]
     class = "rule_violation"
     severity = "high"                # low | med | high, optional
@@ -144,6 +145,7 @@ class _GoldToml(_Toml):
     expect_finding: bool = True
     stratum: str | None = None
     pair_id: str | None = None
+    exploratory: bool = False
     defect: list[_DefectToml] = Field(default_factory=list)
 
 
@@ -212,7 +214,7 @@ def _read_spec(data: dict, source: str) -> _GoldToml:
 
 
 def _gold(raw: dict, cid: str, stratum: str | None, pair_id: str | None, base: str,
-          files: dict[str, bytes | None], paths: list[str], source: str) -> GoldRecord:  # fmt: skip
+          files: dict[str, bytes | None], paths: list[str], source: str, exploratory: bool = False) -> GoldRecord:  # fmt: skip
     spec = _read_spec(raw, source)
     expect = spec.expect_finding
     if expect and not spec.defect:
@@ -227,7 +229,7 @@ def _gold(raw: dict, cid: str, stratum: str | None, pair_id: str | None, base: s
             defects.append(Defect(defect_id=f"{cid}-d{number}", locations=_locations(d.location, files, paths, source),
                                   **fields))  # fmt: skip
         return GoldRecord(case_id=cid, stratum=stratum or spec.stratum or "authored", expect_finding=expect,
-                          pair_id=pair_id or spec.pair_id, defects=defects,
+                          pair_id=pair_id or spec.pair_id, defects=defects, exploratory=exploratory or spec.exploratory,
                           provenance=Provenance(parent=base, operator="authored"))  # fmt: skip
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -252,8 +254,9 @@ def _rewrite(corpus: Corpus, cases: list[Case], gold: list[GoldRecord]) -> str:
 
 
 def add_case(corpus_path: Path, repo: Repository, base: str, *, head: str | None = None, patch: bytes | None = None,
-             gold_file: Path, stratum: str | None = None, pair_id: str | None = None) -> tuple[Case, GoldRecord]:  # fmt: skip
-    """Add one authored case to a corpus.
+             gold_file: Path, stratum: str | None = None, pair_id: str | None = None,
+             exploratory: bool = False) -> tuple[Case, GoldRecord]:  # fmt: skip
+    """Add one authored case to a corpus (``exploratory``: scored apart from the headline).
 
     Raises:
         UsageError: a bad gold file, a location that cannot be placed, or a duplicate case.
@@ -284,7 +287,7 @@ def add_case(corpus_path: Path, repo: Repository, base: str, *, head: str | None
     cid = case_id(seed, key)
     if any(c.case_id == cid for c in corpus.cases):
         raise UsageError(f"the corpus already holds this case ({cid}): same base and patch")
-    gold = _gold(raw, cid, stratum, pair_id, base_sha, files, paths, str(gold_file))
+    gold = _gold(raw, cid, stratum, pair_id, base_sha, files, paths, str(gold_file), exploratory)
     languages = Counter(lang for p in paths if (lang := language_of(p)))
     case = Case(case_id=cid, base=base_sha, title=neutral_title(seed, key, paths), patch=f"patches/{cid}.diff",
                 paths=paths, language=languages.most_common(1)[0][0] if languages else None)  # fmt: skip

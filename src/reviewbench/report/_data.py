@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..errors import ReviewbenchError, UsageError
+from ..evidence.summary import triage_minutes_by_run
 from ..records import Defect, Finding, GoldRecord, ValidationStatus
 from ..score import eligible_cases, score_run
 from ..score.first_review import first_review_note
@@ -77,7 +78,7 @@ def _metric(name: str, m: MetricValue, evidence: MetricEvidence | None = None) -
     if name == "fp_per_clean_case" and m.distribution is not None:
         d = m.distribution
         note = f"runs with 0/1/2/3+ false positives: {d['0']}/{d['1']}/{d['2']}/{d['3+']}; " \
-               f"median {d['median']}, max {d['max']}"  # fmt: skip
+               f"median {d['median']}, IQR [{d.get('q1')}, {d.get('q3')}], max {d['max']}"  # fmt: skip
     elif name == "completion" and m.states is not None:
         note = ", ".join(f"{k} {v}" for k, v in m.states.items())
     elif name == "latency_s" and m.value is not None:
@@ -300,7 +301,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
                 run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
                 index=i, finding=finding, verdict=verdict, defect_id=defect_id, in_analysis=run.case_id in cases,
                 comment_id=record.comment_id, identified_by=record.identified_by.value if record.identified_by
-                else None, evidence=record.evidence.value,
+                else None, evidence=record.evidence.value, unclear=record.unclear,
             ))  # fmt: skip
 
     recorded = max((r.repetition + 1 for r in runs), default=0)
@@ -370,6 +371,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
                          f"{beside.defect_recall.den}, false_alarm_rate {beside.false_alarm_rate.num}/"
                          f"{beside.false_alarm_rate.den}; the decision {state} {d.authority} "
                          f"({d.status.value.replace('_', ' ')})")  # fmt: skip
+    notes.extend(_incidental_notes(result, names))
     scoped = result.registration.scored_runs if result.registration else None
     for number, count in (scoped.other_versions if scoped else {}).items():
         assert scoped is not None
@@ -392,8 +394,28 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         options=options, conditions=tuple(conditions), comparisons=comparisons, repetitions=reps,
         defects=tuple(defects), cases=tuple(case_results), findings=tuple(findings), runs=tuple(runs),
         analysed_cases=frozenset(cases), corpus=_corpus_view(corpus, result), analysis=result.analysis,
-        registration=result.registration, notes=tuple(notes),
+        registration=result.registration, notes=tuple(notes), triage_by_run=triage_minutes_by_run(rundir),
     )  # fmt: skip
+
+
+def _incidental_notes(result: ScoreResult, names: Sequence[str]) -> list[str]:
+    """Valid incidental findings, apart from the gold, and each condition's clean set without the
+    cases they contaminate."""
+    report = result.incidental
+    if report is None:
+        return []
+    notes = [f"valid incidental findings: {len(report.defects)} defects none of the gold's, reported apart "
+             f"(score --json incidental), in no recall denominator; {len(report.contaminated)} clean cases "
+             "contaminated by one"]  # fmt: skip
+    for name in names:
+        beside = result.conditions[name].contamination
+        if beside is not None:
+            state = "changes to" if beside.decision_changes else "stays"
+            notes.append(f"{name} without contaminated clean cases: false_alarm_rate "
+                         f"{beside.false_alarm_rate.num}/{beside.false_alarm_rate.den}, fp_per_clean_case "
+                         f"{beside.fp_per_clean_case.num}/{beside.fp_per_clean_case.den}; the decision {state} "
+                         f"{beside.decision.authority} ({beside.decision.status.value.replace('_', ' ')})")  # fmt: skip
+    return notes
 
 
 def paired_recall(data: ReportData) -> list[tuple[str, str, list[tuple[str, float, float]]]]:

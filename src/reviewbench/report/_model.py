@@ -190,6 +190,12 @@ class Comparison:
     analysis: str = "completed"
     exact: bool = False
     """The interval is Newcombe's from the two exact intervals (no variance in the resamples)."""
+    pairs: int | None = None
+    """Case clusters both conditions were scored on (the complete pairs)."""
+    missing: Mapping[str, int] | None = None
+    """Per condition, the clusters the other was scored on and it was not."""
+    mcnemar_pairs: int | None = None
+    """defect_recall: (case, defect, repetition) units both scored."""
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,8 @@ class ScoredFinding:
     """The defect it is credited to or duplicates (identified or located findings)."""
     in_analysis: bool
     comment_id: str = ""
+    unclear: bool = False
+    """Labelled unclear (out of precision's denominator)."""
     """``run_id:index``: the key a judge or human label overrides."""
     identified_by: str | None = None
     evidence: str = "automatic"
@@ -334,3 +342,5 @@ class ReportData:
     """One sentence per pair of conditions, as ``score`` prints them."""
     pair_heading: str = ""
     """What the sentences are computed on, with the number of paired cases."""
+    triage_by_run: Mapping[str, float] = field(default_factory=dict)
+    """Run id → rater minutes on its comments (summed over raters); empty without labels."""

@@ -35,7 +35,7 @@ from ..reviewers.preflight import preflight
 from ..reviewers.reach import endpoint_problems
 from ..sandbox import protect
 from ..store.corpus import Corpus, read_corpus
-from ..store.runs import CachedReply
+from ..store.runs import ALLOCATION_FILE, CachedReply
 from .experiment import ConditionConfig, Experiment
 from .guidance import (
     GUIDANCE_NAME,
@@ -52,7 +52,6 @@ from .prompt import load_prompt, load_text
 __all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "check_reachable", "plan_runs", "run_experiment",
            "write_allocation"]
 
-ALLOCATION_FILE = "allocation.jsonl"
 ORIGINAL = "original"
 RENAME = "rename"
 

@@ -8,10 +8,11 @@ then counted from those verdicts, resampled once, and judged by the gates.
 from __future__ import annotations
 
 import itertools
+import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from ..store.runs import RunRow
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
 from .calibration import calibration_kind, never_earned
+from .completion import completion_by_stratum
+from .contamination import CONTAMINATION_SHOWN, contaminated_cases, incidental_defects
 from .cost import condition_cost
 from .cutoff import case_dates, cutoff_scores, parse_cutoff
 from .discriminate import discriminate, mirror_of, pairings
@@ -41,17 +44,18 @@ from .metrics import (
     Row,
     RunOutcome,
     fp_distribution,
+    hit_sequences,
     latency_summary,
     run_outcome,
     tally_condition,
     with_mirror,
 )
-from .paired import Column, mcnemar_table
+from .paired import Column, mcnemar_table, pair_pattern
 from .registry import DEPRECATED, RATE_METRICS, spec
 from .result import ScoreResult
 from .rules import rule_figures
 from .secondary import judge_gates, judge_secondary
-from .strata import holdout_scores, split_holdout
+from .strata import EXPLORATORY, HOLDOUT_STRATA, holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
     VERDICTS_FILE,
@@ -103,14 +107,16 @@ def eligible_cases(corpus: Corpus, include_unvalidated: bool) -> dict[str, CaseI
             continue
         if g.stratum == Stratum.MIRROR and not any(_valid(d, include_unvalidated) for d in partners.get(g.pair_id, ())):
             continue
+        cluster = original or paired_with.get(case.case_id) or case.case_id
         out[case.case_id] = CaseInfo(
             case_id=case.case_id,
-            cluster=original or paired_with.get(case.case_id) or case.case_id,
+            cluster=cluster,
             stratum=g.stratum,
             control=not g.expect_finding,
             variant=original is not None,
             defects=tuple(g.defects),
             paths=tuple(case.paths),
+            exploratory=g.exploratory or gold[cluster].exploratory,  # a mirror or variant follows its case
         )
     return out
 
@@ -162,9 +168,11 @@ def _breakdown(tally: ConditionTally) -> dict[str, Any]:
 
 
 def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], tolerance: int,
-               overrides: Mapping[str, VerdictOverride]) -> dict[str, list[FindingVerdict]]:  # fmt: skip
+               overrides: Mapping[str, VerdictOverride],
+               boilerplate: re.Pattern[str] | None = None) -> dict[str, list[FindingVerdict]]:  # fmt: skip
     """Every run's verdicts, by run id: matched, tested against the mirror
-    (``discriminate.py``), then labels applied by comment_id."""
+    (``discriminate.py``), then labels applied by comment_id; a claim matching the
+    registered ``boilerplate`` rule is marked so."""
     gold = {g.case_id: g for g in corpus.gold}
     paths = {c.case_id: c.paths for c in corpus.cases}
     automatic: dict[str, list[FindingVerdict]] = {}
@@ -176,6 +184,10 @@ def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], t
             tolerance=tolerance, scored=run.case_id in cases and run.state.completed,
         )  # fmt: skip
     judged = discriminate(automatic, runs, gold, cases, tolerance)
+    if boilerplate is not None:
+        for run in runs:
+            judged[run.run_id] = [v.model_copy(update={"boilerplate": True}) if boilerplate.search(f.claim) else v
+                                  for f, v in zip(run.findings, judged[run.run_id], strict=True)]  # fmt: skip
     return {run_id: apply_overrides(v, overrides) if overrides else v for run_id, v in judged.items()}
 
 
@@ -218,6 +230,10 @@ class RunTallies:
     """Conditions in the experiment's order, then any others by name."""
     tallies: dict[tuple[str, str], ConditionTally]
     """By (condition, analysis): ``completed`` and ``end_to_end``."""
+    contaminated: frozenset[str] = frozenset()
+    """Headline clean cases with a valid incidental finding (``contamination.py``)."""
+    clean: dict[str, ConditionTally] | None = None
+    """With contaminated cases: each condition tallied without them (the gated analysis)."""
 
     def all_verdicts(self) -> list[FindingVerdict]:
         return [v for run in self.inputs.runs for v in self.verdicts[run.run_id]]
@@ -233,7 +249,8 @@ def tally(inputs: ScoringInputs, only: set[str] | None = None) -> RunTallies:
     corpus, runs = inputs.corpus, inputs.runs
     everything = {k: c for k, c in eligible_cases(corpus, inputs.include_unvalidated).items()
                   if k not in inputs.excluded_cases}  # fmt: skip
-    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, inputs.overrides)
+    verdicts = judge_runs(runs, corpus, everything, inputs.tolerance, inputs.overrides,
+                          inputs.gates.boilerplate.regex())  # fmt: skip
     paired = pairings(runs, {g.case_id: g for g in corpus.gold}, everything)
     outcomes: dict[str, RunOutcome] = {
         run.run_id: with_mirror(run_outcome(run, everything[run.case_id], verdicts[run.run_id]),
@@ -251,10 +268,18 @@ def tally(inputs: ScoringInputs, only: set[str] | None = None) -> RunTallies:
     retired: dict[str, list[RunRow]] = defaultdict(list)
     for old in inputs.history:
         retired[old.condition].append(old)
+    k = inputs.gates.stability.k
     tallies = {(name, analysis): tally_condition(by_condition[name], cases, outcomes, analysis == "end_to_end",
-                                                 retired[name])
+                                                 retired[name], k=k)
                for name in names for analysis in _ANALYSES}  # fmt: skip
-    return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies)
+    contaminated = contaminated_cases((v for run in runs for v in verdicts[run.run_id]), cases)
+    clean = None
+    if contaminated:  # the clean-set figures again without them, beside the registered ones
+        kept = {key: c for key, c in cases.items() if key not in contaminated}
+        clean = {name: tally_condition(by_condition[name], kept, outcomes, inputs.gates.analysis == "end_to_end",
+                                       retired[name], k=k) for name in names}  # fmt: skip
+    return RunTallies(inputs, everything, cases, holdout, verdicts, outcomes, dict(by_condition), names, tallies,
+                      contaminated, clean)  # fmt: skip
 
 
 def tally_runs(rundir: Path, options: ScoreOptions = ScoreOptions(), only: set[str] | None = None) -> RunTallies:
@@ -290,6 +315,8 @@ class _Slots:
     """Per condition, precision with every unclear claim false, then true."""
     compare: dict[int, tuple[int, int]]
     """Per comparative gate (by index in :func:`_compares`), its paired slots."""
+    clean: dict[tuple[str, str], tuple[Column, int]] = field(default_factory=dict)
+    """(condition, metric) → sums and slot without the contaminated clean cases (gated analysis)."""
 
 
 def _compares(gates: Gates) -> list[Compare]:
@@ -322,8 +349,11 @@ def _frame(tallied: RunTallies) -> tuple[Frame, _Slots]:
         unclear[name] = (frame.add(*with_unclear(n, d, left_out, as_true=False)),
                          frame.add(*with_unclear(n, d, left_out, as_true=True)))  # fmt: skip
     compare = _compare_columns(_compares(gates), tallies, index, names, frame, gates.analysis)
+    clean = {(name, metric): (pair, frame.add(*pair, count=spec(metric).count))
+             for name, t in (tallied.clean or {}).items()
+             for metric, pair in cluster_sums(t.rows, index).items()}  # fmt: skip
     frame.resample(tallied.inputs.bootstrap, tallied.inputs.seed)
-    return frame, _Slots(sums, rate, pair_slots, unclear, compare)
+    return frame, _Slots(sums, rate, pair_slots, unclear, compare, clean)
 
 
 def score(inputs: ScoringInputs) -> ScoreResult:
@@ -346,6 +376,9 @@ def score(inputs: ScoringInputs) -> ScoreResult:
     }
     if without is not None:
         result["exclusions"] = exclusion_summary(list(inputs.exclusion_log), conditions, without)
+    incidental = incidental_defects(tallied.all_verdicts(), tallied.everything)
+    if incidental:
+        result["incidental"] = {"contaminated": sorted(tallied.contaminated), "defects": incidental}
     return ScoreResult.build(result, tallied.all_verdicts())
 
 
@@ -361,6 +394,7 @@ def _corpus_block(tallied: RunTallies) -> dict[str, Any]:
         "eligible_mirrors": sum(1 for c in cases.values() if c.control and c.stratum == "mirror"),
         "eligible_variants": sum(1 for c in cases.values() if c.variant),
         "holdout_cases": sum(1 for c in holdout.values() if not c.variant),
+        "exploratory_cases": sum(1 for c in holdout.values() if c.exploratory and not c.variant),
         "by_validation": dict(sorted(validation.items())),
         "include_unvalidated": tallied.inputs.include_unvalidated,
     }
@@ -384,7 +418,7 @@ def _analysis_block(tallied: RunTallies, audit: AuditCheck) -> dict[str, Any]:
         "audit": audit.summary(),
         "cutoff": {"date": inputs.cutoff, "registered": bool(registered) and inputs.cutoff == registered,
                    "registered_date": registered} if inputs.cutoff else None,
-        "holdout_strata": sorted({c.stratum for c in tallied.holdout.values()}),
+        "holdout_strata": sorted({c.stratum for c in tallied.holdout.values() if not c.exploratory}),
         # Forge runs: cases whose pull requests pushed different trees (bar the guidance files).
         "forge_tree_differences": tree_differences(inputs.runs),
     }  # fmt: skip
@@ -418,16 +452,8 @@ class _Scoring:
     def metrics(self, name: str, analysis: str) -> dict[str, dict[str, Any]]:
         """Every metric of one condition in one analysis, with counts and intervals."""
         t = self.t.tallies[(name, analysis)]
-        metrics: dict[str, dict[str, Any]] = {}
-        for metric in RATE_METRICS:
-            n, d = self.slots.sums[(name, analysis, metric)]
-            total_n, total_d = float(n.sum()), float(d.sum())
-            slot = self.slots.rate[(name, analysis, metric)]
-            low, high = self.frame.interval(slot) if total_d > 0 else (None, None)
-            metrics[metric] = {"value": _value(total_n, total_d), "num": _number(total_n),
-                               "den": _number(total_d), "lo": low, "hi": high}  # fmt: skip
-            if total_d > 0 and self.frame.exact(slot):
-                metrics[metric]["exact"] = True
+        metrics = {metric: self._rate(self.slots.sums[(name, analysis, metric)],
+                                      self.slots.rate[(name, analysis, metric)]) for metric in RATE_METRICS}  # fmt: skip
         metrics["fp_per_clean_case"]["distribution"] = fp_distribution(t.control_fps)
         metrics["completion"].update(_completion_details(t))
         metrics.update(rule_figures(t.rules))  # defect_recall@rule:ID and its located bound
@@ -446,14 +472,40 @@ class _Scoring:
         }  # fmt: skip
         return metrics
 
-    def _decide(self, name: str, metrics: dict[str, Any], breakdown: dict[str, Any], gates: Gates | None = None) -> dict[str, Any]:
-        """The registered decision (or ``gates``') on these figures, before the baseline rule."""
+    def _rate(self, sums: Column, slot: int) -> dict[str, Any]:
+        """One rate: Σnum/Σden with its interval from the frame (``exact`` when it is)."""
+        n, d = sums
+        total_n, total_d = float(n.sum()), float(d.sum())
+        low, high = self.frame.interval(slot) if total_d > 0 else (None, None)
+        out: dict[str, Any] = {"value": _value(total_n, total_d), "num": _number(total_n), "den": _number(total_d),
+                               "lo": low, "hi": high}  # fmt: skip
+        if total_d > 0 and self.frame.exact(slot):
+            out["exact"] = True
+        return out
+
+    def _contamination(self, name: str, breakdown: dict[str, Any], baseline: str | None) -> dict[str, Any]:
+        """The clean-set figures and the decision without the contaminated clean cases."""
+        clean = (self.t.clean or {})[name]
+        table = {metric: self._rate(*self.slots.clean[(name, metric)]) for metric in RATE_METRICS}
+        cells = _breakdown(clean)
+        cells["stratum"].update({k: v for k, v in breakdown.get("stratum", {}).items() if k in HOLDOUT_STRATA})
+        controls = sum(1 for key, c in self.t.cases.items() if c.control and key not in self.t.contaminated)
+        again = unsound(never_earned(self.gates, self._decide(name, table, cells, controls=controls), baseline),
+                        self.audit)  # fmt: skip
+        return {"cases": sorted(self.t.contaminated), "analysis": self.gates.analysis,
+                **{m: table[m] for m in CONTAMINATION_SHOWN}, "decision": decision_summary(again)}
+
+    def _decide(self, name: str, metrics: dict[str, Any], breakdown: dict[str, Any], gates: Gates | None = None,
+                controls: int | None = None) -> dict[str, Any]:
+        """The registered decision (or ``gates``') on these figures, before the baseline rule
+        (``controls``: the valid clean cases, when not every headline one counts)."""
         gated = self.t.tallies[(name, self.gates.analysis)]
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
         # The gates count the cases their analysis measured: end to end, a defect case whose
         # review went missing is a measured miss, not a case short of evidence.
         return decide(gates or self.gates, metrics, len({k[0] for k in gated.found}), breakdown=breakdown,
-                      valid_controls=sum(1 for c in self.t.cases.values() if c.control),
+                      valid_controls=controls if controls is not None else sum(1 for c in self.t.cases.values()
+                                                                                 if c.control),
                       evidence=min(levels, key=lambda e: e.rank), comparative=self.comparative,
                       labels_needed=sum(len(p.comments) for p in self.still_open[name]),
                       labels=self.t.inputs.labels.get(name),
@@ -464,10 +516,13 @@ class _Scoring:
         analysis's stratum breakdown before the decision reads it (a gate on ``metric@natural``)."""
         inputs = self.t.inputs
         held = {analysis: holdout_scores(self.t.by_condition[name], self.t.holdout, self.t.outcomes,
-                                         inputs.bootstrap, inputs.seed, end_to_end=analysis == "end_to_end")
+                                         inputs.bootstrap, inputs.seed, end_to_end=analysis == "end_to_end",
+                                         k=self.gates.stability.k)
                 for analysis in _ANALYSES}  # fmt: skip
         for analysis, parts in held.items():
             for stratum, part in parts.items():
+                if stratum == EXPLORATORY:  # not a stratum: beside the headline only
+                    continue
                 views[analysis][1].setdefault("stratum", {})[stratum] = {
                     m: {k: v[k] for k in ("value", "num", "den")} for m, v in part["metrics"].items() if v["den"]
                 }
@@ -510,13 +565,19 @@ class _Scoring:
             "decision": decision,
             "valid_defect_cases": len({k[0] for k in completed.found}),
             "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
+            "completion_by_stratum": completion_by_stratum(name, t.by_condition[name], t.everything, inputs.planned,
+                                                           inputs.recorded),
         }
         drift = out["model_drift"]
         if drift and len(drift["returned"]) > 1:  # a change during the run: each model's own figures
             drift["by_model"] = per_model_scores(t.by_condition[name], t.cases, t.outcomes, inputs.bootstrap,
-                                                 inputs.seed)  # fmt: skip
+                                                 inputs.seed, self.gates.stability.k)  # fmt: skip
         if name in self.slots.unclear:
             out["unclear"] = self._unclear(name, metrics, breakdown, baseline)
+        if t.clean:
+            beside = self._contamination(name, breakdown, baseline)
+            beside["decision_changes"] = beside["decision"] != decision_summary(decision)
+            out["contamination"] = beside
         if judged_gates := judge_gates(self.gates, evidence):  # a judge's labels: a secondary analysis only
             again = self._decide(name, metrics, breakdown, judged_gates)
             out["judge_secondary"] = judge_secondary(unsound(never_earned(judged_gates, again, baseline), self.audit))
@@ -529,18 +590,37 @@ class _Scoring:
                                          inputs.seed)  # fmt: skip
         if self.cutoff:
             out["cutoff"] = cutoff_scores(completed, t.cases, self.dates, self.cutoff, inputs.bootstrap, inputs.seed)
+        out["stability"] = self._stability(name)
+        split, extra, excluded, fps = gated.precision_claims
+        out["precision_claims"] = {"analysis": self.gates.analysis, "split_comments": split, "extra_claims": extra,
+                                   "boilerplate_rule": list(self.gates.boilerplate.patterns),
+                                   "boilerplate_excluded": excluded, "false_positives": fps}  # fmt: skip
         return out
+
+    def _stability(self, name: str) -> dict[str, Any]:
+        """The registered k, and every defect's hits repetition by repetition (gated analysis)."""
+        gated = self.t.tallies[(name, self.gates.analysis)]
+        k = self.gates.stability.k
+        repetitions = max((r.repetition + 1 for r in self.t.by_condition[name]), default=0)
+        return {"k": k, "rule": f"at least {k} of n" if k is not None else "a majority (n // 2 + 1) of n",
+                "analysis": self.gates.analysis, "repetitions": repetitions,
+                "too_few_repetitions": gated.too_few_repetitions,
+                "hits": hit_sequences(gated.found, self.t.cases, repetitions)}  # fmt: skip
 
     def comparisons(self) -> list[dict[str, Any]]:
         """Every paired difference of every two conditions, per analysis and rate metric."""
         out = []
         for (a, b, analysis, metric), (sa, sb) in self.slots.pair.items():
             diff, low, high = self.frame.paired(sa, sb)
-            p = None
+            pairs, a_lacks, b_lacks = pair_pattern(self.slots.sums[(a, analysis, metric)],
+                                                   self.slots.sums[(b, analysis, metric)])  # fmt: skip
+            row = {"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff, "lo": low, "hi": high,
+                   "mcnemar_p": None, "exact": self.frame.paired_exact(sa, sb), "pairs": pairs,
+                   "missing": {a: a_lacks, b: b_lacks}}  # fmt: skip
             if metric == "defect_recall":
-                p = mcnemar_table(self.t.tallies[(a, analysis)].found, self.t.tallies[(b, analysis)].found).p
-            out.append({"a": a, "b": b, "analysis": analysis, "metric": metric, "diff": diff,
-                        "lo": low, "hi": high, "mcnemar_p": p, "exact": self.frame.paired_exact(sa, sb)})  # fmt: skip
+                table = mcnemar_table(self.t.tallies[(a, analysis)].found, self.t.tallies[(b, analysis)].found)
+                row.update(mcnemar_p=table.p, mcnemar_pairs=table.pairs)
+            out.append(row)
         return out
 
 

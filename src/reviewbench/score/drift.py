@@ -20,7 +20,7 @@ __all__ = ["per_model_scores"]
 
 
 def per_model_scores(runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], outcomes: Mapping[str, RunOutcome],
-                     resamples: int, seed: int) -> dict[str, dict[str, Any]]:  # fmt: skip
+                     resamples: int, seed: int, k: int | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
     """``{model id: {"runs", "cases", "metrics"}}`` over the completed runs each id answered
     (a run without a returned id is in no group)."""
     by_model: dict[str, list[RunRow]] = {}
@@ -29,7 +29,7 @@ def per_model_scores(runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], outc
             by_model.setdefault(run.model_returned, []).append(run)
     out = {}
     for model, answered in sorted(by_model.items()):
-        tally = tally_condition(answered, dict(cases), dict(outcomes))
+        tally = tally_condition(answered, dict(cases), dict(outcomes), k=k)
         clusters = {cases[r.case_id].cluster for r in answered}
         scored = group_metrics(tally, {model: clusters}, resamples, seed)[model]
         out[model] = {"runs": len(answered), "cases": len({r.case_id for r in answered}), "metrics": scored["metrics"]}

@@ -20,6 +20,10 @@ come from the labels the caller passes; without labels such a check is ``not_sco
 never passes. Vetoes are decided first, before any check of the evidence: a veto only
 takes authority away, and a reviewer that flags everything must read "vetoed" however few
 its cases.
+
+Two analysis rules are registered in the same file, so the table's hash fixes them before the
+runs: ``[stability] k`` (``recall_k_of_n``: found in at least k of n repetitions) and
+``[boilerplate] patterns`` (false positives that are summary text, left out of precision).
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from ..config.rules import DEFAULT_RULES
 from ..evidence.records import VerdictOverride
 from ..store.corpus import Corpus, read_recorded_corpus
 from ..store.exclusions import Exclusion, read_exclusions
-from ..store.runs import RUNS_DB, RunRow, RunStore
+from ..store.runs import RUNS_DB, RunRow, RunStore, read_allocation
+from .completion import PlannedRun
 from .exclusions import excluded_ids
 from .gates import Gates, load_gates
 from .registry import corpus_names
@@ -98,6 +99,10 @@ class ScoringInputs:
     """The exclusion log applied (empty when nothing is left out)."""
     unexcluded: list[RunRow] = field(default_factory=list)
     """The version's runs before the exclusion log: the figures shown beside."""
+    planned: tuple[PlannedRun, ...] | None = None
+    """Every run the plan held (``allocation.jsonl``); None without a recorded plan."""
+    recorded: frozenset[str] = frozenset()
+    """Every run id of the run store, whatever version it ran under or exclusion it has."""
 
     def condition_order(self) -> list[str]:
         """Condition names in the experiment's order."""
@@ -168,6 +173,7 @@ def load_inputs(rundir: Path, options: ScoreOptions = ScoreOptions()) -> Scoring
             changed, or the gates are invalid.
     """
     runs, history, corpus, experiment, experiment_file, sealed = _stored(rundir)
+    everything = list(runs)
     asked = {"tolerance": options.tolerance, "bootstrap": options.bootstrap,
              "include_unvalidated": options.include_unvalidated}  # fmt: skip
     found = _registration(rundir, options, experiment_file, sealed, asked)
@@ -191,11 +197,13 @@ def load_inputs(rundir: Path, options: ScoreOptions = ScoreOptions()) -> Scoring
     excluded_runs, excluded_cases = excluded_ids(list(log)) if log else ((), ())
     kept = [r for r in runs if r.run_id not in excluded_runs and r.case_id not in excluded_cases]
     overrides, labels = _labels(rundir, options)
+    plan = read_allocation(rundir)
+    planned = None if plan is None else tuple(PlannedRun(**p) for p in plan)
     return ScoringInputs(
         rundir=rundir, runs=kept, corpus=corpus, experiment=experiment, registration=registration,
         gates=gates, gates_path=gates_path, gates_sha=gates_sha, seed=seed, tolerance=int(rules["tolerance"]),
         bootstrap=int(rules["bootstrap"]), include_unvalidated=bool(rules["include_unvalidated"]),
         excluded_cases=frozenset(excluded_cases), history=history, overrides=overrides, labels=labels,
         prices=options.prices, cutoff=options.cutoff or experiment.get("cutoff"), exclusion_log=log,
-        unexcluded=runs,
+        unexcluded=runs, planned=planned, recorded=frozenset(r.run_id for r in everything),
     )  # fmt: skip

@@ -32,6 +32,7 @@ POPULATIONS: dict[str, tuple[str, ...]] = {
     "recall_any": (_DEFECT,),
     "pair_accuracy": (_DEFECT,),
     "recall_all": (_DEFECT,),
+    "recall_k_of_n": (_DEFECT,),
     "severity_match": (_DEFECT,),
     "severity_match_all": (_DEFECT,),
     "weighted_points": (_DEFECT,),

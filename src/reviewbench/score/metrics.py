@@ -34,8 +34,8 @@ from .match import PathMatcher
 from .registry import RATE_METRICS
 from .verdicts import FindingVerdict
 
-__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "Row", "Rows", "RunOutcome", "rule_eligible", "run_outcome", "tally_condition",
-           "with_mirror"]
+__all__ = ["RATE_METRICS", "CaseInfo", "ConditionTally", "Row", "Rows", "RunOutcome", "hit_sequences", "rule_eligible",
+           "run_outcome", "stability_k", "tally_condition", "with_mirror"]
 
 _POINTS = {"high": 3, "med": 2, "low": 1}
 
@@ -52,6 +52,9 @@ class CaseInfo:
     variant: bool
     defects: tuple[Defect, ...]
     paths: tuple[str, ...]
+    exploratory: bool = False
+    """Gold marks the case (or the case its mirror or variant belongs to) exploratory: scored
+    apart from the headline, as a holdout."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,21 @@ class RunOutcome:
     """That mirror run completed."""
     mirror_clean: bool = False
     """That mirror run completed with no finding."""
+    incidental_credited: int = 0
+    """Credited findings labelled valid incidental whose defect nothing else identifies: real,
+    but none of the gold's, so neither true nor false for precision (out of its denominator,
+    and out of located precision), as an unlocated incidental one is."""
+    claims_num: int = 0
+    """Atomic claims beyond one per comment, in precision's numerator: the further true parts
+    of split comments that identify a defect (``_atomic``)."""
+    claims_den: int = 0
+    """Atomic claims beyond one per comment, in precision's denominator: further true and
+    false parts of counted split comments, and the false parts of split comments precision
+    does not count whole (duplicates, unclear, incidental, unlocated true findings)."""
+    split: int = 0
+    """Scored comments split into two or more labelled claims."""
+    boilerplate: int = 0
+    """False positives matching the registered boilerplate rule: out of precision's denominator."""
 
 
 def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict]) -> RunOutcome:
@@ -116,6 +134,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     severity_ok: list[bool | None] = [None] * len(defects)
     credited = fps = dups = unsettled = unclear_fps = 0
     unclear_at: list[int] = []
+    incidental_at: list[int] = []
     for v in verdicts:
         if v.defect_id is not None and v.defect_id in index:
             # Located is where a comment lands, whoever judges it: the upper bound a label
@@ -135,6 +154,8 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
             credited += 1
             if v.unclear:
                 unclear_at.append(i)
+            elif v.incidental and not v.identified:
+                incidental_at.append(i)
             severity_ok[i] = v.severity_ok
             unsettled += int(not v.identified and v.evidence == "automatic")
         else:
@@ -142,6 +163,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     # An unclear credited finding whose defect another comment identifies yields the credit to
     # it (a duplicate, in effect): the defect stays one identified finding of the denominator.
     unclear_credited = sum(1 for i in unclear_at if not identified[i])
+    claims_num, claims_den, split, boilerplate = _atomic(verdicts, index, identified)
     matcher = PathMatcher([*case.paths, *gold_paths])
     written = [f.path for f in run.findings if f.path]
     file_hit = tuple(any(matcher.agrees(p, loc.path) for p in written for loc in d.locations) for d in defects)
@@ -153,7 +175,43 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
         unsettled=unsettled, evidence=tuple(v.evidence.value for v in verdicts if v.scored),
         unclear=unclear_fps + unclear_credited, unclear_credited=unclear_credited,
         named=tuple(named), discriminating=tuple(discriminating),
+        incidental_credited=sum(1 for i in incidental_at if not identified[i]),
+        claims_num=claims_num, claims_den=claims_den, split=split, boilerplate=boilerplate,
     )  # fmt: skip
+
+
+def _atomic(verdicts: Sequence[FindingVerdict], index: dict[str, int],
+            identified: Sequence[bool]) -> tuple[int, int, int, int]:  # fmt: skip
+    """Precision's atomic claims and boilerplate: (extra numerator, extra denominator, split
+    comments, boilerplate false positives), over one completed run's verdicts.
+
+    A comment split into labelled parts counts each: when precision counts the comment whole
+    (its credit to a defect, or its false positive), it counts its T true and F false parts
+    instead of one (the first already in: T - 1 more true, T + F - 1 more in all, none fewer);
+    when it does not (a duplicate, an unclear comment, one held out as incidental, a true
+    finding the matcher located nowhere), its F false parts still count. A false claim inside
+    a true comment is never hidden. Duplicate, unclear and incidental parts count in neither.
+    A file-level comment on a defect case is out of precision, parts and all.
+    """
+    num = den = split = boilerplate = 0
+    for v in verdicts:
+        if v.boilerplate and v.false_positive and not v.unclear:
+            boilerplate += 1
+            continue  # out of precision, whatever its parts say
+        c = v.claims
+        if c is None or c.parts < 2 or not v.scored or v.file_level:
+            continue
+        split += 1
+        located = v.defect_id is not None and v.defect_id in index
+        held = (v.unclear or v.incidental) and located and not identified[index[v.defect_id or ""]]
+        whole = (v.false_positive and not v.unclear) or (located and not v.false_positive and v.duplicate_of is None
+                                                         and not held)  # fmt: skip
+        if whole:
+            num += max(0, c.true - 1) if v.identified else 0
+            den += max(0, c.true + c.false_positive - 1) if v.identified else max(0, c.false_positive - 1)
+        else:
+            den += c.false_positive
+    return num, den, split, boilerplate
 
 
 def with_mirror(outcome: RunOutcome, pairing: Pairing | None) -> RunOutcome:
@@ -238,6 +296,11 @@ class ConditionTally:
     rules: dict[str, list[int]] = field(default_factory=dict)
     """Per rule id: [identified, eligible (run, defect) pairs, pairs no applicable guidance covers,
     located]: identified and located count over eligible pairs only."""
+    too_few_repetitions: int = 0
+    """Defects left out of ``recall_k_of_n``: fewer counted repetitions than the registered k."""
+    precision_claims: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    """Over the runs precision counts: [split comments, atomic claims beyond one per comment in
+    its denominator, false positives the boilerplate rule left out, false positives]."""
 
     def attempt(self, case: CaseInfo, run: RunRow, completed: bool) -> None:
         """One attempt in completion: a run, or an earlier attempt a retry replaced."""
@@ -278,12 +341,13 @@ def rule_eligible(run: RunRow, defect: Defect) -> bool:
 
 
 def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes: dict[str, RunOutcome],
-                    end_to_end: bool = False, retired: Sequence[RunRow] = ()) -> ConditionTally:  # fmt: skip
+                    end_to_end: bool = False, retired: Sequence[RunRow] = (), k: int | None = None) -> ConditionTally:  # fmt: skip
     """Count every run of one condition on the eligible ``cases`` from its outcome.
 
     ``retired``: the condition's earlier attempts that ``run --retry-failed`` replaced. Each
     stays a missing-review event in ``completion`` even when its retry completed (an attempt
     the operator interrupted, ``cancelled``, is the harness's and is left out).
+    ``k``: the registered stability rule of ``recall_k_of_n`` (None: a majority).
     """
     tally = ConditionTally()
     for old in retired:
@@ -309,7 +373,7 @@ def tally_condition(runs: Sequence[RunRow], cases: dict[str, CaseInfo], outcomes
             _count_clean(tally, case, m)
         elif not case.variant:  # variants count only in rename_stability (below)
             _count_defect_case(tally, run, case, m, end_to_end)
-    _per_defect(tally, cases)
+    _per_defect(tally, cases, k)
     _rename_stability(tally, cases, by_rep)
     return tally
 
@@ -338,11 +402,20 @@ def _count_clean(tally: ConditionTally, case: CaseInfo, m: RunOutcome) -> None:
     if m.completed:
         tally.add("fp_per_clean_case", case, m.false_positives, 1)
         tally.control_fps.append(m.false_positives)
-    tally.add("precision", case, 0, m.false_positives - m.unclear)
-    tally.add("located_precision", case, 0, m.false_positives - m.unclear)
+    tally.add("precision", case, m.claims_num, m.false_positives - m.unclear - m.boilerplate + m.claims_den)
+    tally.add("located_precision", case, m.claims_num, m.false_positives - m.unclear - m.boilerplate + m.claims_den)
     if m.unclear:
         tally.unclear.append((case.cluster, case.stratum, m.unclear, 0))
     tally.add("duplicate_rate", case, 0, m.false_positives)
+    _count_claims(tally, m)
+
+
+def _count_claims(tally: ConditionTally, m: RunOutcome) -> None:
+    cell = tally.precision_claims
+    cell[0] += m.split
+    cell[1] += m.claims_den
+    cell[2] += m.boilerplate
+    cell[3] += m.false_positives
 
 
 def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutcome, end_to_end: bool) -> None:
@@ -356,12 +429,14 @@ def _count_defect_case(tally: ConditionTally, run: RunRow, case: CaseInfo, m: Ru
     if symbols:
         text = run.raw_output if m.completed else None
         tally.add("symbol_recall", case, int(_whole_word(text, symbols)), 1)
-    tally.add("precision", case, m.identified_findings, m.credited + m.false_positives - m.unclear)
-    tally.add("located_precision", case, m.credited - m.unclear_credited,
-              m.credited + m.false_positives - m.unclear)
+    substantive = m.credited + m.false_positives - m.unclear - m.incidental_credited - m.boilerplate + m.claims_den
+    tally.add("precision", case, m.identified_findings + m.claims_num, substantive)
+    tally.add("located_precision", case, m.credited - m.unclear_credited - m.incidental_credited + m.claims_num,
+              substantive)
     if m.unclear:
         tally.unclear.append((case.cluster, case.stratum, m.unclear, m.unclear_credited))
     tally.add("duplicate_rate", case, m.duplicates, m.credited + m.false_positives + m.duplicates)
+    _count_claims(tally, m)
     # Pairs: only where the mirror was reviewed (completed, for the completed analysis;
     # end to end, a mirror review that went missing is a pair the reviewer did not tell apart).
     paired = m.paired and (m.mirror_completed or end_to_end)
@@ -419,8 +494,15 @@ def _seed_figures(tally: ConditionTally, run: RunRow, case: CaseInfo, m: RunOutc
         tally.add("weighted_points", case, points * int(m.identified[i]), points, cls, severity)
 
 
-def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo]) -> None:
-    """recall_any / recall_all: a defect identified in at least one / every counted repetition."""
+def stability_k(n: int, k: int | None) -> int:
+    """The repetitions of ``n`` that must find a defect: the registered ``k``, else a majority."""
+    return k if k is not None else n // 2 + 1
+
+
+def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo], k: int | None = None) -> None:
+    """recall_any / recall_all: a defect identified in at least one / every counted
+    repetition; recall_k_of_n: in at least k of its n (a defect with fewer than k counted
+    repetitions cannot show it, and is left out and counted)."""
     outcomes: dict[tuple[str, int], list[bool]] = defaultdict(list)
     for (case_id, index, _rep), found in tally.found.items():
         outcomes[(case_id, index)].append(found)
@@ -429,6 +511,11 @@ def _per_defect(tally: ConditionTally, cases: dict[str, CaseInfo]) -> None:
         cls, severity = _defect_tags(case.defects[index])
         tally.add("recall_any", case, int(any(seen)), 1, cls, severity)
         tally.add("recall_all", case, int(all(seen)), 1, cls, severity)
+        need = stability_k(len(seen), k)
+        if len(seen) < need:
+            tally.too_few_repetitions += 1
+        else:
+            tally.add("recall_k_of_n", case, int(sum(seen) >= need), 1, cls, severity)
 
 
 def _rename_stability(tally: ConditionTally, cases: dict[str, CaseInfo],
@@ -459,10 +546,33 @@ def latency_summary(values: list[float]) -> dict[str, Any]:
 
 
 def fp_distribution(fps: list[int]) -> dict[str, Any]:
+    """False positives per completed clean-case run: the 0/1/2/3+ buckets, median, IQR
+    (``q1``, ``q3``: inclusive quartiles, as latency's) and max."""
     buckets = Counter(min(n, 3) for n in fps)
+    ordered = sorted(fps)
+    q = statistics.quantiles(ordered, n=4, method="inclusive") if len(ordered) > 1 else [*ordered] * 3
     return {
         "0": buckets[0], "1": buckets[1], "2": buckets[2], "3+": buckets[3],
         "median": statistics.median(fps) if fps else None,
+        "q1": _number(q[0]) if fps else None, "q3": _number(q[2]) if fps else None,
         "max": max(fps) if fps else None,
         "runs": len(fps),
     }  # fmt: skip
+
+
+def _number(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else round(float(x), 6)
+
+
+def hit_sequences(found: dict[tuple[str, int, int], bool], cases: dict[str, CaseInfo],
+                  repetitions: int) -> dict[str, dict[str, str]]:  # fmt: skip
+    """Per case, per defect id, its repetitions in order as one string: ``1`` identified,
+    ``0`` missed, ``-`` not counted (no run, or one that did not complete, in the completed
+    analysis): ``"10-"``."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for (case_id, index, rep), hit in found.items():
+        defect = cases[case_id].defects[index].defect_id
+        cells = out.setdefault(case_id, {}).setdefault(defect, ["-"] * repetitions)
+        if rep < repetitions:
+            cells[rep] = "1" if hit else "0"
+    return {case: {d: "".join(cells) for d, cells in sorted(per.items())} for case, per in sorted(out.items())}

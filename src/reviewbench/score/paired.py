@@ -17,7 +17,7 @@ import numpy as np
 
 from .stats import mcnemar_exact, percentile_interval
 
-__all__ = ["McNemarTable", "difference", "mcnemar_table", "paired_columns"]
+__all__ = ["McNemarTable", "difference", "mcnemar_table", "paired_columns", "pair_pattern"]
 
 Column = tuple[np.ndarray, np.ndarray]
 
@@ -28,6 +28,13 @@ def paired_columns(a: Column, b: Column) -> tuple[Column, Column]:
     (na, da), (nb, db) = a, b
     shared = (da > 0) & (db > 0)
     return (na * shared, da * shared), (nb * shared, db * shared)
+
+
+def pair_pattern(a: Column, b: Column) -> tuple[int, int, int]:
+    """(complete pairs, clusters only ``b`` was scored on, clusters only ``a`` was): the
+    clusters a paired figure keeps, and what each side is missing of the other's."""
+    da, db = a[1] > 0, b[1] > 0
+    return int((da & db).sum()), int((db & ~da).sum()), int((da & ~db).sum())
 
 
 def difference(a: Column, b: Column, samples_a: np.ndarray, samples_b: np.ndarray,
@@ -59,6 +66,11 @@ class McNemarTable:
     only_a: int
     only_b: int
     neither: int
+
+    @property
+    def pairs(self) -> int:
+        """Units both sides scored."""
+        return self.both + self.only_a + self.only_b + self.neither
 
     @property
     def p(self) -> float | None:

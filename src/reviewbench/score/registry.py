@@ -73,6 +73,9 @@ METRICS: tuple[MetricSpec, ...] = (
                "defect-case runs whose mirror the condition reviewed"),
     MetricSpec("recall_any", _R, "defects identified in at least one repetition / defects with a run"),
     MetricSpec("recall_all", _R, "defects identified in every repetition / defects with a run"),
+    MetricSpec("recall_k_of_n", _R, "defects identified in at least k of their n counted repetitions / defects "
+               "with at least k counted repetitions (k registered in the gates' [stability]; without it, a "
+               "majority: k = n // 2 + 1)"),
     MetricSpec("file_recall", _R, "defect-case runs with a finding naming a gold file / defect-case runs"),
     MetricSpec("symbol_recall", _R, "defect-case runs whose output names a gold symbol / runs of cases with symbols"),
     MetricSpec("localisation", _R, "(run, defect) pairs located / pairs where some finding names the defect's file"),

@@ -23,7 +23,9 @@ __all__ = [
     "AuditSummary",
     "BootstrapSettings",
     "CompareResult",
+    "CompletionCell",
     "ConditionScore",
+    "ContaminationBeside",
     "CostFigure",
     "CostScore",
     "CutoffScore",
@@ -35,6 +37,8 @@ __all__ = [
     "GateCheck",
     "GroupDifference",
     "GroupScore",
+    "IncidentalDefect",
+    "IncidentalReport",
     "JudgeSecondary",
     "LabelFigures",
     "MetricEvidence",
@@ -42,12 +46,14 @@ __all__ = [
     "ModelFigures",
     "NetworkPolicy",
     "PairedComparison",
+    "PrecisionClaims",
     "RateFigure",
     "RegisteredSeeds",
     "RegisteredTable",
     "RegistrationSummary",
     "ScoreResult",
     "ScoredRuns",
+    "StabilityScore",
     "TriageFigure",
     "UnclearDecision",
     "UnclearSensitivity",
@@ -84,7 +90,9 @@ class MetricValue(_Result):
     exact: bool | None = Field(default=None, description="The interval is exact on the case clusters (Clopper–Pearson; "
                                "Poisson for a count per case): resampling the cases had no variance, so a bootstrap "
                                "interval would have been a point.")
-    distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: 0/1/2/3+.")
+    distribution: dict[str, Number | None] | None = Field(default=None, description="fp_per_clean_case: completed "
+                                                         "clean-case runs with 0/1/2/3+ false positives, the "
+                                                         "median, IQR (q1, q3: inclusive quartiles), max, runs.")
     states: dict[str, int] | None = Field(default=None, description="completion: runs by terminal state.")
     retired: dict[str, int] | None = Field(default=None, description="completion: earlier attempts that "
                                            "'run --retry-failed' replaced, by state; each counts as not completed.")
@@ -297,6 +305,80 @@ class CostScore(_Result):
     runs_without_usage: int
 
 
+class CompletionCell(_Result):
+    """One condition's runs of one stratum, against the plan (``score/completion.py``)."""
+
+    planned: int | None = Field(description="Runs the plan (allocation.jsonl) held; null without a plan.")
+    attempted: int = Field(description="Runs scored here (one per planned run that was recorded, its latest try).")
+    completed: int = Field(description="Of those, the ones that gave a review.")
+    not_attempted: int | None = Field(description="Planned runs never recorded at all; null without a plan.")
+    elsewhere: int | None = Field(description="Planned runs recorded but not scored here (another benchmark "
+                                  "version, or excluded); null without a plan.")
+
+
+class ContaminationBeside(_Result):
+    """One condition's clean-set figures and decision without the contaminated clean cases
+    (``score/contamination.py``), beside the registered ones, which keep them."""
+
+    cases: list[str] = Field(description="The contaminated clean cases left out here.")
+    analysis: str = Field(description="The analysis the figures are in: the gated one.")
+    false_alarm_rate: MetricValue = Field(description="False-alarm rate without them.")
+    fp_per_clean_case: MetricValue = Field(description="False positives per clean case without them.")
+    precision: MetricValue = Field(description="Precision without their comments.")
+    decision: UnclearDecision = Field(description="The registered decision on the figures without them.")
+    decision_changes: bool = Field(description="It differs from the decision with them.")
+
+
+class IncidentalDefect(_Result):
+    """A real defect none of the gold's, reported by a claim labelled valid_incidental."""
+
+    id: str = Field(description="Its own id, 'CASE#incidental-N' (one per distinct description on a case).")
+    case_id: str
+    stratum: str
+    clean: bool = Field(description="The case is a clean one (control or mirror): it is contaminated.")
+    note: str = Field(description="What it is, as the label says (untrusted: escape when shown).")
+    comments: list[str] = Field(description="The comment ids that reported it.")
+    conditions: dict[str, int] = Field(description="Comments that reported it, by condition.")
+    evidence: Evidence = Field(description="The lowest evidence among those labels (human or judge).")
+
+
+class IncidentalReport(_Result):
+    """Valid incidental findings: reported apart, never in a recall denominator."""
+
+    contaminated: list[str] = Field(description="Headline clean cases with one: shown without them beside the "
+                                    "clean-set figures (each condition's contamination).")
+    defects: list[IncidentalDefect]
+
+
+class PrecisionClaims(_Result):
+    """What precision counted besides one claim per comment (gated analysis): atomic claims of
+    split comments, and the false positives the registered boilerplate rule left out."""
+
+    analysis: str = Field(description="The analysis counted: the gated one.")
+    split_comments: int = Field(description="Counted comments split into two or more labelled claims.")
+    extra_claims: int = Field(description="Atomic claims beyond one per comment in precision's denominator (a "
+                              "false claim in a true comment among them).")
+    boilerplate_rule: list[str] = Field(description="The registered boilerplate patterns (empty: no rule).")
+    boilerplate_excluded: int = Field(description="False positives whose claim matches the rule: left out of "
+                                      "precision.")
+    false_positives: int = Field(description="False positives counted, before the rule left any out.")
+
+
+class StabilityScore(_Result):
+    """The stability rule of ``recall_k_of_n`` and each defect's hits, repetition by repetition."""
+
+    k: int | None = Field(description="The registered k (gates' [stability]); null: a majority of each defect's "
+                          "repetitions.")
+    rule: str = Field(description="The rule in words.")
+    analysis: str = Field(description="The analysis the hits are read in: the gated one.")
+    repetitions: int = Field(description="Repetitions of the condition (the longest hit sequence).")
+    too_few_repetitions: int = Field(description="Defects with fewer counted repetitions than k: out of "
+                                     "recall_k_of_n's denominator.")
+    hits: dict[str, dict[str, str]] = Field(description="Per defect case, per defect id, one character per "
+                                            "repetition: 1 identified, 0 missed, - not counted (no run, or one "
+                                            "that did not complete in the completed analysis).")
+
+
 class ConditionScore(_Result):
     metrics: dict[str, MetricValue] = Field(description="Completed-run analysis, every registered metric.")
     breakdown: Breakdown = Field(description="Completed-run breakdown.")
@@ -313,14 +395,25 @@ class ConditionScore(_Result):
                                                "judge's) labels call some counted comments unclear.")
     labels: LabelFigures | None = Field(default=None, description="Actionability and triage minutes from the "
                                         "labels of RUNDIR/labels.sqlite, when there are any.")
+    contamination: ContaminationBeside | None = Field(default=None, description="Set when labels find a valid "
+                                                      "incidental defect on a headline clean case: the clean-set "
+                                                      "figures and decision without such cases.")
     valid_defect_cases: int = Field(description="Analysed defect cases with a completed run (the gates count "
                                                 "those of their analysis: end to end, every analysed one).")
     model_drift: ModelDrift | None = Field(description="Set when returned model ids differ.")
     holdout: dict[str, GroupScore] | None = Field(default=None, description="Holdout strata (natural), never "
-                                                  "pooled into the headline, by stratum.")
+                                                  "pooled into the headline, by stratum; the cases gold marks "
+                                                  "exploratory as one group, 'exploratory'.")
     cost: CostScore | None = Field(default=None, description="With a price table only.")
     cutoff: CutoffScore | None = Field(default=None, description="Contamination split, when a cutoff is given or "
                                        "registered.")
+    precision_claims: PrecisionClaims | None = Field(default=None, description="What precision counted: atomic "
+                                                     "claims and the boilerplate rule's exclusions.")
+    stability: StabilityScore | None = Field(default=None, description="recall_k_of_n's rule and the per-case "
+                                             "hit sequences.")
+    completion_by_stratum: dict[str, CompletionCell] | None = Field(
+        default=None, description="Runs planned, attempted, completed and never attempted, per stratum of the "
+        "analysed cases (holdout strata included).")  # fmt: skip
 
 
 class PairedComparison(_Result):
@@ -334,6 +427,13 @@ class PairedComparison(_Result):
     mcnemar_p: float | None = Field(description="Exact McNemar p (defect_recall only).")
     exact: bool = Field(default=False, description="The interval is Newcombe's from the two sides' exact intervals: "
                         "the resampled differences had no variance.")
+    pairs: int | None = Field(default=None, description="Complete pairs: case clusters both conditions were scored "
+                              "on for this metric (a denominator under each); the difference is over these only.")
+    missing: dict[str, int] | None = Field(default=None, description="The missingness pattern, per condition: "
+                                           "case clusters the other condition was scored on and this one was not "
+                                           "(left out of the pairs).")
+    mcnemar_pairs: int | None = Field(default=None, description="defect_recall: (case, defect, repetition) units "
+                                      "both conditions scored, the pairs McNemar's test counts.")
 
 
 class CompareResult(_Result):
@@ -357,7 +457,8 @@ class CorpusSummary(_Result):
     eligible_controls: int = Field(description="Clean cases in the analysis: controls and mirrors.")
     eligible_mirrors: int = Field(default=0, description="Of those, mirrors (the other way of a defect case).")
     eligible_variants: int
-    holdout_cases: int = Field(default=0, description="Holdout cases (natural), scored apart.")
+    holdout_cases: int = Field(default=0, description="Holdout cases (natural, and exploratory ones), scored apart.")
+    exploratory_cases: int = Field(default=0, description="Of those, the cases gold marks exploratory.")
     by_validation: dict[str, int]
     include_unvalidated: bool
 
@@ -492,6 +593,9 @@ class ScoreResult(_Result):
     registration: RegistrationSummary | None = Field(description="The registration verified, if any.")
     exclusions: ExclusionsResult | None = Field(default=None, description="Set when RUNDIR/exclusions.jsonl "
                                                 "leaves runs or cases out: the figures are without them.")
+    incidental: IncidentalReport | None = Field(default=None, description="Set when labels call some claims "
+                                                "valid incidental findings: each defect with its own id, apart "
+                                                "from the gold.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ReviewbenchError
-from ..evidence.records import VerdictOverride
+from ..evidence.records import ClaimCounts, VerdictOverride
 from ..records import Defect, Evidence, Finding
 from .identify import IdentifiedBy, identify
 from .match import PathMatcher
@@ -75,6 +75,13 @@ class FindingVerdict(_Record):
     evidence: Evidence = Field(default=Evidence.AUTOMATIC, description="Who decided identified/false_positive.")
     unclear: bool = Field(default=False, description="Labelled unclear: out of precision's denominator, counted "
                           "beside it (docs/SCORING.md, 'Unclear claims').")
+    claims: ClaimCounts | None = Field(default=None, description="From labels: the comment's atomic claims by "
+                                       "class. Precision counts a split comment's claims, not the comment "
+                                       "(docs/SCORING.md, 'Atomic claims'); null without labels.")
+    incidental: bool = Field(default=False, description="Some claim of the comment is labelled a valid incidental "
+                             "finding: a real defect none of the gold's. On a clean case it contaminates the case.")
+    boilerplate: bool = Field(default=False, description="The claim matches the registered boilerplate rule: out "
+                              "of precision's denominator when it is a false positive.")
 
 
 _ALL_SET = set(FindingVerdict.model_fields)
@@ -182,6 +189,9 @@ def apply_overrides(verdicts: Iterable[FindingVerdict],
             update["false_positive"] = label.false_positive
         if label.unclear:
             update["unclear"] = True
+        if label.claims is not None:
+            update["claims"] = label.claims
+            update["incidental"] = label.claims.incidental > 0
         out.append(v.model_copy(update=update))
     return out
 

@@ -18,14 +18,16 @@ from pathlib import Path
 from ..errors import CorpusError, StoreError, UsageError
 from ..records import FailureCode, Finding, PullRequest, RunRow, RunState, Severity
 
-__all__ = ["REGISTRATION_FILE", "REGISTRATION_SHA256", "RUNS_DB", "CachedReply", "LastError", "RunRow", "RunStore",
-           "last_errors"]
+__all__ = ["ALLOCATION_FILE", "REGISTRATION_FILE", "REGISTRATION_SHA256", "RUNS_DB", "CachedReply", "LastError",
+           "RunRow", "RunStore", "last_errors", "read_allocation"]
 
 RUNS_DB = "runs.sqlite"
 #: The run directory's registration (written by ``registration.py``).
 REGISTRATION_FILE = "registration.json"
 #: The meta key holding that file's SHA-256, recorded when the first run starts.
 REGISTRATION_SHA256 = "registration_sha256"
+#: The seeded order of every planned run, written by ``run`` at its first run.
+ALLOCATION_FILE = "allocation.jsonl"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -468,3 +470,30 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def read_allocation(rundir: Path) -> list[dict[str, str]] | None:
+    """The planned runs of ``RUNDIR/allocation.jsonl`` (``run_id``, ``case_id``,
+    ``condition``), in their seeded order; None when the run directory has no plan
+    (runs recorded before it was kept, or not by ``run``).
+
+    Raises:
+        StoreError: the file cannot be read or a line is not a planned run.
+    """
+    path = rundir / ALLOCATION_FILE
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            out.append({key: str(record[key]) for key in ("run_id", "case_id", "condition")})
+        except (ValueError, KeyError, TypeError):
+            raise StoreError(f"{path} line {number} is not a planned run (run_id, case_id, condition)") from None
+    return out

@@ -38,6 +38,7 @@ PROGRAMMING_ERRORS = {
     # a validation error, which the reader reports as one line.
     ("records.py", "_relative_path"),
     ("records.py", "_patch_path"),
+    ("config/reviewers.py", "parse_host_port"),  # the network list's field validator: one line at load
     # An OSError re-raised with the file it concerns; the CLI prints OS errors as one line.
     ("cli/run.py", "export_command"),
     ("store/corpus.py", "_write"),

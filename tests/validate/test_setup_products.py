@@ -301,7 +301,7 @@ def test_tasks_mine_carries_the_setups_generated_files_into_its_trees_too(git_re
 
     taskset = read_tasks(tmp_path / "tasks")
     gold = [Solution(run_id=f"A-{t.instance_id}-0", instance_id=t.instance_id, condition="A", repetition=0,
-                     state="completed", patch=t.patch) for t in taskset.tasks]  # fmt: skip
+                     state="patched", patch=t.patch) for t in taskset.tasks]  # fmt: skip
     grades = grade_solutions(tmp_path / "runs", taskset, gold, _config(setup=f"{GENERATE} && {SEE_PYTEST}")).grades
     assert [g.tests_pass for g in grades] == [True, True], [g.reason for g in grades]
 

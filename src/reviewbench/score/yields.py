@@ -10,19 +10,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..records import GoldRecord, ValidationStatus
 from ..store.corpus import Corpus
+from .result import _Result as _Record  # the score records' frozen, strict config
 
 __all__ = ["ControlCounts", "CorpusYields", "MirrorCounts", "OperatorYield", "StratumYield", "corpus_yields",
            "outcome_words"]
 
 UNVALIDATED = "unvalidated"
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
 class StratumYield(_Record):

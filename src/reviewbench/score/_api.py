@@ -204,14 +204,6 @@ def _drift(tally: ConditionTally, configured: str | None) -> dict[str, Any] | No
     return None
 
 
-def _configured_model(experiment: dict[str, Any], name: str) -> str | None:
-    for condition in experiment.get("condition", []):
-        if condition.get("name") == name:
-            model = (condition.get("reviewer") or {}).get("model")
-            return str(model) if model else None
-    return None
-
-
 @dataclass(frozen=True)
 class RunTallies:
     """A run directory read and counted as scoring counts it, before any resample: what
@@ -402,7 +394,7 @@ def _corpus_block(tallied: RunTallies) -> dict[str, Any]:
 
 def _analysis_block(tallied: RunTallies, audit: AuditCheck) -> dict[str, Any]:
     inputs = tallied.inputs
-    registered = inputs.experiment.get("cutoff")
+    registered = inputs.experiment.cutoff
     return {
         "tolerance": inputs.tolerance,
         "bootstrap": {"resamples": inputs.bootstrap, "seed": inputs.seed, "level": 0.95,
@@ -550,7 +542,7 @@ class _Scoring:
         completed, gated = t.tallies[(name, "completed")], t.tallies[(name, self.gates.analysis)]
         held = self._holdout(name, views) if t.holdout else {}
         metrics, breakdown = views[self.gates.analysis]
-        baseline = calibration_kind(inputs.experiment, name)
+        baseline, configured = calibration_kind(inputs.experiment, name), inputs.experiment.find(name)
         decision = unsound(never_earned(self.gates, self._decide(name, metrics, breakdown), baseline), self.audit)
         decision["version"] = inputs.registration.version if inputs.registration else None
         levels = [Evidence(e) for e in gated.evidence] or [Evidence.AUTOMATIC]
@@ -564,7 +556,7 @@ class _Scoring:
             "metric_evidence": metric_evidence(gated.evidence_counts),
             "decision": decision,
             "valid_defect_cases": len({k[0] for k in completed.found}),
-            "model_drift": _drift(completed, _configured_model(inputs.experiment, name)),
+            "model_drift": _drift(completed, configured.model if configured else None),
             "completion_by_stratum": completion_by_stratum(name, t.by_condition[name], t.everything, inputs.planned,
                                                            inputs.recorded),
         }

@@ -10,22 +10,20 @@ the fallback, ``not_earned``, with the reason; a veto or "insufficient evidence"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..config.gates import Gates
 from ..config.reviewers import CALIBRATION_KINDS
+from .recorded import RecordedExperiment
 
 __all__ = ["calibration_kind", "never_earned"]
 
 
-def calibration_kind(experiment: Mapping[str, Any], name: str) -> str | None:
+def calibration_kind(experiment: RecordedExperiment, name: str) -> str | None:
     """The reviewer kind of condition ``name`` when it is a calibration baseline, else None."""
-    for condition in experiment.get("condition", []):
-        if condition.get("name") == name:
-            kind = (condition.get("reviewer") or {}).get("kind")
-            return kind if kind in CALIBRATION_KINDS else None
-    return None
+    condition = experiment.find(name)
+    kind = condition.kind if condition else None
+    return kind if kind in CALIBRATION_KINDS else None
 
 
 def never_earned(gates: Gates, decision: dict[str, Any], kind: str | None) -> dict[str, Any]:

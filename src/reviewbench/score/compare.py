@@ -36,6 +36,7 @@ from .comparison import (
 )
 from .frame import Frame
 from .paired import mcnemar_table
+from .recorded import RecordedExperiment
 from .registry import RATE_METRICS
 from .verdicts import VerdictOverride
 
@@ -122,11 +123,9 @@ def _values(runs: list[RunRow], attr: str, completed_only: bool = False) -> list
     return sorted(seen, key=lambda v: (v is None, str(v)))
 
 
-def _reviewer(experiment: dict[str, Any], name: str) -> dict[str, Any]:
-    for c in experiment.get("condition", []):
-        if c.get("name") == name:
-            return {k: v for k, v in c.items() if k != "name"}
-    return {}
+def _reviewer(experiment: RecordedExperiment, name: str) -> dict[str, Any]:
+    condition = experiment.find(name)
+    return condition.settings() if condition else {}
 
 
 def _started(runs: list[RunRow]) -> dict[str, str | None]:

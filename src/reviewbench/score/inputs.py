@@ -24,6 +24,7 @@ from ..store.runs import RUNS_DB, RunRow, RunStore, read_allocation
 from .completion import PlannedRun
 from .exclusions import excluded_ids
 from .gates import Gates, load_gates
+from .recorded import RecordedExperiment
 from .registry import corpus_names
 from .result import LabelFigures, RegistrationSummary
 from .versions import check_past_version, registered_gates, scoped_runs
@@ -76,8 +77,8 @@ class ScoringInputs:
     runs: list[RunRow]
     """The runs scored: the version's, less the exclusion log's."""
     corpus: Corpus
-    experiment: dict[str, Any]
-    """The experiment the runs recorded (``runs.sqlite`` meta), as its TOML tables."""
+    experiment: RecordedExperiment
+    """The experiment the runs recorded (``runs.sqlite`` meta)."""
     registration: RegistrationSummary | None
     gates: Gates
     gates_path: Path | None
@@ -106,21 +107,21 @@ class ScoringInputs:
 
     def condition_order(self) -> list[str]:
         """Condition names in the experiment's order."""
-        return [str(c["name"]) for c in self.experiment.get("condition", [])]
+        return self.experiment.names()
 
     def without_exclusions(self) -> ScoringInputs:
         """The same inputs with nothing left out (the figures shown beside the excluded ones)."""
         return replace(self, runs=list(self.unexcluded), excluded_cases=frozenset(), exclusion_log=())
 
 
-def _stored(rundir: Path) -> tuple[list[RunRow], list[RunRow], Corpus, dict[str, Any], str | None, bool]:
+def _stored(rundir: Path) -> tuple[list[RunRow], list[RunRow], Corpus, RecordedExperiment, str | None, bool]:
     store = RunStore(rundir / RUNS_DB)
     try:
         runs = list(store.runs())
         history = store.history()
         corpus_path = store.get_meta("corpus_path")
         recorded_gold = store.get_meta("gold_sha256")
-        experiment = json.loads(store.get_meta("experiment") or "{}")
+        experiment = RecordedExperiment.model_validate(json.loads(store.get_meta("experiment") or "{}"))
         experiment_file = store.get_meta("experiment_path")
         sealed = store.get_meta("registration_sha256")  # a registration the runs recorded
     finally:
@@ -204,6 +205,6 @@ def load_inputs(rundir: Path, options: ScoreOptions = ScoreOptions()) -> Scoring
         gates=gates, gates_path=gates_path, gates_sha=gates_sha, seed=seed, tolerance=int(rules["tolerance"]),
         bootstrap=int(rules["bootstrap"]), include_unvalidated=bool(rules["include_unvalidated"]),
         excluded_cases=frozenset(excluded_cases), history=history, overrides=overrides, labels=labels,
-        prices=options.prices, cutoff=options.cutoff or experiment.get("cutoff"), exclusion_log=log,
+        prices=options.prices, cutoff=options.cutoff or experiment.cutoff, exclusion_log=log,
         unexcluded=runs, planned=planned, recorded=frozenset(r.run_id for r in everything),
     )  # fmt: skip

@@ -6,20 +6,21 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from ..conftest import run_cli
 from ..reviewers.servers import FakeLLMServer, Reply
 from ..score.runsets import write_corpus
 
 DEFECTS, CONTROLS = 3, 2
 
 
+
 def reviewbench(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    """``reviewbench ARGS`` through the real ``main``, in this process (a subprocess's result shape)."""
+    return run_cli(*args)
 
 
 def _answer(request) -> str:

@@ -8,17 +8,17 @@ import importlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from ..conftest import run_cli
 from ..score.runsets import Reviewer, write_corpus, write_runs
 
 
 def reviewbench(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    """``reviewbench ARGS`` through the real ``main``, in this process (a subprocess's result shape)."""
+    return run_cli(*args)
 
 
 def library(name: str):

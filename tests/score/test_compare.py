@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,11 +12,13 @@ from jsonschema import Draft202012Validator
 from reviewbench.score import ScoreOptions, score_run
 from reviewbench.score.compare import CompareOptions, compare_runs
 
+from ..conftest import run_cli
 from .runsets import Reviewer, write_corpus, write_runs
 
 
 def reviewbench(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True, check=False)
+    """``reviewbench ARGS`` through the real ``main``, in this process (a subprocess's result shape)."""
+    return run_cli(*args)
 
 
 def _dirs(tmp_path: Path, a: Reviewer, b: Reviewer, defects: int = 10, controls: int = 6, repeats: int = 1,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,17 @@ from reviewbench.errors import UsageError
 from reviewbench.score.comparison import MetricDifference, PairedFigure
 from reviewbench.score.gate import GateStatus, judge_rule, load_gate_rules
 
+from ..conftest import run_cli
 from .runsets import Reviewer, write_corpus, write_runs
 
 DROP = GateRule(metric="defect_recall", max_drop=0.05)
 RISE = GateRule(metric="false_alarm_rate", max_rise=0.05)
 
 
+
 def reviewbench(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reviewbench", *map(str, args)], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    """``reviewbench ARGS`` through the real ``main``, in this process (a subprocess's result shape)."""
+    return run_cli(*args)
 
 
 def _m(lo: float, hi: float, diff: float | None = None, clusters: int = 20, base=(10, 20)) -> MetricDifference:

@@ -11,6 +11,11 @@ from pathlib import Path
 
 import pytest
 
+# Each xdist worker takes a core: BLAS threads of its own would only contend with the other
+# worker's (the bootstrap's matrix products are small). Set before numpy is first imported.
+for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
+
 _ENV = {
     "GIT_AUTHOR_NAME": "Test Author",
     "GIT_AUTHOR_EMAIL": "author@example.com",

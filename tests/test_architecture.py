@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import reviewbench
@@ -39,8 +40,10 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def module_imports() -> list[tuple[str, str]]:
-    """(importing module, imported module) for every import in the package, lazy ones included."""
+@cache
+def module_imports() -> tuple[tuple[str, str], ...]:
+    """(importing module, imported module) for every import in the package, lazy ones included
+    (parsed once: every test here reads the same tree)."""
     pairs: list[tuple[str, str]] = []
     for path in ROOT.rglob("*.py"):
         parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
@@ -61,9 +64,10 @@ def module_imports() -> list[tuple[str, str]]:
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             pairs.extend((source, t) for t in targets if t.startswith("reviewbench"))
-    return pairs
+    return tuple(pairs)
 
 
+@cache
 def import_graph() -> dict[str, set[str]]:
     """unit -> units it imports (top-level modules and subpackages of reviewbench)."""
     edges: dict[str, set[str]] = defaultdict(set)

@@ -632,6 +632,16 @@ class RunRow(_Record):
                                            "['host:port', ...]} or {policy: 'unrestricted'} (network = true, the "
                                            "opt-out); null for kinds that run no command.")  # fmt: skip
 
+    @property
+    def reviewed(self) -> bool:
+        """A review happened: the run completed and no failure code says otherwise.
+
+        Every failure code names a run that gave no valid review (a bot's "usage limit
+        reached", a window that closed, a contaminated run); recorded on a completed run
+        (an import, a forge reply read as an empty review) it still means no review, so
+        such a run is never counted as clean, as restraint or as a completed review."""
+        return self.state.completed and self.failure_code is None
+
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""
         data = {name: getattr(self, name) for name in type(self).model_fields}

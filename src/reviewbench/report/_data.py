@@ -166,7 +166,7 @@ class _Matched:
 
     def __init__(self, run: RunRow, gold: GoldRecord | None, verdicts: Sequence[FindingVerdict]) -> None:
         self.run = run
-        self.completed = run.state.completed
+        self.completed = run.reviewed
         defects = gold.defects if gold else []
         self.verdicts = classify_findings(verdicts)
         index = {d.defect_id: i for i, d in enumerate(defects)}
@@ -335,7 +335,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         metrics = {m: _metric(m, score.metrics[m], levels.get(m)) for m in shown if m in score.metrics}
         end_to_end = {m: _metric(m, score.end_to_end.metrics[m], levels.get(m)) for m in RATE_METRICS}
         latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
-                          and r.latency_s is not None and r.state.completed)  # fmt: skip
+                          and r.latency_s is not None and r.reviewed)  # fmt: skip
         drift = score.model_drift
         conditions.append(ConditionView(
             name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=score.states,

@@ -181,7 +181,7 @@ def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], t
         automatic[run.run_id] = judge_run(
             run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
             findings=run.findings, defects=g.defects if g else [], paths=paths.get(run.case_id, []),
-            tolerance=tolerance, scored=run.case_id in cases and run.state.completed,
+            tolerance=tolerance, scored=run.case_id in cases and run.reviewed,
         )  # fmt: skip
     judged = discriminate(automatic, runs, gold, cases, tolerance)
     if boilerplate is not None:

@@ -111,7 +111,8 @@ class MetricValue(_Result):
     max: Number | None = Field(default=None, description="latency_s: slowest completed run (time_to_first_review_s: "
                                "slowest first review).")
     not_reviewed: dict[str, int] | None = Field(default=None, description="time_to_first_review_s: forge runs with no "
-                                                "review, by terminal state (timed_out, failed, cancelled).")
+                                                "review, by terminal state (timed_out, failed, cancelled; a completed run whose failure "
+                                                "code says no review happened: by that code).")
     tokens_in: int | None = Field(default=None, alias="in", description="tokens: prompt tokens.")
     tokens_out: int | None = Field(default=None, alias="out", description="tokens: completion tokens.")
     per_case: float | None = Field(default=None, description="tokens: per case cluster.")

@@ -443,6 +443,9 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
              + (f"; scores all {scoped.runs} runs" if scoped and every else ""))  # fmt: skip
         if scoped and not every:
             say(_scope_line(scoped))
+        from ..report.protocol import protocol_summary
+
+        say(protocol_summary(registration))
     else:
         say("not registered: the gates and rules were not fixed before the runs")
     cutoff = analysis.cutoff
@@ -471,6 +474,12 @@ def _print_details(result: ScoreResult) -> None:
                   "judge, else a finding that names the defect where the same reviewer said nothing naming it on "
                   "the defect's mirror (the same change, clean); named_recall counts naming alone, located_recall "
                   "where findings land", markup=False)  # fmt: skip
+    if result.registration:
+        from ..report.protocol import protocol_lines
+
+        console.print("\nregistered protocol", markup=False, style="bold")
+        for field, text in protocol_lines(result.registration):
+            say(f"  {field}: {text}", "      ")
     excluded = result.exclusions
     for name, data in result.conditions.items():
         _print_condition(name, data, version_phrase(result.registration))

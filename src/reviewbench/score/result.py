@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..config.registration import RegistrationPlan, SeverityPolicy
 from ..store.exclusions import Exclusion
 from .verdicts import Evidence, FindingVerdict
 
@@ -48,10 +49,13 @@ __all__ = [
     "PairedComparison",
     "PrecisionClaims",
     "RateFigure",
+    "RegisteredProtocol",
     "RegisteredSeeds",
+    "RegisteredSeverityPolicy",
     "RegisteredTable",
     "RegistrationSummary",
     "ScoreResult",
+    "RetryRuleRecord",
     "ScoredRuns",
     "StabilityScore",
     "TriageFigure",
@@ -549,6 +553,28 @@ class NetworkPolicy(_Result):
     hosts: list[str] | None = Field(default=None, description="allowlist: the host:port pairs.")
 
 
+class RegisteredSeverityPolicy(SeverityPolicy):
+    """The severity policy as registered, with the SHA-256 of its text or file."""
+
+    sha256: str = Field(description="SHA-256 of the policy's text, or of its file when registered.")
+
+
+class RetryRuleRecord(_Result):
+    """The experiment's retry rule as registered."""
+
+    max_retries: int = Field(description="How many times 'run --retry-failed' may run a failed run again.")
+    retry_on: list[str] | None = Field(description="The failure codes a retry is allowed for; null: any.")
+
+
+class RegisteredProtocol(RegistrationPlan):
+    """The experiment's ``[registration]`` table as the registration froze it (every field
+    present: null or empty where the table said nothing), with the retry rule."""
+
+    severity_policy: RegisteredSeverityPolicy | None = Field(default=None, description="How severity is judged, "
+                                                             "hashed.")
+    retry_rule: RetryRuleRecord = Field(description="The experiment's max_retries and retry_on.")
+
+
 class RegistrationSummary(_Result):
     """The registration a score verified (``score/registration.py``)."""
 
@@ -569,6 +595,10 @@ class RegistrationSummary(_Result):
     inputs_checked: bool | None = Field(default=None, description="False: the file was verified, today's "
                                         "inputs not compared (runs read as history).")
     scored_runs: ScoredRuns | None = None
+    protocol: RegisteredProtocol | None = Field(default=None, description="The registered protocol (owner, "
+                                                "hypotheses, severity, exclusion and stop rules, retry rule, "
+                                                "completion, product surface, approvals, data controls); null for "
+                                                "registrations made before reviewbench froze it.")
     network: dict[str, NetworkPolicy] | None = Field(default=None, description="Per condition running a command, "
                                                      "the network it was allowed (registrations before egress by "
                                                      "allowlist did not say).")  # fmt: skip

@@ -62,8 +62,11 @@ def _fmt(m: MetricValue) -> tuple[str, str, str]:
 
 
 def _cost_line(cost: CostScore) -> str:
-    """Cost from the price table, apart from the usage proxy (token counts)."""
+    """Cost from the price table, apart from the usage proxy (token counts): a list-price
+    estimate, or why none is made."""
     unit = f" {cost.currency}" if cost.currency else ""
+    if cost.refused:
+        return f"cost: not estimated: {cost.refused}"
     if cost.unpriced_models:
         return f"cost: not given: no price for {', '.join(cost.unpriced_models)}"
     if cost.per_run is None or cost.per_identified_defect is None or cost.total is None:
@@ -75,7 +78,7 @@ def _cost_line(cost: CostScore) -> str:
         return f"{value}{interval} per {of} ({f.num:.6g}{unit} / {f.den})"
 
     bound = "" if cost.complete else f"; at least: {cost.runs_without_usage} runs reported no usage"
-    return (f"cost (price table): {cost.total:.6g}{unit} total; " + figure(cost.per_run, "run") + "; "
+    return (f"cost ({cost.basis}, not an invoice): {cost.total:.6g}{unit} total; " + figure(cost.per_run, "run") + "; "
             + figure(cost.per_identified_defect, "identified defect") + bound)
 
 

@@ -586,7 +586,7 @@ class _Scoring:
         if t.holdout:
             out["holdout"] = held["completed"]
         if inputs.prices is not None:
-            out["cost"] = condition_cost(t.by_condition[name], t.cases, completed, inputs.prices, inputs.bootstrap,
+            out["cost"] = condition_cost(name, t.by_condition[name], t.cases, completed, inputs.prices, inputs.bootstrap,
                                          inputs.seed)  # fmt: skip
         if self.cutoff:
             out["cutoff"] = cutoff_scores(completed, t.cases, self.dates, self.cutoff, inputs.bootstrap, inputs.seed)

@@ -308,6 +308,11 @@ class CostScore(_Result):
     unpriced_models: list[str] = Field(description="Models that answered (or were asked, without an answer) and "
                                        "have no price: no cost is given then.")  # fmt: skip
     runs_without_usage: int
+    basis: str = Field(default="list-price estimate", description="What the figures are: a list-price estimate "
+                       "(reported tokens at the price table's prices), never an invoice.")
+    refused: str | None = Field(default=None, description="Why no cost is estimated for this condition at all: a "
+                                "forge bot (its cost is its plan's, no tokens are reported) or a plan-funded "
+                                "condition (the price table's plan_funded); the figures are null then.")
 
 
 class CompletionCell(_Result):

@@ -463,6 +463,10 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
              "without exclusions line has them back in")  # fmt: skip
     if result.incidental:
         _print_incidental(result.incidental)
+    if result.inspection:
+        from ..report.headline import inspection_line
+
+        say(inspection_line(result.inspection))
     differing = analysis.forge_tree_differences
     if differing:
         say(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "

@@ -49,7 +49,7 @@ from ._model import (
     Tile,
     Verdict,
 )
-from .headline import headline_rows, pair_heading, pair_sentences
+from .headline import headline_rows, inspection_line, pair_heading, pair_sentences
 
 __all__ = ["build_report", "classify_findings", "paired_recall"]
 
@@ -372,6 +372,8 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
                          f"{beside.false_alarm_rate.den}; the decision {state} {d.authority} "
                          f"({d.status.value.replace('_', ' ')})")  # fmt: skip
     notes.extend(_incidental_notes(result, names))
+    if result.inspection:
+        notes.append(inspection_line(result.inspection))
     scoped = result.registration.scored_runs if result.registration else None
     for number, count in (scoped.other_versions if scoped else {}).items():
         assert scoped is not None

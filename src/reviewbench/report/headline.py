@@ -18,9 +18,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..score.result import ConditionScore, MetricValue, PairedComparison, ScoreResult
+    from ..score.result import (
+        ConditionScore,
+        InspectionSummary,
+        MetricValue,
+        PairedComparison,
+        ScoreResult,
+    )
 
-__all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "attempts_line", "headline_rows", "interpretation",
+__all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "attempts_line", "headline_rows", "inspection_line", "interpretation",
            "pair_heading", "pair_sentences", "repetition_note"]
 
 #: What the headline's columns count, in words a newcomer can read (terminal and page).
@@ -110,6 +116,16 @@ def attempts_line(completion: MetricValue) -> str | None:
     retired = sum((completion.retired or {}).values())
     return (f"missing reviews {missing['num']}/{missing['den']} attempts ({retired} retired by a retry and still "
             f"counted); failure codes: {codes}")
+
+
+def inspection_line(i: InspectionSummary) -> str:
+    """How much of what was scored people have read; a sample of five asked for when nothing
+    (the terminal and the page say the same)."""
+    figures = f"{i.runs_read}/{i.runs_scored} scored runs, {i.misses_read}/{i.misses} misses read"
+    if not i.runs_read:
+        return f"hand inspection: {figures}; read five first (reviewbench label sample)"
+    short = "" if i.enough else f" ({min(5, i.runs_scored) - i.runs_read} more to reach five)"
+    return f"hand inspection: {figures}{short}; readers: {', '.join(i.readers)}"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import UsageError
 from ..records import GoldRecord, Stratum
 from ..store.corpus import Corpus
+from ..store.readings import read_readings
 from ..store.runs import RunRow
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
@@ -37,6 +38,7 @@ from .forge_trees import tree_differences
 from .frame import Frame
 from .gates import Compare, Gates, decide, evaluate_compare
 from .inputs import ScoreOptions, ScoringInputs, load_inputs
+from .inspection import inspection_block
 from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
@@ -379,6 +381,7 @@ def score(inputs: ScoringInputs) -> ScoreResult:
     incidental = incidental_defects(tallied.all_verdicts(), tallied.everything)
     if incidental:
         result["incidental"] = {"contaminated": sorted(tallied.contaminated), "defects": incidental}
+    result["inspection"] = inspection_block(tallied, read_readings(inputs.rundir))
     return ScoreResult.build(result, tallied.all_verdicts())
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "GroupScore",
     "IncidentalDefect",
     "IncidentalReport",
+    "InspectionSummary",
     "JudgeSecondary",
     "LabelFigures",
     "MetricEvidence",
@@ -618,6 +619,20 @@ class ExclusionsResult(_Result):
     without: dict[str, ExcludedBeside] = Field(description="Per condition, the figures with nothing left out.")
 
 
+class InspectionSummary(_Result):
+    """How much of what was scored people have read (``score/inspection.py``)."""
+
+    runs_scored: int = Field(description="Reviewed runs of the analysed headline cases.")
+    runs_read: int = Field(description="Of them, runs a person has read (reviewbench label read).")
+    misses: int = Field(description="(run, defect) pairs among the scored runs where the defect was not identified.")
+    misses_read: int = Field(description="Of them, misses a person has read.")
+    readers: list[str] = Field(description="Who read any of the scored runs.")
+    enough: bool = Field(description="At least five scored runs read (every one, when fewer were scored).")
+    sample: list[str] = Field(description="When no scored run has been read: five run ids to read first (label "
+                              "sample's pick, seed 0); empty otherwise.")
+    readings: str = Field(description="The hand-reading log.")
+
+
 class ScoreResult(_Result):
     """``score --json``, typed; the verdicts ride along (excluded from the JSON)."""
 
@@ -632,6 +647,8 @@ class ScoreResult(_Result):
     incidental: IncidentalReport | None = Field(default=None, description="Set when labels call some claims "
                                                 "valid incidental findings: each defect with its own id, apart "
                                                 "from the gold.")
+    inspection: InspectionSummary | None = Field(default=None, description="Hand inspection: scored runs and "
+                                                 "misses people have read, and a sample to read when none has.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

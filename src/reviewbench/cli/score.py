@@ -467,6 +467,10 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
         from ..report.headline import inspection_line
 
         say(inspection_line(result.inspection))
+    if result.severity_basis and result.severity_basis.missing:
+        from ..report.headline import severity_basis_line
+
+        say(severity_basis_line(result.severity_basis))
     differing = analysis.forge_tree_differences
     if differing:
         say(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "

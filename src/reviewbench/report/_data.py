@@ -49,7 +49,13 @@ from ._model import (
     Tile,
     Verdict,
 )
-from .headline import headline_rows, inspection_line, pair_heading, pair_sentences
+from .headline import (
+    headline_rows,
+    inspection_line,
+    pair_heading,
+    pair_sentences,
+    severity_basis_line,
+)
 
 __all__ = ["build_report", "classify_findings", "paired_recall"]
 
@@ -374,6 +380,8 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
     notes.extend(_incidental_notes(result, names))
     if result.inspection:
         notes.append(inspection_line(result.inspection))
+    if result.severity_basis and result.severity_basis.missing:
+        notes.append(severity_basis_line(result.severity_basis))
     scoped = result.registration.scored_runs if result.registration else None
     for number, count in (scoped.other_versions if scoped else {}).items():
         assert scoped is not None

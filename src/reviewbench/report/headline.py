@@ -24,10 +24,11 @@ if TYPE_CHECKING:
         MetricValue,
         PairedComparison,
         ScoreResult,
+        SeverityBasisFlag,
     )
 
 __all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "attempts_line", "headline_rows", "inspection_line", "interpretation",
-           "pair_heading", "pair_sentences", "repetition_note"]
+           "pair_heading", "pair_sentences", "repetition_note", "severity_basis_line"]
 
 #: What the headline's columns count, in words a newcomer can read (terminal and page).
 LEGEND = (
@@ -126,6 +127,12 @@ def inspection_line(i: InspectionSummary) -> str:
         return f"hand inspection: {figures}; read five first (reviewbench label sample)"
     short = "" if i.enough else f" ({min(5, i.runs_scored) - i.runs_read} more to reach five)"
     return f"hand inspection: {figures}{short}; readers: {', '.join(i.readers)}"
+
+
+def severity_basis_line(flag: SeverityBasisFlag) -> str:
+    """The primary defect cases whose severity rests on unstated grounds, flagged."""
+    return (f"SEVERITY BASIS missing on {len(flag.missing)}/{flag.primary_cases} primary defect cases (asset, "
+            "trigger, consequence…)")
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ from .registry import DEPRECATED, RATE_METRICS, spec
 from .result import ScoreResult
 from .rules import rule_figures
 from .secondary import judge_gates, judge_secondary
+from .severity import severity_basis_flag
 from .strata import EXPLORATORY, HOLDOUT_STRATA, holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
@@ -382,6 +383,7 @@ def score(inputs: ScoringInputs) -> ScoreResult:
     if incidental:
         result["incidental"] = {"contaminated": sorted(tallied.contaminated), "defects": incidental}
     result["inspection"] = inspection_block(tallied, read_readings(inputs.rundir))
+    result["severity_basis"] = severity_basis_flag(g for g in inputs.corpus.gold if g.case_id in tallied.cases)
     return ScoreResult.build(result, tallied.all_verdicts())
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "ScoreResult",
     "RetryRuleRecord",
     "ScoredRuns",
+    "SeverityBasisFlag",
     "StabilityScore",
     "TriageFigure",
     "UnclearDecision",
@@ -633,6 +634,16 @@ class InspectionSummary(_Result):
     readings: str = Field(description="The hand-reading log.")
 
 
+class SeverityBasisFlag(_Result):
+    """Primary defect cases whose gold severity rests on no structured basis (``score/severity.py``)."""
+
+    primary_cases: int = Field(description="Analysed primary defect cases (headline defect cases: no holdout, "
+                               "exploratory case, mirror or rename variant).")
+    structured: int = Field(description="Of them, cases whose every defect has a structured severity basis "
+                            "(asset, trigger, consequence, scope, controls).")
+    missing: list[str] = Field(description="The others, by case id: flagged.")
+
+
 class ScoreResult(_Result):
     """``score --json``, typed; the verdicts ride along (excluded from the JSON)."""
 
@@ -649,6 +660,8 @@ class ScoreResult(_Result):
                                                 "from the gold.")
     inspection: InspectionSummary | None = Field(default=None, description="Hand inspection: scored runs and "
                                                  "misses people have read, and a sample to read when none has.")
+    severity_basis: SeverityBasisFlag | None = Field(default=None, description="Primary defect cases without a "
+                                                     "structured severity basis, flagged.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

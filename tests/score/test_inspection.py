@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from jsonschema import Draft202012Validator
+
 from reviewbench.score import ScoreOptions, score_run
 
 from .runsets import Reviewer, write_corpus, write_runs
@@ -52,6 +54,9 @@ def test_readings_are_counted_against_scored_runs_and_misses(tmp_path, cli):
     log = [json.loads(line) for line in (rundir / "readings.jsonl").read_text().splitlines()]
     assert [(e["kind"], e["run_id"], e["defect_id"], e["by"]) for e in log] == [
         ("miss", "A-d1-0", "d1-1", "ana"), ("run", "A-k0-0", None, "bo")]
+    validator = Draft202012Validator(json.loads(cli("schema", "readings").stdout))
+    for entry in log:  # the log is what its schema says
+        validator.validate(entry)
     inspection = score_run(rundir, OPTIONS).as_json()["inspection"]
     assert (inspection["runs_read"], inspection["misses_read"], inspection["readers"]) == (2, 1, ["ana", "bo"])
     assert inspection["sample"] == [] and inspection["enough"] is False

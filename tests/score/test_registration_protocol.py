@@ -161,3 +161,16 @@ def test_which_reviewers_send_code_out():
     assert needs_data_controls(gitea("http://127.0.0.1:3000/api/v1", "git@forge.example.org:o/r.git")) == "forge"
     assert needs_data_controls(gitea("https://forge.example.org/api/v1", "file:///srv/bare.git")) == "forge"
     assert needs_data_controls(SilentConfig(kind="silent")) is None
+
+
+def test_a_protocol_cannot_drive_the_terminal(setup):
+    """Text of the table (an owner, a hypothesis) reaches the terminal escaped, never as ESC."""
+    tmp = setup
+    hostile = TABLE.replace('owner = "ana"', 'owner = "ana\\u001b[2J"').replace(
+        '"A is fit for triage"', '"fit\\u202efor triage"')
+    experiment, out = _experiment(tmp, hostile), tmp / "runs"
+    assert run_cli("register", experiment, "--out", out, "--gates", tmp / "gates.toml", "--bootstrap", "200").returncode == 0
+    assert run_cli("run", experiment, "--out", out).returncode == 0
+    shown = run_cli("score", out, "--details").stdout
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert "owner ana\\x1b[2J" in shown and "fit\\u202efor triage" in shown

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._text import printable
+
 if TYPE_CHECKING:
     from ..score.result import RegisteredProtocol, RegistrationSummary
 
@@ -21,7 +23,7 @@ NOT_FROZEN = "not frozen: registered before reviewbench froze the [registration]
 
 def _plain(text: str) -> str:
     """One line of printable text (the file is the user's, but a terminal must not act on it)."""
-    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    return " ".join(printable(text).split())
 
 
 def _retry(p: RegisteredProtocol) -> str:

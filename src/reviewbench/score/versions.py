@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._text import printable
 from ..config.gates import Gates
 from ..errors import UsageError
 from ..records import RunRow
@@ -137,5 +138,5 @@ def version_phrase(registration: RegistrationSummary | None) -> str:
     if registration is None:
         return "not registered"
     when = "pre-registered" if registration.pre_registered else "registered after runs"
-    owner = f"owner {registration.owner}" if registration.owner else "no decision owner"
+    owner = f"owner {printable(registration.owner)}" if registration.owner else "no decision owner"
     return f"version {registration.version}, {when}, {owner}"

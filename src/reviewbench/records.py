@@ -41,6 +41,7 @@ __all__ = [
     "RunState",
     "SelectionSignal",
     "Severity",
+    "SeverityBasis",
     "Stratum",
     "StratumName",
     "TestEnvironment",
@@ -251,6 +252,19 @@ class Location(_Record):
     )
 
 
+class SeverityBasis(_Record):
+    """Why a defect's severity is what it is, field by field: what is at stake, what sets it
+    off, what follows, how far it reaches, and why the controls already in place do not make
+    it harmless. A primary defect case without one is flagged (``score``, ``show``)."""
+
+    asset: str = Field(min_length=1, description="What is harmed: data, money, availability, access…")
+    trigger: str = Field(min_length=1, description="The input or state that sets it off.")
+    consequence: str = Field(min_length=1, description="What happens then.")
+    scope: str = Field(min_length=1, description="Who or how much it reaches (one user, every invoice…).")
+    controls: str = Field(min_length=1, description="Why existing controls (tests, validation, monitoring, review) "
+                          "do not make it harmless.")
+
+
 class Defect(_Record):
     """One labelled bug inside a case's patch."""
 
@@ -274,8 +288,10 @@ class Defect(_Record):
     )
     hint_terms: list[str] = Field(default_factory=list, description="Words that name the defect.")
     description: str = Field(default="", description="Human-readable label; gold only.")
-    severity_basis: str | None = Field(
-        default=None, description="Why the severity is what it is, e.g. 'P1: wrong totals reach invoices'."
+    severity_basis: SeverityBasis | str | None = Field(
+        default=None, description="Why the severity is what it is: structured (asset, trigger, consequence, scope, "
+        "controls), or, as older gold has it, one line ('P1: wrong totals reach invoices'), which counts as no "
+        "structured basis.",
     )
     trigger: str | None = Field(default=None, description="The input or state that makes the defect show.")
     safe_path: str | None = Field(
@@ -631,6 +647,16 @@ class RunRow(_Record):
                                            "kind's run: {policy: 'none'}, {policy: 'allowlist', hosts: "
                                            "['host:port', ...]} or {policy: 'unrestricted'} (network = true, the "
                                            "opt-out); null for kinds that run no command.")  # fmt: skip
+
+    @property
+    def reviewed(self) -> bool:
+        """A review happened: the run completed and no failure code says otherwise.
+
+        Every failure code names a run that gave no valid review (a bot's "usage limit
+        reached", a window that closed, a contaminated run); recorded on a completed run
+        (an import, a forge reply read as an empty review) it still means no review, so
+        such a run is never counted as clean, as restraint or as a completed review."""
+        return self.state.completed and self.failure_code is None
 
     def as_dict(self) -> dict[str, Any]:
         """The exported form: findings as objects; review runs carry no ``patch`` key."""

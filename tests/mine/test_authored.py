@@ -106,3 +106,20 @@ def test_bad_input_is_one_line(setup, change, message):
     proc = rb("case", "add", corpus, "--base", base, *[x for kv in args.items() for x in kv])
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
     assert proc.stderr.startswith("reviewbench: error:") and proc.stderr.count("\n") == 1
+
+
+def test_a_structured_severity_basis_round_trips(setup):
+    """severity_basis as a table: asset, trigger, consequence, scope, controls; one missing is one line."""
+    repo, base, corpus, tmp = setup
+    structured = GOLD.replace('severity_basis = "P1: wrong totals reach invoices"',
+                              'severity_basis = { asset = "invoices", trigger = "fractional cents", consequence = '
+                              '"wrong totals billed", scope = "every multi-line invoice", controls = "no test sums '
+                              'fractional lines" }')  # fmt: skip
+    (tmp / "structured.toml").write_text(structured)
+    added = rb("case", "add", corpus, "--base", base, "--head", "violation", "--gold", tmp / "structured.toml")
+    assert added.returncode == 0, added.stderr
+    [record] = [g for g in read_corpus(corpus).gold if g.stratum == "rule_violation"]
+    basis = record.defects[0].severity_basis
+    assert (basis.asset, basis.scope, basis.controls) == ("invoices", "every multi-line invoice",
+                                                          "no test sums fractional lines")  # fmt: skip
+    assert json.loads(rb("show", corpus, "--json").stdout)["severity_basis"]["structured"] >= 1

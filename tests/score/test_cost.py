@@ -61,7 +61,7 @@ def test_score_prints_cost_apart_from_usage(tmp_path):
     prices.write_text('currency = "USD"\n[prices]\n"m-1" = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n')
     out = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--prices", str(prices), "--details"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
-    assert ("cost (price table): 0.00022 USD total; 2e-05 USD [2e-05, 2e-05] per run (0.00022 USD / 11); "
+    assert ("cost (list-price estimate, not an invoice): 0.00022 USD total; 2e-05 USD [2e-05, 2e-05] per run (0.00022 USD / 11); "
             "0.00011 USD [") in out
     assert "per identified defect (0.00022 USD / 2)" in out
 
@@ -78,3 +78,37 @@ def test_malformed_price_tables(tmp_path, text, expected):
     with pytest.raises(UsageError) as caught:
         load_prices(path)
     assert expected in str(caught.value)
+
+
+def test_every_cost_is_labelled_a_list_price_estimate(tmp_path):
+    cost = _cost(tmp_path, Reviewer(finds={0}, model="m-1"))
+    assert cost["basis"] == "list-price estimate" and "refused" not in cost
+
+
+def test_a_plan_funded_condition_gets_no_cost(tmp_path):
+    """A plan or seat pays for it: tokens at list prices would be a cost no one pays."""
+    table = TABLE.model_copy(update={"plan_funded": ["bot"]})
+    cost = _cost(tmp_path, Reviewer(finds={0, 1}, model="m-1"), table)
+    assert (cost["total"], cost["per_run"], cost["per_identified_defect"]) == (None, None, None)
+    assert cost["refused"].startswith("plan-funded")
+
+
+def test_a_forge_bot_gets_no_cost_and_score_says_why(tmp_path):
+    from reviewbench.score.cost import refusal
+    from reviewbench.store.runs import RunRow
+
+    def run(kind):
+        return RunRow(run_id="r", case_id="c", condition="bot", repetition=0, variant="original",
+                      state="completed_no_findings", attempts=1, cached=False, params={"kind": kind},
+                      prompt_sha256="p", gold_sha256="g", tool_version="t", cache_key="k")  # fmt: skip
+
+    assert refusal("bot", [run("github")], TABLE) == "a forge bot: its plan pays for it and it reports no tokens"
+    assert refusal("bot", [run("gitea")], TABLE) is not None
+    assert refusal("bot", [run("openai")], TABLE) is None
+    corpus = write_corpus(tmp_path / "corpus", 4, 3)
+    rundir = write_runs(tmp_path / "runs", corpus, {"bot": Reviewer(finds={0}, model="m-1")}, 4, 3)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('plan_funded = ["bot"]\n[prices]\n"m-1" = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n')
+    out = subprocess.run([sys.executable, "-m", "reviewbench", "score", str(rundir), "--prices", str(prices), "--details"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "cost: not estimated: plan-funded (the price table's plan_funded)" in " ".join(out.split())

@@ -46,7 +46,7 @@ def test_registered_run_and_score_verify(setup):
               "--owner", "ana", "--approver", "bo").returncode == 0
     version = json.loads((out / "registration.json").read_text())["versions"][0]
     frozen = version["frozen"]
-    assert set(frozen) == {"experiment", "prompts", "guidance", "gates", "seeds", "corpus", "rules", "network"}
+    assert set(frozen) == {"experiment", "prompts", "guidance", "gates", "seeds", "corpus", "rules", "network", "protocol"}
     assert frozen["network"] == {}  # flag_all runs no command: no policy to record
     assert frozen["rules"] == {"tolerance": 3, "include_unvalidated": False, "bootstrap": 200}
     assert version["pre_registered"] is True and version["owner"] == "ana" and version["approver"] == "bo"
@@ -208,7 +208,7 @@ def test_gates_lowered_after_the_runs_never_grant_a_tier_on_them(setup):
     assert old["analysis"]["gates"] == str((tmp / "gates.toml").resolve())
     assert old["conditions"]["B"]["decision"]["version"] == 1
     assert old["conditions"]["B"]["decision"]["status"] != "granted"
-    assert "decision (version 1, pre-registered):" in rb("score", out, "--version", "1", "--details").stdout
+    assert "decision (version 1, pre-registered, no decision owner):" in rb("score", out, "--version", "1", "--details").stdout
     line = _error(rb("score", out, "--version", "1", "--gates", tmp / "lower.toml"))
     assert "version 1" in line and "--gates" in line
     assert "no version 3" in _error(rb("score", out, "--version", "3"))
@@ -234,7 +234,7 @@ def test_runs_started_after_a_new_version_are_scored_under_it(setup):
     assert data["registration"]["scored_runs"]["other_versions"] == {"1": 1}
     assert data["conditions"]["A"]["decision"]["version"] == 2
     assert data["analysis"]["bootstrap"]["resamples"] == 300
-    assert "decision (version 2, registered after runs):" in rb("score", out).stdout
+    assert "decision (version 2, registered after runs, no decision owner):" in rb("score", out).stdout
     assert rb("report", out, "--html", tmp / "report.html").returncode == 0
     page = (tmp / "report.html").read_text()
     assert "version 2, registered after runs" in page and "1 runs ran under version 1" in page

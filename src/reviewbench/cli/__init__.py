@@ -28,6 +28,7 @@ from .demo import demo_command
 from .exclude import exclude_command
 from .gate import gate_command
 from .label import agreement_command, judge_group, label_group
+from .label_read import read_command, sample_command
 from .mine import mine_command
 from .release import release_command
 from .report import report_command
@@ -123,6 +124,8 @@ cli.add_command(register_command)
 cli.add_command(report_command)
 cli.add_command(tasks_group)
 cli.add_command(label_group)
+label_group.add_command(read_command)  # hand readings (cli/label_read.py): no labels
+label_group.add_command(sample_command)
 cli.add_command(agreement_command)
 cli.add_command(release_command)
 cli.add_command(judge_group)

@@ -105,6 +105,7 @@ def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool 
     """Run a loaded experiment into ``out`` as ``run`` does (shared with ``rerun``)."""
     from ..review.runner import (  # the runner pulls in every reviewer kind
         check_conditions,
+        check_data_controls,
         check_reachable,
         run_experiment,
     )
@@ -114,6 +115,7 @@ def run_loaded(loaded, out: Path, retry_failed: bool = False, new_version: bool 
     check_conditions(loaded.path, [(c.name, c.reviewer, c.context) for c in loaded.config.condition])
     if check_endpoints:
         check_reachable(loaded)  # nothing planned or made on disk for a server that is not there
+    check_data_controls(loaded)  # after: asking an endpoint once sends it no code
     with run_lock(out):  # one writer per run directory
         # Refuses an edited registration or changed inputs (the first run records its digest).
         check_registration(loaded, out, new_version=new_version)

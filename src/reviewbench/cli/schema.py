@@ -28,10 +28,11 @@ SCHEMAS = {
     "compare": ("reviewbench.score.comparison", "RunComparison"),
     "gate": ("reviewbench.score.gate", "GateResult"),
     "exclusions": ("reviewbench.store.exclusions", "Exclusion"),
+    "readings": ("reviewbench.store.readings", "Reading"),
     "manifest": ("reviewbench.report.manifest", "ArtefactManifest"),
 }
 #: Outputs: their schema is that of what is written (serialization mode).
-_WRITTEN = {"verdicts", "score", "audit", "compare", "gate", "exclusions", "manifest"}
+_WRITTEN = {"verdicts", "score", "audit", "compare", "gate", "exclusions", "readings", "manifest"}
 
 
 def json_schema(name: str) -> dict:
@@ -53,6 +54,6 @@ def schema_command(name: str) -> None:
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
     verdicts (a run directory's verdicts.jsonl), score (score --json), audit (a corpus's
     audit.json), compare (compare --json), gate (gate --json), packets (label export's packets),
-    labels (label import/export rows), exclusions (a run directory's exclusions.jsonl) or
-    manifest (export --manifest)."""
+    labels (label import/export rows), exclusions (a run directory's exclusions.jsonl),
+    readings (its readings.jsonl: runs read by hand) or manifest (export --manifest)."""
     print_json(json_schema(name))

@@ -62,8 +62,11 @@ def _fmt(m: MetricValue) -> tuple[str, str, str]:
 
 
 def _cost_line(cost: CostScore) -> str:
-    """Cost from the price table, apart from the usage proxy (token counts)."""
+    """Cost from the price table, apart from the usage proxy (token counts): a list-price
+    estimate, or why none is made."""
     unit = f" {cost.currency}" if cost.currency else ""
+    if cost.refused:
+        return f"cost: not estimated: {cost.refused}"
     if cost.unpriced_models:
         return f"cost: not given: no price for {', '.join(cost.unpriced_models)}"
     if cost.per_run is None or cost.per_identified_defect is None or cost.total is None:
@@ -75,7 +78,7 @@ def _cost_line(cost: CostScore) -> str:
         return f"{value}{interval} per {of} ({f.num:.6g}{unit} / {f.den})"
 
     bound = "" if cost.complete else f"; at least: {cost.runs_without_usage} runs reported no usage"
-    return (f"cost (price table): {cost.total:.6g}{unit} total; " + figure(cost.per_run, "run") + "; "
+    return (f"cost ({cost.basis}, not an invoice): {cost.total:.6g}{unit} total; " + figure(cost.per_run, "run") + "; "
             + figure(cost.per_identified_defect, "identified defect") + bound)
 
 
@@ -443,6 +446,9 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
              + (f"; scores all {scoped.runs} runs" if scoped and every else ""))  # fmt: skip
         if scoped and not every:
             say(_scope_line(scoped))
+        from ..report.protocol import protocol_summary
+
+        say(protocol_summary(registration))
     else:
         say("not registered: the gates and rules were not fixed before the runs")
     cutoff = analysis.cutoff
@@ -457,6 +463,14 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
              "without exclusions line has them back in")  # fmt: skip
     if result.incidental:
         _print_incidental(result.incidental)
+    if result.inspection:
+        from ..report.headline import inspection_line
+
+        say(inspection_line(result.inspection))
+    if result.severity_basis and result.severity_basis.missing:
+        from ..report.headline import severity_basis_line
+
+        say(severity_basis_line(result.severity_basis))
     differing = analysis.forge_tree_differences
     if differing:
         say(f"TREES DIFFER: {len(differing)} case(s) were pushed with different trees under different "
@@ -471,6 +485,12 @@ def _print_details(result: ScoreResult) -> None:
                   "judge, else a finding that names the defect where the same reviewer said nothing naming it on "
                   "the defect's mirror (the same change, clean); named_recall counts naming alone, located_recall "
                   "where findings land", markup=False)  # fmt: skip
+    if result.registration:
+        from ..report.protocol import protocol_lines
+
+        console.print("\nregistered protocol", markup=False, style="bold")
+        for field, text in protocol_lines(result.registration):
+            say(f"  {field}: {text}", "      ")
     excluded = result.exclusions
     for name, data in result.conditions.items():
         _print_condition(name, data, version_phrase(result.registration))

@@ -49,6 +49,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
     separability is the cross-validated AUC with which diff shape alone tells defect cases
     from clean cases.
     """
+    from ..score.severity import BASIS_FIELDS, severity_basis_flag
     from ..score.yields import UNVALIDATED, corpus_yields
 
     data = read_corpus(corpus)
@@ -94,6 +95,7 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
         "gold_sha256": data.meta.gold_sha256,
         "environment": environment_json(data.meta.environment),
         "reasons": {status: [{"line": line, "cases": n} for line, n in lines] for status, lines in reasons.items()},
+        "severity_basis": severity_basis_flag(data.gold),
     }
     if with_cases:
         report["case_rows"] = rows
@@ -127,6 +129,11 @@ def show_command(corpus: Path, with_cases: bool, dropped: bool, why: str | None,
                       f"clean cases ({len(clean_shapes)}) from changed, added and removed lines, files and hunks "
                       f"(0.5: shape tells nothing); best single feature {separability.best_feature} "
                       f"{separability.best_feature_auc:.2f}", markup=False)  # fmt: skip
+    flag = report["severity_basis"]
+    if flag["missing"]:  # every primary defect case, validated or not: the people writing gold fix it here
+        shown = ", ".join(flag["missing"][:5]) + (", …" if len(flag["missing"]) > 5 else "")
+        console.print(f"SEVERITY BASIS missing on {len(flag['missing'])} of {flag['primary_cases']} primary defect "
+                      f"cases ({BASIS_FIELDS}): {shown}", markup=False)  # fmt: skip
     if mirror_counts.mined:
         console.print(f"mirrors: {mirror_counts.mined} ({mirror_counts.paired_with_defect_cases} paired with "
                       f"defect cases); {mirror_counts.valid} of {mirror_counts.validated} validated keep the "

@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import UsageError
+from .registration import RegistrationPlan
 from .reviewers import ReviewerConfig, kinds_of
 
 __all__ = ["ConditionConfig", "ConditionLimits", "GuidanceFile", "ExperimentConfig", "LoadedFile", "read_config",
@@ -129,6 +130,10 @@ class ExperimentConfig(BaseModel):
                              "may run a failed or timed-out run again; every earlier attempt stays a missing review.")
     retry_on: list[str] | None = Field(default=None, description="Retry rule: the failure codes a retry is allowed "
                                        "for (e.g. ['outage_indicated', 'no_review_in_window']); none: any.")
+    registration: RegistrationPlan | None = Field(
+        default=None, description="The protocol the decision is registered to rest on: owner, hypotheses and "
+        "their gates, severity policy, exclusion policy, stop conditions, completion definition, product "
+        "surface, approvals, data controls (config/registration.py); frozen by register.")  # fmt: skip
 
     @field_validator("retry_on")
     @classmethod
@@ -174,6 +179,8 @@ class LoadedFile:
             # Added after run directories existed: at its default it hashes as before.
             if condition.get("stop_after_connection_failures") == DEFAULT_STOP_AFTER:
                 del condition["stop_after_connection_failures"]
+        if data.get("registration", ...) is None:  # likewise: a file without the table hashes as before
+            del data["registration"]
         canonical = json.dumps(data, sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -1,7 +1,9 @@
 """The price table of ``score --prices`` (``prices.toml``): what a model's tokens cost.
 
 Cost is kept apart from the usage proxy (token counts): it exists only where the table
-prices the model that answered, and is never guessed for one it does not.
+prices the model that answered, and is never guessed for one it does not. It is a list-price
+estimate (tokens at the table's prices), never an invoice, and is refused for conditions a
+plan pays for (``plan_funded``) and for forge bots, whose tokens are not reported.
 """
 
 from __future__ import annotations
@@ -24,4 +26,7 @@ class PriceTable(_Model):
     currency: str | None = Field(default=None, max_length=16, description="What the prices are in (USD, EUR…); "
                                  "printed beside every cost.")  # fmt: skip
     prices: dict[str, Price] = Field(min_length=1, description="By model id, as the endpoint reports it "
-                                     "(model_returned; model_requested for a run that returned none).")  # fmt: skip
+                                     "(model_returned; model_requested for a run that returned none): list "
+                                     "prices, so every cost is a list-price estimate, not an invoice.")  # fmt: skip
+    plan_funded: list[str] = Field(default_factory=list, description="Conditions whose use a plan or seat pays "
+                                   "(a subscription, not per token): no cost is estimated for them.")

@@ -56,6 +56,21 @@ name = "ruff"
 reviewer = {{ kind = "sarif", command = {ruff}, expose = {expose} }}
 context = "tree"
 concurrency = 2
+
+# What the decision rests on, frozen by register and printed by score and the report.
+[registration]
+owner = "demo owner"
+hypotheses = [
+  {{ id = "H1", statement = "ruff is fit for triage of this project's changes", gates = ["triage"] }},
+  {{ id = "H2", statement = "no baseline earns authority", gates = ["flags_everything", "none"] }},
+]
+severity_policy = {{ text = "Severity is the worst credible outcome once the change ships.", levels = {{ high = "wrong dates or totals reach a user", med = "a visible failure with a workaround", low = "cosmetic or internal only" }} }}
+exclusion_policy = "Only runs the harness broke, each with its log line (reviewbench exclude)."
+stop_conditions = ["a safety stop", "every run of a condition fails"]
+completion = "the reviewer's answer (SARIF or NO_ISSUES) within timeout_s"
+product_surface = "built-in baselines and ruff's SARIF output on the exported tree"
+approvals = [{{ role = "decision owner", name = "demo owner" }}, {{ role = "reviewer of the protocol", name = "demo reviewer" }}]
+data_controls = {{ account_type = "none: every reviewer runs on this machine", workspace = "the demo directory", data_settings = "nothing leaves the machine", retention = "until the demo directory is removed", raw_output_readers = ["whoever runs the demo"] }}
 """
 
 

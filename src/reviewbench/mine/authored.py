@@ -17,7 +17,7 @@ Gold TOML::
     [[defect]]
     class = "rule_violation"
     severity = "high"                # low | med | high, optional
-    severity_basis = "P1: wrong totals reach invoices"
+    severity_basis = { asset = "invoices", trigger = "an order with a discount", consequence = "wrong totals billed", scope = "every discounted order", controls = "no test sums a discounted order" }
     trigger = "an order with a discount"
     description = "rounds each line instead of the total"
     rule_id = "R-01"                 # optional: the repository rule it violates
@@ -49,7 +49,7 @@ from ..errors import UsageError
 from ..git.apply import patched_files
 from ..git.blame import diff_bytes
 from ..git.repo import Repository
-from ..records import Case, Defect, GoldRecord, Location, Provenance
+from ..records import Case, Defect, GoldRecord, Location, Provenance, SeverityBasis
 from ..store.corpus import (
     CASES_FILE,
     GOLD_FILE,
@@ -126,7 +126,7 @@ class _DefectToml(_Toml):
 
     defect_class: str | None = Field(default=None, alias="class")
     severity: Literal["low", "med", "high"] | None = None
-    severity_basis: str | None = None
+    severity_basis: SeverityBasis | str | None = None
     trigger: str | None = None
     description: str | None = None
     safe_path: str | None = None

@@ -49,7 +49,13 @@ from ._model import (
     Tile,
     Verdict,
 )
-from .headline import headline_rows, pair_heading, pair_sentences
+from .headline import (
+    headline_rows,
+    inspection_line,
+    pair_heading,
+    pair_sentences,
+    severity_basis_line,
+)
 
 __all__ = ["build_report", "classify_findings", "paired_recall"]
 
@@ -166,7 +172,7 @@ class _Matched:
 
     def __init__(self, run: RunRow, gold: GoldRecord | None, verdicts: Sequence[FindingVerdict]) -> None:
         self.run = run
-        self.completed = run.state.completed
+        self.completed = run.reviewed
         defects = gold.defects if gold else []
         self.verdicts = classify_findings(verdicts)
         index = {d.defect_id: i for i, d in enumerate(defects)}
@@ -335,7 +341,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         metrics = {m: _metric(m, score.metrics[m], levels.get(m)) for m in shown if m in score.metrics}
         end_to_end = {m: _metric(m, score.end_to_end.metrics[m], levels.get(m)) for m in RATE_METRICS}
         latencies = tuple(r.latency_s for r in runs if r.condition == name and r.case_id in cases
-                          and r.latency_s is not None and r.state.completed)  # fmt: skip
+                          and r.latency_s is not None and r.reviewed)  # fmt: skip
         drift = score.model_drift
         conditions.append(ConditionView(
             name=name, reviewer=_reviewer(experiment, name), metrics=metrics, states=score.states,
@@ -372,6 +378,10 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
                          f"{beside.false_alarm_rate.den}; the decision {state} {d.authority} "
                          f"({d.status.value.replace('_', ' ')})")  # fmt: skip
     notes.extend(_incidental_notes(result, names))
+    if result.inspection:
+        notes.append(inspection_line(result.inspection))
+    if result.severity_basis and result.severity_basis.missing:
+        notes.append(severity_basis_line(result.severity_basis))
     scoped = result.registration.scored_runs if result.registration else None
     for number, count in (scoped.other_versions if scoped else {}).items():
         assert scoped is not None

@@ -5,8 +5,9 @@ shows it, all from the same records built here out of ``score_run``'s result: wh
 reads first cannot differ between the terminal and the page. The figures are those the
 gates read (the end-to-end analysis by default: a run that gave no review counts as a
 miss on a defect case and a false alarm on a clean one). Paired sentences describe the
-difference and its interval; they never name a winner, and say "inconclusive on this
-corpus" when the interval holds 0.
+difference and its interval after the interpretation pattern it shows ("higher recall for B
+with unstable repetition (…)", "inconclusive on this corpus" when the intervals hold 0);
+they never name a winner.
 """
 
 from __future__ import annotations
@@ -17,10 +18,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..score.result import ConditionScore, MetricValue, PairedComparison, ScoreResult
+    from ..score.result import (
+        ConditionScore,
+        InspectionSummary,
+        MetricValue,
+        PairedComparison,
+        ScoreResult,
+        SeverityBasisFlag,
+    )
 
-__all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "attempts_line", "headline_rows", "pair_heading",
-           "pair_sentences"]
+__all__ = ["LEGEND", "HeadlineRate", "HeadlineRow", "PairSentence", "attempts_line", "headline_rows", "inspection_line", "interpretation",
+           "pair_heading", "pair_sentences", "repetition_note", "severity_basis_line"]
 
 #: What the headline's columns count, in words a newcomer can read (terminal and page).
 LEGEND = (
@@ -111,15 +119,35 @@ def attempts_line(completion: MetricValue) -> str | None:
             f"counted); failure codes: {codes}")
 
 
+def inspection_line(i: InspectionSummary) -> str:
+    """How much of what was scored people have read; a sample of five asked for when nothing
+    (the terminal and the page say the same)."""
+    figures = f"{i.runs_read}/{i.runs_scored} scored runs, {i.misses_read}/{i.misses} misses read"
+    if not i.runs_read:
+        return f"hand inspection: {figures}; read five first (reviewbench label sample)"
+    short = "" if i.enough else f" ({min(5, i.runs_scored) - i.runs_read} more to reach five)"
+    return f"hand inspection: {figures}{short}; readers: {', '.join(i.readers)}"
+
+
+def severity_basis_line(flag: SeverityBasisFlag) -> str:
+    """The primary defect cases whose severity rests on unstated grounds, flagged."""
+    return (f"SEVERITY BASIS missing on {len(flag.missing)}/{flag.primary_cases} primary defect cases (asset, "
+            "trigger, consequence…)")
+
+
 @dataclass(frozen=True)
 class PairSentence:
-    """One paired comparison in words (a − b on the cases both were scored on)."""
+    """One paired comparison in words (a − b on the cases both were scored on): the
+    interpretation pattern first, then the differences it rests on."""
 
     a: str
     b: str
     text: str
     inconclusive: bool
     """The detection difference's interval holds 0."""
+    pattern: str = ""
+    """The interpretation pattern alone ("higher recall for b with unstable repetition (…)",
+    "inconclusive on this corpus"): never a winner."""
 
 
 def _metrics(data: ConditionScore, analysis: str) -> Mapping[str, MetricValue]:
@@ -176,18 +204,16 @@ def _counted(diff: float, den: float | None) -> int | None:
     return None if not den else round(abs(diff) * den)
 
 
-def _detection(a: str, b: str, c: PairedComparison, den: float | None) -> tuple[str, bool]:
-    """"b finds 3 more of 60 defects than a, difference +0.05 [0.00, 0.17]: inconclusive…"."""
-    inconclusive = _spans_zero(c)
-    tail = ": inconclusive on this corpus" if inconclusive else ""
+def _detection(a: str, b: str, c: PairedComparison, den: float | None) -> str:
+    """"b finds 3 more of 60 defects than a, +0.05 [0.00, 0.17]"."""
     assert c.diff is not None
     if c.diff == 0:
         of = f" of {den:g}" if den else ""
-        return f"{a} and {b} identify as many{of} defects, {_diff_interval(c, 1)}{tail}", inconclusive
+        return f"{a} and {b} identify as many{of} defects, {_diff_interval(c, 1)}"
     more, less, sign = (a, b, 1) if c.diff > 0 else (b, a, -1)
     n = _counted(c.diff, den)
     said = f"{n} more of {den:g} defects" if n is not None and den else f"{abs(c.diff):.0%} more of the defects"
-    return f"{more} identifies {said} than {less}, {_diff_interval(c, sign)}{tail}", inconclusive
+    return f"{more} identifies {said} than {less}, {_diff_interval(c, sign)}"
 
 
 def _false_alarms(a: str, b: str, c: PairedComparison | None, den: float | None) -> str:
@@ -198,8 +224,53 @@ def _false_alarms(a: str, b: str, c: PairedComparison | None, den: float | None)
     more, sign = (a, 1) if c.diff > 0 else (b, -1)
     n = _counted(c.diff, den)
     said = f"{n} more of {den:g} clean runs" if n is not None and den else f"{abs(c.diff):.0%} more of the clean runs"
-    tail = ": inconclusive" if _spans_zero(c) else ""
-    return f"false alarms: {more} on {said}, {_diff_interval(c, sign)}{tail}"
+    return f"false alarms: {more} on {said}, {_diff_interval(c, sign)}"
+
+
+def repetition_note(data: ConditionScore) -> str | None:
+    """How stable a condition's finds are across repetitions, from its hit sequences:
+    ``unstable repetition (2 of 5 defects it found were missed in another repetition)``,
+    ``stable repetition (…)``, or None with fewer than two repetitions or no defect found."""
+    stability = data.stability
+    if stability is None or stability.repetitions < 2:
+        return None
+    counted = [seq.replace("-", "") for defects in stability.hits.values() for seq in defects.values()]
+    found = [seq for seq in counted if "1" in seq and len(seq) >= 2]
+    if not found:
+        return None
+    missed = sum("0" in seq for seq in found)
+    if missed:
+        return (f"unstable repetition ({missed} of {len(found)} defects it found were missed in another "
+                "repetition)")
+    return f"stable repetition (each of the {len(found)} defects it found, in every repetition)"
+
+
+def interpretation(a: str, b: str, recall: PairedComparison, alarms: PairedComparison | None,
+                   conditions: Mapping[str, ConditionScore]) -> str:  # fmt: skip
+    """The pattern a paired comparison shows, in words that never name a winner: a
+    difference counts only when its 95% interval excludes 0.
+
+    - detection and false alarms both hold 0: "inconclusive on this corpus";
+    - detection holds 0, false alarms do not: "detection inconclusive on this corpus; more
+      false alarms from X";
+    - detection does not: "higher recall for X" (", at more false alarms" / ", with fewer
+      false alarms" when that difference excludes 0 too), then how stable X's finds are
+      across repetitions (:func:`repetition_note`).
+    """
+    louder = None  # the condition with more false alarms, when that difference excludes 0
+    if alarms is not None and alarms.diff and not _spans_zero(alarms):
+        louder = a if alarms.diff > 0 else b
+    assert recall.diff is not None
+    if _spans_zero(recall) or recall.diff == 0:
+        if louder is None:
+            return "inconclusive on this corpus"
+        return f"detection inconclusive on this corpus; more false alarms from {louder}"
+    higher = a if recall.diff > 0 else b
+    said = f"higher recall for {higher}"
+    if louder is not None:
+        said += ", at more false alarms" if louder == higher else ", with fewer false alarms"
+    note = repetition_note(conditions[higher])
+    return said + (f", with {note}" if note else "")
 
 
 def _shared(ma: Mapping[str, MetricValue], mb: Mapping[str, MetricValue], metric: str) -> float | None:
@@ -236,7 +307,10 @@ def pair_sentences(result: ScoreResult) -> tuple[PairSentence, ...]:
         if recall is None or recall.diff is None:
             continue
         ma, mb = _metrics(conditions[a], analysis), _metrics(conditions[b], analysis)
-        detection, inconclusive = _detection(a, b, recall, _shared(ma, mb, "defect_recall"))
-        alarms = _false_alarms(a, b, by_key.get((a, b, "false_alarm_rate")), _shared(ma, mb, "false_alarm_rate"))
-        out.append(PairSentence(a=a, b=b, text=f"{detection}; {alarms}", inconclusive=inconclusive))
+        detection = _detection(a, b, recall, _shared(ma, mb, "defect_recall"))
+        false_alarms = by_key.get((a, b, "false_alarm_rate"))
+        alarms = _false_alarms(a, b, false_alarms, _shared(ma, mb, "false_alarm_rate"))
+        pattern = interpretation(a, b, recall, false_alarms, conditions)
+        out.append(PairSentence(a=a, b=b, text=f"{a} vs {b}: {pattern}. {detection}; {alarms}",
+                                inconclusive=_spans_zero(recall), pattern=pattern))
     return tuple(out)

@@ -26,6 +26,7 @@ from ..score.splits import SPLIT_METRICS
 from ._data import build_report
 from ._model import DefectRow, Metric, Outcome, ReportData, Summary, Tile
 from .headline import LEGEND
+from .protocol import protocol_lines
 
 __all__ = ["JUDGED_BY", "METRIC_HELP", "render_html", "script_json", "write_html"]
 
@@ -130,7 +131,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters.update(fmt=_fmt, fraction=_fraction, interval=_interval, clip=_clip)
     env.globals.update(tip=tile_tip, help=METRIC_HELP, summary_short=_SUMMARY_SHORT, finding=_finding,
-                       judged_by=JUDGED_BY, words=EVIDENCE_WORDS)  # fmt: skip
+                       judged_by=JUDGED_BY, words=EVIDENCE_WORDS, protocol_lines=protocol_lines)  # fmt: skip
     return env
 
 

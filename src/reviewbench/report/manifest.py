@@ -24,7 +24,7 @@ __all__ = ["MANIFEST_FILES", "Artefact", "ArtefactManifest", "artefact_manifest"
 #: The run directory's and the corpus's own records, hashed when present.
 MANIFEST_FILES = {
     "rundir": ("runs.sqlite", "registration.json", "allocation.jsonl", "exclusions.jsonl", "verdicts.jsonl",
-               "labels.sqlite"),
+               "labels.sqlite", "readings.jsonl"),
     "corpus": ("corpus.json", "cases.jsonl", "gold.jsonl", "dropped.jsonl", "audit.json"),
 }
 

@@ -109,4 +109,18 @@ retries = 4            # retries on 429, 5xx and connection errors, with backoff
 # reviewer = { kind = "github", repo = "you/review-sandbox", remote = "git@github.com:you/review-sandbox.git", token_env = "GITHUB_TOKEN", trigger = "@codex review", bot = "chatgpt-codex-connector", poll_s = 30, timeout_s = 1800 }
 # context = "tree"
 # timeout_s = 2400     # above the reviewer's own timeout_s
+
+# What the decision is registered to rest on, frozen by 'reviewbench register' and printed by
+# score and the report. data_controls is required when a condition sends code to a service
+# (a chat API or a forge that is not on this machine's loopback).
+# [registration]
+# owner = "Ana Ruiz"                      # who owns the decision (else every decision line says none)
+# hypotheses = [{ id = "H1", statement = "A is fit for triage", gates = ["triage"] }]
+# severity_policy = { text = "Severity is the worst credible outcome in production.", levels = { high = "wrong data or money reaches a user", med = "a visible failure with a workaround", low = "cosmetic or internal" } }
+# exclusion_policy = "Only runs the harness broke (reviewbench exclude, with the log line)."
+# stop_conditions = ["a safety stop", "three outages in a row"]
+# completion = "a review in the reviewer's answer within timeout_s"
+# product_surface = "model qwen2.5-coder:7b through Ollama, default prompt"
+# approvals = [{ role = "security lead", name = "Ben Okafor" }]
+# data_controls = { account_type = "team API organisation", workspace = "review-evals", data_settings = "training on inputs off", retention = "30 days at the service; run directory kept 1 year", raw_output_readers = ["Ana Ruiz", "Ben Okafor"] }
 '''

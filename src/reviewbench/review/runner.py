@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .._version import __version__
+from ..config.registration import needs_data_controls
 from ..engine import (
     Condition,
     OnUpdate,
@@ -49,7 +50,7 @@ from .packet import PacketBuilder
 from .parse import parse_review
 from .prompt import load_prompt, load_text
 
-__all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "check_reachable", "plan_runs", "run_experiment",
+__all__ = ["ALLOCATION_FILE", "ReviewJob", "check_conditions", "check_data_controls", "check_reachable", "plan_runs", "run_experiment",
            "write_allocation"]
 
 ORIGINAL = "original"
@@ -230,6 +231,27 @@ def check_conditions(path: Path, conditions: list[tuple[str, object, str | None]
             raise UsageError(f"{path}: condition {name}: {problem}")
 
 
+def check_data_controls(experiment: Experiment) -> None:
+    """Refuse an experiment that sends code to a service (a chat API or a forge off this
+    machine's loopback) without saying, in its ``[registration]`` table, under which account,
+    workspace, data settings and retention, and who may read the raw outputs.
+
+    Raises:
+        UsageError: naming the file, the first such condition and what to add.
+    """
+    plan = experiment.config.registration
+    if plan is not None and plan.data_controls is not None:
+        return
+    sending = [(c.name, kind) for c in experiment.config.condition if (kind := needs_data_controls(c.reviewer))]
+    if sending:
+        name, kind = sending[0]
+        more = f" (and {len(sending) - 1} more condition(s))" if len(sending) > 1 else ""
+        what = "a chat API" if kind == "api" else "a forge"
+        raise UsageError(f"{experiment.path}: condition {name} sends the cases' code to {what}{more}: give "
+                         "[registration] data_controls (account_type, workspace, data_settings, retention, "
+                         "raw_output_readers) before any run")  # fmt: skip
+
+
 def check_reachable(experiment: Experiment) -> None:
     """Refuse, before anything is planned, a condition whose endpoint cannot serve a run.
 
@@ -268,6 +290,7 @@ def run_experiment(
     check_conditions(experiment.path, [(c.name, c.reviewer, c.context) for c in experiment.config.condition])
     if check_endpoints:
         check_reachable(experiment)
+    check_data_controls(experiment)  # after: asking an endpoint once sends it no code
     corpus = read_corpus(experiment.corpus_path)
     store = open_run_store(out)
     try:

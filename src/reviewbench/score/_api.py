@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import UsageError
 from ..records import GoldRecord, Stratum
 from ..store.corpus import Corpus
+from ..store.readings import read_readings
 from ..store.runs import RunRow
 from .audit import AuditCheck, unsound
 from .bounds import open_pairs, reachable
@@ -37,6 +38,7 @@ from .forge_trees import tree_differences
 from .frame import Frame
 from .gates import Compare, Gates, decide, evaluate_compare
 from .inputs import ScoreOptions, ScoringInputs, load_inputs
+from .inspection import inspection_block
 from .levels import metric_evidence
 from .metrics import (
     CaseInfo,
@@ -55,6 +57,7 @@ from .registry import DEPRECATED, RATE_METRICS, spec
 from .result import ScoreResult
 from .rules import rule_figures
 from .secondary import judge_gates, judge_secondary
+from .severity import severity_basis_flag
 from .strata import EXPLORATORY, HOLDOUT_STRATA, holdout_scores, split_holdout
 from .unclear import decision_summary, variant_tables, with_unclear
 from .verdicts import (
@@ -181,7 +184,7 @@ def judge_runs(runs: list[RunRow], corpus: Corpus, cases: dict[str, CaseInfo], t
         automatic[run.run_id] = judge_run(
             run_id=run.run_id, case_id=run.case_id, condition=run.condition, repetition=run.repetition,
             findings=run.findings, defects=g.defects if g else [], paths=paths.get(run.case_id, []),
-            tolerance=tolerance, scored=run.case_id in cases and run.state.completed,
+            tolerance=tolerance, scored=run.case_id in cases and run.reviewed,
         )  # fmt: skip
     judged = discriminate(automatic, runs, gold, cases, tolerance)
     if boilerplate is not None:
@@ -371,6 +374,8 @@ def score(inputs: ScoringInputs) -> ScoreResult:
     incidental = incidental_defects(tallied.all_verdicts(), tallied.everything)
     if incidental:
         result["incidental"] = {"contaminated": sorted(tallied.contaminated), "defects": incidental}
+    result["inspection"] = inspection_block(tallied, read_readings(inputs.rundir))
+    result["severity_basis"] = severity_basis_flag(g for g in inputs.corpus.gold if g.case_id in tallied.cases)
     return ScoreResult.build(result, tallied.all_verdicts())
 
 
@@ -578,7 +583,7 @@ class _Scoring:
         if t.holdout:
             out["holdout"] = held["completed"]
         if inputs.prices is not None:
-            out["cost"] = condition_cost(t.by_condition[name], t.cases, completed, inputs.prices, inputs.bootstrap,
+            out["cost"] = condition_cost(name, t.by_condition[name], t.cases, completed, inputs.prices, inputs.bootstrap,
                                          inputs.seed)  # fmt: skip
         if self.cutoff:
             out["cutoff"] = cutoff_scores(completed, t.cases, self.dates, self.cutoff, inputs.bootstrap, inputs.seed)

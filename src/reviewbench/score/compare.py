@@ -119,7 +119,7 @@ def _pairs(a: RunTallies, b: RunTallies, asked: tuple[tuple[str, str], ...]) -> 
 
 
 def _values(runs: list[RunRow], attr: str, completed_only: bool = False) -> list[Any]:
-    seen = {getattr(r, attr) for r in runs if not completed_only or r.state.completed}
+    seen = {getattr(r, attr) for r in runs if not completed_only or r.reviewed}
     return sorted(seen, key=lambda v: (v is None, str(v)))
 
 

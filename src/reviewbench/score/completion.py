@@ -54,7 +54,7 @@ def completion_by_stratum(name: str, runs: Iterable[RunRow], cases: Mapping[str,
         scored.add(run.run_id)
         row = cell(case.stratum)
         row["attempted"] = (row["attempted"] or 0) + 1
-        row["completed"] = (row["completed"] or 0) + int(run.state.completed)
+        row["completed"] = (row["completed"] or 0) + int(run.reviewed)
     for plan in planned or ():
         case = cases.get(plan.case_id)
         if plan.condition != name or case is None:

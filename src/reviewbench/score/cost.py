@@ -9,7 +9,8 @@ by case cluster like every rate. Nothing is guessed: a condition with a run whos
 table does not price gets no cost at all (the models are named); runs that reported no usage
 (a timeout, a tool without tokens) are left out and counted, and the figures are then
 marked ``complete: false``, a lower bound; no identified defect leaves cost per defect
-undefined, never infinite or zero.
+undefined, never infinite or zero. Every figure is a list-price estimate (``basis``), and none
+is made for a plan-funded condition or a forge bot (``refused``).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import numpy as np
 from pydantic import ValidationError
 
 from ..config.prices import PriceTable
+from ..config.reviewers import capabilities_of
 from ..errors import UsageError
 from ..store.runs import RunRow
 from .metrics import CaseInfo, ConditionTally
 from .stats import percentile_interval, resample_ratios
 
-__all__ = ["condition_cost", "load_prices", "run_cost"]
+__all__ = ["condition_cost", "load_prices", "refusal", "run_cost"]
 
 
 def load_prices(path: Path) -> PriceTable:
@@ -68,17 +70,32 @@ def _figure(num: np.ndarray, den: np.ndarray, samples: np.ndarray, k: int) -> di
             "hi": round(float(hi[0]), 6) if scored else None}  # fmt: skip
 
 
-def condition_cost(runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], tally: ConditionTally,
+def refusal(name: str, runs: Sequence[RunRow], table: PriceTable) -> str | None:
+    """Why no cost may be estimated for condition ``name`` (None: it may): a plan pays for it,
+    or it is a forge bot, whose cost is its plan's and whose tokens no one reports."""
+    if name in table.plan_funded:
+        return "plan-funded (the price table's plan_funded): a plan or seat pays for it, not its tokens"
+    if any(capabilities_of(str(r.params.get("kind"))).opens_pull_requests for r in runs):
+        return "a forge bot: its plan pays for it and it reports no tokens"
+    return None
+
+
+def condition_cost(name: str, runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], tally: ConditionTally,
                    table: PriceTable, resamples: int, seed: int) -> dict[str, Any]:  # fmt: skip
     """``{currency, complete, total, per_run, per_identified_defect, unpriced_models,
-    runs_without_usage}`` of one condition's runs on ``cases``; the figures None when a
-    model is not priced or no run reported usage."""
+    runs_without_usage, basis, refused}`` of condition ``name``'s runs on ``cases``: a
+    list-price estimate; the figures None when a model is not priced, no run reported usage,
+    or the estimate is refused (:func:`refusal`)."""
     on_cases = [r for r in runs if r.case_id in cases]
     counted = [r for r in on_cases if r.tokens_in is not None or r.tokens_out is not None]
     unpriced = sorted({str(m) for r in counted if (m := r.model_returned or r.model_requested) not in table.prices})
     no_usage = len(on_cases) - len(counted)
+    refused = refusal(name, runs, table)
     out: dict[str, Any] = {"currency": table.currency, "complete": no_usage == 0, "unpriced_models": unpriced,
-                 "runs_without_usage": no_usage, "total": None, "per_run": None, "per_identified_defect": None}  # fmt: skip
+                 "runs_without_usage": no_usage, "total": None, "per_run": None, "per_identified_defect": None,
+                 "basis": "list-price estimate"}  # fmt: skip
+    if refused is not None:
+        return {**out, "unpriced_models": [], "refused": refused}
     if unpriced or not counted:
         return out
     clusters = sorted({cases[r.case_id].cluster for r in counted})

@@ -90,7 +90,7 @@ def pairings(runs: Sequence[RunRow], gold: Mapping[str, GoldRecord], valid: Iter
         if found is None or found[1] is None:
             continue
         mirror_run = found[1]
-        completed = mirror_run.state.completed
+        completed = mirror_run.reviewed
         out[run.run_id] = Pairing(completed=completed, clean=completed and not mirror_run.findings)
     return out
 
@@ -155,7 +155,7 @@ def discriminate(
             continue
         found = pairs.of(run)
         mirror, mirror_run = found if found is not None else (None, None)
-        usable = mirror is not None and mirror_run is not None and mirror_run.state.completed
+        usable = mirror is not None and mirror_run is not None and mirror_run.reviewed
         said: set[str] = set()
         if usable and mirror is not None and mirror_run is not None:
             record = gold[run.case_id]

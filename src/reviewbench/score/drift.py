@@ -25,7 +25,7 @@ def per_model_scores(runs: Sequence[RunRow], cases: Mapping[str, CaseInfo], outc
     (a run without a returned id is in no group)."""
     by_model: dict[str, list[RunRow]] = {}
     for run in runs:
-        if run.state.completed and run.model_returned and run.case_id in cases:
+        if run.reviewed and run.model_returned and run.case_id in cases:
             by_model.setdefault(run.model_returned, []).append(run)
     out = {}
     for model, answered in sorted(by_model.items()):

@@ -43,10 +43,10 @@ class FirstReviews:
         self.runs += 1
         pull = run.pull_request
         seconds = pull.time_to_first_review_s if pull is not None else None
-        if run.state.completed and seconds is not None:
+        if run.reviewed and seconds is not None:
             self.seconds.append(float(seconds))
-        elif not run.state.completed:
-            self.not_reviewed[run.state.value] += 1
+        elif not run.reviewed:  # a completed run whose failure code says no review: its code
+            self.not_reviewed[run.state.value if not run.state.completed else str(run.failure_code)] += 1
         # A completed run without a time (recorded before forge runs kept their pull request)
         # stays in the denominator, and in neither count: den - num - not reviewed.
 

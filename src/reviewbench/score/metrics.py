@@ -122,7 +122,7 @@ def run_outcome(run: RunRow, case: CaseInfo, verdicts: Sequence[FindingVerdict])
     defects = case.defects
     gold_paths = {loc.path for d in defects for loc in d.locations}
     others = [p for p in case.paths if p not in gold_paths]
-    completed = run.state.completed
+    completed = run.reviewed
     if not completed:
         none = tuple(False for _ in defects)
         return RunOutcome(False, none, none, tuple(None for _ in defects), none, 0, 0, 0, 0, 0, 0, len(others), 0, ())

@@ -33,19 +33,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._version import __version__
+from ..config.gates import Gates
+from ..config.registration import RegistrationPlan
 from ..config.reviewers import network_policy
 from ..config.rules import DEFAULT_RULES
 from ..errors import IntegrityError, UsageError
 from ..review.experiment import Experiment
 from ..review.prompt import load_prompt
-from ..review.runner import check_conditions
+from ..review.runner import check_conditions, check_data_controls
 from ..store.corpus import read_corpus
 from ..store.runs import REGISTRATION_FILE, REGISTRATION_SHA256, RUNS_DB, RunStore
 from .gates import load_gates
 from .registry import corpus_names
 
 __all__ = ["DEFAULT_RULES", "REGISTRATION_FILE", "SEAL_KEY", "check_registration", "fingerprint", "latest_version",
-           "register", "registered_summary", "registered_versions", "version_summary"]
+           "protocol_record", "register", "registered_summary", "registered_versions", "version_summary"]
 
 #: The ``runs.sqlite`` meta key holding the SHA-256 of ``registration.json``.
 SEAL_KEY = REGISTRATION_SHA256
@@ -70,7 +72,7 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
             except OSError as exc:
                 raise UsageError(f"guidance file {path} cannot be read: {exc}") from None
     corpus = read_corpus(experiment.corpus_path)
-    _, gates_text, gates_sha = load_gates(gates_path, strata=corpus_names(corpus.gold))
+    gates, gates_text, gates_sha = load_gates(gates_path, strata=corpus_names(corpus.gold))
     return {
         "experiment": {"path": str(experiment.path), "sha256": _sha(experiment.path.read_bytes())},
         "prompts": prompts,
@@ -86,7 +88,41 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
         # none, an allowlist of host:port pairs, or unrestricted (network = true, the opt-out).
         "network": {c.name: policy for c in experiment.config.condition
                     if (policy := network_policy(c.reviewer)) is not None},
+        "protocol": protocol_record(experiment, gates),
     }
+
+
+def protocol_record(experiment: Experiment, gates: Gates) -> dict[str, Any]:
+    """The experiment's ``[registration]`` table as the record freezes it: every field, null
+    or empty where the table says nothing (so a reader sees what was not stated), the retry
+    rule from the experiment, and the severity policy's SHA-256 (its file's, read now).
+
+    Raises:
+        UsageError: a hypothesis names a gate the gates file does not hold, or the severity
+            policy's file cannot be read.
+    """
+    plan = experiment.config.registration or RegistrationPlan()
+    known = {t.name for t in (*gates.tier, *gates.veto, gates.fallback)} | {c.name for c in gates.compare}
+    for hypothesis in plan.hypotheses:
+        unknown = [g for g in hypothesis.gates if g not in known]
+        if unknown:
+            raise UsageError(f"{experiment.path}: hypothesis {hypothesis.id}: no gate named {', '.join(unknown)} in "
+                             f"the gates (tiers, vetoes, comparisons: {', '.join(sorted(known))})")  # fmt: skip
+    out = plan.model_dump(mode="json")
+    policy = plan.severity_policy
+    if policy is not None:
+        if policy.file is not None:
+            path = (experiment.base / policy.file).resolve()
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise UsageError(f"severity policy file {path} cannot be read: {exc.strerror or exc}") from None
+        else:
+            data = (policy.text or "").encode()
+        out["severity_policy"] = {**out["severity_policy"], "sha256": _sha(data)}
+    config = experiment.config
+    out["retry_rule"] = {"max_retries": config.max_retries, "retry_on": config.retry_on}
+    return out
 
 
 class _Checked(BaseModel):
@@ -252,6 +288,8 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
     # Nothing is frozen that `run` would refuse (but keys belong to the machine that runs).
     check_conditions(experiment.path, [(c.name, c.reviewer, c.context) for c in experiment.config.condition],
                      keys=False)  # fmt: skip
+    check_data_controls(experiment)
+    owner = _owner(experiment, owner)
     path = rundir / REGISTRATION_FILE
     data: dict[str, Any] = {"versions": []}
     held, sealed = _store_state(rundir)
@@ -285,6 +323,19 @@ def register(experiment: Experiment, rundir: Path, gates_path: Path | None, boot
     if sealed or (not existed and (rundir / RUNS_DB).is_file()):
         _seal(rundir, _sha(path.read_bytes()))
     return data
+
+
+def _owner(experiment: Experiment, given: str | None) -> str | None:
+    """The decision owner: ``--owner`` or the table's, which must agree when both are given.
+
+    Raises:
+        UsageError: both are given and differ.
+    """
+    plan = experiment.config.registration
+    table = plan.owner if plan is not None else None
+    if given and table and given != table:
+        raise UsageError(f"--owner {given!r} is not the owner {experiment.path} registers ({table!r}): give one")
+    return given or table
 
 
 def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | None = None,
@@ -321,15 +372,34 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
                if _comparable(current[key], key) != _comparable(frozen[key], key)]  # fmt: skip
     changed += [f"{k} ({registered_rules[k]} registered, {wanted[k]} asked)" for k in DEFAULT_RULES
                 if wanted[k] != registered_rules[k]]  # fmt: skip
+    if "protocol" in frozen and _policy_sha(current) != _policy_sha(frozen):  # the experiment's hash covers the rest
+        changed.append("severity policy file")
     if changed:
         if not new_version:
             raise UsageError(f"{', '.join(changed)} changed since registration (version {latest['version']} in "
                              f"{path}); results would not be comparable: restore it, or pass --new-version")  # fmt: skip
-        data = register(experiment, rundir, gates_path, seed, new_version=True, rules=wanted, late=True)
+        plan = experiment.config.registration
+        kept = None if plan is not None and plan.owner else latest.get("owner")  # the owner stays the owner
+        data = register(experiment, rundir, gates_path, seed, new_version=True, rules=wanted, late=True, owner=kept)
         latest = data["versions"][-1]
         _, sealed = _store_state(rundir)
         digest = _sha(path.read_bytes())
     return _summary(path, latest, digest, sealed)
+
+
+def _policy_sha(frozen: dict[str, Any]) -> str | None:
+    policy = (frozen.get("protocol") or {}).get("severity_policy")
+    return policy.get("sha256") if policy else None
+
+
+def _people_and_protocol(version: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with the version's owner, approver and registered protocol, when it has them."""
+    for who in ("owner", "approver"):
+        if version.get(who):
+            out[who] = version[who]
+    if "protocol" in version["frozen"]:  # registrations before the [registration] table did not say
+        out["protocol"] = version["frozen"]["protocol"]
+    return out
 
 
 def _summary(path: Path, latest: dict[str, Any], digest: str, sealed: str | None) -> dict[str, Any]:
@@ -338,9 +408,7 @@ def _summary(path: Path, latest: dict[str, Any], digest: str, sealed: str | None
            "pre_registered": latest.get("pre_registered", True),
            "gates": latest["frozen"]["gates"], "seeds": latest["frozen"]["seeds"],
            "rules": {**DEFAULT_RULES, **latest["frozen"].get("rules", {})}}  # fmt: skip
-    for who in ("owner", "approver"):
-        if latest.get(who):
-            out[who] = latest[who]
+    _people_and_protocol(latest, out)
     if "network" in latest["frozen"]:  # registrations before egress by allowlist did not say
         out["network"] = latest["frozen"]["network"]
     return out
@@ -393,7 +461,4 @@ def version_summary(rundir: Path, number: int) -> dict[str, Any]:
            "latest": number == versions[-1].get("version"),
            "pre_registered": chosen.get("pre_registered", True), "gates": chosen["frozen"]["gates"],
            "seeds": chosen["frozen"]["seeds"], "rules": {**DEFAULT_RULES, **chosen["frozen"].get("rules", {})}}  # fmt: skip
-    for who in ("owner", "approver"):
-        if chosen.get(who):
-            out[who] = chosen[who]
-    return out
+    return _people_and_protocol(chosen, out)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..config.registration import RegistrationPlan, SeverityPolicy
 from ..store.exclusions import Exclusion
 from .verdicts import Evidence, FindingVerdict
 
@@ -39,6 +40,7 @@ __all__ = [
     "GroupScore",
     "IncidentalDefect",
     "IncidentalReport",
+    "InspectionSummary",
     "JudgeSecondary",
     "LabelFigures",
     "MetricEvidence",
@@ -48,11 +50,15 @@ __all__ = [
     "PairedComparison",
     "PrecisionClaims",
     "RateFigure",
+    "RegisteredProtocol",
     "RegisteredSeeds",
+    "RegisteredSeverityPolicy",
     "RegisteredTable",
     "RegistrationSummary",
     "ScoreResult",
+    "RetryRuleRecord",
     "ScoredRuns",
+    "SeverityBasisFlag",
     "StabilityScore",
     "TriageFigure",
     "UnclearDecision",
@@ -111,7 +117,8 @@ class MetricValue(_Result):
     max: Number | None = Field(default=None, description="latency_s: slowest completed run (time_to_first_review_s: "
                                "slowest first review).")
     not_reviewed: dict[str, int] | None = Field(default=None, description="time_to_first_review_s: forge runs with no "
-                                                "review, by terminal state (timed_out, failed, cancelled).")
+                                                "review, by terminal state (timed_out, failed, cancelled; a completed run whose failure "
+                                                "code says no review happened: by that code).")
     tokens_in: int | None = Field(default=None, alias="in", description="tokens: prompt tokens.")
     tokens_out: int | None = Field(default=None, alias="out", description="tokens: completion tokens.")
     per_case: float | None = Field(default=None, description="tokens: per case cluster.")
@@ -303,6 +310,11 @@ class CostScore(_Result):
     unpriced_models: list[str] = Field(description="Models that answered (or were asked, without an answer) and "
                                        "have no price: no cost is given then.")  # fmt: skip
     runs_without_usage: int
+    basis: str = Field(default="list-price estimate", description="What the figures are: a list-price estimate "
+                       "(reported tokens at the price table's prices), never an invoice.")
+    refused: str | None = Field(default=None, description="Why no cost is estimated for this condition at all: a "
+                                "forge bot (its cost is its plan's, no tokens are reported) or a plan-funded "
+                                "condition (the price table's plan_funded); the figures are null then.")
 
 
 class CompletionCell(_Result):
@@ -548,6 +560,28 @@ class NetworkPolicy(_Result):
     hosts: list[str] | None = Field(default=None, description="allowlist: the host:port pairs.")
 
 
+class RegisteredSeverityPolicy(SeverityPolicy):
+    """The severity policy as registered, with the SHA-256 of its text or file."""
+
+    sha256: str = Field(description="SHA-256 of the policy's text, or of its file when registered.")
+
+
+class RetryRuleRecord(_Result):
+    """The experiment's retry rule as registered."""
+
+    max_retries: int = Field(description="How many times 'run --retry-failed' may run a failed run again.")
+    retry_on: list[str] | None = Field(description="The failure codes a retry is allowed for; null: any.")
+
+
+class RegisteredProtocol(RegistrationPlan):
+    """The experiment's ``[registration]`` table as the registration froze it (every field
+    present: null or empty where the table said nothing), with the retry rule."""
+
+    severity_policy: RegisteredSeverityPolicy | None = Field(default=None, description="How severity is judged, "
+                                                             "hashed.")
+    retry_rule: RetryRuleRecord = Field(description="The experiment's max_retries and retry_on.")
+
+
 class RegistrationSummary(_Result):
     """The registration a score verified (``score/registration.py``)."""
 
@@ -568,6 +602,10 @@ class RegistrationSummary(_Result):
     inputs_checked: bool | None = Field(default=None, description="False: the file was verified, today's "
                                         "inputs not compared (runs read as history).")
     scored_runs: ScoredRuns | None = None
+    protocol: RegisteredProtocol | None = Field(default=None, description="The registered protocol (owner, "
+                                                "hypotheses, severity, exclusion and stop rules, retry rule, "
+                                                "completion, product surface, approvals, data controls); null for "
+                                                "registrations made before reviewbench froze it.")
     network: dict[str, NetworkPolicy] | None = Field(default=None, description="Per condition running a command, "
                                                      "the network it was allowed (registrations before egress by "
                                                      "allowlist did not say).")  # fmt: skip
@@ -580,6 +618,30 @@ class ExclusionsResult(_Result):
     runs: list[str] = Field(description="Run ids left out.")
     cases: list[str] = Field(description="Case ids left out, every run of them too.")
     without: dict[str, ExcludedBeside] = Field(description="Per condition, the figures with nothing left out.")
+
+
+class InspectionSummary(_Result):
+    """How much of what was scored people have read (``score/inspection.py``)."""
+
+    runs_scored: int = Field(description="Reviewed runs of the analysed headline cases.")
+    runs_read: int = Field(description="Of them, runs a person has read (reviewbench label read).")
+    misses: int = Field(description="(run, defect) pairs among the scored runs where the defect was not identified.")
+    misses_read: int = Field(description="Of them, misses a person has read.")
+    readers: list[str] = Field(description="Who read any of the scored runs.")
+    enough: bool = Field(description="At least five scored runs read (every one, when fewer were scored).")
+    sample: list[str] = Field(description="When no scored run has been read: five run ids to read first (label "
+                              "sample's pick, seed 0); empty otherwise.")
+    readings: str = Field(description="The hand-reading log.")
+
+
+class SeverityBasisFlag(_Result):
+    """Primary defect cases whose gold severity rests on no structured basis (``score/severity.py``)."""
+
+    primary_cases: int = Field(description="Analysed primary defect cases (headline defect cases: no holdout, "
+                               "exploratory case, mirror or rename variant).")
+    structured: int = Field(description="Of them, cases whose every defect has a structured severity basis "
+                            "(asset, trigger, consequence, scope, controls).")
+    missing: list[str] = Field(description="The others, by case id: flagged.")
 
 
 class ScoreResult(_Result):
@@ -596,6 +658,10 @@ class ScoreResult(_Result):
     incidental: IncidentalReport | None = Field(default=None, description="Set when labels call some claims "
                                                 "valid incidental findings: each defect with its own id, apart "
                                                 "from the gold.")
+    inspection: InspectionSummary | None = Field(default=None, description="Hand inspection: scored runs and "
+                                                 "misses people have read, and a sample to read when none has.")
+    severity_basis: SeverityBasisFlag | None = Field(default=None, description="Primary defect cases without a "
+                                                     "structured severity basis, flagged.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._text import printable
 from ..config.gates import Gates
 from ..errors import UsageError
 from ..records import RunRow
@@ -132,8 +133,10 @@ def registered_gates(rundir: Path, registration: RegistrationSummary, given: Pat
 
 
 def version_phrase(registration: RegistrationSummary | None) -> str:
-    """"version 2, registered after runs" (or "not registered"): what a decision line says."""
+    """"version 2, registered after runs, owner Ana" (or "not registered"): what a decision
+    line says; a registration without a decision owner says so."""
     if registration is None:
         return "not registered"
     when = "pre-registered" if registration.pre_registered else "registered after runs"
-    return f"version {registration.version}, {when}"
+    owner = f"owner {printable(registration.owner)}" if registration.owner else "no decision owner"
+    return f"version {registration.version}, {when}, {owner}"

@@ -10,16 +10,15 @@ so that leaving something out can never quietly change a decision.
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
 from .corpus import read_corpus
+from .logs import append_line, read_lines
 from .runs import RUNS_DB, RunStore
 
 __all__ = ["EXCLUSIONS_FILE", "Exclusion", "ExclusionKind", "exclude", "read_exclusions"]
@@ -52,22 +51,7 @@ def read_exclusions(rundir: Path) -> list[Exclusion]:
     Raises:
         UsageError: a line is not an exclusion (its number named).
     """
-    path = rundir / EXCLUSIONS_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} cannot be read: {exc}") from None
-    out = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(Exclusion.model_validate(json.loads(line)))
-        except (ValueError, ValidationError):
-            raise UsageError(f"{path}:{number} is not an exclusion; the log is append-only: restore it") from None
-    return out
+    return read_lines(rundir / EXCLUSIONS_FILE, Exclusion, "an exclusion")
 
 
 def exclude(rundir: Path, kind: ExclusionKind, target: str, reason: str, by: str) -> Exclusion:
@@ -95,10 +79,5 @@ def exclude(rundir: Path, kind: ExclusionKind, target: str, reason: str, by: str
         raise UsageError(f"{rundir} has no {kind.value} {target} (see 'reviewbench runs {rundir}')")
     entry = Exclusion(kind=kind, id=target, reason=reason, by=by,
                       at=datetime.now(UTC).isoformat(timespec="seconds"))  # fmt: skip
-    fd = os.open(rundir / EXCLUSIONS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (entry.model_dump_json() + "\n").encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_line(rundir / EXCLUSIONS_FILE, entry)
     return entry

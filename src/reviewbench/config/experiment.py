@@ -129,6 +129,9 @@ class ExperimentConfig(BaseModel):
                              "may run a failed or timed-out run again; every earlier attempt stays a missing review.")
     retry_on: list[str] | None = Field(default=None, description="Retry rule: the failure codes a retry is allowed "
                                        "for (e.g. ['outage_indicated', 'no_review_in_window']); none: any.")
+    rubric: str | None = Field(default=None, description="Labelling rubric file (UTF-8 text, relative to the "
+                               "experiment file), shown to raters in the labelling app. Its SHA-256 is registered; "
+                               "labels given under another rubric version are queued again.")  # fmt: skip
 
     @field_validator("retry_on")
     @classmethod

@@ -21,6 +21,7 @@ __all__ = [
     "VALID_INCIDENTAL",
     "ActionabilityFields",
     "ClaimCounts",
+    "Familiarity",
     "LabelClass",
     "LabelPacket",
     "LabelRow",
@@ -28,6 +29,8 @@ __all__ = [
     "PacketDefect",
     "PacketLocation",
     "PacketTests",
+    "RaterProfile",
+    "SecurityReview",
     "VerdictOverride",
 ]
 
@@ -175,3 +178,40 @@ class VerdictOverride(_Record):
     claims: ClaimCounts | None = Field(default=None, description="The comment's atomic claims by class (every "
                                        "part labelled): precision counts them, a valid incidental one is "
                                        "reported apart.")
+
+
+class SecurityReview(StrEnum):
+    """How much security review a person has done."""
+
+    NONE = "none"
+    OCCASIONAL = "occasional"
+    REGULAR = "regular"
+
+
+class Familiarity(StrEnum):
+    """How well a person knows the code under review."""
+
+    NONE = "none"
+    SOME = "some"
+    MAINTAINER = "maintainer"
+
+
+class RaterProfile(_Record):
+    """Who a rater (or adjudicator) is, declared at invitation: shown only in aggregate.
+
+    A conflicted person (``authored_fixture``, or a declared ``conflict``) never gives a
+    claim's first independent label: their label of a claim counts only after a rater
+    without a conflict has labelled it.
+    """
+
+    languages: list[str] = Field(default_factory=list, description="Programming languages they review in.")
+    security_review: SecurityReview | None = Field(default=None, description="Security-review experience.")
+    familiarity: Familiarity | None = Field(default=None, description="Familiarity with the code under review.")
+    authored_fixture: bool = Field(default=False, description="They wrote (part of) the fixture or corpus: the "
+                                   "changes, their fixes or the gold.")
+    conflict: str | None = Field(default=None, description="A declared conflict of interest, in their words.")
+
+    @property
+    def conflicted(self) -> bool:
+        """May not give a claim's first independent label."""
+        return self.authored_fixture or bool((self.conflict or "").strip())

@@ -50,7 +50,8 @@ from ..errors import ReviewbenchError, UsageError
 from ..evidence.packets import PacketSet
 from ..evidence.records import ACTIONABILITY_FIELDS, VALID_INCIDENTAL, LabelPacket, LabelRow
 from ..evidence.resolve import ClaimStatus, _adjudications, claim_status
-from ..evidence.store import LabelStore, Person, Role
+from ..evidence.rubric import registered_rubric
+from ..evidence.store import LabelStore, Person, Role, StoredLabel
 from .queue import label_queue
 from .settle import gate_priority
 
@@ -216,6 +217,8 @@ class _State:
             self.packet_set: PacketSet = store.packets()
             self.secret = store.secret()
             queue, _ = label_queue(store, priority=_priority(options.rundir, store))
+        # A rubric file changed since registration stops the app here (IntegrityError).
+        self.rubric = registered_rubric(options.rundir, with_text=True)
         self.packets = {p.packet_id: p for p in self.packet_set.packets}
         decisive = {item.packet_id for item in queue if item.decisive}
         self.decisive = decisive
@@ -349,10 +352,25 @@ def build_app(options: AppOptions) -> Starlette:
         mode = "a" if person.role is Role.ADJUDICATOR else "r"
         return remember(render("home.html", mode, name=person.name, start=url(mode, person)), query_token)
 
+    def own_labels(name: str, store: LabelStore) -> dict[tuple[str, int], StoredLabel]:
+        """The rater's latest labels under the current rubric (older ones are asked again),
+        counted or not (a conflicted rater's label waiting for a first label is still theirs)."""
+        rubric = store.rubric_version
+        return {k: v for k, v in store.latest(Role.RATER, counted=False).get(name, {}).items()
+                if v.rubric_version == rubric}  # fmt: skip
+
+    def rater_claims(name: str, store: LabelStore, packet: LabelPacket) -> list:
+        """The claims of ``packet`` this rater may label: all, or for a conflicted rater those a
+        rater without a conflict labelled first (and their own)."""
+        if name.casefold() not in store.conflicted():
+            return list(packet.claims)
+        allowed = store.open_to_conflicted() | set(own_labels(name, store))
+        return [c for c in packet.claims if (c.comment_id, c.part) in allowed]
+
     def rater_next(name: str, store: LabelStore) -> tuple[str, int] | None:
-        mine = store.latest(Role.RATER).get(name, {})
+        mine = own_labels(name, store)
         for packet in state.order(name):
-            for index, c in enumerate(packet.claims):
+            for index, c in enumerate(rater_claims(name, store, packet)):
                 if (c.comment_id, c.part) not in mine:
                     return packet.packet_id, index // PAGE_SIZE + 1
         return None
@@ -373,8 +391,10 @@ def build_app(options: AppOptions) -> Starlette:
                 target = None if packet_id is None else (packet_id, 1)
             else:
                 target = rater_next(person.name, store)
+            conflicted = mode == "r" and person.name.casefold() in store.conflicted()
         if target is None:
-            return remember(render("done.html", mode, name=person.name, packets=len(state.packets)), query_token)
+            return remember(render("done.html", mode, name=person.name, packets=len(state.packets),
+                                   conflicted=conflicted), query_token)  # fmt: skip
         return remember(RedirectResponse(url(mode, person, *target), status_code=303), query_token)
 
     def packet_or_404(request: Request) -> LabelPacket:
@@ -391,7 +411,7 @@ def build_app(options: AppOptions) -> Starlette:
                 waiting = disputed(store)
                 claims = [c for c in packet.claims if (c.comment_id, c.part) in waiting]
             else:
-                claims = list(packet.claims)
+                claims = rater_claims(person.name, store, packet)
             pages = max(1, math.ceil(len(claims) / PAGE_SIZE))
             raw = request.query_params.get("page", "1")
             page = int(raw) if raw.isdigit() and len(raw) < 10 else 0
@@ -414,7 +434,7 @@ def build_app(options: AppOptions) -> Starlette:
                 total = len(queue)
             else:
                 initial = {}
-                own = {k: v.row for k, v in store.latest(Role.RATER).get(person.name, {}).items() if k in keys}
+                own = {k: v.row for k, v in own_labels(person.name, store).items() if k in keys}
         if mode != "a":
             order = [p.packet_id for p in state.order(person.name)]
             position = order.index(packet.packet_id) + 1 if packet.packet_id in order else 0
@@ -432,7 +452,8 @@ def build_app(options: AppOptions) -> Starlette:
                           class_keys=CLASS_KEYS, rubric=RUBRIC, rubric_short=RUBRIC_SHORT, questions=QUESTIONS, diff_rows=rows,
                           anchors=anchors, page=page, pages=pages, first=first + 1,
                           last=first + len(shown), claim_total=len(claims), links=links,
-                          max_body=MAX_BODY)  # fmt: skip
+                          max_body=MAX_BODY, rubric_version=state.rubric.version,
+                          rubric_text=state.rubric.text)  # fmt: skip
         return remember(response, query_token)
 
     async def submit(request: Request) -> Response:
@@ -459,6 +480,10 @@ def build_app(options: AppOptions) -> Starlette:
         if mode == "r" and any(r.reason is not None for r in rows):
             raise _Refused(400, "reasons belong to adjudications")
         with state.lock, LabelStore(options.rundir) as store:
+            if mode == "r":  # a conflicted rater never gives a claim's first independent label
+                problems = [p for r in rows if (p := store.first_label_problem(r, person.name)) is not None]
+                if problems:
+                    raise _Refused(409, problems[0])
             # The same labels sent again (a double click, Enter twice) add no rows.
             saved = store.add(rows, author=person.name, role=person.role, source="app", skip_unchanged=True)
         return JSONResponse({"saved": saved, "unchanged": len(rows) - saved, "next": url(mode, person)})

@@ -82,11 +82,19 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
         "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
         "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
         "rules": {**DEFAULT_RULES, **(rules or {})},
+        "rubric": _rubric(experiment),
         # What each command condition may reach (the experiment's hash covers it; this says it):
         # none, an allowlist of host:port pairs, or unrestricted (network = true, the opt-out).
         "network": {c.name: policy for c in experiment.config.condition
                     if (policy := network_policy(c.reviewer)) is not None},
     }
+
+
+def _rubric(experiment: Experiment) -> dict[str, Any]:
+    """The labelling rubric the experiment names (its file's SHA-256 and version), or the built-in one."""
+    from ..evidence.rubric import rubric_fingerprint
+
+    return rubric_fingerprint(experiment.base, experiment.config.rubric)
 
 
 class _Checked(BaseModel):
@@ -319,6 +327,7 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
     current = fingerprint(experiment, gates_path, seed, wanted)
     changed = [key for key in ("experiment", "prompts", "guidance", "gates", "seeds", "corpus")
                if _comparable(current[key], key) != _comparable(frozen[key], key)]  # fmt: skip
+    changed += _rubric_changed(current, frozen)
     changed += [f"{k} ({registered_rules[k]} registered, {wanted[k]} asked)" for k in DEFAULT_RULES
                 if wanted[k] != registered_rules[k]]  # fmt: skip
     if changed:
@@ -330,6 +339,15 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
         _, sealed = _store_state(rundir)
         digest = _sha(path.read_bytes())
     return _summary(path, latest, digest, sealed)
+
+
+def _rubric_changed(current: dict[str, Any], frozen: dict[str, Any]) -> list[str]:
+    """``["rubric"]`` when the labelling rubric differs from the registered one (a version
+    registered before rubrics were registered had the built-in one)."""
+    from ..evidence.rubric import BUILT_IN
+
+    registered = frozen.get("rubric") or BUILT_IN.as_dict()
+    return ["rubric"] if current["rubric"].get("sha256") != registered.get("sha256") else []
 
 
 def _summary(path: Path, latest: dict[str, Any], digest: str, sealed: str | None) -> dict[str, Any]:

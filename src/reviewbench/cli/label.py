@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from ._group import HelpGroup
-from ._output import console, err_console, escape, print_json
+from ._output import console, err_console, escape, print_json, printable
 
 if TYPE_CHECKING:
     from ..evidence.people import PeopleTime
@@ -580,4 +580,20 @@ def judge_calibrate_command(rundir: Path, config: Path, as_json: bool, bootstrap
         console.print(f"  {reason}", markup=False)
     for name, k in result["fields"].items():
         console.print(f"  {name:<13} n={k['n']:<4} kappa {_kappa(k)} {'usable' if k['usable'] else 'disabled'}",
+                      markup=False)  # fmt: skip
+    kinds = result["composition"]
+    absent = ", ".join(k.replace("_", " ") for k in kinds["absent"]) or "none"
+    waived = f" (composition waived, min_per_kind = 0; absent: {absent})" if kinds["waived"] else ""
+    console.print("human-labelled subset: " + ", ".join(f"{kind.replace('_', ' ')} {n}"
+                                                        for kind, n in kinds["counts"].items()) + waived,
+                  markup=False)  # fmt: skip
+    shown = result["disagreements"]
+    if shown:
+        console.print(f"{result['disagreement_count']} claims where the judge and people differ; the first "
+                      f"{len(shown)}:", markup=False)  # fmt: skip
+    for d in shown:
+        def label(x: dict) -> str:
+            return x["class"] + (f" {x['defect_id']}" if x["defect_id"] else "")
+
+        console.print(f"  '{printable(d['claim'][:120])}': people {label(d['human'])}, judge {label(d['judge'])}",
                       markup=False)  # fmt: skip

@@ -21,7 +21,7 @@ __all__ = ["agreement_command", "judge_group", "label_group"]
 _RUNDIR = click.argument("rundir", type=click.Path(path_type=Path, file_okay=False))
 
 
-@click.group("label", cls=HelpGroup, order=("serve", "invite", "profile", "export", "import", "carry", "queue",
+@click.group("label", cls=HelpGroup, order=("serve", "invite", "profile", "practice", "export", "import", "carry", "queue",
                                              "status", "verdicts"))  # fmt: skip
 def label_group() -> None:
     """Human labels: packets for blinded raters, a labelling app, adjudication.
@@ -34,6 +34,7 @@ def label_group() -> None:
       reviewbench label serve runs/first --adjudicator ada         # she sees the disagreements
       reviewbench label invite runs/first cat                      # one more rater's link
       reviewbench label invite runs/first dan --language python --security-review regular --authored-fixture
+      reviewbench label practice runs/first practice.jsonl         # a practice set before scoring opens
       reviewbench label queue runs/first                           # what to label first
       reviewbench label status runs/first                          # who, how many, chain head
       reviewbench label carry runs/first runs/second               # the labels of identical claims
@@ -275,6 +276,48 @@ def profile_command(rundir: Path, name: str, adjudicator: bool, languages: tuple
         store.set_profile(name, role, profile)
     state = "conflicted" if profile.conflicted else "not conflicted"
     err_console.print(f"recorded the profile of {role.value} {name} ({state})", markup=False)
+
+
+@label_group.command("practice")
+@_RUNDIR
+@click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def practice_command(rundir: Path, file: Path | None, as_json: bool) -> None:
+    """Load a practice set (FILE), or say how every rater did on the current one.
+
+    FILE is JSONL, one practice item a line: {"packet": a packet as 'label export' writes
+    it (its ids the set's own, outside the corpus), "answers": the reference label of each
+    of its claims} ('reviewbench schema practice'). In the app, a rater does the practice
+    set first, then sees their agreement with the reference, claim by claim, before their
+    first real packet. Practice labels never count as labels of the run.
+    """
+    from ..errors import UsageError
+    from ..evidence.store import LabelStore, Role
+    from ..label.practice import load_practice, practice_result, practice_set
+
+    with LabelStore(rundir) as store:
+        if file is not None:
+            loaded = load_practice(store, file)
+            claims = sum(len(item.packet.claims) for item in loaded.items)
+            err_console.print(f"loaded practice set {loaded.sha256[:12]} ({len(loaded.items)} packets, {claims} "
+                              f"claims) from {file}: raters do it before their first packet", markup=False)  # fmt: skip
+            return
+        practice = practice_set(store)
+        if practice is None:
+            raise UsageError(f"{rundir} has no practice set: load one with 'reviewbench label practice RUNDIR FILE'")
+        names = sorted({p.name for p in store.people(Role.RATER)}
+                       | set(store.latest(Role.RATER, probe=practice.probe, counted=False)))  # fmt: skip
+        results = [practice_result(store, practice, name) for name in names]
+    if as_json:
+        print_json({"set_sha256": practice.sha256, "raters": [r.as_dict() for r in results]})
+        return
+    console.print(f"practice set {practice.sha256[:12]}: {len(practice.answers)} claims", markup=False)
+    for r in results:
+        a = r.as_dict()["agreement"]
+        share = "n/a" if a["value"] is None else f"{a['value']:.1%}"
+        state = "done" if r.done else f"{r.labelled} of {r.claims} labelled"
+        console.print(f"  {r.rater}: agrees with the reference on {r.agree}/{r.labelled} ({share}); {state}",
+                      markup=False)  # fmt: skip
 
 
 @label_group.command("status")

@@ -29,6 +29,7 @@ __all__ = [
     "PacketDefect",
     "PacketLocation",
     "PacketTests",
+    "PracticeItem",
     "RaterProfile",
     "SecurityReview",
     "VerdictOverride",
@@ -215,3 +216,27 @@ class RaterProfile(_Record):
     def conflicted(self) -> bool:
         """May not give a claim's first independent label."""
         return self.authored_fixture or bool((self.conflict or "").strip())
+
+
+class PracticeItem(_Record):
+    """One packet of a practice set, outside the corpus, with the reference label of each claim.
+
+    Raters label a practice set before their first real packet and see their agreement with
+    the reference; practice labels never count as labels of the run.
+    """
+
+    packet: LabelPacket = Field(description="A packet as raters see it (its ids are the practice set's own).")
+    answers: list[LabelRow] = Field(description="The reference label of every claim of the packet.")
+
+    @model_validator(mode="after")
+    def _answered(self) -> PracticeItem:
+        claims = {(c.comment_id, c.part) for c in self.packet.claims}
+        answered = [(a.comment_id, a.part) for a in self.answers]
+        if not claims:
+            raise ValueError("a practice packet has at least one claim")
+        if len(set(answered)) != len(answered) or set(answered) != claims:
+            raise ValueError("answers must give exactly one label to every claim of the packet")
+        gold = {d.defect_id for d in self.packet.defects} | {VALID_INCIDENTAL}
+        if any(a.defect_id is not None and a.defect_id not in gold for a in self.answers):
+            raise ValueError("an answer links a defect the packet does not list")
+        return self

@@ -425,14 +425,35 @@ class LabelStore:
                         raise UsageError(f"label {number}: {problem}")
             if skip_unchanged:
                 rows = [r for r in rows if not self._unchanged(r, author, role, probe)]
-            prev = chain.head(self.db, "labels")
-            values = []
-            for r in rows:
-                content = _content(r, author, role, probe, source, now, rubric)
-                digest = chain.chain_digest(prev, content)
-                values.append((*content, prev, digest))
-                prev = digest
-            self.db.executemany(_INSERT_LABEL, values)
+            self._append(rows, author, role, probe, source, now, rubric)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return len(rows)
+
+    def _append(self, rows: list[LabelRow], author: str, role: Role, probe: str, source: str, now: str,
+                rubric: str) -> None:  # fmt: skip
+        prev = chain.head(self.db, "labels")
+        values = []
+        for r in rows:
+            content = _content(r, author, role, probe, source, now, rubric)
+            digest = chain.chain_digest(prev, content)
+            values.append((*content, prev, digest))
+            prev = digest
+        self.db.executemany(_INSERT_LABEL, values)
+
+    def add_practice(self, rows: list[LabelRow], *, author: str, probe: str) -> int:
+        """Append a rater's labels of practice claims (checked by the caller against the
+        practice set: they name no claim of the run) under ``probe``, chained like every
+        label and never counted as one (every reader of labels asks for ``probe = ''``)."""
+        if not probe:
+            raise UsageError("practice labels are kept under a probe of their own")
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            author = self._canonical(author, Role.RATER)
+            rows = [r for r in rows if not self._unchanged(r, author, Role.RATER, probe)]
+            self._append(rows, author, Role.RATER, probe, "practice", _utc_now(), self.rubric_version)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

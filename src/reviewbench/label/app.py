@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import jinja2
@@ -52,6 +53,7 @@ from ..evidence.records import ACTIONABILITY_FIELDS, VALID_INCIDENTAL, LabelPack
 from ..evidence.resolve import ClaimStatus, _adjudications, claim_status
 from ..evidence.rubric import registered_rubric
 from ..evidence.store import LabelStore, Person, Role, StoredLabel
+from .practice import check_practice_rows, practice_result, practice_set
 from .queue import label_queue
 from .settle import gate_priority
 
@@ -390,6 +392,18 @@ def build_app(options: AppOptions) -> Starlette:
                                   if any((c.comment_id, c.part) in waiting for c in p.claims)), None)  # fmt: skip
                 target = None if packet_id is None else (packet_id, 1)
             else:
+                practice = practice_set(store)
+                if practice is not None:  # the practice set first, then its agreement, then the packets
+                    result = practice_result(store, practice, person.name)
+                    if not result.done:
+                        done = store.latest(Role.RATER, probe=practice.probe, counted=False).get(person.name, {})
+                        first = next(item.packet.packet_id for item in practice.items
+                                     if any((c.comment_id, c.part) not in done for c in item.packet.claims))  # fmt: skip
+                        return remember(RedirectResponse(f"{url(mode, person)}/practice/{first}", status_code=303),
+                                        query_token)  # fmt: skip
+                    if not own_labels(person.name, store) and request.query_params.get("begin") != "1":
+                        return remember(render("practice_done.html", mode, name=person.name, result=result,
+                                               begin=url(mode, person) + "?begin=1"), query_token)  # fmt: skip
                 target = rater_next(person.name, store)
             conflicted = mode == "r" and person.name.casefold() in store.conflicted()
         if target is None:
@@ -453,12 +467,55 @@ def build_app(options: AppOptions) -> Starlette:
                           anchors=anchors, page=page, pages=pages, first=first + 1,
                           last=first + len(shown), claim_total=len(claims), links=links,
                           max_body=MAX_BODY, rubric_version=state.rubric.version,
-                          rubric_text=state.rubric.text)  # fmt: skip
+                          rubric_text=state.rubric.text, practice=False)  # fmt: skip
         return remember(response, query_token)
 
-    async def submit(request: Request) -> Response:
+    def practice_item(request: Request, store: LabelStore) -> tuple[Any, Any]:
+        practice = practice_set(store)
+        item = practice.packet(request.path_params["packet_id"]) if practice is not None else None
+        if practice is None or item is None:
+            raise _Refused(404, "no such practice packet")
+        return practice, item
+
+    async def practice_page(request: Request) -> Response:
+        person, mode, query_token = identity(request)
+        if mode != "r":
+            raise _Refused(404, "practice is for raters")
+        with LabelStore(options.rundir) as store:
+            practice, item = practice_item(request, store)
+            done = store.latest(Role.RATER, probe=practice.probe, counted=False).get(person.name, {})
+        packet = item.packet
+        claims = list(packet.claims)
+        own = {k: v.row for k, v in done.items() if k in {(c.comment_id, c.part) for c in claims}}
+        order = [i.packet.packet_id for i in practice.items]
+        gold = {(loc.path, line) for d in packet.defects for loc in d.locations
+                for line in range(loc.start_line, min(loc.end_line, loc.start_line + 500) + 1)}  # fmt: skip
+        rows = diff_rows(packet.diff, {(c.path, c.line) for c in claims if c.path and c.line}, gold)
+        response = render("packet.html", mode, name=person.name, packet=packet, claims=claims, own=own, initial={},
+                          earlier={}, position=order.index(packet.packet_id) + 1, total=len(order),
+                          fields=ACTIONABILITY_FIELDS, field_keys=FIELD_KEYS, field_names=FIELD_NAMES,
+                          class_keys=CLASS_KEYS, rubric=RUBRIC, rubric_short=RUBRIC_SHORT, questions=QUESTIONS,
+                          diff_rows=rows, anchors={(r.path, r.new): r.anchor for r in rows if r.anchor}, page=1,
+                          pages=1, first=1, last=len(claims), claim_total=len(claims),
+                          links={"prev": None, "next": None}, max_body=MAX_BODY, rubric_version=state.rubric.version,
+                          rubric_text=state.rubric.text, practice=True)  # fmt: skip
+        return remember(response, query_token)
+
+    async def practice_submit(request: Request) -> Response:
         person, mode, _ = identity(request)
-        packet = packet_or_404(request)
+        if mode != "r":
+            raise _Refused(404, "practice is for raters")
+        rows = await submitted_rows(request)
+        with state.lock, LabelStore(options.rundir) as store:
+            practice, item = practice_item(request, store)
+            problem = check_practice_rows(practice, item.packet.packet_id, rows)
+            if problem is not None:
+                raise _Refused(400, problem)
+            saved = store.add_practice(rows, author=person.name, probe=practice.probe)
+        return JSONResponse({"saved": saved, "unchanged": len(rows) - saved, "next": url(mode, person)})
+
+    async def submitted_rows(request: Request) -> list[LabelRow]:
+        """The label rows of a submission: JSON of the right type, size and depth, each a label row."""
         if _media_type(request) != "application/json":
             raise _Refused(415, "labels are sent as application/json")
         data = await _read_json(request)
@@ -466,9 +523,14 @@ def build_app(options: AppOptions) -> Starlette:
         if not isinstance(items, list) or not items:
             raise _Refused(400, "not a valid submission: no labels")
         try:
-            rows = [LabelRow.model_validate(item) for item in items]
+            return [LabelRow.model_validate(item) for item in items]
         except ValidationError as exc:
             raise _Refused(400, f"not a valid submission: {exc.errors()[0]['msg']}") from None
+
+    async def submit(request: Request) -> Response:
+        person, mode, _ = identity(request)
+        packet = packet_or_404(request)
+        rows = await submitted_rows(request)
         allowed = {(c.comment_id, c.part) for c in packet.claims}
         if any((r.comment_id, r.part) not in allowed for r in rows):
             raise _Refused(400, "a label names a claim of another packet")
@@ -505,6 +567,8 @@ def build_app(options: AppOptions) -> Starlette:
         Route("/{mode:str}/{name}", start),
         Route("/{mode:str}/{name}/p/{packet_id}", packet_page, methods=["GET"]),
         Route("/{mode:str}/{name}/p/{packet_id}", submit, methods=["POST"]),
+        Route("/{mode:str}/{name}/practice/{packet_id}", practice_page, methods=["GET"]),
+        Route("/{mode:str}/{name}/practice/{packet_id}", practice_submit, methods=["POST"]),
         Route("/{path:path}", not_found, methods=["GET", "POST"]),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])]

@@ -137,6 +137,9 @@ def test_triage_minutes_per_rater_and_the_adjudicators_extra_time(rundir, tmp_pa
     text = run_cli("agreement", rundir, "--bootstrap", "0").stdout
     assert "triage minutes per rater: ann 5.00 (10 claims), bob 10.00 (10 claims)" in text
     assert "adjudicators' extra time: 1.50 min over the raters' 15.00 min = 10.0%" in text
+    verdicts = json.loads(run_cli("label", "verdicts", rundir, "--json").stdout)
+    assert verdicts["time"]["adjudicators"] == {"ada": {"claims": 1, "minutes": 1.5}}
+    assert "adjudicators' extra time: 1.50 min" in run_cli("label", "verdicts", rundir).stdout
 
 
 def test_the_app_offers_a_conflicted_rater_only_claims_labelled_first_by_another(rundir, serve):

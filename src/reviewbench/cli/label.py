@@ -444,11 +444,16 @@ def verdicts_command(rundir: Path, as_json: bool) -> None:
     actionability of human-labelled true findings, and triage minutes."""
     from ..label import label_metrics, label_verdicts
 
+    from ..evidence.people import people_time
+    from ..evidence.store import LabelStore
+
     verdicts = label_verdicts(rundir)
     rate, triage = label_metrics(rundir)
+    with LabelStore(rundir) as store:
+        time = people_time(store)
     if as_json:
         print_json({"verdicts": [v.model_dump(mode="json") for v in verdicts], "actionability_rate": rate.as_dict(),
-                    "triage_minutes": triage.as_dict()})  # fmt: skip
+                    "triage_minutes": triage.as_dict(), "time": time.as_dict()})  # fmt: skip
         return
     by_class: dict[str, int] = {}
     for v in verdicts:
@@ -461,6 +466,8 @@ def verdicts_command(rundir: Path, as_json: bool) -> None:
     if triage.median is not None:
         console.print(f"triage_minutes per run: median {triage.median:.2f}, IQR {triage.iqr:.2f} over "
                       f"{triage.runs} runs; adjudication {triage.adjudication_minutes:.2f} min", markup=False)  # fmt: skip
+    for line in _time_lines(time):
+        console.print(line, markup=False)
 
 
 def _time_lines(time: PeopleTime) -> list[str]:

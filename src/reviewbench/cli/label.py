@@ -442,10 +442,9 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, i
 def verdicts_command(rundir: Path, as_json: bool) -> None:
     """Final labels per reviewer comment (people's, then a usable calibrated judge's),
     actionability of human-labelled true findings, and triage minutes."""
-    from ..label import label_metrics, label_verdicts
-
     from ..evidence.people import people_time
     from ..evidence.store import LabelStore
+    from ..label import label_metrics, label_verdicts
 
     verdicts = label_verdicts(rundir)
     rate, triage = label_metrics(rundir)

@@ -142,6 +142,23 @@ def test_triage_minutes_per_rater_and_the_adjudicators_extra_time(rundir, tmp_pa
     assert "adjudicators' extra time: 1.50 min" in run_cli("label", "verdicts", rundir).stdout
 
 
+def test_score_json_counts_the_raters_without_naming_them(rundir, tmp_path):
+    """ann (python, regular) and bob (no profile) label all 10 claims at 6 s: 1 min each, 2 in all."""
+    claims = _claims(rundir)
+    assert run_cli("label", "invite", rundir, "ann", "--language", "python", "--security-review",
+                   "regular").returncode == 0  # fmt: skip
+    for rater in ("ann", "bob"):
+        run_cli("label", "import", rundir, _write(tmp_path / f"{rater}.jsonl", _rows(claims, triage_s=6)),
+                "--rater", rater)  # fmt: skip
+    proc = run_cli("score", rundir, "--json", "--bootstrap", "200", "--include-unvalidated")
+    assert proc.returncode == 0, proc.stderr
+    raters = json.loads(proc.stdout)["raters"]
+    assert raters == {"raters": 2, "profiled": 1, "languages": {"python": 1}, "security_review": {"regular": 1},
+                      "familiarity": {}, "authored_fixture": 0, "conflicted": 0, "labels_set_aside": 0,
+                      "rater_minutes": 2.0, "adjudication_minutes": 0.0, "extra_share": 0.0}  # fmt: skip
+    assert "ann" not in json.dumps(raters) and "bob" not in json.dumps(raters)
+
+
 def test_the_app_offers_a_conflicted_rater_only_claims_labelled_first_by_another(rundir, serve):
     claims = _claims(rundir)
     with LabelStore(rundir) as store:

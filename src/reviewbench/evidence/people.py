@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .records import Familiarity, SecurityReview
-from .store import LabelStore, Role
+from .store import LABELS_DB, LabelStore, Role
 
-__all__ = ["PeopleTime", "ProfileSummary", "people_time", "profile_summary"]
+__all__ = ["PeopleTime", "ProfileSummary", "people_time", "profile_summary", "raters_figure"]
 
 
 @dataclass(frozen=True)
@@ -116,3 +117,22 @@ def people_time(store: LabelStore) -> PeopleTime:
     share = round(adjudication / rater_minutes, 6) if rater_minutes else None
     return PeopleTime(raters=raters, adjudicators=adjudicators, rater_minutes=rater_minutes,
                       adjudication_minutes=adjudication, extra_share=share)  # fmt: skip
+
+
+def raters_figure(rundir: Path) -> dict[str, Any] | None:
+    """The score's ``raters`` block: profiles counted over people and the minutes, without
+    names (None when ``rundir`` has no rater label nor invitation).
+
+    Raises:
+        LabelChainBroken: a label or profile row was edited, deleted or inserted by hand.
+    """
+    if not (rundir / LABELS_DB).is_file():
+        return None
+    with LabelStore(rundir) as store:
+        store.verify_chain()
+        profiles = profile_summary(store)
+        if not profiles.raters:
+            return None
+        time = people_time(store)
+    return {**profiles.as_dict(), "rater_minutes": time.rater_minutes,
+            "adjudication_minutes": time.adjudication_minutes, "extra_share": time.extra_share}  # fmt: skip

@@ -371,6 +371,8 @@ def score(inputs: ScoringInputs) -> ScoreResult:
     incidental = incidental_defects(tallied.all_verdicts(), tallied.everything)
     if incidental:
         result["incidental"] = {"contaminated": sorted(tallied.contaminated), "defects": incidental}
+    if inputs.raters is not None:
+        result["raters"] = dict(inputs.raters)
     return ScoreResult.build(result, tallied.all_verdicts())
 
 

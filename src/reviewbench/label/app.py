@@ -361,18 +361,21 @@ def build_app(options: AppOptions) -> Starlette:
         return {k: v for k, v in store.latest(Role.RATER, counted=False).get(name, {}).items()
                 if v.rubric_version == rubric}  # fmt: skip
 
-    def rater_claims(name: str, store: LabelStore, packet: LabelPacket) -> list:
-        """The claims of ``packet`` this rater may label: all, or for a conflicted rater those a
-        rater without a conflict labelled first (and their own)."""
+    def open_claims(name: str, store: LabelStore) -> set[tuple[str, int]] | None:
+        """The claims this rater may label: None (all), or for a conflicted rater those a rater
+        without a conflict labelled first (and their own)."""
         if name.casefold() not in store.conflicted():
-            return list(packet.claims)
-        allowed = store.open_to_conflicted() | set(own_labels(name, store))
-        return [c for c in packet.claims if (c.comment_id, c.part) in allowed]
+            return None
+        return store.open_to_conflicted() | set(own_labels(name, store))
+
+    def rater_claims(packet: LabelPacket, allowed: set[tuple[str, int]] | None) -> list:
+        return [c for c in packet.claims if allowed is None or (c.comment_id, c.part) in allowed]
 
     def rater_next(name: str, store: LabelStore) -> tuple[str, int] | None:
         mine = own_labels(name, store)
+        allowed = open_claims(name, store)  # once: not per packet
         for packet in state.order(name):
-            for index, c in enumerate(rater_claims(name, store, packet)):
+            for index, c in enumerate(rater_claims(packet, allowed)):
                 if (c.comment_id, c.part) not in mine:
                     return packet.packet_id, index // PAGE_SIZE + 1
         return None
@@ -425,7 +428,7 @@ def build_app(options: AppOptions) -> Starlette:
                 waiting = disputed(store)
                 claims = [c for c in packet.claims if (c.comment_id, c.part) in waiting]
             else:
-                claims = rater_claims(person.name, store, packet)
+                claims = rater_claims(packet, open_claims(person.name, store))
             pages = max(1, math.ceil(len(claims) / PAGE_SIZE))
             raw = request.query_params.get("page", "1")
             page = int(raw) if raw.isdigit() and len(raw) < 10 else 0

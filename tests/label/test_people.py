@@ -17,6 +17,7 @@ from reviewbench.label.app import AppOptions
 
 from ..conftest import run_cli
 from .conftest import Http
+from .test_app import browser, page  # noqa: F401 (Chromium fixtures)
 
 
 def one_error(proc, code, fragment):
@@ -251,3 +252,32 @@ def test_labels_under_an_older_rubric_are_queued_again(registered, tmp_path, ser
     with LabelStore(rundir) as store:
         assert {r.rubric_version for r in store.rows()[-len(claims):]} == {second["version"]}
         assert _status(rundir, (claims[0].comment_id, claims[0].part)) is ClaimStatus.SINGLE
+
+
+def test_in_the_browser_a_conflicted_rater_labels_only_what_another_labelled_first(rundir, serve, page):
+    """Real Chromium: cat (authored the fixture) finds nothing open; once ann labelled one claim,
+    cat's link opens that packet with that one claim, labelled with the keyboard and saved."""
+    claims = _claims(rundir)
+    with LabelStore(rundir) as store:
+        cat = store.invite("cat", Role.RATER)
+        store.set_profile("cat", Role.RATER, RaterProfile(authored_fixture=True))
+    base = serve(AppOptions(rundir))
+    page.goto(f"{base}/?token={cat}")
+    page.wait_for_selector("#done")
+    assert "you declared a conflict" in page.inner_text("#done")
+    first = claims[0]
+    with LabelStore(rundir) as store:
+        store.add([LabelRow.model_validate({"comment_id": first.comment_id, "part": first.part,
+                                            "class": "false_positive"})], author="ann", role=Role.RATER,
+                  source="import")  # fmt: skip
+    page.goto(f"{base}/r/cat")
+    page.wait_for_selector("article.claim.current")
+    assert page.locator("article.claim").count() == 1 and f"/p/{first.packet_id}" in page.url
+    for key in ("f", "Enter"):
+        page.keyboard.press(key)
+    page.wait_for_selector("#done")
+    assert page.log["errors"] == []
+    with LabelStore(rundir) as store:
+        assert [(r.author, r.key) for r in store.rows(role=Role.RATER)] == [("ann", (first.comment_id, first.part)),
+                                                                            ("cat", (first.comment_id, first.part))]
+        assert (first.comment_id, first.part) in final_labels(store)

@@ -148,6 +148,9 @@ def test_the_demo_ships_human_labels_and_a_calibrated_judge(demo):
     assert 0 < pair["kappa"] < 1  # a few disagreements, published with their interval
     assert labels.agreement["adjudicated"] == labels.disputed == 4
     assert labels.calibration["usable"] is True and labels.calibration["n"] == labels.claims
+    # the demo's reviewers write no duplicate and no long false claim: waived, and recorded so
+    assert labels.calibration["composition"]["waived"] is True
+    assert labels.calibration["composition"]["absent"] == ["duplicate", "verbose_invalid"]
     assert labels.calibration["order_flips"] == labels.calibration["length_flips"] == 0
     verdicts = human_verdicts(demo.rundir)
     assert len(verdicts) == labels.verdicts

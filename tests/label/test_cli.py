@@ -87,9 +87,14 @@ def test_a_command_judge_through_the_cli(rundir, tmp_path):
     assert result["audit"]["seed"] == 3 and len(result["audit"]["claims"]) == 1
     again = json.loads(run("judge", rundir, "--config", tmp_path / "judge.toml", "--json").stdout)
     assert again["asked"] == 0  # already labelled: nothing asked twice unless --all
+    # no human label at all: the subset lacks every kind of claim, refused before asking
+    one_error(run("judge", "calibrate", rundir, "--config", tmp_path / "judge.toml"), 2,
+              "too few true findings, safe counterexamples")  # fmt: skip
+    with (tmp_path / "judge.toml").open("a") as handle:
+        handle.write("[rule]\nmin_per_kind = 0\n")
     calibration = json.loads(run("judge", "calibrate", rundir, "--config", tmp_path / "judge.toml", "--json",
                                  "--bootstrap", "100").stdout)  # fmt: skip
-    assert calibration["n"] == 0 and calibration["usable"] is False
+    assert calibration["n"] == 0 and calibration["usable"] is False and calibration["composition"]["waived"]
 
 
 def test_serve_starts_on_loopback_and_stops_on_ctrl_c(rundir):

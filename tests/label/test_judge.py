@@ -98,10 +98,12 @@ def judge_server():
         server.server_close()
 
 
-def _config(tmp_path, url, name="j"):
+def _config(tmp_path, url, name="j", min_per_kind=0):
+    """A judge file; ``min_per_kind`` 0 waives the subset's composition (tests of other rules)."""
     path = tmp_path / f"{name}.toml"
     path.write_text(f'name = "{name}"\naudit_seed = 11\n'
-                    f'judge = {{ kind = "openai", base_url = "{url}", model = "judge-model", api_key_env = "" }}\n')  # fmt: skip
+                    f'judge = {{ kind = "openai", base_url = "{url}", model = "judge-model", api_key_env = "" }}\n'
+                    f'[rule]\nmin_per_kind = {min_per_kind}\n')  # fmt: skip
     return load_judge(path)
 
 

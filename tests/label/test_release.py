@@ -102,6 +102,10 @@ def test_refused_while_a_claim_is_disputed_then_released(tmp_path, labelled):
     labels = [json.loads(line) for line in (out / "labels.jsonl").read_text().splitlines()]
     assert {(r["comment_id"], r["class"], r["basis"]) for r in labels} >= {(cid, "true_finding", "adjudicated")}
     assert "released" in proc.stdout and "gold unchanged" in proc.stdout
+    # the rubric the labels were given under, and the people only in aggregate
+    assert manifest["rubric"] == registered_rubric_version(labelled) == "003-1"
+    assert manifest["people"]["profiles"]["raters"] == 2 and manifest["people"]["profiles"]["profiled"] == 0
+    assert set(manifest["people"]["time"]["raters"]) == {"ann", "bob"}
 
 
 def test_partial_release_says_so(tmp_path, labelled):
@@ -123,3 +127,7 @@ def test_missing_runs_are_refused(tmp_path):
         _experiment(tmp_path, corpus, server, repeats=2)  # unregistered: now plans twice the runs
     proc = reviewbench("release", rundir, "--out", tmp_path / "rel")
     assert proc.returncode == 2 and "8 of 16 planned runs are missing" in proc.stderr
+
+
+def registered_rubric_version(rundir):
+    return json.loads((rundir / "registration.json").read_text())["versions"][-1]["frozen"]["rubric"]["version"]

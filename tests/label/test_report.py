@@ -87,3 +87,29 @@ def test_labelled_precision_with_the_unclear_sensitivity_and_its_flag(rundir, tm
     assert "none (not earned) if all unclear are false, t (granted) if all are true" in fragment
     assert "no unclear comment scored" in fragment
     assert labels_view(rundir, resamples=50).conditions[1].scored_unclear is None  # no score given: no flag
+
+
+def test_the_section_shows_minutes_per_person_and_the_rater_profiles_in_aggregate(rundir, tmp_path):
+    """ann and bob label all 10 claims at 12 s each (2 min per rater); the profiles of ann
+    (python, regular security review) and cat (authored the fixture, labelled nothing) show as
+    counts: 3 raters, 2 profiled, 1 conflicted; no profile names its person."""
+    from reviewbench.evidence.records import RaterProfile, SecurityReview
+    from reviewbench.label import LabelStore, Role
+
+    keys = keys_by_text(rundir)
+    rows = [{**r, "triage_s": 12} for r in plan(keys)]
+    for rater in ("ann", "bob"):
+        import_labels(rundir, write(tmp_path / f"{rater}.jsonl", rows), rater=rater)
+    with LabelStore(rundir) as store:
+        store.set_profile("ann", Role.RATER, RaterProfile(languages=["python"],
+                                                          security_review=SecurityReview.REGULAR))  # fmt: skip
+        store.set_profile("cat", Role.RATER, RaterProfile(authored_fixture=True))
+    view = labels_view(rundir, resamples=0)
+    assert view.people.raters == {"ann": {"claims": 10, "minutes": 2.0}, "bob": {"claims": 10, "minutes": 2.0}}
+    fragment = str(render_labels_section(view))
+    assert "Adjudicators' extra time: 0.00 min over the raters' 4.00 min (0.0%)" in fragment
+    assert "2 of 3 raters declared a profile" in fragment
+    assert "Languages: python 1." in fragment and "Security review: regular 1." in fragment
+    assert "Conflicted (authored the fixture or declared a conflict): 1 of 3" in fragment
+    profiles = fragment[fragment.index('id="rater-profiles"'):]
+    assert "ann" not in profiles and "cat" not in profiles.split("</p>")[0]

@@ -46,7 +46,9 @@ def test_registered_run_and_score_verify(setup):
               "--owner", "ana", "--approver", "bo").returncode == 0
     version = json.loads((out / "registration.json").read_text())["versions"][0]
     frozen = version["frozen"]
-    assert set(frozen) == {"experiment", "prompts", "guidance", "gates", "seeds", "corpus", "rules", "network", "protocol"}
+    assert set(frozen) == {"experiment", "prompts", "guidance", "gates", "seeds", "corpus", "rules", "network",
+                           "protocol", "rubric"}  # fmt: skip
+    assert frozen["rubric"] == {"version": "003-1", "path": "built-in", "sha256": None}
     assert frozen["network"] == {}  # flag_all runs no command: no policy to record
     assert frozen["rules"] == {"tolerance": 3, "include_unvalidated": False, "bootstrap": 200}
     assert version["pre_registered"] is True and version["owner"] == "ana" and version["approver"] == "bo"

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
 from ._group import HelpGroup
-from ._output import console, err_console, escape, print_json
+from ._output import console, err_console, escape, print_json, printable
+
+if TYPE_CHECKING:
+    from ..evidence.people import PeopleTime
+    from ..evidence.records import RaterProfile
 
 __all__ = ["agreement_command", "judge_group", "label_group"]
 
 _RUNDIR = click.argument("rundir", type=click.Path(path_type=Path, file_okay=False))
 
 
-@click.group("label", cls=HelpGroup, order=("serve", "invite", "export", "import", "carry", "queue", "status",
-                                             "verdicts"))  # fmt: skip
+@click.group("label", cls=HelpGroup, order=("serve", "invite", "profile", "practice", "export", "import", "carry", "queue",
+                                             "status", "verdicts"))  # fmt: skip
 def label_group() -> None:
     """Human labels: packets for blinded raters, a labelling app, adjudication.
 
@@ -27,6 +33,8 @@ def label_group() -> None:
       reviewbench label import runs/first ann.jsonl --rater ann
       reviewbench label serve runs/first --adjudicator ada         # she sees the disagreements
       reviewbench label invite runs/first cat                      # one more rater's link
+      reviewbench label invite runs/first dan --language python --security-review regular --authored-fixture
+      reviewbench label practice runs/first practice.jsonl         # a practice set before scoring opens
       reviewbench label queue runs/first                           # what to label first
       reviewbench label status runs/first                          # who, how many, chain head
       reviewbench label carry runs/first runs/second               # the labels of identical claims
@@ -172,25 +180,143 @@ def serve_command(rundir: Path, port: int, raters: tuple[str, ...], adjudicators
     serve(AppOptions(rundir=rundir), port, on_ready=ready, prepare=prepare)
 
 
+def _profile_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The profile a person declares at invitation (``RaterProfile``)."""
+    from ..evidence.records import Familiarity, SecurityReview
+
+    options = [
+        click.option("--language", "languages", multiple=True, metavar="LANG",
+                     help="A programming language they review in (repeatable)."),
+        click.option("--security-review", type=click.Choice([v.value for v in SecurityReview]),
+                     help="Their security-review experience."),
+        click.option("--familiarity", type=click.Choice([v.value for v in Familiarity]),
+                     help="How well they know the code under review."),
+        click.option("--authored-fixture", is_flag=True,
+                     help="They wrote part of the fixture (the changes, fixes or gold): conflicted."),
+        click.option("--conflict", metavar="TEXT", help="A declared conflict of interest, in their words."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _profile(languages: tuple[str, ...], security_review: str | None, familiarity: str | None,
+             authored_fixture: bool, conflict: str | None) -> RaterProfile:  # fmt: skip
+    from ..errors import UsageError
+    from ..evidence.records import RaterProfile
+
+    if any(not lang.strip() or len(lang) > 40 or not lang.isprintable() for lang in languages):
+        raise UsageError("a --language is 1 to 40 printable characters")
+    if conflict is not None and (not conflict.strip() or len(conflict) > 500):
+        raise UsageError("--conflict is 1 to 500 characters saying what the conflict is")
+    return RaterProfile(languages=[lang.strip() for lang in languages], security_review=security_review,
+                        familiarity=familiarity, authored_fixture=authored_fixture, conflict=conflict)  # fmt: skip
+
+
+def _profile_given(*values: object) -> bool:
+    return any(bool(v) for v in values)
+
+
 @label_group.command("invite")
 @_RUNDIR
 @click.argument("name")
 @click.option("--adjudicator", is_flag=True, help="Invite an adjudicator (default: a rater).")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
               help="The port 'label serve' listens on, for the link.")  # fmt: skip
-def invite_command(rundir: Path, name: str, adjudicator: bool, port: int) -> None:
+@_profile_options
+def invite_command(rundir: Path, name: str, adjudicator: bool, port: int, languages: tuple[str, ...],
+                   security_review: str | None, familiarity: str | None, authored_fixture: bool,
+                   conflict: str | None) -> None:  # fmt: skip
     """Issue a secret link for one rater (or adjudicator) and print it once.
 
     The person's earlier link, if any, stops working. The store keeps only the token's
     SHA-256. The link works with 'label serve RUNDIR --port PORT', running now or later.
+
+    The profile options record who they are (shown only in aggregate: 'label status',
+    the report). A rater who authored the fixture or declares a conflict never gives a
+    claim's first independent label: the app offers them only claims a rater without a
+    conflict labelled first, and an import of theirs is refused otherwise.
     """
     from ..evidence.store import LabelStore, Role
 
     role = Role.ADJUDICATOR if adjudicator else Role.RATER
+    given = (languages, security_review, familiarity, authored_fixture, conflict)
+    profile = _profile(*given) if _profile_given(*given) else None
     with LabelStore(rundir) as store:
         token = store.invite(name, role)
+        if profile is not None:
+            store.set_profile(name, role, profile)
     click.echo(_link(port, token))
     err_console.print(f"give this link to {role.value} {name} only: it is their identity in the app",
+                      markup=False)  # fmt: skip
+    if profile is not None and profile.conflicted:
+        err_console.print(f"{name} is conflicted: they label only claims a rater without a conflict labelled first",
+                          markup=False)  # fmt: skip
+
+
+@label_group.command("profile")
+@_RUNDIR
+@click.argument("name")
+@click.option("--adjudicator", is_flag=True, help="The profile of an adjudicator (default: a rater).")
+@_profile_options
+def profile_command(rundir: Path, name: str, adjudicator: bool, languages: tuple[str, ...],
+                    security_review: str | None, familiarity: str | None, authored_fixture: bool,
+                    conflict: str | None) -> None:  # fmt: skip
+    """Record (again) the profile of a rater or adjudicator, keeping their link.
+
+    The profile replaces their earlier one (both stay in labels.sqlite, chained). A
+    conflict declared after labelling sets aside their labels of claims nobody without a
+    conflict had labelled before them: those claims wait for another rater.
+    """
+    from ..evidence.store import LabelStore, Role
+
+    role = Role.ADJUDICATOR if adjudicator else Role.RATER
+    profile = _profile(languages, security_review, familiarity, authored_fixture, conflict)
+    with LabelStore(rundir) as store:
+        store.set_profile(name, role, profile)
+    state = "conflicted" if profile.conflicted else "not conflicted"
+    err_console.print(f"recorded the profile of {role.value} {name} ({state})", markup=False)
+
+
+@label_group.command("practice")
+@_RUNDIR
+@click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def practice_command(rundir: Path, file: Path | None, as_json: bool) -> None:
+    """Load a practice set (FILE), or say how every rater did on the current one.
+
+    FILE is JSONL, one practice item a line: {"packet": a packet as 'label export' writes
+    it (its ids the set's own, outside the corpus), "answers": the reference label of each
+    of its claims} ('reviewbench schema practice'). In the app, a rater does the practice
+    set first, then sees their agreement with the reference, claim by claim, before their
+    first real packet. Practice labels never count as labels of the run.
+    """
+    from ..errors import UsageError
+    from ..evidence.store import LabelStore, Role
+    from ..label.practice import load_practice, practice_result, practice_set
+
+    with LabelStore(rundir) as store:
+        if file is not None:
+            loaded = load_practice(store, file)
+            claims = sum(len(item.packet.claims) for item in loaded.items)
+            err_console.print(f"loaded practice set {loaded.sha256[:12]} ({len(loaded.items)} packets, {claims} "
+                              f"claims) from {file}: raters do it before their first packet", markup=False)  # fmt: skip
+            return
+        practice = practice_set(store)
+        if practice is None:
+            raise UsageError(f"{rundir} has no practice set: load one with 'reviewbench label practice RUNDIR FILE'")
+        names = sorted({p.name for p in store.people(Role.RATER)}
+                       | set(store.latest(Role.RATER, probe=practice.probe, counted=False)))  # fmt: skip
+        results = [practice_result(store, practice, name) for name in names]
+    if as_json:
+        print_json({"set_sha256": practice.sha256, "raters": [r.as_dict() for r in results]})
+        return
+    console.print(f"practice set {practice.sha256[:12]}: {len(practice.answers)} claims", markup=False)
+    for r in results:
+        a = r.as_dict()["agreement"]
+        share = "n/a" if a["value"] is None else f"{a['value']:.1%}"
+        state = "done" if r.done else f"{r.labelled} of {r.claims} labelled"
+        console.print(f"  {r.rater}: agrees with the reference on {r.agree}/{r.labelled} ({share}); {state}",
                       markup=False)  # fmt: skip
 
 
@@ -205,17 +331,26 @@ def status_command(rundir: Path, as_json: bool) -> None:
     printed: publish or timestamp it when labelling ends, and a later head that differs
     shows the labels changed.
     """
+    from ..evidence.people import people_time, profile_summary
     from ..evidence.store import LabelStore, Role
 
     with LabelStore(rundir) as store:
         labels, calibrations = store.verify_chain()
+        profiles_head = store.verify_profiles()
         people = store.people()
         rows = {role.value: len(store.rows(role=role, probe=None)) for role in Role}
         carries = store.carries()
+        profiles = profile_summary(store)
+        time = people_time(store)
+        rubric = store.rubric_version
+        stale = sum(1 for role in (Role.RATER, Role.ADJUDICATOR) for per in store.latest(role, counted=False).values()
+                    for label in per.values() if label.rubric_version != rubric)  # fmt: skip
     data = {"people": [{"name": p.name, "role": p.role.value, "invited_at": p.created_at} for p in people],
-            "rows": rows, "carried": carries,
+            "rows": rows, "carried": carries, "profiles": profiles.as_dict(), "time": time.as_dict(),
+            "rubric": {"version": rubric, "older_labels": stale},
             "chain": {"labels": {"rows": labels.rows, "head_sha256": labels.head},
-                      "calibrations": {"rows": calibrations.rows, "head_sha256": calibrations.head}}}  # fmt: skip
+                      "calibrations": {"rows": calibrations.rows, "head_sha256": calibrations.head},
+                      "profiles": {"rows": profiles_head.rows, "head_sha256": profiles_head.head}}}  # fmt: skip
     if as_json:
         print_json(data)
         return
@@ -225,8 +360,13 @@ def status_command(rundir: Path, as_json: bool) -> None:
     for c in carries:
         console.print(f"  of which carried: {c['labels']} from {c['from_rundir']} (its labels chain {c['from_labels_rows']}"
                       f" rows, head {c['from_labels_head']}) at {c['carried_at']}", markup=False)  # fmt: skip
+    for line in profiles.lines():
+        console.print(line, markup=False)
+    console.print(f"rubric {rubric}: {stale} current labels were given under an older rubric (queued again)",
+                  markup=False)  # fmt: skip
     console.print(f"labels chain: {labels.rows} rows, head sha256 {labels.head}", markup=False)
     console.print(f"calibrations chain: {calibrations.rows} rows, head sha256 {calibrations.head}", markup=False)
+    console.print(f"profiles chain: {profiles_head.rows} rows, head sha256 {profiles_head.head}", markup=False)
 
 
 @label_group.command("queue")
@@ -302,13 +442,17 @@ def queue_command(rundir: Path, as_json: bool, limit: int, gates: Path | None, i
 def verdicts_command(rundir: Path, as_json: bool) -> None:
     """Final labels per reviewer comment (people's, then a usable calibrated judge's),
     actionability of human-labelled true findings, and triage minutes."""
+    from ..evidence.people import people_time
+    from ..evidence.store import LabelStore
     from ..label import label_metrics, label_verdicts
 
     verdicts = label_verdicts(rundir)
     rate, triage = label_metrics(rundir)
+    with LabelStore(rundir) as store:
+        time = people_time(store)
     if as_json:
         print_json({"verdicts": [v.model_dump(mode="json") for v in verdicts], "actionability_rate": rate.as_dict(),
-                    "triage_minutes": triage.as_dict()})  # fmt: skip
+                    "triage_minutes": triage.as_dict(), "time": time.as_dict()})  # fmt: skip
         return
     by_class: dict[str, int] = {}
     for v in verdicts:
@@ -321,6 +465,21 @@ def verdicts_command(rundir: Path, as_json: bool) -> None:
     if triage.median is not None:
         console.print(f"triage_minutes per run: median {triage.median:.2f}, IQR {triage.iqr:.2f} over "
                       f"{triage.runs} runs; adjudication {triage.adjudication_minutes:.2f} min", markup=False)  # fmt: skip
+    for line in _time_lines(time):
+        console.print(line, markup=False)
+
+
+def _time_lines(time: PeopleTime) -> list[str]:
+    """Triage minutes per rater and per adjudicator, and the adjudication's extra share."""
+    lines = ["triage minutes per rater: " + (", ".join(f"{name} {v['minutes']:.2f} ({v['claims']:.0f} claims)"
+                                                      for name, v in time.raters.items()) or "none")]  # fmt: skip
+    if time.adjudicators:
+        lines.append("adjudication minutes: " + ", ".join(f"{name} {v['minutes']:.2f} ({v['claims']:.0f} claims)"
+                                                          for name, v in time.adjudicators.items()))  # fmt: skip
+    share = "n/a" if time.extra_share is None else f"{time.extra_share:.1%}"
+    lines.append(f"adjudicators' extra time: {time.adjudication_minutes:.2f} min over the raters' "
+                 f"{time.rater_minutes:.2f} min = {share}")  # fmt: skip
+    return lines
 
 
 def _kappa(k: dict) -> str:
@@ -341,11 +500,15 @@ def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) ->
     For the finding class and for each actionability field, with a bootstrap interval;
     also how many claims were adjudicated and the adjudication time.
     """
+    from ..evidence.people import people_time, profile_summary
     from ..evidence.store import LabelStore
     from ..label import agreement
 
     with LabelStore(rundir) as store:
         report = agreement(store, resamples=bootstrap, seed=seed).as_dict()
+        time = people_time(store)
+        profiles = profile_summary(store)
+        report["time"], report["profiles"] = time.as_dict(), profiles.as_dict()
     if as_json:
         print_json(report)
         return
@@ -369,6 +532,10 @@ def agreement_command(rundir: Path, as_json: bool, bootstrap: int, seed: int) ->
             console.print(f"  {name:<13} n={k['n']:<4} kappa {_kappa(k)}", markup=False)
     console.print(f"\nadjudicated {report['adjudicated']} claims in {report['adjudication_s'] / 60:.1f} min; "
                   f"{report['disputed']} disputed", markup=False)  # fmt: skip
+    for line in _time_lines(time):
+        console.print(line, markup=False)
+    for line in profiles.lines():
+        console.print(line, markup=False)
     if report["carried"]:
         console.print(f"{report['carried']} claims carry labels from another run directory ('label carry'): kept "
                       "out of these figures, their agreement is that run's", markup=False)  # fmt: skip
@@ -462,4 +629,20 @@ def judge_calibrate_command(rundir: Path, config: Path, as_json: bool, bootstrap
         console.print(f"  {reason}", markup=False)
     for name, k in result["fields"].items():
         console.print(f"  {name:<13} n={k['n']:<4} kappa {_kappa(k)} {'usable' if k['usable'] else 'disabled'}",
+                      markup=False)  # fmt: skip
+    kinds = result["composition"]
+    absent = ", ".join(k.replace("_", " ") for k in kinds["absent"]) or "none"
+    waived = f" (composition waived, min_per_kind = 0; absent: {absent})" if kinds["waived"] else ""
+    console.print("human-labelled subset: " + ", ".join(f"{kind.replace('_', ' ')} {n}"
+                                                        for kind, n in kinds["counts"].items()) + waived,
+                  markup=False)  # fmt: skip
+    shown = result["disagreements"]
+    if shown:
+        console.print(f"{result['disagreement_count']} claims where the judge and people differ; the first "
+                      f"{len(shown)}:", markup=False)  # fmt: skip
+    for d in shown:
+        def label(x: dict) -> str:
+            return x["class"] + (f" {x['defect_id']}" if x["defect_id"] else "")
+
+        console.print(f"  '{printable(d['claim'][:120])}': people {label(d['human'])}, judge {label(d['judge'])}",
                       markup=False)  # fmt: skip

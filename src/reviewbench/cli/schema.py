@@ -22,6 +22,8 @@ SCHEMAS = {
     "tasks-experiment": ("reviewbench.tasks.experiment", "TasksExperimentConfig"),
     "packets": ("reviewbench.evidence.records", "LabelPacket"),
     "labels": ("reviewbench.evidence.records", "LabelRow"),
+    "practice": ("reviewbench.evidence.records", "PracticeItem"),
+    "profile": ("reviewbench.evidence.records", "RaterProfile"),
     "verdicts": ("reviewbench.score", "FindingVerdict"),
     "score": ("reviewbench.score", "ScoreResult"),
     "audit": ("reviewbench.score.audit", "Audit"),
@@ -54,6 +56,7 @@ def schema_command(name: str) -> None:
     grades (a task run's grades.jsonl), tasks-experiment (a fix-task experiment file),
     verdicts (a run directory's verdicts.jsonl), score (score --json), audit (a corpus's
     audit.json), compare (compare --json), gate (gate --json), packets (label export's packets),
-    labels (label import/export rows), exclusions (a run directory's exclusions.jsonl),
-    readings (its readings.jsonl: runs read by hand) or manifest (export --manifest)."""
+    labels (label import/export rows), practice (a practice set's items, 'label practice'),
+    profile (a rater's profile, as 'label status' counts it), exclusions (a run directory's
+    exclusions.jsonl), readings (its readings.jsonl: runs read by hand) or manifest (export --manifest)."""
     print_json(json_schema(name))

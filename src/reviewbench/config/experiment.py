@@ -134,6 +134,9 @@ class ExperimentConfig(BaseModel):
         default=None, description="The protocol the decision is registered to rest on: owner, hypotheses and "
         "their gates, severity policy, exclusion policy, stop conditions, completion definition, product "
         "surface, approvals, data controls (config/registration.py); frozen by register.")  # fmt: skip
+    rubric: str | None = Field(default=None, description="Labelling rubric file (UTF-8 text, relative to the "
+                               "experiment file), shown to raters in the labelling app. Its SHA-256 is registered; "
+                               "labels given under another rubric version are queued again.")  # fmt: skip
 
     @field_validator("retry_on")
     @classmethod

@@ -157,7 +157,10 @@ def label_demo(rundir: Path, folder: Path) -> LabelDemo:
         "# The demo's deterministic command judge (the raters' rule); calibrated like any judge.\n"
         # Sandboxed like any judge: its own script's folder is all it needs to see.
         f"name = \"demo-judge\"\naudit_seed = 7\njudge = {{ kind = \"command\", command = {json.dumps(command)}, "
-        f"expose = {json.dumps([str(script.resolve().parent)])} }}\n",
+        f"expose = {json.dumps([str(script.resolve().parent)])} }}\n"
+        "# The demo's reviewers write no duplicate and no long false claim, so its labelled claims\n"
+        "# lack two of the kinds calibration asks for: waived here, and recorded as waived.\n"
+        "[rule]\nmin_per_kind = 0\n",
         encoding="utf-8",
     )  # fmt: skip
     judge = load_judge(folder / "judge.toml")

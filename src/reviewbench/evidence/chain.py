@@ -36,6 +36,7 @@ CHAINED: dict[str, tuple[str, ...]] = {
                "evidence", "safe_fix", "severity_fit", "triage_s", "note", "reason", "source", "created_at",
                "rubric_version"),
     "calibrations": ("judge", "created_at", "result"),
+    "profiles": ("role", "name_key", "name", "profile", "created_at"),
 }  # fmt: skip
 """The chained tables and the content columns each digest covers, in order."""
 

@@ -21,6 +21,7 @@ __all__ = [
     "VALID_INCIDENTAL",
     "ActionabilityFields",
     "ClaimCounts",
+    "Familiarity",
     "LabelClass",
     "LabelPacket",
     "LabelRow",
@@ -28,6 +29,9 @@ __all__ = [
     "PacketDefect",
     "PacketLocation",
     "PacketTests",
+    "PracticeItem",
+    "RaterProfile",
+    "SecurityReview",
     "VerdictOverride",
 ]
 
@@ -175,3 +179,64 @@ class VerdictOverride(_Record):
     claims: ClaimCounts | None = Field(default=None, description="The comment's atomic claims by class (every "
                                        "part labelled): precision counts them, a valid incidental one is "
                                        "reported apart.")
+
+
+class SecurityReview(StrEnum):
+    """How much security review a person has done."""
+
+    NONE = "none"
+    OCCASIONAL = "occasional"
+    REGULAR = "regular"
+
+
+class Familiarity(StrEnum):
+    """How well a person knows the code under review."""
+
+    NONE = "none"
+    SOME = "some"
+    MAINTAINER = "maintainer"
+
+
+class RaterProfile(_Record):
+    """Who a rater (or adjudicator) is, declared at invitation: shown only in aggregate.
+
+    A conflicted person (``authored_fixture``, or a declared ``conflict``) never gives a
+    claim's first independent label: their label of a claim counts only after a rater
+    without a conflict has labelled it.
+    """
+
+    languages: list[str] = Field(default_factory=list, description="Programming languages they review in.")
+    security_review: SecurityReview | None = Field(default=None, description="Security-review experience.")
+    familiarity: Familiarity | None = Field(default=None, description="Familiarity with the code under review.")
+    authored_fixture: bool = Field(default=False, description="They wrote (part of) the fixture or corpus: the "
+                                   "changes, their fixes or the gold.")
+    conflict: str | None = Field(default=None, description="A declared conflict of interest, in their words.")
+
+    @property
+    def conflicted(self) -> bool:
+        """May not give a claim's first independent label."""
+        return self.authored_fixture or bool((self.conflict or "").strip())
+
+
+class PracticeItem(_Record):
+    """One packet of a practice set, outside the corpus, with the reference label of each claim.
+
+    Raters label a practice set before their first real packet and see their agreement with
+    the reference; practice labels never count as labels of the run.
+    """
+
+    packet: LabelPacket = Field(description="A packet as raters see it (its ids are the practice set's own).")
+    answers: list[LabelRow] = Field(description="The reference label of every claim of the packet.")
+
+    @model_validator(mode="after")
+    def _answered(self) -> PracticeItem:
+        claims = {(c.comment_id, c.part) for c in self.packet.claims}
+        answered = [(a.comment_id, a.part) for a in self.answers]
+        if not claims:
+            raise ValueError("a practice packet has at least one claim")
+        if len(set(answered)) != len(answered) or set(answered) != claims:
+            raise ValueError("answers must give exactly one label to every claim of the packet")
+        gold = {d.defect_id for d in self.packet.defects} | {VALID_INCIDENTAL}
+        if any(a.defect_id is not None and a.defect_id not in gold for a in self.answers):
+            raise ValueError("an answer links a defect the packet does not list")
+        return self

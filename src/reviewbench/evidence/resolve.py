@@ -111,8 +111,10 @@ def claim_status(raters: dict[str, dict[Key, StoredLabel]], adjudicated: dict[Ke
 
 def _adjudications(store: LabelStore) -> dict[Key, StoredLabel]:
     out: dict[Key, StoredLabel] = {}
+    rubric = store.rubric_version
     for label in store.rows(role=Role.ADJUDICATOR):
-        out[label.key] = label  # the latest adjudication of a claim, whoever gave it
+        if label.rubric_version == rubric:  # under an older rubric: to be adjudicated again
+            out[label.key] = label  # the latest adjudication of a claim, whoever gave it
     return out
 
 

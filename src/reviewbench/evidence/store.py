@@ -31,12 +31,13 @@ from .packets import ClaimRef, PacketSet, build_packets
 from .records import (
     ACTIONABILITY_FIELDS,
     MAX_TRIAGE_S,
-    RUBRIC_VERSION,
     VALID_INCIDENTAL,
     ActionabilityFields,
     LabelClass,
     LabelRow,
+    RaterProfile,
 )
+from .rubric import registered_rubric
 
 __all__ = ["CARRY", "LABELS_DB", "CarriedLabel", "CarryOrigin", "LabelStore", "Person", "Role", "StoredLabel",
            "check_name", "open_labels"]
@@ -121,6 +122,20 @@ CREATE TABLE IF NOT EXISTS carried (
     from_comment_id TEXT NOT NULL,
     from_created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS profiles (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    role TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    prev_sha256 TEXT,
+    row_sha256 TEXT
+);
+CREATE TRIGGER IF NOT EXISTS profiles_no_update BEFORE UPDATE ON profiles
+BEGIN SELECT RAISE(ABORT, 'profiles are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS profiles_no_delete BEFORE DELETE ON profiles
+BEGIN SELECT RAISE(ABORT, 'profiles are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS labels_no_update BEFORE UPDATE ON labels
 BEGIN SELECT RAISE(ABORT, 'labels are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS labels_no_delete BEFORE DELETE ON labels
@@ -290,6 +305,13 @@ class LabelStore:
     def close(self) -> None:
         self.db.close()
 
+    @property
+    def rubric_version(self) -> str:
+        """The rubric labels are given under now: the latest registered one (``evidence/rubric.py``)."""
+        if not hasattr(self, "_rubric_version"):
+            self._rubric_version = registered_rubric(self.rundir).version
+        return self._rubric_version
+
     def __enter__(self) -> Self:
         return self
 
@@ -392,19 +414,46 @@ class LabelStore:
             if problem is not None:
                 raise UsageError(f"label {number}: {problem}")
         now = _utc_now()
+        rubric = self.rubric_version
         self.db.execute("BEGIN IMMEDIATE")
         try:
             author = self._canonical(author, role)
+            if role is Role.RATER and not probe:
+                for number, row in enumerate(rows, start=1):
+                    problem = self.first_label_problem(row, author)
+                    if problem is not None:
+                        raise UsageError(f"label {number}: {problem}")
             if skip_unchanged:
                 rows = [r for r in rows if not self._unchanged(r, author, role, probe)]
-            prev = chain.head(self.db, "labels")
-            values = []
-            for r in rows:
-                content = _content(r, author, role, probe, source, now, RUBRIC_VERSION)
-                digest = chain.chain_digest(prev, content)
-                values.append((*content, prev, digest))
-                prev = digest
-            self.db.executemany(_INSERT_LABEL, values)
+            self._append(rows, author, role, probe, source, now, rubric)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        return len(rows)
+
+    def _append(self, rows: list[LabelRow], author: str, role: Role, probe: str, source: str, now: str,
+                rubric: str) -> None:  # fmt: skip
+        prev = chain.head(self.db, "labels")
+        values = []
+        for r in rows:
+            content = _content(r, author, role, probe, source, now, rubric)
+            digest = chain.chain_digest(prev, content)
+            values.append((*content, prev, digest))
+            prev = digest
+        self.db.executemany(_INSERT_LABEL, values)
+
+    def add_practice(self, rows: list[LabelRow], *, author: str, probe: str) -> int:
+        """Append a rater's labels of practice claims (checked by the caller against the
+        practice set: they name no claim of the run) under ``probe``, chained like every
+        label and never counted as one (every reader of labels asks for ``probe = ''``)."""
+        if not probe:
+            raise UsageError("practice labels are kept under a probe of their own")
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            author = self._canonical(author, Role.RATER)
+            rows = [r for r in rows if not self._unchanged(r, author, Role.RATER, probe)]
+            self._append(rows, author, Role.RATER, probe, "practice", _utc_now(), self.rubric_version)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -479,8 +528,9 @@ class LabelStore:
     def _unchanged(self, row: LabelRow, author: str, role: Role, probe: str) -> bool:
         current = self.db.execute(
             f"SELECT class, defect_id, {', '.join(ACTIONABILITY_FIELDS)}, note, reason FROM labels "
-            "WHERE comment_id = ? AND part = ? AND author = ? AND role = ? AND probe = ? ORDER BY seq DESC LIMIT 1",
-            (row.comment_id, row.part, author, role.value, probe)).fetchone()  # fmt: skip
+            "WHERE comment_id = ? AND part = ? AND author = ? AND role = ? AND probe = ? AND rubric_version = ? "
+            "ORDER BY seq DESC LIMIT 1",
+            (row.comment_id, row.part, author, role.value, probe, self.rubric_version)).fetchone()  # fmt: skip
         mine = (row.label_class.value, row.defect_id, *(getattr(row.fields, name) for name in ACTIONABILITY_FIELDS),
                 row.note, row.reason)  # fmt: skip
         return current is not None and tuple(_bool(v) if i in range(2, 7) else v for i, v in enumerate(current)) == mine
@@ -558,6 +608,66 @@ class LabelStore:
                               (_token_digest(token),)).fetchone()  # fmt: skip
         return Person(name=row[0], role=Role(row[1]), created_at=row[2]) if row else None
 
+    def set_profile(self, name: str, role: Role, profile: RaterProfile) -> None:
+        """Record ``name``'s profile (a new chained row: the latest is theirs; nothing is edited).
+
+        Raises:
+            UsageError: a bad name, or a role that is not a person's.
+        """
+        if role not in (Role.RATER, Role.ADJUDICATOR):
+            raise UsageError(f"only raters and adjudicators have profiles, not a {role.value}")
+        name = check_name(name, role.value)
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            content = (role.value, name.casefold(), self._canonical(name, role),
+                       profile.model_dump_json(), _utc_now())  # fmt: skip
+            prev = chain.head(self.db, "profiles")
+            self.db.execute("INSERT INTO profiles (role, name_key, name, profile, created_at, prev_sha256, row_sha256) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (*content, prev, chain.chain_digest(prev, content)))  # fmt: skip
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def profiles(self, role: Role = Role.RATER) -> dict[str, RaterProfile]:
+        """Each person's latest profile, by the name they are stored under."""
+        try:
+            rows = self.db.execute("SELECT name, profile FROM profiles WHERE role = ? ORDER BY seq",
+                                   (role.value,)).fetchall()  # fmt: skip
+        except sqlite3.OperationalError:  # a read-only store written before profiles
+            return {}
+        return {str(name): RaterProfile.model_validate_json(text) for name, text in rows}
+
+    def conflicted(self) -> set[str]:
+        """Raters whose latest profile declares a conflict (or authorship of the fixture)."""
+        return {name.casefold() for name, profile in self.profiles(Role.RATER).items() if profile.conflicted}
+
+    def _first_free(self, conflicted: set[str]) -> dict[tuple[str, int], int]:
+        """Per claim, the ``seq`` of the first row (under the current rubric) by a rater
+        without a conflict: a conflicted rater's label counts only after it."""
+        out: dict[tuple[str, int], int] = {}
+        for key0, key1, author, seq in self.db.execute(
+                "SELECT comment_id, part, author, seq FROM labels WHERE role = ? AND probe = '' AND rubric_version = ? "
+                "ORDER BY seq", (Role.RATER.value, self.rubric_version)):  # fmt: skip
+            if str(author).casefold() not in conflicted:
+                out.setdefault((key0, key1), int(seq))
+        return out
+
+    def first_label_problem(self, row: LabelRow, author: str) -> str | None:
+        """Why ``author`` may not label ``row``'s claim now (None when they may): a conflicted
+        rater cannot give a claim's first independent label."""
+        conflicted = self.conflicted()
+        if author.casefold() not in conflicted:
+            return None
+        if (row.comment_id, row.part) in self._first_free(conflicted):
+            return None
+        return (f"rater {author} declared a conflict (their profile), so they cannot give the first independent "
+                f"label of claim {row.comment_id!r} part {row.part}: it waits for a rater without one")  # fmt: skip
+
+    def open_to_conflicted(self) -> set[tuple[str, int]]:
+        """Claims a conflicted rater may label: a rater without a conflict labelled them first."""
+        return set(self._first_free(self.conflicted()))
+
     # -- tamper evidence --------------------------------------------------------------------
 
     def verify_chain(self) -> tuple[ChainHead, ChainHead]:
@@ -567,7 +677,15 @@ class LabelStore:
             LabelChainBroken: a row was edited, deleted or inserted outside this store.
         """
         where = str(self.rundir / LABELS_DB)
+        self.verify_profiles()
         return chain.verify(self.db, "labels", where), chain.verify(self.db, "calibrations", where)
+
+    def verify_profiles(self) -> ChainHead:
+        """Re-compute the chain of ``profiles`` (who declared what, and when); its head."""
+        try:
+            return chain.verify(self.db, "profiles", str(self.rundir / LABELS_DB))
+        except sqlite3.OperationalError:  # a read-only store written before profiles
+            return ChainHead(table="profiles", rows=0, head=chain.GENESIS)
 
     def rows(self, role: Role | None = None, author: str | None = None, probe: str | None = "") -> list[StoredLabel]:
         """Stored rows in the order written, filtered by role, author and probe (None: any probe)."""
@@ -593,12 +711,27 @@ class LabelStore:
                                    rubric_version=d["rubric_version"], row_sha256=d.get("row_sha256")))  # fmt: skip
         return out
 
-    def latest(self, role: Role, probe: str | None = "") -> dict[str, dict[tuple[str, int], StoredLabel]]:
-        """Each author's current label of each claim: their latest row."""
+    def latest(self, role: Role, probe: str | None = "", *,
+               counted: bool = True) -> dict[str, dict[tuple[str, int], StoredLabel]]:  # fmt: skip
+        """Each author's current label of each claim: their latest row.
+
+        ``counted`` (the default) keeps only what counts: rows under the current rubric
+        (others wait to be given again), and a conflicted rater's label only once a rater
+        without a conflict labelled the claim before it. ``counted=False``: every latest row.
+        """
         out: dict[str, dict[tuple[str, int], StoredLabel]] = {}
+        rubric = self.rubric_version if counted else None
         for label in self.rows(role=role, probe=probe):
-            out.setdefault(label.author, {})[label.key] = label
-        return out
+            if rubric is None or label.rubric_version == rubric:
+                out.setdefault(label.author, {})[label.key] = label
+        if counted and role is Role.RATER:
+            conflicted = self.conflicted()
+            if conflicted:
+                free = self._first_free(conflicted)
+                for author, labels in out.items():
+                    if author.casefold() in conflicted:
+                        out[author] = {k: v for k, v in labels.items() if k in free and free[k] < v.seq}
+        return {author: labels for author, labels in out.items() if labels}
 
     # -- calibrations ---------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..store.runs import RUNS_DB, RunStore
 from .figures import LabelledPrecision, labelled_precision
 from .overrides import judge_verdicts
+from .people import PeopleTime, ProfileSummary, people_time, profile_summary
 from .records import ACTIONABILITY_FIELDS, LabelClass
 from .resolve import PairAgreement, agreement, verdicts_from
 from .stats import ActionabilityRate, actionability_rate
@@ -60,6 +61,10 @@ class LabelsView:
     """case id → condition → rater minutes (summed over the case's runs of that condition)."""
     calibration: dict[str, Any] | None
     fields: tuple[str, ...] = field(default=ACTIONABILITY_FIELDS)
+    profiles: ProfileSummary | None = None
+    """The raters' declared profiles, counted over people."""
+    people: PeopleTime | None = None
+    """Minutes per rater and adjudicator, and the adjudicators' extra share."""
 
 
 def _quartiles(values: list[float]) -> tuple[float | None, float | None, float | None]:
@@ -133,6 +138,7 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
             per = by_case.setdefault(case_id, {})
             per[name] = round(per.get(name, 0.0) + spent, 4)
         latest = store.latest_calibration()
+        profiles, people = profile_summary(store), people_time(store)
     names = conditions or sorted(comments_of)
     views = []
     for name in names:
@@ -150,7 +156,7 @@ def labels_view(rundir: Path, conditions: list[str] | None = None, *, resamples:
     return LabelsView(pairs=report.pairs, adjudicated=report.adjudicated,
                       adjudication_minutes=round(report.adjudication_s / 60, 2), disputed=report.disputed,
                       conditions=views, triage_by_case=dict(sorted(by_case.items())),
-                      calibration=latest[1] if latest else None)  # fmt: skip
+                      calibration=latest[1] if latest else None, profiles=profiles, people=people)  # fmt: skip
 
 
 def label_figures(rundir: Path) -> dict[str, dict[str, Any]]:

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import jinja2
@@ -50,7 +51,9 @@ from ..errors import ReviewbenchError, UsageError
 from ..evidence.packets import PacketSet
 from ..evidence.records import ACTIONABILITY_FIELDS, VALID_INCIDENTAL, LabelPacket, LabelRow
 from ..evidence.resolve import ClaimStatus, _adjudications, claim_status
-from ..evidence.store import LabelStore, Person, Role
+from ..evidence.rubric import registered_rubric
+from ..evidence.store import LabelStore, Person, Role, StoredLabel
+from .practice import check_practice_rows, practice_result, practice_set
 from .queue import label_queue
 from .settle import gate_priority
 
@@ -216,6 +219,8 @@ class _State:
             self.packet_set: PacketSet = store.packets()
             self.secret = store.secret()
             queue, _ = label_queue(store, priority=_priority(options.rundir, store))
+        # A rubric file changed since registration stops the app here (IntegrityError).
+        self.rubric = registered_rubric(options.rundir, with_text=True)
         self.packets = {p.packet_id: p for p in self.packet_set.packets}
         decisive = {item.packet_id for item in queue if item.decisive}
         self.decisive = decisive
@@ -349,10 +354,28 @@ def build_app(options: AppOptions) -> Starlette:
         mode = "a" if person.role is Role.ADJUDICATOR else "r"
         return remember(render("home.html", mode, name=person.name, start=url(mode, person)), query_token)
 
+    def own_labels(name: str, store: LabelStore) -> dict[tuple[str, int], StoredLabel]:
+        """The rater's latest labels under the current rubric (older ones are asked again),
+        counted or not (a conflicted rater's label waiting for a first label is still theirs)."""
+        rubric = store.rubric_version
+        return {k: v for k, v in store.latest(Role.RATER, counted=False).get(name, {}).items()
+                if v.rubric_version == rubric}  # fmt: skip
+
+    def open_claims(name: str, store: LabelStore) -> set[tuple[str, int]] | None:
+        """The claims this rater may label: None (all), or for a conflicted rater those a rater
+        without a conflict labelled first (and their own)."""
+        if name.casefold() not in store.conflicted():
+            return None
+        return store.open_to_conflicted() | set(own_labels(name, store))
+
+    def rater_claims(packet: LabelPacket, allowed: set[tuple[str, int]] | None) -> list:
+        return [c for c in packet.claims if allowed is None or (c.comment_id, c.part) in allowed]
+
     def rater_next(name: str, store: LabelStore) -> tuple[str, int] | None:
-        mine = store.latest(Role.RATER).get(name, {})
+        mine = own_labels(name, store)
+        allowed = open_claims(name, store)  # once: not per packet
         for packet in state.order(name):
-            for index, c in enumerate(packet.claims):
+            for index, c in enumerate(rater_claims(packet, allowed)):
                 if (c.comment_id, c.part) not in mine:
                     return packet.packet_id, index // PAGE_SIZE + 1
         return None
@@ -372,9 +395,23 @@ def build_app(options: AppOptions) -> Starlette:
                                   if any((c.comment_id, c.part) in waiting for c in p.claims)), None)  # fmt: skip
                 target = None if packet_id is None else (packet_id, 1)
             else:
+                practice = practice_set(store)
+                if practice is not None:  # the practice set first, then its agreement, then the packets
+                    result = practice_result(store, practice, person.name)
+                    if not result.done:
+                        done = store.latest(Role.RATER, probe=practice.probe, counted=False).get(person.name, {})
+                        first = next(item.packet.packet_id for item in practice.items
+                                     if any((c.comment_id, c.part) not in done for c in item.packet.claims))  # fmt: skip
+                        return remember(RedirectResponse(f"{url(mode, person)}/practice/{first}", status_code=303),
+                                        query_token)  # fmt: skip
+                    if not own_labels(person.name, store) and request.query_params.get("begin") != "1":
+                        return remember(render("practice_done.html", mode, name=person.name, result=result,
+                                               begin=url(mode, person) + "?begin=1"), query_token)  # fmt: skip
                 target = rater_next(person.name, store)
+            conflicted = mode == "r" and person.name.casefold() in store.conflicted()
         if target is None:
-            return remember(render("done.html", mode, name=person.name, packets=len(state.packets)), query_token)
+            return remember(render("done.html", mode, name=person.name, packets=len(state.packets),
+                                   conflicted=conflicted), query_token)  # fmt: skip
         return remember(RedirectResponse(url(mode, person, *target), status_code=303), query_token)
 
     def packet_or_404(request: Request) -> LabelPacket:
@@ -391,7 +428,7 @@ def build_app(options: AppOptions) -> Starlette:
                 waiting = disputed(store)
                 claims = [c for c in packet.claims if (c.comment_id, c.part) in waiting]
             else:
-                claims = list(packet.claims)
+                claims = rater_claims(packet, open_claims(person.name, store))
             pages = max(1, math.ceil(len(claims) / PAGE_SIZE))
             raw = request.query_params.get("page", "1")
             page = int(raw) if raw.isdigit() and len(raw) < 10 else 0
@@ -414,7 +451,7 @@ def build_app(options: AppOptions) -> Starlette:
                 total = len(queue)
             else:
                 initial = {}
-                own = {k: v.row for k, v in store.latest(Role.RATER).get(person.name, {}).items() if k in keys}
+                own = {k: v.row for k, v in own_labels(person.name, store).items() if k in keys}
         if mode != "a":
             order = [p.packet_id for p in state.order(person.name)]
             position = order.index(packet.packet_id) + 1 if packet.packet_id in order else 0
@@ -432,12 +469,56 @@ def build_app(options: AppOptions) -> Starlette:
                           class_keys=CLASS_KEYS, rubric=RUBRIC, rubric_short=RUBRIC_SHORT, questions=QUESTIONS, diff_rows=rows,
                           anchors=anchors, page=page, pages=pages, first=first + 1,
                           last=first + len(shown), claim_total=len(claims), links=links,
-                          max_body=MAX_BODY)  # fmt: skip
+                          max_body=MAX_BODY, rubric_version=state.rubric.version,
+                          rubric_text=state.rubric.text, practice=False)  # fmt: skip
         return remember(response, query_token)
 
-    async def submit(request: Request) -> Response:
+    def practice_item(request: Request, store: LabelStore) -> tuple[Any, Any]:
+        practice = practice_set(store)
+        item = practice.packet(request.path_params["packet_id"]) if practice is not None else None
+        if practice is None or item is None:
+            raise _Refused(404, "no such practice packet")
+        return practice, item
+
+    async def practice_page(request: Request) -> Response:
+        person, mode, query_token = identity(request)
+        if mode != "r":
+            raise _Refused(404, "practice is for raters")
+        with LabelStore(options.rundir) as store:
+            practice, item = practice_item(request, store)
+            done = store.latest(Role.RATER, probe=practice.probe, counted=False).get(person.name, {})
+        packet = item.packet
+        claims = list(packet.claims)
+        own = {k: v.row for k, v in done.items() if k in {(c.comment_id, c.part) for c in claims}}
+        order = [i.packet.packet_id for i in practice.items]
+        gold = {(loc.path, line) for d in packet.defects for loc in d.locations
+                for line in range(loc.start_line, min(loc.end_line, loc.start_line + 500) + 1)}  # fmt: skip
+        rows = diff_rows(packet.diff, {(c.path, c.line) for c in claims if c.path and c.line}, gold)
+        response = render("packet.html", mode, name=person.name, packet=packet, claims=claims, own=own, initial={},
+                          earlier={}, position=order.index(packet.packet_id) + 1, total=len(order),
+                          fields=ACTIONABILITY_FIELDS, field_keys=FIELD_KEYS, field_names=FIELD_NAMES,
+                          class_keys=CLASS_KEYS, rubric=RUBRIC, rubric_short=RUBRIC_SHORT, questions=QUESTIONS,
+                          diff_rows=rows, anchors={(r.path, r.new): r.anchor for r in rows if r.anchor}, page=1,
+                          pages=1, first=1, last=len(claims), claim_total=len(claims),
+                          links={"prev": None, "next": None}, max_body=MAX_BODY, rubric_version=state.rubric.version,
+                          rubric_text=state.rubric.text, practice=True)  # fmt: skip
+        return remember(response, query_token)
+
+    async def practice_submit(request: Request) -> Response:
         person, mode, _ = identity(request)
-        packet = packet_or_404(request)
+        if mode != "r":
+            raise _Refused(404, "practice is for raters")
+        rows = await submitted_rows(request)
+        with state.lock, LabelStore(options.rundir) as store:
+            practice, item = practice_item(request, store)
+            problem = check_practice_rows(practice, item.packet.packet_id, rows)
+            if problem is not None:
+                raise _Refused(400, problem)
+            saved = store.add_practice(rows, author=person.name, probe=practice.probe)
+        return JSONResponse({"saved": saved, "unchanged": len(rows) - saved, "next": url(mode, person)})
+
+    async def submitted_rows(request: Request) -> list[LabelRow]:
+        """The label rows of a submission: JSON of the right type, size and depth, each a label row."""
         if _media_type(request) != "application/json":
             raise _Refused(415, "labels are sent as application/json")
         data = await _read_json(request)
@@ -445,9 +526,14 @@ def build_app(options: AppOptions) -> Starlette:
         if not isinstance(items, list) or not items:
             raise _Refused(400, "not a valid submission: no labels")
         try:
-            rows = [LabelRow.model_validate(item) for item in items]
+            return [LabelRow.model_validate(item) for item in items]
         except ValidationError as exc:
             raise _Refused(400, f"not a valid submission: {exc.errors()[0]['msg']}") from None
+
+    async def submit(request: Request) -> Response:
+        person, mode, _ = identity(request)
+        packet = packet_or_404(request)
+        rows = await submitted_rows(request)
         allowed = {(c.comment_id, c.part) for c in packet.claims}
         if any((r.comment_id, r.part) not in allowed for r in rows):
             raise _Refused(400, "a label names a claim of another packet")
@@ -459,6 +545,10 @@ def build_app(options: AppOptions) -> Starlette:
         if mode == "r" and any(r.reason is not None for r in rows):
             raise _Refused(400, "reasons belong to adjudications")
         with state.lock, LabelStore(options.rundir) as store:
+            if mode == "r":  # a conflicted rater never gives a claim's first independent label
+                problems = [p for r in rows if (p := store.first_label_problem(r, person.name)) is not None]
+                if problems:
+                    raise _Refused(409, problems[0])
             # The same labels sent again (a double click, Enter twice) add no rows.
             saved = store.add(rows, author=person.name, role=person.role, source="app", skip_unchanged=True)
         return JSONResponse({"saved": saved, "unchanged": len(rows) - saved, "next": url(mode, person)})
@@ -480,6 +570,8 @@ def build_app(options: AppOptions) -> Starlette:
         Route("/{mode:str}/{name}", start),
         Route("/{mode:str}/{name}/p/{packet_id}", packet_page, methods=["GET"]),
         Route("/{mode:str}/{name}/p/{packet_id}", submit, methods=["POST"]),
+        Route("/{mode:str}/{name}/practice/{packet_id}", practice_page, methods=["GET"]),
+        Route("/{mode:str}/{name}/practice/{packet_id}", practice_submit, methods=["POST"]),
         Route("/{path:path}", not_found, methods=["GET", "POST"]),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])]

@@ -86,6 +86,8 @@ def import_labels(rundir: Path, path: Path, *, rater: str | None = None, adjudic
         store.packets()  # claims are known even when nobody exported packets here before
         for number, row in numbered:
             problem = store.check_row(row)  # its claim, its gold defect link, a finite time
+            if problem is None and rater:  # a conflicted rater never labels a claim first
+                problem = store.first_label_problem(row, name)
             if problem is not None:
                 raise UsageError(f"{path}:{number}: {problem}")
         rows = [row for _, row in numbered]

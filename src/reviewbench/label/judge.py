@@ -46,6 +46,7 @@ from ..evidence.resolve import final_labels
 from ..evidence.stats import kappa_with_interval
 from ..evidence.store import LabelStore, Role
 from ..sandbox import protect
+from .composition import KIND_NAMES, composition
 
 __all__ = [
     "JUDGE_PROMPT",
@@ -103,6 +104,11 @@ class CalibrationRule(_Config):
     min_n: int = Field(default=30, ge=1, description="Human-labelled claims compared, at least.")
     min_kappa_lo: float = Field(default=0.6, description="Lower bound of kappa's interval, at least.")
     max_flip_share: float = Field(default=0.05, ge=0, le=1, description="Order and length flips, at most.")
+    min_per_kind: int = Field(default=1, ge=0, description="Claims of each kind the human-labelled subset must "
+                              "hold (true findings, safe counterexamples, subtle false positives, duplicates, "
+                              "terse valid and verbose invalid comments); 0 waives it, recorded as waived.")
+    terse_chars: int = Field(default=80, ge=1, description="A true finding this short or shorter is terse.")
+    verbose_chars: int = Field(default=200, ge=1, description="A false positive this long or longer is verbose.")
 
 
 class JudgeFile(_Config):
@@ -400,14 +406,40 @@ def _link(row: LabelRow) -> tuple[str, str | None]:
     return (row.label_class.value, row.defect_id)
 
 
+DISAGREEMENTS = 5
+"""Claims where the judge and people differ, shown with a calibration."""
+
+
+def disagreements(packet_set: PacketSet, keys: list[tuple[str, int]], human: list[LabelRow],
+                  machine: list[LabelRow], limit: int = DISAGREEMENTS) -> list[dict[str, Any]]:  # fmt: skip
+    """The first ``limit`` claims (in packet order) whose class or defect link the judge gave
+    otherwise than people: the claim's text (untrusted), both labels. Their count is beside."""
+    text = {(c.comment_id, c.part): c.text for p in packet_set.packets for c in p.claims}
+    out: list[dict[str, Any]] = []
+    for key, h, m in zip(keys, human, machine, strict=True):
+        if _link(h) != _link(m) and len(out) < limit:
+            out.append({"comment_id": key[0], "part": key[1], "claim": text.get(key, "")[:300],
+                        "human": {"class": h.label_class.value, "defect_id": h.defect_id},
+                        "judge": {"class": m.label_class.value, "defect_id": m.defect_id}})  # fmt: skip
+    return out
+
+
 def calibrate(store: LabelStore, judge: Judge, *, resamples: int = 2000, seed: int = 0) -> dict:
     """Compare the judge with final human labels and probe it; record and return the result.
 
     The JSON contract: ``{"n", "kappa", "kappa_lo", "kappa_hi", "confusion", "order_flips",
     "length_flips", "usable"}``, plus per-class and per-field detail and the reasons.
     """
-    store.packets()
+    packet_set = store.packets()
     finals = final_labels(store)
+    rule = judge.file.rule
+    kinds = composition(packet_set, {k: row for k, (row, _) in finals.items()}, min_per_kind=rule.min_per_kind,
+                        terse_chars=rule.terse_chars, verbose_chars=rule.verbose_chars)  # fmt: skip
+    if kinds.missing:  # refused before the judge is asked anything
+        names = ", ".join(KIND_NAMES[kind] for kind in kinds.missing)
+        raise UsageError(f"the human-labelled claims lack what calibration needs (at least {rule.min_per_kind} of "
+                         f"each kind): too few {names} (has {kinds.describe()}); label such claims first, or "
+                         "set min_per_kind = 0 under [rule] in the judge file (recorded as waived)")  # fmt: skip
     packet_order = [key for key in store.claims() if key in finals]
     plain = store.latest(Role.JUDGE).get(judge.name, {})
     missing = [key for key in packet_order if key not in plain]
@@ -428,7 +460,6 @@ def calibrate(store: LabelStore, judge: Judge, *, resamples: int = 2000, seed: i
     flips = {probe: sum(1 for k in keys if k not in probes[probe] or _link(probes[probe][k]) != _link(plain[k].row))
              for probe in probes}  # fmt: skip
     n = len(keys)
-    rule = judge.file.rule
     reasons = []
     if n < rule.min_n:
         reasons.append(f"only {n} human-labelled claims compared (rule: at least {rule.min_n})")
@@ -459,6 +490,8 @@ def calibrate(store: LabelStore, judge: Judge, *, resamples: int = 2000, seed: i
         "confusion": classes.confusion, "order_flips": flips["reversed"], "length_flips": flips["padded"],
         "usable": not reasons, "reasons": reasons, "classes": per_class, "fields": fields,
         "rule": rule.model_dump(), "failed": len(failed), "audit": audit_sample(store, judge, judged),
+        "composition": kinds.as_dict(), "disagreements": disagreements(packet_set, keys, human, machine),
+        "disagreement_count": sum(_link(h) != _link(m) for h, m in zip(human, machine, strict=True)),
     }  # fmt: skip
     store.add_calibration(judge.name, result)
     return result

@@ -29,6 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UsageError
+from ..evidence.people import people_time, profile_summary
 from ..evidence.resolve import (
     ClaimStatus,
     _adjudications,
@@ -76,6 +77,9 @@ class ReleaseManifest(_Record):
     adjudications: int
     labels_chain: dict[str, object] | None = Field(description="rows and head of labels.sqlite's SHA-256 chain.")
     files: dict[str, str] = Field(description="File name -> SHA-256 of what was written.")
+    rubric: str | None = Field(default=None, description="The rubric version the final labels were given under.")
+    people: dict[str, object] | None = Field(default=None, description="The raters' profiles counted over people "
+                                             "(never per name), and minutes per rater and adjudicator.")
 
 
 def _sha(data: bytes) -> str:
@@ -128,6 +132,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
     comments = {f"{r.run_id}:{i}" for r in runs if r.state.completed for i in range(len(r.findings))}
     statuses: Counter[str] = Counter()
     final, adjudication_rows, chain_head, claims, copies, carried = {}, [], None, {}, {}, set()
+    rubric, people = None, None
     if (rundir / LABELS_DB).is_file():
         with open_labels(rundir) as labels:
             head, _ = labels.verify_chain()
@@ -139,6 +144,8 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
             statuses.update(claim_status(raters, adjudicated, key).value for key in claims)
             final = final_labels(labels)
             carried, provenance = carried_claims(labels), labels.provenance()
+            rubric = labels.rubric_version
+            people = {"profiles": profile_summary(labels).as_dict(), "time": people_time(labels).as_dict()}
             for row in labels.rows(role=Role.ADJUDICATOR):
                 before = {author: {"class": got[row.key].row.label_class.value, "defect_id": got[row.key].row.defect_id}
                           for author, got in raters.items() if row.key in got}  # fmt: skip
@@ -192,7 +199,7 @@ def release_labels(rundir: Path, out: Path, partial: bool = False) -> ReleaseMan
         claims={**{s.value: statuses[s.value] for s in ClaimStatus}, "not_exported": not_exported,
                 "final": len(final), "carried": len(carried & set(final))},
         adjudications=len(adjudication_rows), labels_chain=chain_head,
-        files={name: _sha(data) for name, data in payloads.items()},
+        files={name: _sha(data) for name, data in payloads.items()}, rubric=rubric, people=people,
     )  # fmt: skip
     (out / RELEASE_FILE).write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
     return manifest

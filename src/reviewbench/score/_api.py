@@ -376,6 +376,8 @@ def score(inputs: ScoringInputs) -> ScoreResult:
         result["incidental"] = {"contaminated": sorted(tallied.contaminated), "defects": incidental}
     result["inspection"] = inspection_block(tallied, read_readings(inputs.rundir))
     result["severity_basis"] = severity_basis_flag(g for g in inputs.corpus.gold if g.case_id in tallied.cases)
+    if inputs.raters is not None:
+        result["raters"] = dict(inputs.raters)
     return ScoreResult.build(result, tallied.all_verdicts())
 
 

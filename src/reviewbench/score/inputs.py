@@ -93,6 +93,8 @@ class ScoringInputs:
     """Earlier attempts that ``run --retry-failed`` replaced (they count in completion)."""
     overrides: Mapping[str, VerdictOverride] = field(default_factory=dict)
     labels: Mapping[str, LabelFigures] = field(default_factory=dict)
+    raters: Mapping[str, Any] | None = None
+    """The raters in aggregate (``evidence.people.raters_figure``), read with the labels."""
     prices: PriceTable | None = None
     cutoff: str | None = None
     """The contamination cut-off asked for, else the experiment's."""
@@ -165,6 +167,12 @@ def _labels(rundir: Path, options: ScoreOptions) -> tuple[Mapping[str, VerdictOv
     return overrides, labels
 
 
+def _raters(rundir: Path) -> Mapping[str, Any] | None:
+    from ..evidence.people import raters_figure
+
+    return raters_figure(rundir)
+
+
 def load_inputs(rundir: Path, options: ScoreOptions = ScoreOptions()) -> ScoringInputs:
     """Read ``rundir`` as scoring needs it.
 
@@ -198,13 +206,14 @@ def load_inputs(rundir: Path, options: ScoreOptions = ScoreOptions()) -> Scoring
     excluded_runs, excluded_cases = excluded_ids(list(log)) if log else ((), ())
     kept = [r for r in runs if r.run_id not in excluded_runs and r.case_id not in excluded_cases]
     overrides, labels = _labels(rundir, options)
+    raters = _raters(rundir) if options.labels is None else None
     plan = read_allocation(rundir)
     planned = None if plan is None else tuple(PlannedRun(**p) for p in plan)
     return ScoringInputs(
         rundir=rundir, runs=kept, corpus=corpus, experiment=experiment, registration=registration,
         gates=gates, gates_path=gates_path, gates_sha=gates_sha, seed=seed, tolerance=int(rules["tolerance"]),
         bootstrap=int(rules["bootstrap"]), include_unvalidated=bool(rules["include_unvalidated"]),
-        excluded_cases=frozenset(excluded_cases), history=history, overrides=overrides, labels=labels,
+        excluded_cases=frozenset(excluded_cases), history=history, overrides=overrides, labels=labels, raters=raters,
         prices=options.prices, cutoff=options.cutoff or experiment.cutoff, exclusion_log=log,
         unexcluded=runs, planned=planned, recorded=frozenset(r.run_id for r in everything),
     )  # fmt: skip

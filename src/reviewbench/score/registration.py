@@ -84,6 +84,7 @@ def fingerprint(experiment: Experiment, gates_path: Path | None, bootstrap_seed:
         "seeds": {"experiment": experiment.config.seed, "bootstrap": bootstrap_seed},
         "corpus": {"path": str(corpus.path), "gold_sha256": corpus.meta.gold_sha256},
         "rules": {**DEFAULT_RULES, **(rules or {})},
+        "rubric": _rubric(experiment),
         # What each command condition may reach (the experiment's hash covers it; this says it):
         # none, an allowlist of host:port pairs, or unrestricted (network = true, the opt-out).
         "network": {c.name: policy for c in experiment.config.condition
@@ -123,6 +124,13 @@ def protocol_record(experiment: Experiment, gates: Gates) -> dict[str, Any]:
     config = experiment.config
     out["retry_rule"] = {"max_retries": config.max_retries, "retry_on": config.retry_on}
     return out
+
+
+def _rubric(experiment: Experiment) -> dict[str, Any]:
+    """The labelling rubric the experiment names (its file's SHA-256 and version), or the built-in one."""
+    from ..evidence.rubric import rubric_fingerprint
+
+    return rubric_fingerprint(experiment.base, experiment.config.rubric)
 
 
 class _Checked(BaseModel):
@@ -370,6 +378,7 @@ def check_registration(experiment: Experiment, rundir: Path, gates_path: Path | 
     current = fingerprint(experiment, gates_path, seed, wanted)
     changed = [key for key in ("experiment", "prompts", "guidance", "gates", "seeds", "corpus")
                if _comparable(current[key], key) != _comparable(frozen[key], key)]  # fmt: skip
+    changed += _rubric_changed(current, frozen)
     changed += [f"{k} ({registered_rules[k]} registered, {wanted[k]} asked)" for k in DEFAULT_RULES
                 if wanted[k] != registered_rules[k]]  # fmt: skip
     if "protocol" in frozen and _policy_sha(current) != _policy_sha(frozen):  # the experiment's hash covers the rest
@@ -400,6 +409,15 @@ def _people_and_protocol(version: dict[str, Any], out: dict[str, Any]) -> dict[s
     if "protocol" in version["frozen"]:  # registrations before the [registration] table did not say
         out["protocol"] = version["frozen"]["protocol"]
     return out
+
+
+def _rubric_changed(current: dict[str, Any], frozen: dict[str, Any]) -> list[str]:
+    """``["rubric"]`` when the labelling rubric differs from the registered one (a version
+    registered before rubrics were registered had the built-in one)."""
+    from ..evidence.rubric import BUILT_IN
+
+    registered = frozen.get("rubric") or BUILT_IN.as_dict()
+    return ["rubric"] if current["rubric"].get("sha256") != registered.get("sha256") else []
 
 
 def _summary(path: Path, latest: dict[str, Any], digest: str, sealed: str | None) -> dict[str, Any]:

@@ -254,6 +254,22 @@ class TriageFigure(_Result):
     runs: int = Field(description="Runs with labelled comments, scored or not.")
 
 
+class RatersFigure(_Result):
+    """Who labelled, counted over people (never per name), and their time: only with labels."""
+
+    raters: int = Field(description="Raters invited or labelling.")
+    profiled: int = Field(description="Of them, with a declared profile.")
+    languages: dict[str, int] = Field(description="Raters per language they review in.")
+    security_review: dict[str, int] = Field(description="Raters per security-review experience.")
+    familiarity: dict[str, int] = Field(description="Raters per familiarity with the code.")
+    authored_fixture: int = Field(description="Raters who wrote part of the fixture.")
+    conflicted: int = Field(description="Raters with a conflict: never a claim's first label.")
+    labels_set_aside: int = Field(description="Their labels that wait for an unconflicted first label.")
+    rater_minutes: float = Field(description="Active triage minutes of every rater.")
+    adjudication_minutes: float = Field(description="The adjudicators' extra minutes.")
+    extra_share: float | None = Field(description="adjudication_minutes / rater_minutes; null at 0.")
+
+
 class LabelFigures(_Result):
     """What people (or a calibrated judge) said about a condition's comments,
     beside the metrics: only with labels in the run directory."""
@@ -662,6 +678,8 @@ class ScoreResult(_Result):
                                                  "misses people have read, and a sample to read when none has.")
     severity_basis: SeverityBasisFlag | None = Field(default=None, description="Primary defect cases without a "
                                                      "structured severity basis, flagged.")
+    raters: RatersFigure | None = Field(default=None, description="Set when RUNDIR has labels: the raters' "
+                                        "profiles counted over people, and their minutes.")
     verdicts: tuple[FindingVerdict, ...] = Field(default=(), exclude=True, repr=False)
 
     @classmethod

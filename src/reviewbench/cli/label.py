@@ -38,6 +38,8 @@ def label_group() -> None:
       reviewbench label queue runs/first                           # what to label first
       reviewbench label status runs/first                          # who, how many, chain head
       reviewbench label carry runs/first runs/second               # the labels of identical claims
+      reviewbench label sample runs/first                          # five scored runs to read by hand
+      reviewbench label read runs/first --run RUN_ID --by ann      # one of them read
       reviewbench agreement runs/first --json
     """
 

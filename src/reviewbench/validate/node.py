@@ -134,8 +134,36 @@ def detect_node_command(root: Path) -> NodeCommand | None:
         dropped = [s for s in steps if s not in running]
         notes.append(f"left out of the test script, as no test runner: {'; '.join(dropped)}")
         steps = running
+    typechecked = [s for s in steps if _without_typecheck(s) != s]
+    if typechecked:
+        notes.append("left vitest's --typecheck out of the test script: its tsc run writes into node_modules, "
+                     "which tests share read-only")  # fmt: skip
+        steps = [_without_typecheck(s) for s in steps]
     command = " && ".join(steps)
     return NodeCommand(f'PATH="$PWD/node_modules/.bin:$PATH" {command}' if command else command, tuple(notes))
+
+
+#: vitest's ``--typecheck.X`` options that take a value (``--typecheck.tsconfig tsconfig.json``).
+_TYPECHECK_VALUES = frozenset({"checker", "include", "exclude", "tsconfig", "spawnTimeout"})
+
+
+def _without_typecheck(step: str) -> str:
+    """A vitest step without ``--typecheck`` and its ``--typecheck.X`` options; other steps as they are."""
+    if node_runner(step) is not NodeRunner.VITEST or "--typecheck" not in step:
+        return step
+    words = shlex.split(step)
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--typecheck" or word.startswith("--typecheck="):
+            continue
+        elif word.startswith("--typecheck."):
+            skip = "=" not in word and word.removeprefix("--typecheck.") in _TYPECHECK_VALUES
+        else:
+            kept.append(word)
+    return shlex.join(kept)
 
 
 def node_notes(root: Path) -> tuple[str, ...]:

@@ -24,17 +24,24 @@ import shlex
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["COVERAGE_DIR", "SCRIPT_SUFFIXES", "coverage_prefix", "read_coverage", "takes_coverage"]
+__all__ = ["COVERAGE_DIR", "SCRIPT_SUFFIXES", "coverage_prefix", "read_coverage", "runs_as_script", "takes_coverage"]
 
 #: The folder of a scratch tree's home the coverage of one run is written to.
 COVERAGE_DIR = "v8-coverage"
 #: Files Node runs (a ``.d.ts`` declares types only and never runs: not among them).
 SCRIPT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+#: Scripts that never run: declarations, and tsd's and vitest's type tests (``index.test-d.ts``).
+_TYPES_ONLY = (".d.ts", ".d.mts", ".d.cts", ".test-d.ts", ".test-d.tsx", ".test-d.mts", ".test-d.cts")
 #: Wrappers that set ``NODE_V8_COVERAGE`` themselves, replacing ours.
 _OWN_COVERAGE = frozenset({"c8"})
 _URL = re.compile(rb'"url"\s*:\s*"((?:[^"\\]|\\.)*)"')
 #: A record past this is read no further (a huge bundle's inline source is not a URL).
 _MAX_BYTES = 256 << 20
+
+
+def runs_as_script(path: str) -> bool:
+    """Whether Node (or a runner) executes ``path``: a script that is not types only."""
+    return path.endswith(SCRIPT_SUFFIXES) and not path.endswith(_TYPES_ONLY)
 
 
 def takes_coverage(words: list[str]) -> bool:

@@ -21,7 +21,7 @@ from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
 from ..store.scratch import remove_tree
 from .node import node_error_line
-from .node_coverage import COVERAGE_DIR, SCRIPT_SUFFIXES, read_coverage
+from .node_coverage import COVERAGE_DIR, read_coverage, runs_as_script
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .products import SetupProducts
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
@@ -599,7 +599,7 @@ def _runs(path: str, node: bool) -> bool:
     (declarations aside) under a Node runner."""
     if not node:
         return path.endswith(".py")
-    return path.endswith(SCRIPT_SUFFIXES) and not path.endswith((".d.ts", ".d.mts", ".d.cts"))
+    return runs_as_script(path)
 
 
 _NO_REASON = frozenset({ValidationStatus.OBSERVED, ValidationStatus.NOT_OBSERVED})
@@ -632,7 +632,9 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     log = job.log
     reruns = tree.config.reruns
     selections: list[tuple[str, list[str]]] = []
-    present = [p for p in job.test_paths if _present(tree.path, p)]
+    # A Node runner is given the fix's test scripts only: not its fixtures (a JSON file
+    # would be a filter that matches no test file) nor its type tests.
+    present = [p for p in job.test_paths if _present(tree.path, p) and (command.runner is None or runs_as_script(p))]
     if present and command.selects:
         selections.append((SELECTION_FIX_TESTS, present))
     selections.append((SELECTION_SUITE, []))

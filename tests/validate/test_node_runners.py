@@ -87,6 +87,9 @@ def test_no_test_script_is_a_usage_error_naming_test_cmd(tmp_path, scripts):
      "mocha --reporter xunit --reporter-option output=R --check-leaks test/a.js"),
     ("mocha -R dot --reporter-options foo=1 --reporter=tap -O x=2 test/", [],
      "mocha --reporter xunit --reporter-option output=R test/"),
+    # An option's path value is not a selection (mocha's --require of a setup file).
+    ("mocha --require test/setup.js --recursive test/", ["test/a.js"],
+     "mocha --reporter xunit --reporter-option output=R --require test/setup.js --recursive test/a.js"),
 ])  # fmt: skip
 def test_each_runner_is_given_the_files_and_asked_for_a_report(command, files, expected):
     shell = TestCommand(f'PATH="$PWD/node_modules/.bin:$PATH" {command}').shell(files, Path("R"))
@@ -127,6 +130,70 @@ def test_a_crash_before_any_report_names_the_thrown_error_not_the_node_footer():
     assert node_error_line(output) == "Error: EROFS: read-only file system, mkdir '/t/node_modules/.cache'"
     assert node_error_line("TypeError [ERR_INVALID_ARG_TYPE]: bad\n") == "TypeError [ERR_INVALID_ARG_TYPE]: bad"
     assert node_error_line("all good\n") is None
+
+
+MOCHA_CRASH = """\
+
+ Exception during run: TypeError: Cannot read properties of undefined (reading 'extensions')
+    at forEachMimeType (/t/tree-1/index.js:156:21)
+    at Array.forEach (<anonymous>)
+    at populateMaps (/t/tree-1/index.js:155:19)
+    at Object.<anonymous> (/t/tree-1/index.js:42:1)
+    at Module._compile (node:internal/modules/cjs/loader:1521:14)
+    at require (node:internal/modules/helpers:182:18)
+    at Object.<anonymous> (/t/tree-1/test/test.js:2:17)
+    at ModuleWrap.<anonymous> (node:internal/modules/esm/translators:240:7)
+    at async formattedImport (/t/tree-1/node_modules/mocha/lib/nodejs/esm-utils.js:9:14)
+    at async singleRun (/srv/corpus/envs/node-1/project/node_modules/mocha/lib/cli/run-helpers.js:162:3)
+
+
+Mime-score logic changes extension->type mappings for the following:
+    at Object.<anonymous> (/t/tree-1/lib/later.js:1:1)
+"""
+
+
+def test_a_run_that_crashed_loading_names_the_test_file_the_runner_loaded():
+    """mocha on jshttp/mime-types: a mutation made ``index.js`` throw as ``test/test.js``
+    required it, before any test ran or any report was written. The outermost frame in
+    the tree, outside node_modules, of the first stack is the file the runner loaded."""
+    from reviewbench.validate.node import load_failure, tree_relative
+
+    assert load_failure(MOCHA_CRASH, Path("/t/tree-1")) == "test/test.js"
+    assert load_failure(MOCHA_CRASH, Path("/t/tree-2")) is None
+    assert load_failure("Error: boom\n", Path("/t/tree-1")) is None
+    assert tree_relative(frozenset({"/t/tree-1/test/a.test.js", "g > t"}), Path("/t/tree-1")) == {"test/a.test.js", "g > t"}
+
+
+def test_a_test_file_that_fails_to_load_is_a_failing_id_relative_to_the_tree(git_repo, tmp_path):
+    """node:test reports a test file that threw while loading under its absolute path,
+    which names the scratch tree: the id is made relative, the same in every tree."""
+    repo = git_repo("tiny")
+    throwing = RANGE.replace("'use strict';\n", "'use strict';\nconst LIMITS = undefined;\nconst LOW = LIMITS.low;\n")
+    repo.commit("Initial layout", {**JS_PROJECT, "lib/range.js": throwing})
+    repo.commit("Fix loading lib/range", {"lib/range.js": RANGE, "test/range.test.js": TEST_RANGE + "\n"})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0, mirrors=False), out)
+    validate_corpus(out, ValidateConfig(jobs=2, timeout=120, reruns=2))
+    (gold,) = read_corpus(out).gold
+    assert gold.validation.status == "observed", gold.validation
+    assert gold.validation.failing_tests == ["test/range.test.js"]
+
+
+def test_a_run_that_crashed_before_reporting_fails_on_the_file_it_loaded(git_repo, tmp_path):
+    """A preload that requires the module crashes node before any test or report: the
+    failing id is the tree's outermost file in the stack, the preload the runner loaded."""
+    repo = git_repo("tiny")
+    boot = "'use strict';\nrequire('./range');\n"
+    package = JS_PROJECT["package.json"].replace("node --test test/", "node --require ./lib/boot.js --test test/")
+    throwing = RANGE.replace("'use strict';\n", "'use strict';\nconst LIMITS = undefined;\nconst LOW = LIMITS.low;\n")
+    repo.commit("Initial layout", {**JS_PROJECT, "package.json": package, "lib/boot.js": boot, "lib/range.js": throwing})
+    repo.commit("Fix loading lib/range", {"lib/range.js": RANGE, "test/range.test.js": TEST_RANGE + "\n"})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0, mirrors=False), out)
+    validate_corpus(out, ValidateConfig(jobs=1, timeout=120, reruns=1))
+    (gold,) = read_corpus(out).gold
+    assert gold.validation.status == "observed" and gold.validation.selection == "fix_tests", gold.validation
+    assert gold.validation.failing_tests == ["lib/boot.js"]
 
 
 def test_tape_tap_names_the_failing_test_and_assertion():

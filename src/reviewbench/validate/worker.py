@@ -20,7 +20,7 @@ from ..git.scratch import ScratchClone
 from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
 from ..store.scratch import remove_tree
-from .node import node_error_line
+from .node import load_failure, node_error_line, tree_relative
 from .node_coverage import COVERAGE_DIR, read_coverage, runs_as_script
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .products import SetupProducts
@@ -292,6 +292,11 @@ def run_selection(
         # A Node runner's report names the failing assertion; else the output's first error.
         error_line = first_error_line(verdict.error_line or (command.runner and node_error_line(output)) or output,
                                       tree.path)  # fmt: skip
+    if command.runner is not None:
+        failing = tree_relative(verdict.failing, tree.path)
+        if verdict.kind is VerdictKind.FAIL and not failing and (crashed := load_failure(output, tree.path)):
+            failing = frozenset({crashed})  # no report: the file whose loading threw, as pytest's collection errors
+        verdict = dataclasses.replace(verdict, failing=failing, passed=tree_relative(verdict.passed, tree.path))
     modules = read_coverage(coverage, tree.path) if node_probed else read_probe(probe)
     if node_probed:
         remove_tree(coverage)  # a record per process: large suites write many megabytes

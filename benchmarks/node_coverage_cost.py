@@ -12,8 +12,8 @@ neither. The "with" side includes reading and deleting the records.
 
 Printed: each side's median wall seconds and CPU seconds (``getrusage`` of the sandboxed
 runs; see ``_cpu.py``), the ratio with/without of each (numerator and denominator shown),
-the bytes of coverage records per run, and how many of the tree's files the records name
-(the figure ``not_exercised`` is decided from). Nothing about time is asserted.
+the bytes of coverage records per run, and how many of the tree's own files (node_modules
+aside) the records name: what ``not_exercised`` is decided from. Nothing about time is asserted.
 
     .venv/bin/python benchmarks/node_coverage_cost.py /path/to/ufo --repeats 5
     .venv/bin/python benchmarks/node_coverage_cost.py /path/to/ufo --envs /path/to/corpus/envs  # reuse an install
@@ -86,7 +86,9 @@ def _one(tree: ScratchTree, command: TestCommand, covered: bool, log: Path) -> t
     size = named = 0
     if covered:
         size = sum(p.stat().st_size for p in coverage.iterdir())
-        named = len(read_coverage(coverage, tree.path))
+        prefix = str(tree.path) + "/"
+        named = sum(1 for p in read_coverage(coverage, tree.path) or {}
+                    if p.startswith(prefix) and "/node_modules/" not in p[len(prefix) - 1:])  # fmt: skip
         for record in coverage.iterdir():
             record.unlink()
     return time.perf_counter() - wall0, _children_cpu() - cpu0, size, named, str(verdict.kind)

@@ -448,6 +448,32 @@ def test_a_yarn_lockfile_out_of_date_fails_with_yarns_own_error_line(git_repo, t
     assert "YN0028" in proc.stderr and "lockfile would have been modified" in proc.stderr and "setup.log" in proc.stderr
 
 
+BERRY_GIT_FAILURE = """\
+=== YARN_NODE_LINKER=node-modules npx --yes -p @yarnpkg/cli-dist@4.4.1 yarn install --immutable
+➤ YN0000: ┌ Fetch step
+➤ YN0086: │ Some peer dependencies are incorrectly met by dependencies; run yarn explain peer-requirements for details.
+➤ YN0001: │ @yarnpkg/eslint-config@https://github.com/yarnpkg/berry.git#commit=f737f7c: Failed cloning the repository
+➤ YN0001: │   Repository URL: https://github.com/yarnpkg/berry.git
+➤ YN0001: │   Fatal Error: unable to access 'https://github.com/yarnpkg/berry.git/': Could not resolve host: github.com
+➤ YN0001: │   Exit Code: 128
+➤ YN0000: └ Completed in 12s
+➤ YN0000: · Failed with errors in 31s
+npm notice New minor version of npm available! 11.19.1 -> 11.21.2
+"""
+
+
+def test_a_yarn_2_failure_is_named_by_its_message_not_its_details():
+    """arcanis/clipanion (yarn 4.4.1) offline from github.com: the message is the coded
+    line the indented details (``Exit Code: 128``) belong to; warnings above it are not it."""
+    from reviewbench.validate.npm import install_error_line
+
+    assert install_error_line(BERRY_GIT_FAILURE).endswith("YN0001: │ @yarnpkg/eslint-config@https://github.com/"
+                                                          "yarnpkg/berry.git#commit=f737f7c: Failed cloning the repository")
+    assert install_error_line("=== x\n➤ YN0028: │ -  resolution: a\n➤ YN0028: │ The lockfile would have been modified\n"
+                              "➤ YN0000: · Failed with errors\n").endswith("YN0028: │ The lockfile would have been modified")
+    assert install_error_line("=== x\nnpm error code E404\nnpm error 404 Not Found\n") == "npm error code E404"
+
+
 def test_the_install_command_follows_the_lockfile_and_pins_pnpm():
     from reviewbench.validate.npm import node_install_command
 

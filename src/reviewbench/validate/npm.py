@@ -85,17 +85,33 @@ def node_install_command(files: set[str], package_manager: str = "", yarn_lock: 
     return command.replace("{pnpm}", f"pnpm@{pinned.group(1)}" if pinned else "pnpm")
 
 
-_YARN_ERROR = re.compile(r"YN(?!0000)\d{4}:")
+_YARN_ERROR = re.compile(r"YN(?!0000)(\d{4}): (?:│ )?(\s*)")
+
+
+def _berry_error(lines: list[str]) -> str | None:
+    """yarn 2+'s last coded message (YN0000 is its progress), from its first line: the
+    indented lines below a message (``│   Exit Code: 128``) are its details."""
+    coded = [(i, m) for i, x in enumerate(lines) if (m := _YARN_ERROR.search(x))]
+    if not coded:
+        return None
+    at, last = coded[-1]
+    for i, match in reversed(coded):
+        if match.group(1) != last.group(1):
+            break
+        at = i
+        if not match.group(2):
+            break
+    return lines[at]
 
 
 def install_error_line(log: str) -> str:
     """The line of an install's log that says why it failed: a thrown error, npm's first
     ``npm error``, yarn 1's ``error …``, pnpm's ``ERR_PNPM_…``, yarn 2+'s last coded message
-    (``YN0028: The lockfile would have been modified…``; YN0000 is its progress), else the last."""
+    (``YN0028: The lockfile would have been modified…``, ``YN0001: … Failed cloning the
+    repository``), else the last line."""
     lines = [line.strip() for line in log.splitlines()[1:] if line.strip() and not line.startswith("npm notice")]
     found = node_error_line(log) or next((x for x in lines if x.startswith(("npm error", "error "))), None) \
-        or next((x for x in lines if "ERR_PNPM_" in x), None) \
-        or next((x for x in reversed(lines) if _YARN_ERROR.search(x)), None)  # fmt: skip
+        or next((x for x in lines if "ERR_PNPM_" in x), None) or _berry_error(lines)  # fmt: skip
     return (found or (lines[-1:] or [""])[0])[:300]
 
 

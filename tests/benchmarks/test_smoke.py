@@ -62,7 +62,7 @@ def _cpu_accounted(out: str) -> None:
 def test_every_benchmark_has_a_smoke_test():
     assert SCRIPTS == sorted(name.removeprefix("test_") for name in globals() if name.startswith("test_")
                              and name.removeprefix("test_") in SCRIPTS)  # fmt: skip
-    assert len(SCRIPTS) == 10
+    assert len(SCRIPTS) == 11
 
 
 def test_score_speed():
@@ -151,3 +151,15 @@ def test_sandbox_overhead():
     # Each mechanism that works here prints both sandboxes against the bare start.
     assert re.search(r"^test run sandbox, \w+\s+\S+ ms", out, re.MULTILINE), out
     assert re.search(r"^agent \+ network list, \w+\s+\S+ ms", out, re.MULTILINE), out  # the egress relay starts
+
+
+def test_node_coverage_cost():
+    out = _smoke("node_coverage_cost")
+    _cpu_accounted(out)
+    assert re.search(r"^runs: 2 pairs of whole-suite runs at \w+; verdicts with \['pass'\], without \['pass'\]$", out,
+                     re.MULTILINE), out  # fmt: skip
+    ratio, num, den = _figures(out, r"^wall: with coverage \S+ s, without \S+ s \(medians\); ratio (\S+) = (\S+) / (\S+)$")
+    assert ratio == pytest.approx(num / den, rel=0.01)
+    _figures(out, r"^CPU: with coverage \S+ s, without \S+ s \(medians\); ratio (\S+) = (\S+) / (\S+)$")
+    _size, named = _figures(out, r"^coverage records: (\S+) MB per run \(median\); tree files named: (\d+)$")
+    assert named == 2  # the smoke project's test and the module it loads

@@ -139,6 +139,17 @@ def test_javascript_definitions_of_every_common_shape(line, expected):
     assert SymbolIndex(JS, "javascript").at(line) == expected
 
 
+def test_a_named_function_exported_as_the_module_is_called_by_its_name():
+    """jshttp/mime-types' ``mimeScore.js``: ``module.exports = function mimeScore (…)`` is
+    what its module, its callers and a reviewer call ``mimeScore`` (hand check, issue 29);
+    an anonymous one stays ``module.exports``, a named one bound to a name keeps the binding."""
+    text = ("module.exports = function mimeScore (mimeType) {\n  return 0\n}\n"
+            "exports.other = function inner () {\n  return 1\n}\n"
+            "module.exports.Klass = class Named {\n  m () {}\n}\n")  # fmt: skip
+    index = SymbolIndex(text, "javascript")
+    assert [index.at(n) for n in (1, 2, 4, 5, 7, 8)] == ["mimeScore", "mimeScore", "other", "other", "Klass", "Klass.m"]
+
+
 TS = """\
 const SCRIPT_RE = /^[\\s\\0]*(blob|data|javascript|vbscript):$/i;
 

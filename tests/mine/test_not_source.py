@@ -9,7 +9,7 @@ from reviewbench.config import DEFAULT_TEST_PATTERNS
 from reviewbench.mine.languages import language_for
 from reviewbench.mine.paths import FileKind, PathClassifier
 
-from ..js_project import JS_PROJECT, RANGE
+from ..js_project import JS_PROJECT, RANGE, TEST_RANGE
 
 
 @pytest.mark.parametrize("path", [
@@ -48,6 +48,43 @@ def test_source_that_only_looks_like_config_stays_source(path):
 def test_comment_only_changes_are_told_from_code_changes(language, removed, added, only):
     strip = language_for(language).uncommented
     assert ("".join("".join(strip(removed)).split()) == "".join("".join(strip(added)).split())) is only
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("test.js", FileKind.TEST), ("test.ts", FileKind.TEST), ("test.mjs", FileKind.TEST), ("tests.js", FileKind.TEST),
+    ("index.test.js", FileKind.TEST), ("index.test.cjs", FileKind.TEST), ("index.test-d.ts", FileKind.TEST),
+    ("lib/parse.spec.mjs", FileKind.TEST),
+    # Only at the root: a module named "test" deeper down is the project's own.
+    ("src/test.js", FileKind.SOURCE), ("lib/test.ts", FileKind.SOURCE), ("index.js", FileKind.SOURCE),
+    # Python is as it was.
+    ("test.py", FileKind.SOURCE), ("test_x.py", FileKind.TEST),
+])  # fmt: skip
+def test_a_packages_root_test_file_is_a_test(path, kind):
+    assert PathClassifier(DEFAULT_TEST_PATTERNS).kind(path) is kind
+
+
+def test_a_fix_with_a_root_test_js_keeps_it_in_the_base_and_selects_it(git_repo, tmp_path):
+    """sindresorhus' layout: ``index.js`` and ``test.js`` at the root. The fix's test file
+    stays in the base (not reversed) and is its first selection; the case is observed there."""
+    from reviewbench.config import ValidateConfig
+    from reviewbench.validate import validate_corpus
+
+    test_js = TEST_RANGE.replace("../lib/range", "./index")
+    files = {"package.json": JS_PROJECT["package.json"].replace("node --test test/", "node --test test.js"),
+             "index.js": RANGE, "test.js": test_js}  # fmt: skip
+    buggy = RANGE.replace("if (value > high) return high;", "if (value > high) return value;")
+    repo = git_repo("rooted")
+    repo.commit("init", {**files, "index.js": buggy, "test.js": test_js.replace("clamp(11, 0, 10), 10", "clamp(9, 0, 10), 9")})
+    repo.commit("Fix clamp above the range", {"index.js": RANGE, "test.js": test_js})
+    out = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, controls_ratio=0, mirrors=False), out)
+    (gold,) = read_corpus(out).gold
+    assert gold.provenance.test_paths == ["test.js"]
+    assert {loc.path for d in gold.defects for loc in d.locations} == {"index.js"}
+    validate_corpus(out, ValidateConfig(jobs=1, timeout=120, reruns=1))
+    (gold,) = read_corpus(out).gold
+    assert gold.validation.status == "observed" and gold.validation.selection == "fix_tests", gold.validation
+    assert gold.validation.failing_tests == ["clamp", "describe"]  # describe() clamps too
 
 
 def test_a_comment_only_fix_is_a_docs_only_drop_in_javascript_and_python(git_repo, tmp_path):

@@ -66,10 +66,11 @@ def _paired_lines(board) -> list[str]:
 @click.command("grade")
 @click.argument("rundir", type=click.Path(path_type=Path))
 @test_run_options(omit={"--reruns", "--network", "--max-file-mb"}, help={
-    "--test-cmd": "pytest command running the tests [default: the one the tasks were mined with].",
+    "--test-cmd": "Command running the tests, pytest or a Node runner [default: the one the tasks were mined with].",
     "--setup": "Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a fresh venv, then this "
                "command inside it; 'auto': the project editable with its test extras or requirements, and pytest; "
-               "the tests then run with its interpreter (unless --test-cmd).",
+               "the tests then run with its interpreter (unless --test-cmd); a package.json project: its "
+               "node_modules as its lockfile pins them, installed once.",
     "--jobs": "Parallel workers [default: cores].",
 })
 @click.option(

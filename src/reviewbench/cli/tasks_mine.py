@@ -15,6 +15,8 @@ from .mine import history_options, history_values
 
 __all__ = ["tasks_mine_command"]
 
+_NODE_AUTO = "; a package.json project: its node_modules as its lockfile pins them, installed once"
+
 
 @click.command("mine")
 @click.argument("repo", type=click.Path(path_type=Path))
@@ -22,10 +24,11 @@ __all__ = ["tasks_mine_command"]
               help="Task directory to create (must not exist or be empty).")
 @history_options
 @test_run_options(omit={"--network", "--max-file-mb"}, help={
-    "--test-cmd": "pytest command running the tests (default: detected).",
+    "--test-cmd": "Command running the tests, with per-test reports: pytest, or a Node runner (node:test, jest, "
+                  "vitest, mocha, tape, ava) (default: detected; a package.json project's test script).",
     "--setup": "Build an isolated test environment (cached in ~/.cache/reviewbench/envs): a fresh venv, then this "
-               "command inside it; 'auto': the project editable with its test extras or requirements, and pytest. "
-               "See validate --help.",
+               "command inside it; 'auto': the project editable with its test extras or requirements, and pytest"
+               f"{_NODE_AUTO}. See validate --help.",
     "--reruns": "Runs before and after the gold patch; any test that changes outcome makes the task flaky "
                 "[default: 2].",
 })

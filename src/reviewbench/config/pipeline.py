@@ -50,11 +50,27 @@ DEFAULT_TEST_PATTERNS: tuple[str, ...] = (
     "*.test.ts",
     "*.test.tsx",
     "*.test.mjs",
+    "*.test.cjs",
+    "*.test.mts",
+    "*.test.cts",
     "*.spec.js",
     "*.spec.jsx",
     "*.spec.ts",
     "*.spec.tsx",
+    "*.spec.mjs",
+    "*.spec.cjs",
+    "*.test-d.ts",  # tsd's and vitest's type tests
     "**/__tests__/**",
+    # a package's one test file at its root (sindresorhus' `test.js` beside `index.js`):
+    # anchored, so that a module named `test` deeper down stays source
+    "/test.js",
+    "/test.mjs",
+    "/test.cjs",
+    "/test.ts",
+    "/test.mts",
+    "/test.cts",
+    "/tests.js",
+    "/tests.ts",
     # Go
     "*_test.go",
     "**/testdata/**",

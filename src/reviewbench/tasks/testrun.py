@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from ..validate.node_coverage import SCRIPT_SUFFIXES
+from ..validate.node_coverage import runs_as_script
 from ..validate.testcmd import TestCommand, Verdict, VerdictKind, node_id
 from ..validate.worker import ScratchTree, run_selection
 
@@ -53,10 +53,9 @@ def require_per_test(command: TestCommand) -> None:
 
 def task_test_files(command: TestCommand, paths: Iterable[str], root: Path) -> list[str]:
     """The files among ``paths`` the command runs as tests, present in the tree ``root``:
-    Python files under pytest, scripts under a Node runner (``.d.ts`` declarations aside)."""
-    suffixes = SCRIPT_SUFFIXES if command.runner is not None else (".py",)
-    return sorted(p for p in paths if p.endswith(suffixes) and not p.endswith((".d.ts", ".d.mts", ".d.cts"))
-                  and (root / p).is_file())  # fmt: skip
+    Python files under pytest, scripts under a Node runner (declarations and type tests aside)."""
+    runs = runs_as_script if command.runner is not None else (lambda path: path.endswith(".py"))
+    return sorted(p for p in paths if runs(p) and (root / p).is_file())
 
 
 def run_tests(tree: ScratchTree, command: TestCommand, selection: list[str], label: str, log: Path) -> TestOutcome:

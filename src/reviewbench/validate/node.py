@@ -27,6 +27,7 @@ __all__ = [
     "NodeReport",
     "NodeRunner",
     "detect_node_command",
+    "load_failure",
     "node_error_line",
     "node_notes",
     "node_runner",
@@ -34,6 +35,7 @@ __all__ = [
     "read_tap",
     "reporting",
     "selected",
+    "tree_relative",
 ]
 
 
@@ -134,8 +136,36 @@ def detect_node_command(root: Path) -> NodeCommand | None:
         dropped = [s for s in steps if s not in running]
         notes.append(f"left out of the test script, as no test runner: {'; '.join(dropped)}")
         steps = running
+    typechecked = [s for s in steps if _without_typecheck(s) != s]
+    if typechecked:
+        notes.append("left vitest's --typecheck out of the test script: its tsc run writes into node_modules, "
+                     "which tests share read-only")  # fmt: skip
+        steps = [_without_typecheck(s) for s in steps]
     command = " && ".join(steps)
     return NodeCommand(f'PATH="$PWD/node_modules/.bin:$PATH" {command}' if command else command, tuple(notes))
+
+
+#: vitest's ``--typecheck.X`` options that take a value (``--typecheck.tsconfig tsconfig.json``).
+_TYPECHECK_VALUES = frozenset({"checker", "include", "exclude", "tsconfig", "spawnTimeout"})
+
+
+def _without_typecheck(step: str) -> str:
+    """A vitest step without ``--typecheck`` and its ``--typecheck.X`` options; other steps as they are."""
+    if node_runner(step) is not NodeRunner.VITEST or "--typecheck" not in step:
+        return step
+    words = shlex.split(step)
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--typecheck" or word.startswith("--typecheck="):
+            continue
+        elif word.startswith("--typecheck."):
+            skip = "=" not in word and word.removeprefix("--typecheck.") in _TYPECHECK_VALUES
+        else:
+            kept.append(word)
+    return shlex.join(kept)
 
 
 def node_notes(root: Path) -> tuple[str, ...]:
@@ -144,10 +174,18 @@ def node_notes(root: Path) -> tuple[str, ...]:
     return found.notes if found is not None else ()
 
 
+#: Options whose value is a path that is not a test selection (``mocha --require test/setup.js``).
+_PATH_OPTIONS = frozenset({"--require", "-r", "--import", "--loader", "--experimental-loader", "--config", "-c",
+                           "--setupFiles", "--setupFilesAfterEnv", "--rootDir", "--root", "--dir", "--project",
+                           "--tsconfig", "--env-file", "--file", "--ignore", "--exclude"})  # fmt: skip
+
+
 def selected(command: str, runner: NodeRunner, files: list[str]) -> str:
-    """``command`` running only ``files`` (its own path and glob arguments dropped)."""
+    """``command`` running only ``files`` (its own path and glob arguments dropped; an
+    option's path value, ``--require ./setup.js``, kept)."""
     words = shlex.split(command)
-    kept = [w for w in words if not _PATHLIKE.search(w) or w.startswith("-") or _ASSIGNMENT.match(w)]
+    kept = [w for i, w in enumerate(words) if not _PATHLIKE.search(w) or w.startswith("-") or _ASSIGNMENT.match(w)
+            or (i > 0 and words[i - 1] in _PATH_OPTIONS)]  # fmt: skip
     return shlex.join(kept + files) if files else command
 
 
@@ -205,6 +243,38 @@ def node_error_line(output: str) -> str | None:
         if _NODE_ERROR.match(line):
             return line.strip()[:300]
     return None
+
+
+_FRAME = re.compile(r"^\s*at (?:.*? \()?(?:file://)?(/[^()]+?):\d+:\d+\)?\s*$")
+
+
+def load_failure(output: str, root: Path) -> str | None:
+    """The tree's file (relative) whose loading crashed a run before it could report: the
+    outermost frame of the first stack trace that lies in the tree outside ``node_modules``
+    — the file the runner itself loaded, mocha's ``Exception during run: TypeError …``
+    reached through ``test/test.js`` from the module it requires (jshttp/mime-types)."""
+    prefix = str(root).rstrip("/") + "/"
+    found: str | None = None
+    started = False
+    for line in _ANSI.sub("", output).splitlines():
+        if not line.lstrip().startswith("at "):
+            if started:
+                break
+            continue
+        started = True
+        frame = _FRAME.match(line)
+        path = frame.group(1) if frame is not None else ""  # `node:internal/…` frames name no file
+        if path.startswith(prefix) and not path[len(prefix):].startswith("node_modules/") \
+                and "/node_modules/" not in path[len(prefix):]:  # fmt: skip
+            found = path[len(prefix):]
+    return found
+
+
+def tree_relative(ids: frozenset[str], root: Path) -> frozenset[str]:
+    """Test ids with the tree's absolute path made relative: node:test names a test file
+    that failed to load by its absolute path, which differs from one scratch tree to the next."""
+    prefix = str(root).rstrip("/") + "/"
+    return frozenset(i[len(prefix):] if i.startswith(prefix) else i for i in ids)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from ..git.scratch import ScratchClone
 from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
 from ..store.scratch import remove_tree
-from .node import node_error_line
-from .node_coverage import COVERAGE_DIR, SCRIPT_SUFFIXES, read_coverage
+from .node import load_failure, node_error_line, tree_relative
+from .node_coverage import COVERAGE_DIR, read_coverage, runs_as_script
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .products import SetupProducts
 from .testcmd import TestCommand, Verdict, VerdictKind, node_id
@@ -292,6 +292,11 @@ def run_selection(
         # A Node runner's report names the failing assertion; else the output's first error.
         error_line = first_error_line(verdict.error_line or (command.runner and node_error_line(output)) or output,
                                       tree.path)  # fmt: skip
+    if command.runner is not None:
+        failing = tree_relative(verdict.failing, tree.path)
+        if verdict.kind is VerdictKind.FAIL and not failing and (crashed := load_failure(output, tree.path)):
+            failing = frozenset({crashed})  # no report: the file whose loading threw, as pytest's collection errors
+        verdict = dataclasses.replace(verdict, failing=failing, passed=tree_relative(verdict.passed, tree.path))
     modules = read_coverage(coverage, tree.path) if node_probed else read_probe(probe)
     if node_probed:
         remove_tree(coverage)  # a record per process: large suites write many megabytes
@@ -599,7 +604,7 @@ def _runs(path: str, node: bool) -> bool:
     (declarations aside) under a Node runner."""
     if not node:
         return path.endswith(".py")
-    return path.endswith(SCRIPT_SUFFIXES) and not path.endswith((".d.ts", ".d.mts", ".d.cts"))
+    return runs_as_script(path)
 
 
 _NO_REASON = frozenset({ValidationStatus.OBSERVED, ValidationStatus.NOT_OBSERVED})
@@ -632,7 +637,9 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     log = job.log
     reruns = tree.config.reruns
     selections: list[tuple[str, list[str]]] = []
-    present = [p for p in job.test_paths if _present(tree.path, p)]
+    # A Node runner is given the fix's test scripts only: not its fixtures (a JSON file
+    # would be a filter that matches no test file) nor its type tests.
+    present = [p for p in job.test_paths if _present(tree.path, p) and (command.runner is None or runs_as_script(p))]
     if present and command.selects:
         selections.append((SELECTION_FIX_TESTS, present))
     selections.append((SELECTION_SUITE, []))

@@ -116,6 +116,9 @@ def _definition(node: tree_sitter.Node) -> tuple[str, tuple[int, ...]] | None:
     if inner.type == "variable_declarator" and key.type != "identifier":
         return None  # a destructuring pattern
     name = _binding_name(key)
+    own = value.child_by_field_name("name") if value.type in ("function_expression", "generator_function", "class") else None
+    if name == "module.exports" and own is not None:
+        name = _binding_name(own)  # `module.exports = function mimeScore (…)`: what callers call it
     return (name, (inner.id, value.id)) if name else None
 
 

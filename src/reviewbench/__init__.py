@@ -19,13 +19,9 @@ import sys as _sys
 _NAMING = ("SchemaError", "PydanticSerializationError")
 
 
-def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
-    """Ctrl-C while the command line is still importing: one line and exit 130, the same as
-    :func:`reviewbench.cli.main` gives once it runs (imports take a few hundred ms). A
-    compiled module interrupted while it initialises raises ``ImportError`` over the
-    ``KeyboardInterrupt``, and pydantic-core building a record's validator turns it into a
-    ``SchemaError`` (a ``PydanticSerializationError`` when serialising) that only names it:
-    that is the interruption too."""
+def _names_interrupt(kind: type, value: BaseException | None) -> bool:
+    """``value`` is a Ctrl-C: a ``KeyboardInterrupt``, one in its chain, or a pydantic-core
+    error that only names one."""
     seen: set[int] = set()
     current: BaseException | None = value
     named = False
@@ -33,13 +29,37 @@ def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
         seen.add(id(current))
         named = named or (type(current).__name__ in _NAMING and "KeyboardInterrupt" in str(current))
         current = current.__cause__ or current.__context__
-    if issubclass(kind, KeyboardInterrupt) or isinstance(current, KeyboardInterrupt) or named:
+    return issubclass(kind, KeyboardInterrupt) or isinstance(current, KeyboardInterrupt) or named
+
+
+def _quiet_interrupt(kind: type, value: BaseException, tb: object) -> None:
+    """Ctrl-C while the command line is still importing: one line and exit 130, the same as
+    :func:`reviewbench.cli.main` gives once it runs (imports take a few hundred ms). A
+    compiled module interrupted while it initialises raises ``ImportError`` over the
+    ``KeyboardInterrupt``, and pydantic-core building a record's validator turns it into a
+    ``SchemaError`` (a ``PydanticSerializationError`` when serialising) that only names it:
+    that is the interruption too."""
+    if _names_interrupt(kind, value):
         try:
             _sys.stderr.write("reviewbench: error: interrupted\n")
             _sys.stderr.flush()
         finally:
             _os._exit(130)
     _sys.__excepthook__(kind, value, tb)  # type: ignore[arg-type]
+
+
+def _redeliver_interrupt(unraisable: "_sys.UnraisableHookArgs") -> None:
+    """A Ctrl-C that landed where an exception cannot propagate (pydantic-core compiling a
+    field's pattern, a finaliser) is printed as "Exception ignored" and lost: the command
+    went on. Deliver it again to the main thread once this hook has returned (raised in the
+    hook, it would be swallowed too), where it is the interruption it was."""
+    if unraisable.exc_value is not None and _names_interrupt(unraisable.exc_type, unraisable.exc_value):
+        import _thread
+        import threading
+
+        threading.Timer(0.01, _thread.interrupt_main).start()
+        return
+    _sys.__unraisablehook__(unraisable)
 
 
 # First thing, with modules the interpreter has already loaded: only for the command
@@ -50,6 +70,7 @@ if _sys.excepthook is _sys.__excepthook__ and (
     or (_sys.argv[:1] == ["-m"])
 ):
     _sys.excepthook = _quiet_interrupt
+    _sys.unraisablehook = _redeliver_interrupt
 
 
 from ._lazy import lazy_exports as _lazy_exports  # noqa: E402

@@ -190,3 +190,20 @@ def test_ctrl_c_inside_pydantic_schema_building_is_one_line():
     other = code.replace("KeyboardInterrupt", "ValueError")
     result = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "Traceback" in result.stderr  # any other schema error stays a bug report
+
+
+def test_a_ctrl_c_swallowed_where_it_cannot_propagate_still_interrupts():
+    """pydantic-core compiling a field's pattern when Ctrl-C lands reports the interrupt as
+    "Exception ignored in: '^[A-Za-z0-9_.-]{1,64}$'" with a traceback, and the command went
+    on (seen under load: `show` then printed its own error). A finaliser raising one does the
+    same: it is delivered again, and the command stops with one line."""
+    code = ("import sys, time; sys.argv = ['reviewbench']; import reviewbench\n"
+            "class Swallowed:\n    def __del__(self):\n        raise KeyboardInterrupt\n"
+            "Swallowed()\n"
+            "for _ in range(100):\n    time.sleep(0.01)\n"
+            "print('went on')\n")  # fmt: skip
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "reviewbench: error: interrupted\n")
+    other = code.replace("raise KeyboardInterrupt", "raise ValueError('a finaliser bug')")
+    result = subprocess.run([sys.executable, "-c", other], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout == "went on\n" and "a finaliser bug" in result.stderr

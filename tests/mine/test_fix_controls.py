@@ -151,7 +151,7 @@ def test_cli_mine_and_show_count_the_controls(fixes, tmp_path):
                cwd=tmp_path)
     assert off.returncode == 0, off.stderr
     assert json.loads(off.stdout)["by_stratum"] == {"fix_reversal": 4}
-    assert "control" not in _cli("show", "plain", cwd=tmp_path).stdout
+    assert "controls:" not in _cli("show", "plain", cwd=tmp_path).stdout  # no controls line (only its basis note)
 
     help_text = " ".join(_cli("mine", "--help", cwd=tmp_path).stdout.split())
     assert "--controls-ratio 0 makes none" in help_text

@@ -24,6 +24,7 @@ request (``on``: the next ``"METHOD /path"`` one) with an error (a rate limit, s
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import threading
@@ -109,7 +110,9 @@ class ForgeServer:
 
     def set_quota(self, remaining: int, reset_in: float, limit: int = 5000) -> None:
         with self.lock:
-            self.quota = {"limit": limit, "remaining": remaining, "reset": time.time() + reset_in}
+            # GitHub tells the reset as a whole epoch second, and the window refills then: a
+            # fractional reset here would refill up to a second after the one it tells.
+            self.quota = {"limit": limit, "remaining": remaining, "reset": math.ceil(time.time() + reset_in)}
 
     def _spend(self, path: str) -> tuple[int, dict[str, str], Any] | None:
         """Spend one request of the quota; a 403 when it is spent (None: go on)."""
@@ -117,7 +120,7 @@ class ForgeServer:
         if quota is None or path == "/rate_limit":
             return None
         if time.time() >= quota["reset"]:
-            quota.update(remaining=quota["limit"], reset=time.time() + 3600)
+            quota.update(remaining=quota["limit"], reset=math.ceil(time.time() + 3600))
         if quota["remaining"] <= 0:
             return 403, {}, {"message": "API rate limit exceeded"}
         quota["remaining"] -= 1

@@ -73,6 +73,19 @@ def test_an_assertion_keeps_its_first_line_and_loses_its_colour(tmp_path):
     assert line == "assert (1 + 1) == 3"
 
 
+def test_a_usage_error_reports_what_pytest_refused_not_its_rootdir(tmp_path):
+    # jaraco/inflect's 2019 pytest.ini asked for plugins no longer installed (--flake8
+    # --black --cov): pytest exits 4 with its usage, "python -m pytest: error: unrecognized
+    # arguments: ...", then "inifile:" and "rootdir:" lines; the old picker fell through to
+    # the last line and reported "rootdir: <tree>" for ten cases.
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --no-such-plugin-option\n")
+    (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
+    output = _pytest(tmp_path)
+    assert output.rstrip().splitlines()[-1].strip().startswith("rootdir:")  # the line the old picker took
+    line = first_error_line(output, tmp_path)
+    assert line is not None and line.endswith(": error: unrecognized arguments: --no-such-plugin-option")  # the prog name varies
+
+
 def _hatch_like(repo, bases: int = 3) -> None:
     """A src-layout package whose ``__init__`` imports ``_version.py``, a git-ignored file
     only installing the project generates (as hatch-vcs and setuptools-scm do); ``bases``

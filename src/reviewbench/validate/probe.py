@@ -116,6 +116,8 @@ def shadowing(modules: dict[str, str], root: Path) -> str | None:
 _E_LINE = re.compile(r"^E\s+(\S.*)$")
 _E_BLANK = re.compile(r"^E\s*$")
 _ERROR_LINE = re.compile(r"^(?:\S+: )?(?:[A-Za-z_][\w.]*(?:Error|Exception)|No module named)\b.*")
+#: An argparse usage error, as pytest prints one for an option it does not know.
+_USAGE_ERROR = re.compile(r"^\S.*?: error: \S.*")
 _NOISE = re.compile(r"^(?:=+|_+|-+)( .*)?$|^\s*$")
 #: A pytest section: a test's or a collection error's header, or a summary rule.
 _SECTION = re.compile(r"^(?:_{3,} .* _{3,}|={3,}.*)$")
@@ -134,13 +136,17 @@ def first_error_line(output: str, tree: Path) -> str | None:
     """The line that says why a run failed, without colour codes: the exception pytest
     reports first (its last ``E`` block within the first failure: a chained exception's
     context, e.g. the ``StopIteration`` behind a ``PackageNotFoundError``, comes before
-    it), else the first line that names an error, else the last line of output; the
+    it), else the first line that names an error, else a usage error (``python -m pytest:
+    error: unrecognized arguments: --flake8``: the lines after it only say where the
+    configuration lies), else the last line of output; the
     tree's path replaced by ``<tree>`` (so that the same failure reads the same in every
     scratch tree)."""
     lines = plain(output).splitlines()
     chosen = _first_failure(lines)
     if chosen is None:
         chosen = next((line.strip() for line in lines if _ERROR_LINE.match(line.strip())), None)
+    if chosen is None:
+        chosen = next((line.strip() for line in lines if _USAGE_ERROR.match(line.strip())), None)
     if chosen is None:
         chosen = next((line.strip() for line in reversed(lines) if not _NOISE.match(line)), None)
     if chosen is None:

@@ -154,6 +154,23 @@ def test_setup_builds_one_environment_per_corpus_and_reuses_it(needs_helper, tmp
     assert count() == 2
 
 
+def test_statuses_from_another_environment_are_validated_again(needs_helper, tmp_path):
+    """Trial on jaraco/inflect: ``validate --setup B`` after a run under setup A kept every
+    status A gave ("0 cases, 38 already done") and then blamed B's environment for A's
+    failures. A status from another environment is not reused, and the summary says so."""
+    repo, setup, count = needs_helper
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), corpus)
+    first = validate_corpus(corpus, _config(setup=setup))
+    assert first.by_status == {"observed": 6} and first.attempted == 6
+    same = validate_corpus(corpus, _config(setup=setup))
+    assert same.attempted == 0 and same.skipped == 6  # the same environment: nothing to redo
+    other = validate_corpus(corpus, _config(setup=setup + " && true"))
+    assert count() == 2 and other.attempted == 6 and other.by_status == {"observed": 6}
+    assert "6 of 6 cases were validated in another test environment: validated again in this one" in other.notes
+    assert {g.validation.environment for g in read_corpus(corpus).gold} == {other.environment}
+
+
 def test_tasks_mine_and_grade_take_setup_too(needs_helper, tmp_path, monkeypatch):
     from reviewbench.tasks import mine_tasks
 

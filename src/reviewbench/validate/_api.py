@@ -114,6 +114,12 @@ def _journal_entry(raw: bytes) -> tuple[str, Validation]:
     return entry["case_id"], Validation.model_validate(entry["validation"])
 
 
+def _elsewhere(validation: Validation | None, environment: TestEnvironment | None) -> bool:
+    """A recorded status that came from another test environment than this run's."""
+    recorded = validation.environment if validation is not None else None
+    return recorded is not None and environment is not None and recorded != environment
+
+
 def validate_corpus(
     corpus_path: Path,
     config: ValidateConfig,
@@ -166,9 +172,14 @@ def validate_corpus(
         if v.environment is None or environment is None or v.environment == environment
     }  # fmt: skip
     gold = {g.case_id: g for g in corpus.gold}
+    # Nor is a status the gold holds from another environment: it says what those tests did there.
+    elsewhere = {c.case_id for c in corpus.cases if _elsewhere(gold[c.case_id].validation, environment)}
+    if elsewhere and not config.force:
+        notes.append(f"{len(elsewhere)} of {len(corpus.cases)} cases were validated in another test environment: "
+                     "validated again in this one")  # fmt: skip
     pending = [
         c for c in corpus.cases
-        if c.case_id not in journal and (config.force or gold[c.case_id].validation is None)
+        if c.case_id not in journal and (config.force or gold[c.case_id].validation is None or c.case_id in elsewhere)
     ]  # fmt: skip
     _check_bases(repo.path, {c.base for c in pending})
     logs = corpus_path / LOG_DIR

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["UNSAFE_CATEGORIES", "printable"]
+__all__ = ["UNSAFE_CATEGORIES", "counted", "printable"]
 
 #: Unicode categories escaped: controls (C0, DEL, C1), format (bidi embeddings, overrides
 #: and isolates, zero-width characters, the BOM), lone surrogates (bytes of a name that is
@@ -50,3 +50,8 @@ def printable(value: object, *, newlines: bool = False) -> str:
             out.append(char)
     return "".join(out)
 
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and a regular ``noun`` in the number it takes ("1 run", "0 cases"): the
+    terminal and the report say their counts alike."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")

@@ -98,4 +98,4 @@ def test_the_log_matches_its_schema_and_the_report_says_what_was_left_out(rundir
         Draft202012Validator(schema).validate(entry)
     assert cli("report", rundir, "--html", tmp_path / "report.html", "--bootstrap", "200").code == 0
     page = " ".join((tmp_path / "report.html").read_text().split())
-    assert "exclusions: 0 runs and 1 cases left out" in page and "A without exclusions: defect_recall 2/4" in page
+    assert "exclusions: 0 runs, 1 case left out" in page and "A without exclusions: defect_recall 2/4" in page

@@ -75,3 +75,14 @@ def test_a_reading_names_a_real_run_and_a_defect_of_its_case(tmp_path, cli):
     assert "a clean case has no miss" in line
     assert "--by is empty" in _one_error(cli("label", "read", rundir, "--run", "A-k0-0", "--by", " "))
     assert not (rundir / "readings.jsonl").exists()
+
+
+def test_a_version_with_no_run_scored_asks_for_no_sample():
+    """A version registered after the runs scores none of them (its runs are later): there
+    is nothing to read, and the line does not ask for five."""
+    from reviewbench.report.headline import inspection_line
+    from reviewbench.score.result import InspectionSummary
+
+    empty = InspectionSummary(runs_scored=0, runs_read=0, misses=0, misses_read=0, readers=[], enough=False,
+                              sample=[], readings="readings.jsonl")  # fmt: skip
+    assert inspection_line(empty) == "hand inspection: no run is scored under this version, none to read"

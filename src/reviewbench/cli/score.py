@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.table import Table
 
+from .._text import counted
 from ..errors import ReviewbenchError
 from ._output import console, print_json, say
 
@@ -202,7 +203,7 @@ def _states(states: Mapping[str, int]) -> str:
     if not total:
         return "no runs scored"
     parts = ", ".join(f"{n} {STATE_WORDS.get(k, k.replace('_', ' '))}" for k, n in states.items())
-    return f"{_count(total, 'run')} scored: {parts}"
+    return f"{counted(total, 'run')} scored: {parts}"
 
 
 def _evidence_word(level: str) -> str:
@@ -458,7 +459,7 @@ def _print_scope(rundir: Path, result: ScoreResult) -> None:
              "registered") + ": an exploratory split, not part of the registration")  # fmt: skip
     excluded = result.exclusions
     if excluded:
-        say(f"exclusions: {_count(len(excluded.runs), 'run')}, {_count(len(excluded.cases), 'case')} "
+        say(f"exclusions: {counted(len(excluded.runs), 'run')}, {counted(len(excluded.cases), 'case')} "
              "left out (exclusions.jsonl); the figures below are without them, each condition's "
              "without exclusions line has them back in")  # fmt: skip
     if result.incidental:
@@ -538,17 +539,13 @@ def _scope_line(scoped: ScoredRuns) -> str:
     return line
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def _claims_line(c: PrecisionClaims) -> str:
     """What precision counted besides one claim per comment."""
-    rule = (f"boilerplate rule ({_count(len(c.boilerplate_rule), 'pattern')}): {c.boilerplate_excluded} of "
+    rule = (f"boilerplate rule ({counted(len(c.boilerplate_rule), 'pattern')}): {c.boilerplate_excluded} of "
             f"{c.false_positives} false positives left out" if c.boilerplate_rule
             else "no boilerplate rule registered")  # fmt: skip
-    return (f"precision ({c.analysis}): {_count(c.split_comments, 'split comment')} counted claim by claim "
-            f"({_count(c.extra_claims, 'claim')} more than one per comment); {rule}")
+    return (f"precision ({c.analysis}): {counted(c.split_comments, 'split comment')} counted claim by claim "
+            f"({counted(c.extra_claims, 'claim')} more than one per comment); {rule}")
 
 
 def _print_incidental(report: IncidentalReport) -> None:
@@ -556,7 +553,7 @@ def _print_incidental(report: IncidentalReport) -> None:
     shown = ", ".join(report.contaminated[:5]) + (", …" if len(report.contaminated) > 5 else "")
     contaminated = (f"contaminated clean cases: {len(report.contaminated)} ({shown}: a claim on it labelled "
                     "valid_incidental)") if report.contaminated else "contaminated clean cases: none"  # fmt: skip
-    say(f"{contaminated}; {_count(len(report.defects), 'incidental defect')} reported apart, in no recall "
+    say(f"{contaminated}; {counted(len(report.defects), 'incidental defect')} reported apart, in no recall "
         "denominator"
         + ("; each condition's clean-set figures without them: score --details" if report.contaminated else ""))
 

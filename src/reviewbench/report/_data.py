@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from .._text import counted
 from .._version import __version__
 from ..errors import ReviewbenchError, UsageError
 from ..evidence.summary import triage_minutes_by_run
@@ -368,7 +369,7 @@ def build_report(rundir: Path, options: ReportOptions | None = None, scored: Sco
         notes.append("registered after runs: the gates and rules were fixed after results could be seen")
     if result.exclusions:  # the figures are without them: what they would be with them back in
         excluded = result.exclusions
-        notes.append(f"exclusions: {len(excluded.runs)} runs and {len(excluded.cases)} cases left out, each with its "
+        notes.append(f"exclusions: {counted(len(excluded.runs), 'run')}, {counted(len(excluded.cases), 'case')} left out, each with its "
                      "reason in exclusions.jsonl; the figures are without them")  # fmt: skip
         for name, beside in excluded.without.items():
             d = beside.decision

@@ -123,6 +123,8 @@ def inspection_line(i: InspectionSummary) -> str:
     """How much of what was scored people have read; a sample of five asked for when nothing
     (the terminal and the page say the same)."""
     figures = f"{i.runs_read}/{i.runs_scored} scored runs, {i.misses_read}/{i.misses} misses read"
+    if not i.runs_scored:
+        return "hand inspection: no run is scored under this version, none to read"
     if not i.runs_read:
         return f"hand inspection: {figures}; read five first (reviewbench label sample)"
     short = "" if i.enough else f" ({min(5, i.runs_scored) - i.runs_read} more to reach five)"

@@ -176,6 +176,22 @@ def test_cli_select_and_a_bad_signal(history, tmp_path):
     ("#/N/A: Extend pyenv rule to include goenv", True),
     ("[core] Refactor the parser", True),
     ("cli: Support --quiet", True),
+    # upkeep first words read on httpie, tqdm, cookiecutter and tornado (docs/MINING.md)
+    ("Cleanup (#993)", True),
+    ("Clean-up", True),
+    ("linting", True),
+    ("Replace compat.is_string in favor of future's basestring", True),
+    ("Convert the docs to Markdown", True),
+    ("Tidy up the CLI", True),
+    # leading tags: a changelog's or a conventional commit's kind of change, not a module
+    ("Added: Jinja2 Environment extension on files generation stage (#1419)", True),
+    ("feat(cli): colour the output", True),
+    ("chore(deps): bump black", True),
+    ("tests: test_prompt Exception tests refactoring (#1380)", True),
+    ("Changed: Generated projects can use multiple type hooks at same time", False),
+    ("Fixed: Fail with gitolite repositories (#1144)", False),
+    ("websocket: Fix set_nodelay", False),
+    ("fix(parser): keep None", False),
     ("Handle runs of spaces", False),
     ("#402: Don't invoke bash for getting aliases", False),
     ("Addresses the crash on None", False),
@@ -196,6 +212,20 @@ def test_a_feature_with_its_tests_is_no_coedit_candidate(git_repo, tmp_path):
     # The same change under a repair's subject is taken.
     sha = repo.commit("Split on any whitespace", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
     assert sha in _gold(repo, tmp_path / "d")
+
+
+def test_a_feature_tag_vetoes_the_coedit_signal(git_repo, tmp_path):
+    """A changelog-style ``Added:`` tag says what kind of change it is, where the first word
+    after it ("Splitting") says nothing; a module's tag (``words:``) vetoes nothing."""
+    repo = git_repo()
+    repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    change = {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
+              "tests/test_words.py": WORDS_TEST + "\n# runs of spaces\n"}  # fmt: skip
+    feature = repo.commit("Added: splitting on any whitespace", change)
+    repair = repo.commit("words: split keeps runs of spaces apart", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    gold = _gold(repo, tmp_path / "c")
+    assert feature not in gold
+    assert gold[repair].provenance.selected_by == [SelectionSignal.TEST_COEDIT]
 
 
 @pytest.mark.parametrize(("message", "expected"), [

@@ -156,6 +156,27 @@ def test_base_failing(git_repo, tmp_path):
     assert gold.validation.failing_tests == ["tests/test_a.py::test_broken"]
 
 
+def test_a_fixture_beside_the_fix_tests_is_not_given_to_pytest(git_repo, tmp_path):
+    """The fix edits a test and a JSON fixture under tests/: both are the fix's test files,
+    but pytest given the JSON file on its command line stops ("found no collectors"), so
+    only the Python file is selected and the case is observed by the fix's own test."""
+    repo = git_repo()
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/ranges.py": RANGE_BUG, "tests/data/edges.json": "[2]\n",
+                         "tests/test_ranges.py": "def test_inside():\n    assert True\n"})  # fmt: skip
+    test = ("import json, pathlib\nfrom pkg.ranges import contains\n\ndef test_edges():\n"
+            "    for n in json.loads((pathlib.Path(__file__).parent / 'data' / 'edges.json').read_text()):\n"
+            "        assert not contains(n, n)\n")  # fmt: skip
+    repo.commit("Fix the edge of contains", {"pkg/ranges.py": RANGE_OK, "tests/data/edges.json": "[3]\n",
+                                             "tests/test_ranges.py": test})  # fmt: skip
+    corpus = _mine(repo, tmp_path / "corpus")
+    validate_corpus(corpus, _config())
+    gold = read_corpus(corpus).gold[0]
+    assert "tests/data/edges.json" in gold.provenance.test_paths
+    assert gold.validation.status == "observed", gold.validation.reason
+    assert gold.validation.selection == "fix_tests"
+    assert gold.validation.failing_tests == ["tests/test_ranges.py::test_edges"]
+
+
 def test_flaky_when_the_failure_does_not_reproduce(git_repo, tmp_path):
     repo = git_repo()
     repo.commit("init", {

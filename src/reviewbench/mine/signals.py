@@ -151,16 +151,27 @@ _PREFIX = re.compile(r"^(?:\s*(?:\[[^\]\n]*\]|#/?(?:\d+|N/?A)\b:?|[\w./-]{1,24}:
 _FEATURE_WORDS = frozenset(
     "add adds added adding support supports implement implements introduce introduces extend extends "
     "deprecate deprecates refactor refactors refactored simplify simplifies move moves moved rename renames "
-    "renamed bump bumps upgrade upgrades document documents docs".split()
+    "renamed bump bumps upgrade upgrades document documents docs cleanup cleanups clean clean-up tidy misc "
+    "lint linting pep8 flake8 style format reformat replace replaces replaced convert converts converted "
+    "enable enables".split()
 )
+#: Leading tags that name new work or upkeep: a changelog's ``Added:``, a conventional
+#: commit's ``feat:``, ``chore(deps):``, ``test:``. A tag naming a module (``cli:``,
+#: ``websocket:``) says nothing; ``fix:``, ``Fixed:``, ``Changed:`` do not veto.
+_FEATURE_TAGS = _FEATURE_WORDS | frozenset("feat feature features chore test tests ci build".split())
+_TAG_NAME = re.compile(r"([A-Za-z][\w-]*)(?:\([^)\n]*\))?!?:")
 
 
 def announces_feature(subject: str, pattern: re.Pattern[str] | None = None) -> bool:
-    """Whether the subject's first word (after tags and issue numbers) announces new
-    work or upkeep ("Add …", "Support …", "Refactor …"), or (given the fix ``pattern``)
+    """Whether the subject's first word (after tags and issue numbers) or its leading tag
+    announces new work or upkeep ("Add …", "Support …", "Refactor …", "Added: …",
+    "feat(cli): …"), or (given the fix ``pattern``)
     the subject says "fix" of upkeep only ("Fix typos in comments", "fix pep8")."""
     words = _PREFIX.sub("", subject, count=1).split(None, 1)
     if bool(words) and words[0].lower().rstrip(":,") in _FEATURE_WORDS:
+        return True
+    tag = _TAG_NAME.match(subject.lstrip())
+    if tag is not None and tag.group(1).lower() in _FEATURE_TAGS:
         return True
     return pattern is not None and upkeep_only(subject, pattern)
 

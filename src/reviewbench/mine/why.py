@@ -142,7 +142,7 @@ def _signals_missed(repo: Path, entry: LogEntry, config: MineConfig) -> list[str
 
 def _coedit_missed(repo: Path, entry: LogEntry, config: MineConfig) -> str:
     if announces_feature(entry.subject, config.message_regex()):
-        return "the subject announces new work (its first word) or says 'fix' of upkeep only, which vetoes the signal"
+        return "the subject announces new work or upkeep (its first word or leading tag) or says 'fix' of upkeep only, which vetoes the signal"
     classifier = PathClassifier(config.test_patterns, config.include, config.exclude)
     [(_, sections)] = list(iter_diffs(repo, [(entry.sha, (entry.sha, entry.parents[0]))], keep_lines=config.max_lines))
     changes = [FileChange(s) for s in sections or []]

@@ -13,6 +13,11 @@ module body executed from the moment the plugin loads (the ``exec`` audit event,
 importing a module raises with its code object); those are recorded under names that
 start with ``<executed>`` (Python 3.8 and later: 3.7 has no audit hooks).
 
+In a cold run it also keeps the code it compiles, and pytest's rewritten test modules,
+between runs as checked-hash ``.pyc`` files in the scratch area (``_bytecode_cache.py``,
+copied beside it as ``_reviewbench_bytecode.py``), when the folder for them exists. Warm
+runs have their server's caches instead (``sys._reviewbench_warm`` is set there).
+
 It runs on every interpreter validation supports (3.7 and later): no newer syntax.
 """
 
@@ -35,6 +40,21 @@ def _audit(event, args):
 if hasattr(sys, "addaudithook") and not getattr(sys, "_reviewbench_probe_hooked", False):
     sys.addaudithook(_audit)  # once per process (a fork keeps it)
     setattr(sys, "_reviewbench_probe_hooked", True)  # noqa: B010 - an attribute sys does not declare
+
+
+def _cache_bytecode():
+    if getattr(sys, "_reviewbench_warm", False):
+        return
+    try:
+        import _reviewbench_bytecode as cache
+    except ImportError:
+        return
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), cache.FOLDER)
+    if os.path.isdir(folder):
+        cache.install(folder)
+
+
+_cache_bytecode()
 
 
 def pytest_addoption(parser):

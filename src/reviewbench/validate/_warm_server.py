@@ -425,6 +425,7 @@ def main():
         )
         return
     _map_module_files()
+    setattr(sys, "_reviewbench_warm", True)  # noqa: B010 - the probe plugin then leaves compiling to these caches
     sys.stdout.flush()
     sys.stderr.flush()
     gc.collect()

@@ -16,7 +16,8 @@ start with ``<executed>`` (Python 3.8 and later: 3.7 has no audit hooks).
 In a cold run it also keeps the code it compiles, and pytest's rewritten test modules,
 between runs as checked-hash ``.pyc`` files in the scratch area (``_bytecode_cache.py``,
 copied beside it as ``_reviewbench_bytecode.py``), when the folder for them exists. Warm
-runs have their server's caches instead (``sys._reviewbench_warm`` is set there).
+runs have their server's caches instead: there ``sys._reviewbench_warm`` holds the real
+paths of the files of the modules the server imported, resolved once by the server.
 
 It runs on every interpreter validation supports (3.7 and later): no newer syntax.
 """
@@ -65,17 +66,18 @@ def pytest_unconfigure(config):
     target = config.getoption("--reviewbench-probe", None)
     if not target:
         return
+    known = getattr(sys, "_reviewbench_warm", None) or {}  # resolved by the warm server
     modules = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and path:
             try:
-                modules[name] = os.path.realpath(path)
+                modules[name] = known.get(path) or os.path.realpath(path)
             except (OSError, ValueError):
                 pass
     for path in sorted(_EXECUTED):
         try:
-            modules[_PREFIX + path] = os.path.realpath(path)
+            modules[_PREFIX + path] = known.get(path) or os.path.realpath(path)
         except (OSError, ValueError):
             pass
     partial = target + ".partial"

@@ -437,3 +437,48 @@ def test_failure_tracebacks_read_the_same_warm_and_cold(git_repo, tmp_path, monk
             reports[mode, attempt] = _failures(log).replace(str(tree.path), "TREE")
     assert "def inner(x):" in reports["0", 0] and "assert sum(values) < 3" in reports["0", 0]
     assert len({text for text in reports.values()}) == 1
+
+
+_METADATA_TEST = (
+    "import importlib.metadata as m, json, os\n\n"
+    "def test_metadata():\n"
+    "    tree = m.distribution('treepkg')\n"
+    "    state = {'tree': [tree.version, sorted(e.name for e in tree.entry_points)], 'pytest': m.version('pytest'),\n"
+    "             'plugins': sorted(e.name for e in m.entry_points(group='pytest11')),\n"
+    "             'files': len(m.files('pytest') or [])}\n"
+    "    with open(os.path.join(os.getcwd(), 'metadata.json'), 'w') as handle:\n"
+    "        json.dump(state, handle)\n"
+)
+
+
+def test_installed_metadata_reads_the_same_warm_and_cold_and_the_trees_is_read_afresh(
+        git_repo, tmp_path, monkeypatch):  # fmt: skip
+    """The server remembers installed packages' metadata files (read-only to the runs);
+    a package's metadata in the tree is read each time: an edit keeping its size and
+    modification time is seen by the next warm run."""
+    import json
+
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # pytest then reads every package's entry points
+    repo = git_repo()
+    repo.commit("init", {
+        "treepkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: treepkg\nVersion: 1.0\n",
+        "treepkg-1.0.dist-info/entry_points.txt": "[console_scripts]\ntreetool1.0 = os:getcwd\n",
+        "tests/test_metadata.py": _METADATA_TEST,
+    })  # fmt: skip
+    command = TestCommand(f"{PYTEST} -p no:cacheprovider")
+    states = {}
+    for mode, tree in _warm_then_cold(repo, tmp_path, monkeypatch):
+        info = tree.path / "treepkg-1.0.dist-info"
+        seen = []
+        for version in ("1.0", "2.0"):
+            for metadata in (info / "METADATA", info / "entry_points.txt"):
+                stamp = metadata.stat().st_mtime_ns
+                metadata.write_text(metadata.read_text().replace("1.0", version))
+                os.utime(metadata, ns=(stamp, stamp))
+            verdict, warm = _run(tree, command, ["tests/test_metadata.py"], tmp_path / "case.log")
+            assert (verdict.kind, warm) == (VerdictKind.PASS, mode == "1")
+            seen.append(json.loads((tree.path / "metadata.json").read_text()))
+        assert [s["tree"] for s in seen] == [["1.0", ["treetool1.0"]], ["2.0", ["treetool2.0"]]]
+        states[mode] = seen
+    assert states["1"] == states["0"]
+    assert states["1"][0]["pytest"] == pytest.__version__ and states["1"][0]["files"] > 10

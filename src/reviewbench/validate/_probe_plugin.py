@@ -13,6 +13,12 @@ module body executed from the moment the plugin loads (the ``exec`` audit event,
 importing a module raises with its code object); those are recorded under names that
 start with ``<executed>`` (Python 3.8 and later: 3.7 has no audit hooks).
 
+In a cold run it also keeps the code it compiles, and pytest's rewritten test modules,
+between runs as checked-hash ``.pyc`` files in the scratch area (``_bytecode_cache.py``,
+copied beside it as ``_reviewbench_bytecode.py``), when the folder for them exists. Warm
+runs have their server's caches instead: there ``sys._reviewbench_warm`` holds the real
+paths of the files of the modules the server imported, resolved once by the server.
+
 It runs on every interpreter validation supports (3.7 and later): no newer syntax.
 """
 
@@ -37,6 +43,21 @@ if hasattr(sys, "addaudithook") and not getattr(sys, "_reviewbench_probe_hooked"
     setattr(sys, "_reviewbench_probe_hooked", True)  # noqa: B010 - an attribute sys does not declare
 
 
+def _cache_bytecode():
+    if getattr(sys, "_reviewbench_warm", False):
+        return
+    try:
+        import _reviewbench_bytecode as cache
+    except ImportError:
+        return
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), cache.FOLDER)
+    if os.path.isdir(folder):
+        cache.install(folder)
+
+
+_cache_bytecode()
+
+
 def pytest_addoption(parser):
     parser.addoption("--reviewbench-probe", default=None, help="(reviewbench) write imported modules here")
 
@@ -45,17 +66,18 @@ def pytest_unconfigure(config):
     target = config.getoption("--reviewbench-probe", None)
     if not target:
         return
+    known = getattr(sys, "_reviewbench_warm", None) or {}  # resolved by the warm server
     modules = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and path:
             try:
-                modules[name] = os.path.realpath(path)
+                modules[name] = known.get(path) or os.path.realpath(path)
             except (OSError, ValueError):
                 pass
     for path in sorted(_EXECUTED):
         try:
-            modules[_PREFIX + path] = os.path.realpath(path)
+            modules[_PREFIX + path] = known.get(path) or os.path.realpath(path)
         except (OSError, ValueError):
             pass
     partial = target + ".partial"

@@ -174,6 +174,54 @@ def _map_module_files():
     inspect.getmodule(compile("", "<reviewbench-warm-server>", "exec"))
 
 
+def _remember_metadata(root):
+    """Remember the metadata files of installed packages read here (the entry points and
+    file lists pytest reads for every installed package in every session, a seventh of a
+    small run); return what makes every later read of a remembered file come from memory.
+
+    Only packages outside the tree, HOME and TMPDIR are remembered: the runs may write
+    there and nowhere else (the host is read-only to them), so what is remembered stays
+    what a read would give. A read of anything else, in a fork, reads the file."""
+    try:
+        import importlib.metadata as metadata
+
+        original = metadata.PathDistribution.read_text
+    except (ImportError, AttributeError):  # 3.7's backport: nothing remembered
+        return lambda: None
+    writable = [root] + [os.path.realpath(os.environ[name]) for name in ("HOME", "TMPDIR") if os.environ.get(name)]
+    memo = {}
+
+    def remembering(self, filename):
+        text = original(self, filename)
+        key = (str(getattr(self, "_path", "")), filename)
+        if key[0] and os.path.isabs(key[0]) and not any(_under(key[0], place) for place in writable):
+            memo[key] = text
+        return text
+
+    def remembered(self, filename):
+        key = (str(getattr(self, "_path", "")), filename)
+        return memo[key] if key in memo else original(self, filename)
+
+    def serve():
+        metadata.PathDistribution.read_text = remembered
+
+    metadata.PathDistribution.read_text = remembering
+    return serve
+
+
+def _real_paths():
+    """The real path of every imported module's file."""
+    found = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path and path not in found:
+            try:
+                found[path] = os.path.realpath(path)
+            except (OSError, ValueError):
+                pass
+    return found
+
+
 def _exec_unwarmed(requests, answers):
     """Start over as a fresh server that skips the warm-up, on the same pipes."""
     os.dup2(requests, 0)
@@ -400,6 +448,7 @@ def main():
     argv0, path0, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     sys.path[0] = path0 or os.getcwd()  # what ``python -m pytest`` or the pytest script would see
     root = os.path.realpath(os.getcwd())
+    serve_metadata = _remember_metadata(root)
     try:
         preloaded = _preload(args)
     except BaseException as exc:  # noqa: BLE001 - the caller falls back to cold runs
@@ -425,6 +474,11 @@ def main():
         )
         return
     _map_module_files()
+    serve_metadata()
+    # For the probe plugin in every fork: it leaves compiling to this server's caches, and
+    # resolves the files of the modules imported here once, now (the host outside the
+    # scratch area is read-only to the runs, so these never change): a tenth of a run.
+    setattr(sys, "_reviewbench_warm", _real_paths())  # noqa: B010 - an attribute sys does not declare
     sys.stdout.flush()
     sys.stderr.flush()
     gc.collect()

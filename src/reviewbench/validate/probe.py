@@ -21,6 +21,8 @@ import os
 import re
 from pathlib import Path
 
+from . import _bytecode_cache as bytecode_cache
+
 __all__ = [
     "PLUGIN_MODULE",
     "first_error_line",
@@ -35,19 +37,25 @@ __all__ = [
 PLUGIN_MODULE = "_reviewbench_probe"
 PLUGIN_DIR = "probe-plugin"
 _SOURCE = Path(__file__).with_name("_probe_plugin.py")
+#: Loaded by the plugin: compiled code kept between cold runs (``_bytecode_cache.py``).
+_BYTECODE = Path(__file__).with_name("_bytecode_cache.py")
+BYTECODE_MODULE = "_reviewbench_bytecode"
 #: Folders at the root that hold tests or tooling, never the project's importable code.
 _NOT_CODE = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "scripts", "tools"})
 
 
 def install_plugin(home: Path) -> Path:
-    """Write the plugin into ``home/probe-plugin/`` (a folder holding nothing else, so that
-    putting it on ``PYTHONPATH`` can shadow no project module); return that folder."""
+    """Write the plugin and the bytecode cache it loads into ``home/probe-plugin/`` (a folder
+    holding nothing else, so that putting it on ``PYTHONPATH`` can shadow no project
+    module), make the cache's folder ``home/bytecode-cache/``; return the plugin's folder."""
     folder = home / PLUGIN_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{PLUGIN_MODULE}.py"
-    source = _SOURCE.read_bytes()
-    if not target.is_file() or target.read_bytes() != source:
-        target.write_bytes(source)
+    for name, origin in ((PLUGIN_MODULE, _SOURCE), (BYTECODE_MODULE, _BYTECODE)):
+        target = folder / f"{name}.py"
+        source = origin.read_bytes()
+        if not target.is_file() or target.read_bytes() != source:
+            target.write_bytes(source)
+    (home / bytecode_cache.FOLDER).mkdir(exist_ok=True)
     return folder
 
 

@@ -639,10 +639,11 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     selections: list[tuple[str, list[str]]] = []
     # A Node runner is given the fix's test scripts only: not its fixtures (a JSON file
     # would be a filter that matches no test file) nor its type tests; pytest its Python
-    # files only (a fixture named on pytest's command line is an error, "found no
-    # collectors": 9 of 40 cases on cookiecutter, whose tests/ holds templates and JSON).
+    # files and node ids in them only (a fixture named on pytest's command line is an
+    # error, "found no collectors": 9 of 40 cases on cookiecutter, whose tests/ holds
+    # templates and JSON).
     present = [p for p in job.test_paths
-               if _present(tree.path, p) and (runs_as_script(p) if command.runner else p.endswith(".py"))]  # fmt: skip
+               if _present(tree.path, p) and (runs_as_script(p) if command.runner else p.split("::")[0].endswith(".py"))]  # fmt: skip
     if present and command.selects:
         selections.append((SELECTION_FIX_TESTS, present))
     selections.append((SELECTION_SUITE, []))

@@ -17,6 +17,7 @@ import json
 import math
 import secrets
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -554,6 +555,22 @@ class LabelStore:
             return f"triage_s must be a number of seconds from 0 to {MAX_TRIAGE_S}"
         return None
 
+    def _append_chained(self, table: str, columns: tuple[str, ...], content: Callable[[], tuple[Any, ...]]) -> None:
+        """One row appended to a hash-chained table in its own transaction; ``content`` is read
+        inside it, so what it looks up and the chain's head are of the same moment."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            values = content()
+            prev = chain.head(self.db, table)
+            names = ", ".join((*columns, "prev_sha256", "row_sha256"))
+            marks = ", ".join("?" * (len(columns) + 2))
+            self.db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})",
+                            (*values, prev, chain.chain_digest(prev, values)))  # fmt: skip
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
     def _canonical(self, name: str, role: Role) -> str:
         """Names are case-insensitive: the spelling an invitation or the first label gave."""
         key = name.casefold()
@@ -617,17 +634,9 @@ class LabelStore:
         if role not in (Role.RATER, Role.ADJUDICATOR):
             raise UsageError(f"only raters and adjudicators have profiles, not a {role.value}")
         name = check_name(name, role.value)
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            content = (role.value, name.casefold(), self._canonical(name, role),
-                       profile.model_dump_json(), _utc_now())  # fmt: skip
-            prev = chain.head(self.db, "profiles")
-            self.db.execute("INSERT INTO profiles (role, name_key, name, profile, created_at, prev_sha256, row_sha256) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (*content, prev, chain.chain_digest(prev, content)))  # fmt: skip
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+        self._append_chained("profiles", ("role", "name_key", "name", "profile", "created_at"),
+                             lambda: (role.value, name.casefold(), self._canonical(name, role),
+                                      profile.model_dump_json(), _utc_now()))  # fmt: skip
 
     def profiles(self, role: Role = Role.RATER) -> dict[str, RaterProfile]:
         """Each person's latest profile, by the name they are stored under."""
@@ -736,16 +745,8 @@ class LabelStore:
     # -- calibrations ---------------------------------------------------------------------
 
     def add_calibration(self, judge: str, result: dict[str, Any]) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            content = (judge, _utc_now(), json.dumps(result, sort_keys=True))
-            prev = chain.head(self.db, "calibrations")
-            self.db.execute("INSERT INTO calibrations (judge, created_at, result, prev_sha256, row_sha256) "
-                            "VALUES (?, ?, ?, ?, ?)", (*content, prev, chain.chain_digest(prev, content)))  # fmt: skip
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+        self._append_chained("calibrations", ("judge", "created_at", "result"),
+                             lambda: (judge, _utc_now(), json.dumps(result, sort_keys=True)))
 
     def latest_calibration(self, judge: str | None = None) -> tuple[str, dict[str, Any]] | None:
         query = "SELECT judge, result FROM calibrations"

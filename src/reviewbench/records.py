@@ -157,6 +157,9 @@ class DropReason(StrEnum):
     FORMATTING_ONLY = "formatting_only"
     DOCS_ONLY = "docs_only"
     LFS_POINTER = "lfs_pointer"
+    NEW_API = "new_api"
+    """A fix reversal's commit adds a function, class, option or parameter its own tests
+    call, and its subject does not say "fix": a feature with its tests (docs/MINING.md)."""
     NO_TEST_CHANGE = "no_test_change"
     """Fix tasks: the commit changed no test, so nothing could grade a patch."""
     APPLY_FAILED = "apply_failed"
@@ -172,7 +175,7 @@ class DropReason(StrEnum):
 
 
 #: The reasons ``mine`` counts (``corpus.json``), in its order.
-CASE_DROP_REASONS: tuple[DropReason, ...] = tuple(DropReason)[:10]
+CASE_DROP_REASONS: tuple[DropReason, ...] = tuple(DropReason)[:11]
 #: The reasons ``tasks mine`` counts (``tasks.json``), in its order.
 TASK_DROP_REASONS: tuple[DropReason, ...] = (
     DropReason.MERGE, DropReason.NO_PARENT, DropReason.NO_SOURCE_CHANGE, DropReason.NO_TEST_CHANGE,
@@ -206,6 +209,8 @@ class DroppedCommit(_Record):
     subject: str = Field(description="Its subject line.")
     reason: DropReason = Field(description="Why it made no case.")
     selected_by: list[SelectionSignal] = Field(default_factory=list, description="The signals that took it.")
+    detail: str | None = Field(default=None, description="What made the reason hold, where one line says more "
+                               "(new_api: the name the fix adds and its tests call).")
 
 
 class ValidationStatus(StrEnum):

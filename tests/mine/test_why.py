@@ -79,7 +79,7 @@ def test_show_dropped_lists_each_drop(mined):
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert rows == [{"commit": shas["dropped"], "subject": "Fix the example of split", "reason": "no_source_change",
-                     "selected_by": ["message"]}]  # fmt: skip
+                     "selected_by": ["message"], "detail": None}]  # fmt: skip
     text = run_cli("show", out, "--dropped")
     assert "1 candidate commits made no case" in text.stdout and "no_source_change" in text.stdout
 

@@ -180,7 +180,8 @@ def _show_dropped(corpus: Path, as_json: bool) -> None:
     for column in ("commit", "reason", "selected by", "subject"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row.commit[:12], row.reason, ",".join(row.selected_by), printable(row.subject))
+        reason = f"{row.reason}: {row.detail}" if row.detail else row.reason
+        table.add_row(row.commit[:12], printable(reason), ",".join(row.selected_by), printable(row.subject))
     console.print(table)
 
 

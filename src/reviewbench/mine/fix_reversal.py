@@ -32,8 +32,10 @@ from .naming import case_id, neutral_title
 from .paths import FileKind, PathClassifier, language_of
 from .signals import (
     Conventions,
+    NewApi,
     announces_feature,
     coedits_tests,
+    introduced_api,
     learn_conventions,
     message_signals,
 )
@@ -159,6 +161,7 @@ class FixReversalMiner:
         that the file contents their symbols need come from git in one round trip.
         """
         kept = 0
+        limit = self.config.limit
         batch: list[_Candidate] = []
         with BlobReader(self.repo.path) as blobs:
             stream = iter_diffs(self.repo.path, self._matching(), keep_lines=self.config.max_lines)
@@ -175,11 +178,14 @@ class FixReversalMiner:
                     if candidate is None:
                         continue
                     batch.append(candidate)
-                    kept += 1
-                    if len(batch) >= _BATCH:
-                        yield from self._build_batch(batch, blobs)
+                    # A batch never holds more candidates than the limit still wants, so
+                    # the limit, when reached, is reached at a batch's last candidate.
+                    if len(batch) >= (_BATCH if limit is None else min(_BATCH, limit - kept)):
+                        for mined in self._build_batch(batch, blobs):
+                            kept += 1
+                            yield mined
                         batch = []
-                    if self.config.limit is not None and kept >= self.config.limit:
+                    if limit is not None and kept >= limit:
                         self.stats.scanned = self._position[entry.sha]  # not the reader's run-ahead
                         break
                 yield from self._build_batch(batch, blobs)
@@ -187,13 +193,13 @@ class FixReversalMiner:
                 stream.close()
 
     def _drop(self, reason: DropReason, entry: LogEntry | None = None,
-              selected_by: tuple[SelectionSignal, ...] = ()) -> None:  # fmt: skip
+              selected_by: tuple[SelectionSignal, ...] = (), detail: str | None = None) -> None:  # fmt: skip
         """Tally a candidate that makes no case (and, given its commit, record which)."""
         self.stats.dropped[reason] += 1
         if entry is not None:
-            self.stats.dropped_commits.append(
-                DroppedCommit(commit=entry.sha, subject=entry.subject, reason=reason, selected_by=list(selected_by))
-            )
+            self.stats.dropped_commits.append(DroppedCommit(
+                commit=entry.sha, subject=entry.subject, reason=reason, selected_by=list(selected_by), detail=detail,
+            ))  # fmt: skip
 
     def _candidate(
         self, entry: LogEntry, sections: list[RawSection], selected_by: tuple[SelectionSignal, ...] = ()
@@ -233,10 +239,49 @@ class FixReversalMiner:
         return _Candidate(entry, source, sorted(c.path for c in test_changes), test_changes, selected_by)
 
     def _build_batch(self, batch: list[_Candidate], blobs: BlobReader) -> Iterator[MinedCase]:
+        """Build the batch's cases, reading the files they need in one round trip; a
+        candidate whose fix adds an API its tests call is dropped here (it needs the
+        parent's files, which the symbols need too)."""
         wanted = [c.new_blob for cand in batch for c in cand.source if c.new_blob and c.blocks]
+        wanted += [c.old_blob for cand in batch if self._vets_api(cand) for c in cand.test_changes
+                   if c.section.body is None and c.old_blob and not c.added_file]  # fmt: skip
         contents = blobs.get_many(list(dict.fromkeys(wanted)))
         for cand in batch:
+            api = self._new_api(cand, contents) if self._vets_api(cand) else None
+            if api is not None:
+                self._drop(DropReason.NEW_API, cand.entry, cand.selected_by, api.describe())
+                continue
             yield self._build(cand.entry, cand.source, cand.tests, contents, cand.selected_by)
+
+    def _vets_api(self, cand: _Candidate) -> bool:
+        """Whether the new-API veto applies: to reversals (a feature removed is no bug; a
+        feature is still a fine task), and not when the subject itself says "fix"."""
+        return not self.forward and not self._pattern.search(cand.entry.subject)
+
+    def _new_api(self, cand: _Candidate, contents: dict[str, bytes | None]) -> NewApi | None:
+        # The diff runs FIX -> PARENT: what the fix added is what it removes.
+        def text(blob: str | None) -> str:
+            data = contents.get(blob) if blob else None
+            return data.decode("utf-8", "replace") if data else ""
+
+        tests: list[str] = []
+        for change in cand.test_changes:
+            if change.section.body is None:  # too large to keep: the fix's whole test file
+                tests += text(change.old_blob).splitlines()
+            else:
+                tests += [line for block in change.blocks for line in block.removed]
+        by_language: dict[str | None, list[FileChange]] = {}
+        for change in cand.source:
+            by_language.setdefault(language_of(change.path), []).append(change)
+        for language, changes in by_language.items():
+            api = introduced_api(
+                [line for c in changes for block in c.blocks for line in block.removed],
+                [line for c in changes for block in c.blocks for line in block.added],
+                "\n".join(text(c.new_blob) for c in changes), tests, language,
+            )  # fmt: skip
+            if api is not None:
+                return api
+        return None
 
     def _kind(self, change: FileChange) -> FileKind:
         return change_kind(self.classifier, change)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..git.stream import LogEntry
 from ..records import SelectionSignal
@@ -19,8 +20,10 @@ from .paths import FileKind
 
 __all__ = [
     "Conventions",
+    "NewApi",
     "coedits_tests",
     "announces_feature",
+    "introduced_api",
     "learn_conventions",
     "message_signals",
     "references_issue",
@@ -190,3 +193,80 @@ def coedits_tests(changes: list[FileChange], kinds: dict[int, FileKind], forward
     tests = any(kinds[id(c)] is FileKind.TEST and not (c.added_file or c.deleted_file) and c.section.changed
                 for c in changes)  # fmt: skip
     return source and tests
+
+
+@dataclass(frozen=True)
+class NewApi:
+    """A name a candidate adds and its own tests call: it is a feature with its tests."""
+
+    name: str
+
+    def describe(self) -> str:
+        return f"adds `{self.name}`, which its tests call"
+
+
+#: A definition's name, per language: Python's ``def``/``class``; JavaScript's and
+#: TypeScript's functions, classes and ``const f = (…) =>`` / ``= function``.
+_DEFINITION = {
+    "python": re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)"),
+    "javascript": re.compile(
+        r"^\s*(?:export\s+(?:default\s+)?)?(?:(?:async\s+)?function\*?\s+([A-Za-z_$][\w$]*)|class\s+([A-Za-z_$][\w$]*)"
+        r"|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:function\b|\([^)]*\)\s*=>|[A-Za-z_$][\w$]*\s*=>))"
+    ),
+}
+_DEFINITION["typescript"] = _DEFINITION["javascript"]
+#: An exception class (``class Empty(ValueError)``, ``class QuietError``): a fix that
+#: raises a clear error instead of crashing names one, and its test expects it.
+_EXCEPTION = re.compile(r"(?:Error|Exception|Warning)\b")
+#: A command-line option a parser defines: ``add_argument("--quiet")``, ``option("-q", "--quiet")``.
+_OPTION = re.compile(r"""\(\s*(?:(?:'-\w'|"-\w")\s*,\s*)?['"](--[A-Za-z][\w-]*)['"]""")
+_PY_SIGNATURE = re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(([^)]*)")
+_PARAMETER = re.compile(r"(?:^|,)\s*\**([A-Za-z_]\w*)")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _parameters(signature: str) -> set[str]:
+    return set(_PARAMETER.findall(signature)) - {"self", "cls"}
+
+
+def introduced_api(
+    fix_added: Iterable[str], fix_removed: Iterable[str], parent_source: str, tests_added: Iterable[str],
+    language: str | None,
+) -> NewApi | None:
+    """The first public name the fix adds that its added test lines use, if any.
+
+    A name is new when the parent's version of the files it changed never mentions it: a
+    function or class (not private, not an exception), a parser's ``--option``, or a
+    parameter added to a signature the fix rewrote. Exceptions are left out because a
+    fix that raises a clear error instead of crashing defines one its test expects.
+
+    Args:
+        fix_added: the lines the fix added to source files (a reversal's removed lines).
+        fix_removed: the lines it removed from them.
+        parent_source: the parent's text of those files.
+        tests_added: the lines the fix added to test files.
+    """
+    definition = _DEFINITION.get(language or "")
+    if definition is None:
+        return None
+    known = set(_IDENT.findall(parent_source))
+    test_text = "\n".join(tests_added)
+    used = set(_IDENT.findall(test_text))
+    added = list(fix_added)
+    old_signatures = {m.group(1): _parameters(m.group(2)) for line in fix_removed
+                      if (m := _PY_SIGNATURE.match(line))} if language == "python" else {}  # fmt: skip
+    for line in added:
+        match = definition.match(line)
+        name = next((g for g in match.groups() if g), None) if match else None
+        if (name and name not in known and name in used and not name.startswith("_")
+                and not _EXCEPTION.search(line)):  # fmt: skip
+            return NewApi(name)
+        for option in _OPTION.findall(line):
+            if option not in parent_source and option in test_text:
+                return NewApi(option)
+        signature = _PY_SIGNATURE.match(line) if old_signatures else None
+        if signature and signature.group(1) in old_signatures:
+            for parameter in sorted(_parameters(signature.group(2)) - old_signatures[signature.group(1)]):
+                if parameter not in known and parameter in used:
+                    return NewApi(parameter)
+    return None

@@ -70,8 +70,9 @@ def explain_commit(corpus: Corpus, sha: str) -> Why:
         return Why(full, entry.subject, "case", reasons, made)
     for dropped in read_dropped(corpus.path):
         if dropped.commit == full:
+            detail = f" ({dropped.detail})" if dropped.detail else ""
             return Why(full, entry.subject, "dropped",
-                       [f"taken by {', '.join(dropped.selected_by) or 'message'}, dropped: {dropped.reason}"])  # fmt: skip
+                       [f"taken by {', '.join(dropped.selected_by) or 'message'}, dropped: {dropped.reason}{detail}"])  # fmt: skip
     head = corpus.meta.repo.head
     if not _ancestor(repo.path, full, head):
         return Why(full, entry.subject, "not_mined", [f"not in the history mined: not an ancestor of HEAD {head[:12]}"])

@@ -188,6 +188,18 @@ def test_cli_select_and_a_bad_signal(history, tmp_path):
     ("feat(cli): colour the output", True),
     ("chore(deps): bump black", True),
     ("tests: test_prompt Exception tests refactoring (#1380)", True),
+    # a release, and an update of links, docs or dependencies (read on httpie)
+    ("v2.3.0", True),
+    ("0.3.0", True),
+    ("Release 1.2 (#40)", True),
+    ("Prepare the 4.3 release", True),
+    ("Update links", True),
+    ("Update the URLs", True),
+    ("Updated requirements", True),
+    ("Update default overridden aliases with user's", False),  # a known fix (thefuck)
+    ("Update check for table existence to be case insensitive (#2086)", False),  # a known fix (luigi)
+    ("Version the cache by its format", False),
+    ("Release the lock when the handler fails", False),
     ("Changed: Generated projects can use multiple type hooks at same time", False),
     ("Fixed: Fail with gitolite repositories (#1144)", False),
     ("websocket: Fix set_nodelay", False),
@@ -249,3 +261,15 @@ def test_a_fix_of_upkeep_only_is_no_candidate(git_repo, tmp_path):
                                           "tests/test_words.py": WORDS_TEST + "\n# tpyo\n"})  # fmt: skip
     sha = repo.commit("Fix split on runs of spaces", {"words.py": WORDS.replace('text.split(" ")', "text.split()")})
     assert set(_gold(repo, tmp_path / "c")) == {sha}
+
+
+def test_a_release_is_no_fix_whatever_its_notes_say(git_repo, tmp_path):
+    repo = git_repo()
+    repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    repo.commit("v1.2.0\n\n* Fixed split on runs of spaces\n* Fixed shout", {
+        "words.py": WORDS.replace('text.split(" ")', "text.split()"),
+        "tests/test_words.py": WORDS_TEST + "\n# 1.2.0\n",
+    })  # fmt: skip
+    now = (repo.path / "words.py").read_text()
+    fix = repo.commit("Fix shout on None", {"words.py": now.replace("return text.upper()", "return (text or '').upper()")})
+    assert set(_gold(repo, tmp_path / "c")) == {fix}

@@ -137,7 +137,8 @@ def message_signals(
     """The signals, of those in ``select``, that the commit's message alone shows."""
     found: set[SelectionSignal] = set()
     for signal in select:
-        if signal is SelectionSignal.MESSAGE and pattern.search(entry.message) and not upkeep_only(entry.message, pattern):
+        if (signal is SelectionSignal.MESSAGE and pattern.search(entry.message)
+                and not upkeep_only(entry.message, pattern) and not _RELEASE.match(_PREFIX.sub("", entry.subject, count=1))):  # fmt: skip
             found.add(signal)
         elif signal is SelectionSignal.ISSUE_REF and references_issue(entry):
             found.add(signal)
@@ -162,6 +163,16 @@ _FEATURE_WORDS = frozenset(
 #: commit's ``feat:``, ``chore(deps):``, ``test:``. A tag naming a module (``cli:``,
 #: ``websocket:``) says nothing; ``fix:``, ``Fixed:``, ``Changed:`` do not veto.
 _FEATURE_TAGS = _FEATURE_WORDS | frozenset("feat feature features chore test tests ci build".split())
+#: A release: a bare version number ("v2.3.0"), "Release 1.2", "Prepare the 4.3 release".
+_RELEASE = re.compile(r"(?:(?:releas(?:e|ed|ing)|version)\s+)?v?\d+(?:\.\d+)+\b|releases?\s*$|prepare\b.*\breleas",
+                      re.IGNORECASE)
+#: An update of links, docs or dependencies, not of behaviour. ("Update …" alone stays a
+#: candidate: known fixes start so, "Update check for table existence to be case insensitive".)
+_UPDATE_UPKEEP = re.compile(
+    r"updat(?:e|es|ed|ing)\s+(?:the\s+)?(?:links?|urls?|docs?|documentation|readme|changelog|copyright|"
+    r"dependenc(?:y|ies)|deps|requirements|badges?|version|tests?|ci)\b",
+    re.IGNORECASE,
+)
 _TAG_NAME = re.compile(r"([A-Za-z][\w-]*)(?:\([^)\n]*\))?!?:")
 
 
@@ -170,8 +181,11 @@ def announces_feature(subject: str, pattern: re.Pattern[str] | None = None) -> b
     announces new work or upkeep ("Add …", "Support …", "Refactor …", "Added: …",
     "feat(cli): …"), or (given the fix ``pattern``)
     the subject says "fix" of upkeep only ("Fix typos in comments", "fix pep8")."""
-    words = _PREFIX.sub("", subject, count=1).split(None, 1)
+    rest = _PREFIX.sub("", subject, count=1)
+    words = rest.split(None, 1)
     if bool(words) and words[0].lower().rstrip(":,") in _FEATURE_WORDS:
+        return True
+    if _RELEASE.match(rest) or _UPDATE_UPKEEP.match(rest):
         return True
     tag = _TAG_NAME.match(subject.lstrip())
     if tag is not None and tag.group(1).lower() in _FEATURE_TAGS:

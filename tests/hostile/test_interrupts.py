@@ -84,8 +84,12 @@ def mined_history(tmp_path_factory):
 def test_ctrl_c_during_mine_is_an_interruption(tmp_path, mined_history, signum, code, word):
     repo, full, took = mined_history
     # Signals land while git is busy: at fractions of what a whole mine takes here, now.
+    # Under load a mine may finish early or the signal land while still importing, so
+    # more fractions are tried until two signals landed mid-mine.
     hits = 0
-    for attempt, delay in enumerate(took * f for f in (0.5, 0.8)):
+    for attempt, delay in enumerate(took * f for f in (0.5, 0.8, 0.3, 0.65, 0.15, 0.9)):
+        if hits >= 2:
+            break
         out = tmp_path / f"corpus{attempt}"
         result = _interrupt(
             ["mine", str(repo), "--controls-ratio", "0", "--out", str(out)], delay, signum

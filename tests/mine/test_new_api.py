@@ -177,6 +177,7 @@ def test_why_says_which_name(base, tmp_path):
     (["def whisper(text):"], "whisper = None", ["whisper('a')"], None),  # the old code had the name
     (["    cmd = ['fish', '--version']"], "", ["'--version'"], None),  # an argument, not an option
     (['    parser.add_argument("-q", "--quiet")'], "", ["main(['--quiet'])"], NewApi("--quiet")),
+    (["    network.add_argument(", "        '--max-headers',"], "", ["http('--max-headers=1')"], NewApi("--max-headers")),
     (["def f(a, *, quiet=False):"], "def f(a):", ["f(1, quiet=True)"], None),  # f's old line not removed
 ])  # fmt: skip
 def test_introduced_api_by_hand(fix_added, parent_source, tests_added, expected):

@@ -275,12 +275,13 @@ def introduced_api(
         if (name and name not in known and name in used and not name.startswith("_")
                 and not _EXCEPTION.search(line)):  # fmt: skip
             return NewApi(name)
-        for option in _OPTION.findall(line):
-            if option not in parent_source and option in test_text:
-                return NewApi(option)
         signature = _PY_SIGNATURE.match(line) if old_signatures else None
         if signature and signature.group(1) in old_signatures:
             for parameter in sorted(_parameters(signature.group(2)) - old_signatures[signature.group(1)]):
                 if parameter not in known and parameter in used:
                     return NewApi(parameter)
+    # Options over the whole text: a call's arguments often start on the next line.
+    for option in _OPTION.findall("\n".join(added)):
+        if option not in parent_source and option in test_text:
+            return NewApi(option)
     return None

@@ -247,6 +247,14 @@ def test_a_feature_tag_vetoes_the_coedit_signal(git_repo, tmp_path):
     ("Fix crash on empty input\n\n* fix tests", False),  # one fix of the code is enough
     ("Tests! Also fixed some bytes-string issues", False),  # the test word is another sentence's
     ("Update the changelog", False),  # no fix word at all
+    # a fix word naming its issue repairs that issue, whatever words stand near it (sanic)
+    ("Add serve_forever to the proxy, to match the example doc, fixes #1754 (#1762)", False),
+    ("update docs, fix issue 12", False),
+    ("docs: fix gh-40", False),
+    ("fix docs (#12)", True),  # a squash merge's pull request number names no issue
+    ("#710: Fix the failing unit tests", True),  # a sentence of nothing else, beyond the window
+    ("fix", False),  # a bare "fix" says nothing of tests (scrapy)
+    ("fix 739", False),
 ])  # fmt: skip
 def test_upkeep_only(message, expected):
     import re
@@ -261,6 +269,29 @@ def test_a_fix_of_upkeep_only_is_no_candidate(git_repo, tmp_path):
                                           "tests/test_words.py": WORDS_TEST + "\n# tpyo\n"})  # fmt: skip
     sha = repo.commit("Fix split on runs of spaces", {"words.py": WORDS.replace('text.split(" ")', "text.split()")})
     assert set(_gold(repo, tmp_path / "c")) == {sha}
+
+
+def test_a_fix_of_tests_that_rewrites_source_is_a_coedit_candidate(git_repo, tmp_path):
+    """A known fix (scrapy), "PY3 fix test cmdline", rewrites source lines with its tests: the
+    tests failed because the code was wrong. The message alone cannot tell, so the message
+    signal stays vetoed; the co-edit takes it. Lint, typo and docs words still veto."""
+    repo = git_repo()
+    repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    change = {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
+              "tests/test_words.py": WORDS_TEST + "\n# runs of spaces\n"}  # fmt: skip
+    sha = repo.commit("PY3 fix test words", change)
+    repo.commit("fix lint in words", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    # A subject saying nothing but "fix tests" names no repair, whatever it edits.
+    repo.commit("#710: Fix the failing unit tests", change)
+    gold = _gold(repo, tmp_path / "c")
+    assert set(gold) == {sha}
+    assert gold[sha].provenance.selected_by == [SelectionSignal.TEST_COEDIT]
+    # A fix of the tests alone rewrites no source line: no candidate.
+    repo2 = git_repo()
+    repo2.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    repo2.commit("Fix test words", {"tests/test_words.py": WORDS_TEST + "\n# flaky\n"})
+    with pytest.raises(NoMatchingCommits):
+        _gold(repo2, tmp_path / "d")
 
 
 def test_a_release_is_no_fix_whatever_its_notes_say(git_repo, tmp_path):

@@ -47,25 +47,41 @@ _UPKEEP = frozenset(
     "style formatting whitespace spacing docs doc docstring docstrings documentation readme changelog ci "
     "travis appveyor build warning warnings deprecation conflict conflicts".split()
 )
+#: The upkeep words that a source edit contradicts: "fix test cmdline" with the code's own
+#: lines rewritten repaired the code its tests caught (a co-edit; see :func:`announces_feature`).
+_TEST_WORDS = frozenset("test tests testing".split())
+#: Words that add nothing to "fix tests": a subject of only these and fix words names no repair.
+_TEST_FILLER = _TEST_WORDS | frozenset("unit failing broken case cases the some all more few remaining".split())
 #: How many words either side of a fix word may make it upkeep.
 _UPKEEP_WINDOW = 3
 _WORD = re.compile(r"[\w']+")
 #: Where a word's neighbours stop counting: a line's or a sentence's end.
 _SENTENCE = re.compile(r"\n|[.!?;](?:\s|$)")
+#: An issue named right after a fix word ("fixes #1754", "fix issue 12", "fix gh-40"):
+#: the fix repairs that issue, whatever upkeep words stand near it.
+_NAMES_ISSUE = re.compile(r"\w*:?\s+(?:(?:issue|bug)\s+#?\d+|(?:#|gh-|bpo-)\d+)\b", re.IGNORECASE)
 
 
-def upkeep_only(message: str, pattern: re.Pattern[str]) -> bool:
+def upkeep_only(message: str, pattern: re.Pattern[str], words: frozenset[str] = _UPKEEP) -> bool:
     """Whether every match of ``pattern`` in ``message`` has an upkeep word (tests, lint,
-    typos, CI, docs, warnings) within three words of it, in its sentence: then the message says "fix" of
-    housekeeping only. A squash merge's body lists such lines ("* fix flake8") under
-    features; a fix of the code under test rarely says nothing else."""
+    typos, CI, docs, warnings; ``words``) within three words of it in its sentence, or a
+    sentence of nothing but "fix the tests", and names no issue: then the message says "fix" of housekeeping only. A squash merge's body
+    lists such lines ("* fix flake8") under features; a fix of the code under test rarely
+    says nothing else."""
     found = False
     for line in _SENTENCE.split(message):
         for match in pattern.finditer(line):
             found = True
+            if _NAMES_ISSUE.match(line, match.end()):
+                return False
+            said = _WORD.findall(line)
+            if any(w.lower() in _TEST_WORDS for w in said) and all(
+                w.isdigit() or w.lower() in _TEST_FILLER or pattern.fullmatch(w) for w in said
+            ):
+                continue  # "#710: Fix the failing unit tests" says nothing else
             before = _WORD.findall(line[: match.start()])[-_UPKEEP_WINDOW:]
             after = _WORD.findall(line[match.end() :])[:_UPKEEP_WINDOW]
-            if not any(w.lower() in _UPKEEP for w in before + after):
+            if not any(w.lower() in words for w in before + after):
                 return False
     return found
 
@@ -138,7 +154,7 @@ def message_signals(
     found: set[SelectionSignal] = set()
     for signal in select:
         if (signal is SelectionSignal.MESSAGE and pattern.search(entry.message)
-                and not upkeep_only(entry.message, pattern) and not _RELEASE.match(_PREFIX.sub("", entry.subject, count=1))):  # fmt: skip
+                and not upkeep_only(entry.message, pattern) and not _is_release(entry.subject)):  # fmt: skip
             found.add(signal)
         elif signal is SelectionSignal.ISSUE_REF and references_issue(entry):
             found.add(signal)
@@ -173,6 +189,11 @@ _UPDATE_UPKEEP = re.compile(
     r"dependenc(?:y|ies)|deps|requirements|badges?|version|tests?|ci)\b",
     re.IGNORECASE,
 )
+def _is_release(subject: str) -> bool:
+    """Whether the subject, after its tags, names a release ("v2.3.0", "Release 1.2")."""
+    return _RELEASE.match(_PREFIX.sub("", subject, count=1)) is not None
+
+
 _TAG_NAME = re.compile(r"([A-Za-z][\w-]*)(?:\([^)\n]*\))?!?:")
 
 
@@ -185,12 +206,14 @@ def announces_feature(subject: str, pattern: re.Pattern[str] | None = None) -> b
     words = rest.split(None, 1)
     if bool(words) and words[0].lower().rstrip(":,") in _FEATURE_WORDS:
         return True
-    if _RELEASE.match(rest) or _UPDATE_UPKEEP.match(rest):
+    if _is_release(subject) or _UPDATE_UPKEEP.match(rest):
         return True
     tag = _TAG_NAME.match(subject.lstrip())
     if tag is not None and tag.group(1).lower() in _FEATURE_TAGS:
         return True
-    return pattern is not None and upkeep_only(subject, pattern)
+    # Test words near "fix" do not veto here (a sentence of nothing else still does): the
+    # co-edit this guards rewrote source lines too, so "PY3 fix test cmdline" repaired code.
+    return pattern is not None and upkeep_only(subject, pattern, _UPKEEP - _TEST_WORDS)
 
 
 def coedits_tests(changes: list[FileChange], kinds: dict[int, FileKind], forward: bool) -> bool:

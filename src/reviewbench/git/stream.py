@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..errors import GitError
+from .quote import unquote_path
 from .repo import GIT, raise_if_interrupted
 
-__all__ = ["BlobReader", "LogEntry", "RawSection", "iter_diffs", "iter_log"]
+__all__ = ["BlobReader", "FileStatus", "LogEntry", "RawSection", "iter_diffs", "iter_log"]
 
 K = TypeVar("K")
 
@@ -39,6 +40,20 @@ class LogEntry:
     message: str
     committed: str = ""
     """Committer date (ISO 8601): when the change entered history, for cut-offs."""
+    files: tuple[FileStatus, ...] | None = None
+    """The files it touched against its first parent (``iter_log(files=True)``; merges
+    touch none); None when not asked for."""
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """One file a commit touched, as ``git log --raw -M`` names it: a status letter
+    (``M``, ``A``, ``D``, ``R``, ``T``) and the path before and after (the same but for
+    a rename). No patch is computed, so reading every commit's files costs a tree walk."""
+
+    status: str
+    old_path: str
+    new_path: str
 
 
 def _spawn(repo: Path, args: list[str], stdin: bool = False) -> subprocess.Popen[bytes]:
@@ -81,9 +96,16 @@ def _finish(proc: subprocess.Popen[bytes], what: str, complete: bool) -> None:
         raise GitError(f"{what} failed: {last or f'exit code {code}'}")
 
 
-def iter_log(repo: Path, since: str | None = None, until: str | None = None) -> Iterator[LogEntry]:
-    """Yield every commit reachable from HEAD, newest first, in one ``git log``."""
-    args = ["log", f"--format={_RECORD}%H{_FIELD}%P{_FIELD}%aI{_FIELD}%cI{_FIELD}%B", "HEAD"]
+def iter_log(
+    repo: Path, since: str | None = None, until: str | None = None, files: bool = False
+) -> Iterator[LogEntry]:
+    """Yield every commit reachable from HEAD, newest first, in one ``git log``;
+    ``files``: with the files each touched (:attr:`LogEntry.files`)."""
+    # The message ends at a field mark, so that a message line that looks like a raw
+    # line (":100644 …") is never read as one.
+    args = ["log", f"--format={_RECORD}%H{_FIELD}%P{_FIELD}%aI{_FIELD}%cI{_FIELD}%B{_FIELD}", "HEAD"]
+    if files:
+        args[2:2] = ["--raw", "-M", "--no-abbrev"]
     if since:
         args.insert(1, f"--since={since}")
     if until:
@@ -96,18 +118,19 @@ def iter_log(repo: Path, since: str | None = None, until: str | None = None) -> 
         for raw in proc.stdout:
             line = raw.decode("utf-8", "replace")
             if line.startswith(_RECORD) and pending:
-                yield _parse_entry("".join(pending))
+                yield _parse_entry("".join(pending), files)
                 pending = []
             pending.append(line)
         if pending:
-            yield _parse_entry("".join(pending))
+            yield _parse_entry("".join(pending), files)
         complete = True
     finally:
         _finish(proc, f"git log in {repo}", complete)
 
 
-def _parse_entry(record: str) -> LogEntry:
-    sha, parents, date, committed, message = record[1:].split(_FIELD, 4)
+def _parse_entry(record: str, files: bool = False) -> LogEntry:
+    sha, parents, date, committed, rest = record[1:].split(_FIELD, 4)
+    message, _, raw = rest.rpartition(_FIELD)
     message = message.strip()
     return LogEntry(
         sha=sha,
@@ -116,7 +139,19 @@ def _parse_entry(record: str) -> LogEntry:
         subject=message.splitlines()[0] if message else "",
         message=message,
         committed=committed,
+        files=tuple(_raw_files(raw)) if files else None,
     )
+
+
+def _raw_files(raw: str) -> Iterator[FileStatus]:
+    """The ``:old-mode new-mode old-blob new-blob STATUS\tpath[\tpath]`` lines of ``--raw``."""
+    for line in raw.splitlines():
+        if not line.startswith(":"):
+            continue
+        meta, _, names = line.partition("\t")
+        paths = [unquote_path(n) for n in names.split("\t")]
+        status = meta.split()[-1][:1]
+        yield FileStatus(status, paths[0], paths[-1])
 
 
 @dataclass
@@ -143,8 +178,10 @@ class RawSection:
 
 
 def _is_commit_line(line: bytes) -> bool:
-    stripped = line.rstrip(b"\n")
-    return len(stripped) in (40, 64) and all(c in b"0123456789abcdef" for c in stripped)
+    # diff-tree's "<sha>\n" header: the length first, the hex check only then.
+    if len(line) not in (41, 65) or line[-1:] != b"\n":
+        return False
+    return all(c in b"0123456789abcdef" for c in line[:-1])
 
 
 class _Feeder(threading.Thread, Generic[K]):

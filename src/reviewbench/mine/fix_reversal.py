@@ -118,11 +118,11 @@ class FixReversalMiner:
         """Candidate commits, each with the pair to diff (None: no diff). A commit whose
         message shows no signal is diffed too when ``test_coedit`` may take it; merges
         and roots only when their message matched (they are counted as dropped)."""
-        for entry in iter_log(self.repo.path, self.config.since, self.config.until):
+        for entry in iter_log(self.repo.path, self.config.since, self.config.until, files=self._coedit):
             self.stats.scanned += 1
             signals = message_signals(entry, self.config.select, self._pattern, self._conventions)
             diffable = len(entry.parents) == 1 and entry.sha not in self._shallow_roots
-            if not signals and not (self._coedit and diffable):
+            if not signals and not (diffable and self._may_coedit(entry)):
                 continue
             if not diffable and SelectionSignal.MESSAGE not in signals:
                 continue  # a merge's "#123" is its pull request's; counted as dropped only when it says "fix"
@@ -135,6 +135,17 @@ class FixReversalMiner:
             else:
                 # old = FIX, new = PARENT: the diff takes the fix away.
                 yield entry, (entry.sha, entry.parents[0])
+
+    def _may_coedit(self, entry: LogEntry) -> bool:
+        """Whether ``test_coedit`` could take the commit, judged before any patch is made
+        (its subject, and the files the log lists): most commits edit no existing source
+        and test file together, and diffing them all was most of mining's cost."""
+        if not self._coedit or announces_feature(entry.subject, self._pattern):
+            return False
+        if entry.files is None:
+            return True
+        existing = [self._path_kind(f.old_path, f.new_path) for f in entry.files if f.status not in "AD"]
+        return FileKind.SOURCE in existing and FileKind.TEST in existing
 
     def _admit(self, entry: LogEntry, sections: list[RawSection] | None) -> tuple[SelectionSignal, ...] | None:
         """The signals that take this commit (None: it is no candidate, and not counted).
@@ -286,6 +297,9 @@ class FixReversalMiner:
     def _kind(self, change: FileChange) -> FileKind:
         return change_kind(self.classifier, change)
 
+    def _path_kind(self, old: str | None, new: str | None) -> FileKind:
+        return paths_kind(self.classifier, old, new)
+
     def _build(
         self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None],
         selected_by: tuple[SelectionSignal, ...] = (),
@@ -349,9 +363,14 @@ _BODY_CHARS = 400
 
 
 def change_kind(classifier: PathClassifier, change: FileChange) -> FileKind:
-    """The kind of a changed file, from its old and new paths: a file moved into or out
-    of the tests counts as a test file (and likewise excluded, lockfile, vendored)."""
-    kinds = {classifier.kind(p) for p in (change.old_path, change.new_path) if p}
+    """The kind of a changed file, from its old and new paths (:func:`paths_kind`)."""
+    return paths_kind(classifier, change.old_path, change.new_path)
+
+
+def paths_kind(classifier: PathClassifier, old: str | None, new: str | None) -> FileKind:
+    """The kind of a file from its old and new paths: a file moved into or out of the
+    tests counts as a test file (and likewise excluded, lockfile, vendored)."""
+    kinds = {classifier.kind(p) for p in (old, new) if p}
     for kind in (FileKind.TEST, FileKind.EXCLUDED, FileKind.LOCKFILE, FileKind.VENDORED):
         if kind in kinds:
             return kind

@@ -37,6 +37,9 @@ from words import split_words
 def test_split():
     assert split_words("a b") == ["a", "b"]
 '''
+#: A source rewrite with an edit of its existing test file: the shape of a co-edit.
+_SPLIT_ANY_WHITESPACE = {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
+                         "tests/test_words.py": WORDS_TEST + "\n# runs of spaces\n"}  # fmt: skip
 
 
 @pytest.fixture
@@ -216,8 +219,7 @@ def test_announces_feature(subject, expected):
 def test_a_feature_with_its_tests_is_no_coedit_candidate(git_repo, tmp_path):
     repo = git_repo()
     repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
-    change = {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
-              "tests/test_words.py": WORDS_TEST + "\n# runs of spaces\n"}  # fmt: skip
+    change = _SPLIT_ANY_WHITESPACE
     repo.commit("Add splitting on any whitespace", change)
     with pytest.raises(NoMatchingCommits):
         _gold(repo, tmp_path / "c")
@@ -231,8 +233,7 @@ def test_a_feature_tag_vetoes_the_coedit_signal(git_repo, tmp_path):
     after it ("Splitting") says nothing; a module's tag (``words:``) vetoes nothing."""
     repo = git_repo()
     repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
-    change = {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
-              "tests/test_words.py": WORDS_TEST + "\n# runs of spaces\n"}  # fmt: skip
+    change = _SPLIT_ANY_WHITESPACE
     feature = repo.commit("Added: splitting on any whitespace", change)
     repair = repo.commit("words: split keeps runs of spaces apart", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
     gold = _gold(repo, tmp_path / "c")
@@ -277,8 +278,7 @@ def test_a_fix_of_tests_that_rewrites_source_is_a_coedit_candidate(git_repo, tmp
     signal stays vetoed; the co-edit takes it. Lint, typo and docs words still veto."""
     repo = git_repo()
     repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
-    change = {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
-              "tests/test_words.py": WORDS_TEST + "\n# runs of spaces\n"}  # fmt: skip
+    change = _SPLIT_ANY_WHITESPACE
     sha = repo.commit("PY3 fix test words", change)
     repo.commit("fix lint in words", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
     # A subject saying nothing but "fix tests" names no repair, whatever it edits.

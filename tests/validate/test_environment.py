@@ -154,6 +154,18 @@ def test_setup_builds_one_environment_per_corpus_and_reuses_it(needs_helper, tmp
     assert count() == 2
 
 
+def test_a_test_cmd_under_setup_runs_in_the_built_environment(needs_helper, tmp_path):
+    """Trial on sanic-org/sanic: ``--setup … --test-cmd "python -m pytest --ignore=…"`` ran
+    the host's ``python``, which had no pytest: every base failed. Under ``--setup`` the
+    test command runs with the environment activated (its ``bin`` first on ``PATH``)."""
+    repo, setup, _ = needs_helper
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), corpus)
+    summary = validate_corpus(corpus, _config(setup=setup, test_cmd="python -m pytest -q -p no:randomly"))
+    assert summary.by_status == {"observed": 6}
+    assert summary.environment.interpreter.startswith(str(corpus / "envs"))
+
+
 def test_statuses_from_another_environment_are_validated_again(needs_helper, tmp_path):
     """Trial on jaraco/inflect: ``validate --setup B`` after a run under setup A kept every
     status A gave ("0 cases, 38 already done") and then blamed B's environment for A's

@@ -24,6 +24,7 @@ from ..store.journal import append_line, read_journal, write_atomic
 from .environment import (
     AUTO,
     ENV_DIR,
+    activation,
     build_environment,
     describe_interpreter,
     interpreter_of,
@@ -151,6 +152,8 @@ def validate_corpus(
         _check_bases(repo.path, {corpus.meta.repo.head})
         env = build_environment(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head, config.setup)
         python, environment, built, project = env.python, env.record, env.built, env.project
+        # Every run happens inside it; the user's own entries still win.
+        config = config.model_copy(update={"env": (*activation(python), *config.env)})
         notes += [env.note] if env.note else []
         if project is not None and (project / NODE_MODULES).is_dir():
             node_modules = project / NODE_MODULES  # what a custom setup installed, shared likewise
@@ -158,7 +161,7 @@ def validate_corpus(
     if not config.test_cmd and command.runner is not None:
         notes += list(node_notes(repo.path))  # what the package.json test script ran without
     if environment is None or config.test_cmd:
-        interpreter = interpreter_of(command.command, repo.path)
+        interpreter = interpreter_of(command.command, repo.path, config.env_set.get("PATH"))
         environment = describe_interpreter(interpreter) if interpreter else None
     require_supported(environment)
     if environment is not None:

@@ -176,10 +176,19 @@ def require_supported(environment: TestEnvironment | None) -> None:
                                 f"needs Python {oldest} or later; use an environment of {oldest}+ (--setup, or activate one)")
 
 
-def interpreter_of(command: str, cwd: Path) -> str | None:
+def activation(python: str) -> tuple[str, ...]:
+    """``NAME=VALUE`` entries that run a command inside the environment of ``python``:
+    ``VIRTUAL_ENV``, and its ``bin`` first on ``PATH``, so that a ``--test-cmd`` saying
+    ``python`` or ``pytest`` runs the environment's, not the host's."""
+    bin_dir = os.path.dirname(python)
+    path = os.environ.get("PATH", os.defpath)
+    return (f"VIRTUAL_ENV={os.path.dirname(bin_dir)}", f"PATH={bin_dir}{os.pathsep}{path}")
+
+
+def interpreter_of(command: str, cwd: Path, path: str | None = None) -> str | None:
     """The interpreter a plain pytest command runs, when it can be told (``PYTHON -m
-    pytest`` names it even when that interpreter lacks pytest)."""
-    launch = parse_launch(command, cwd)
+    pytest`` names it even when that interpreter lacks pytest); ``path``: the runs' ``PATH``."""
+    launch = parse_launch(command, cwd, path)
     if launch:
         return launch.python
     try:

@@ -94,8 +94,9 @@ def _shebang(script: str) -> str | None:
     return words[0] if len(words) == 1 and os.path.isabs(words[0]) else None
 
 
-def parse_launch(command: str, cwd: Path) -> Launch | None:
-    """The launch of ``command`` when it can run warm, else None."""
+def parse_launch(command: str, cwd: Path, path: str | None = None) -> Launch | None:
+    """The launch of ``command`` when it can run warm, else None; ``path``: the ``PATH``
+    its runs get (default: this process's)."""
     if not plain_command(command):
         return None
     try:
@@ -110,7 +111,7 @@ def parse_launch(command: str, cwd: Path) -> Launch | None:
     if not words:
         return None
     program = words[0]
-    resolved = shutil.which(program) if "/" not in program else program
+    resolved = shutil.which(program, path=path) if "/" not in program else program
     if resolved is None:
         return None
     resolved = os.path.abspath(os.path.join(cwd, resolved))

@@ -199,7 +199,7 @@ class ScratchTree(ScratchClone):
         timeout = bounds.wall_s or self.config.timeout
         warm = self._warm_server(command)
         if warm is not None:
-            launch = parse_launch(shell, self.path)
+            launch = parse_launch(shell, self.path, self.config.env_set.get("PATH"))
             if launch is not None and launch.python == warm.launch.python and launch.env == warm.launch.env:
                 outcome = warm.run(list(launch.args), timeout, log, bounds.cpu_s)
                 if outcome is not None:
@@ -228,7 +228,8 @@ class ScratchTree(ScratchClone):
         if not command.is_pytest or not warm_enabled():
             return None
         if command.command not in self._warm:
-            launch = parse_launch(command.prefixed(self.plugin_dir) or command.command, self.path)
+            launch = parse_launch(command.prefixed(self.plugin_dir) or command.command, self.path,
+                                  self.config.env_set.get("PATH"))
             self._warm[command.command] = (
                 WarmPytest(self.sandbox, self.path, launch, self.home) if launch else None
             )

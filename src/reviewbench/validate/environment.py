@@ -11,7 +11,9 @@ scratch copy of the repository at the mined HEAD. ``--setup auto`` installs the 
 editable with its test extras, dependency groups or test requirements files, and pytest.
 The environment lives under ``CORPUS/envs/KEY/``, KEY the hash of CMD, the base
 interpreter and the dependency files at that HEAD: a second run with the same inputs
-reuses it. ``environment.json`` there is written last and marks it complete.
+reuses it. ``environment.json`` there is written last and marks it complete. Every test
+run then happens inside it as well (``VIRTUAL_ENV`` and ``PATH``: :func:`activation`), so
+that a ``--test-cmd`` saying ``python`` runs the environment's interpreter.
 """
 
 from __future__ import annotations

@@ -304,3 +304,16 @@ def test_a_release_is_no_fix_whatever_its_notes_say(git_repo, tmp_path):
     now = (repo.path / "words.py").read_text()
     fix = repo.commit("Fix shout on None", {"words.py": now.replace("return text.upper()", "return (text or '').upper()")})
     assert set(_gold(repo, tmp_path / "c")) == {fix}
+
+
+def test_the_file_list_prefilter_keeps_a_co_edit_whose_test_file_moved(git_repo, tmp_path):
+    """Mining diffs only commits whose log lists an existing source file and an existing test
+    file modified (docs/MINING.md, "Cost"): a test file renamed with its edit still counts,
+    a commit that only adds files never needs its patch."""
+    repo = git_repo()
+    repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    repo.git("mv", "tests/test_words.py", "tests/test_split.py")
+    moved = repo.commit("Split on any whitespace", {"words.py": WORDS.replace('text.split(" ")', "text.split()"),
+                                                    "tests/test_split.py": WORDS_TEST + "\n# runs\n"})  # fmt: skip
+    repo.commit("Keep the old splitting", {"extra.py": "X = 1\n", "tests/test_extra.py": "def test(): pass\n"})
+    assert set(_gold(repo, tmp_path / "c")) == {moved}

@@ -164,6 +164,7 @@ def test_a_test_cmd_under_setup_runs_in_the_built_environment(needs_helper, tmp_
     summary = validate_corpus(corpus, _config(setup=setup, test_cmd="python -m pytest -q -p no:randomly"))
     assert summary.by_status == {"observed": 6}
     assert summary.environment.interpreter.startswith(str(corpus / "envs"))
+    assert summary.environment.setup == setup  # said as built by --setup, not "your active environment"
 
 
 def test_statuses_from_another_environment_are_validated_again(needs_helper, tmp_path):

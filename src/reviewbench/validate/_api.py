@@ -162,7 +162,9 @@ def validate_corpus(
         notes += list(node_notes(repo.path))  # what the package.json test script ran without
     if environment is None or config.test_cmd:
         interpreter = interpreter_of(command.command, repo.path, config.env_set.get("PATH"))
-        environment = describe_interpreter(interpreter) if interpreter else None
+        if python is None or interpreter is None or os.path.abspath(interpreter) != os.path.abspath(python):
+            # A --test-cmd naming another interpreter (or none that can be told) is not --setup's.
+            environment = describe_interpreter(interpreter) if interpreter else None
     require_supported(environment)
     if environment is not None:
         environment = environment.model_copy(update={"locale": locale_of_runs(config.env_set)})

@@ -235,6 +235,30 @@ def test_auto_setup_installs_the_project_with_its_test_extras_and_requirements(t
     assert auto_setup_command(project, None, "2024-01-25T20:52:35+01:00").endswith(" 'pytest<8'")
 
 
+@pytest.mark.parametrize(("files", "plugins"), [
+    # tqdm: addopts "--asyncio-mode=strict", "timeout = 30"; its extras name neither plugin.
+    ({"pyproject.toml": "[project]\nname = 'p'\nversion = '1'\n[tool.pytest.ini_options]\ntimeout = 30\n"
+                        "addopts = \"-v -W=error --asyncio-mode=strict\"\n"}, ["pytest-asyncio", "pytest-timeout"]),
+    ({"setup.py": "", "setup.cfg": "[tool:pytest]\naddopts = --cov=pkg -n 2\n"}, ["pytest-cov", "pytest-xdist"]),
+    ({"setup.py": "", "setup.cfg": "[tool:pytest]\naddopts = --cov-report=term -nauto\n"}, ["pytest-cov", "pytest-xdist"]),
+    ({"setup.py": "", "pytest.ini": "[pytest]\nasyncio_mode = auto\n"}, ["pytest-asyncio"]),
+    ({"setup.py": "", "tox.ini": "[pytest]\naddopts = --numprocesses=auto --timeout=5\n"}, ["pytest-timeout", "pytest-xdist"]),
+    ({"setup.py": "", "pytest.ini": "[pytest]\naddopts = -ra\n"}, []),
+    ({"setup.py": "", "pytest.ini": "[pytest\nbroken"}, []),  # a config pytest cannot read adds nothing
+])  # fmt: skip
+def test_auto_setup_adds_the_pytest_plugins_the_projects_config_needs(tmp_path, files, plugins):
+    """Trial on tqdm/tqdm: ``--setup auto`` left pytest-asyncio out, and every base failed
+    with "unrecognized arguments: --asyncio-mode=strict"."""
+    from reviewbench.validate.environment import auto_setup_command
+
+    project = tmp_path / "project"
+    project.mkdir()
+    for name, text in files.items():
+        (project / name).write_text(text)
+    words = auto_setup_command(project, "/bin/uv").split()
+    assert words[words.index("pytest") + 1:] == plugins
+
+
 @pytest.mark.parametrize(("date", "pin"), [
     ("2017-05-01T00:00:00Z", "pytest<4"), ("2018-11-13T00:00:00Z", "pytest<5"), ("2022-02-02", "pytest<7"),
     ("2030-01-01", "pytest"), (None, "pytest"),

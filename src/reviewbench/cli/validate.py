@@ -24,8 +24,8 @@ __all__ = ["validate_command"]
                   "project: its test script, without pre/post hooks or lint steps, node_modules/.bin on PATH).",
     "--setup": "Build one isolated test environment for the corpus (cached under CORPUS/envs/): a fresh venv, then "
                "this command inside it, e.g. \"pip install -e '.[test]'\"; 'auto': the project editable with its "
-               "test extras or requirements, and pytest. Test runs happen inside it too (its bin first on PATH, "
-               "so a --test-cmd's python is its own).",
+               "test extras or requirements, pytest and the plugins its pytest config names. Test runs "
+               "happen inside it too (its bin first on PATH, so a --test-cmd's python is its own).",
     "--setup-cmd": "Run once per scratch tree before tests, e.g. to build extensions (network allowed).",
     "--timeout": "Seconds per test run [default: 600]. Where several cases share a base, runs there stop sooner: "
                  "after 5x the suite's passing time (at least 5 s; warm runs: 5x its CPU time, at least 1 CPU s).",

@@ -235,8 +235,9 @@ def pytest_for(date: str | None) -> str:
 
 def auto_setup_command(project: Path, uv: str | None, date: str | None = None) -> str:
     """What ``--setup auto`` runs in ``project``: pytest (the one of ``date``, the commit's,
-    see :func:`pytest_for`), and the project editable with its test extras, test dependency
-    groups (uv only) and test requirements files."""
+    see :func:`pytest_for`) with the plugins its configuration needs (:func:`pytest_plugins`),
+    and the project editable with its test extras, test dependency groups (uv only) and test
+    requirements files."""
     words: list[str] = []
     extras: list[str] = []
     groups: list[str] = []
@@ -271,8 +272,63 @@ def auto_setup_command(project: Path, uv: str | None, date: str | None = None) -
     for group in groups:
         words += ["--group", group]
     words.append(pytest_for(date))
+    words += pytest_plugins(project)
     installer = [uv, "pip", "install"] if uv else ["python", "-m", "pip", "install", "--disable-pip-version-check"]
     return shlex.join([*installer, *words])
+
+
+#: Plugins a pytest configuration needs, by the setting or option that needs it: without
+#: them pytest stops at once ("unrecognized arguments: --asyncio-mode=strict").
+_PLUGIN_KEYS = {"asyncio_mode": "pytest-asyncio", "asyncio_default_fixture_loop_scope": "pytest-asyncio",
+                "timeout": "pytest-timeout"}  # fmt: skip
+_PLUGIN_OPTIONS = {"--asyncio-mode": "pytest-asyncio", "--timeout": "pytest-timeout", "--cov": "pytest-cov",
+                   "-n": "pytest-xdist", "--numprocesses": "pytest-xdist", "--dist": "pytest-xdist"}  # fmt: skip
+#: Where pytest reads its configuration from an ini file: (file, section).
+_PYTEST_INI = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+
+
+def pytest_plugins(project: Path) -> list[str]:
+    """The pytest plugins that ``project``'s pytest configuration names (``addopts`` options
+    such as ``--asyncio-mode`` or ``-n 2``, settings such as ``timeout = 30``): an editable
+    install with the test extras leaves them out when the project lists them elsewhere."""
+    import configparser
+
+    settings: dict[str, object] = {}
+    pyproject = project / "pyproject.toml"
+    if pyproject.is_file() and not pyproject.is_symlink():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+            options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+            settings.update(options if isinstance(options, dict) else {})
+        except tomllib.TOMLDecodeError:
+            pass
+    for name, section in _PYTEST_INI:
+        path = project / name
+        if not path.is_file() or path.is_symlink():
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
+        except configparser.Error:
+            continue
+        if parser.has_section(section):
+            settings.update(parser[section])
+    addopts = settings.get("addopts", "")
+    text = " ".join(map(str, addopts)) if isinstance(addopts, list) else str(addopts)
+    try:
+        options = shlex.split(text)
+    except ValueError:
+        options = text.split()
+    found = {plugin for key, plugin in _PLUGIN_KEYS.items() if key in settings}
+    for option in options:
+        name = option.split("=", 1)[0]
+        if name.startswith("-n") and name != "-n" and (name[2:].isdigit() or name[2:] == "auto"):
+            name = "-n"  # "-n2", "-nauto"
+        if name.startswith("--cov"):
+            name = "--cov"  # --cov-report, --cov-fail-under …
+        if name in _PLUGIN_OPTIONS:
+            found.add(_PLUGIN_OPTIONS[name])
+    return sorted(found)
 
 
 _DEPENDENCY_NAMES = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "Pipfile", "Pipfile.lock", "uv.lock",

@@ -144,7 +144,7 @@ class FixReversalMiner:
             return False
         if entry.files is None:
             return True
-        existing = [self._path_kind(f.old_path, f.new_path) for f in entry.files if f.status not in "AD"]
+        existing = [paths_kind(self.classifier, f.old_path, f.new_path) for f in entry.files if f.status not in "AD"]
         return FileKind.SOURCE in existing and FileKind.TEST in existing
 
     def _admit(self, entry: LogEntry, sections: list[RawSection] | None) -> tuple[SelectionSignal, ...] | None:
@@ -296,9 +296,6 @@ class FixReversalMiner:
 
     def _kind(self, change: FileChange) -> FileKind:
         return change_kind(self.classifier, change)
-
-    def _path_kind(self, old: str | None, new: str | None) -> FileKind:
-        return paths_kind(self.classifier, old, new)
 
     def _build(
         self, entry: LogEntry, source: list[FileChange], tests: list[str], contents: dict[str, bytes | None],

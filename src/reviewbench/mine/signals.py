@@ -65,9 +65,9 @@ _NAMES_ISSUE = re.compile(r"\w*:?\s+(?:(?:issue|bug)\s+#?\d+|(?:#|gh-|bpo-)\d+)\
 def upkeep_only(message: str, pattern: re.Pattern[str], words: frozenset[str] = _UPKEEP) -> bool:
     """Whether every match of ``pattern`` in ``message`` has an upkeep word (tests, lint,
     typos, CI, docs, warnings; ``words``) within three words of it in its sentence, or a
-    sentence of nothing but "fix the tests", and names no issue: then the message says "fix" of housekeeping only. A squash merge's body
-    lists such lines ("* fix flake8") under features; a fix of the code under test rarely
-    says nothing else."""
+    sentence of nothing but "fix the tests", and names no issue: then the message says
+    "fix" of housekeeping only. A squash merge's body lists such lines ("* fix flake8")
+    under features; a fix of the code under test rarely says nothing else."""
     found = False
     for line in _SENTENCE.split(message):
         for match in pattern.finditer(line):

@@ -167,6 +167,23 @@ def test_a_test_cmd_under_setup_runs_in_the_built_environment(needs_helper, tmp_
     assert summary.environment.setup == setup  # said as built by --setup, not "your active environment"
 
 
+def test_a_pth_file_the_setup_plants_never_runs_on_the_host(needs_helper, tmp_path):
+    """The setup (the project's own install) writes the environment; reviewbench then ran
+    that environment's interpreter on the host (its version and packages, pytest's entry
+    point), and a ``.pth`` planted in its site-packages ran there too: it wrote outside
+    every scratch area. Those probes run sandboxed now."""
+    repo, setup, _ = needs_helper
+    marker = tmp_path / "planted-by-pth"
+    pth = f"import os; open({str(marker)!r}, 'a').write(str(os.getpid()))\n"
+    plant = f"import sysconfig, pathlib; pathlib.Path(sysconfig.get_paths()['purelib'], 'zz_plant.pth').write_text({pth!r})"
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False), corpus)
+    summary = validate_corpus(corpus, _config(setup=f"{setup} && python -c {shlex.quote(plant)}"))
+    assert summary.by_status == {"observed": 6}
+    assert summary.environment.packages > 0 and summary.environment.python_version
+    assert not marker.exists()
+
+
 def test_statuses_from_another_environment_are_validated_again(needs_helper, tmp_path):
     """Trial on jaraco/inflect: ``validate --setup B`` after a run under setup A kept every
     status A gave ("0 cases, 38 already done") and then blamed B's environment for A's

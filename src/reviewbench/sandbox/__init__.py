@@ -17,6 +17,7 @@ from ._procs import (
     cancelled,
     isolation_prefix,
     kill_all,
+    probe_output,
     reset_cancel,
 )
 from ._shell import ShellResult, exit_label, run_shell, stderr_tail
@@ -37,6 +38,7 @@ __all__ = [
     "isolation_prefix",
     "key_values",
     "kill_all",
+    "probe_output",
     "mechanism",
     "minimal_env",
     "prefix",

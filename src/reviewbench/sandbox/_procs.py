@@ -253,3 +253,32 @@ class Sandbox:
             timed_out=timed_out,
             duration_s=duration,
         )
+
+
+def probe_output(argv: list[str], timeout: float) -> str | None:
+    """The standard output of a short command run sandboxed (the host read-only, a
+    throwaway home, no network where it can be denied), or None when it fails.
+
+    For asking an interpreter what it is when untrusted code may have written into its
+    environment (a ``--setup`` venv: the project's install ran there): run on the host,
+    a ``.pth`` file or a replaced ``bin/python`` would run there too.
+    """
+    import shlex
+    import tempfile
+
+    try:
+        isolation_prefix(Network.DENY)
+        network = Network.DENY
+    except PrerequisiteError:
+        network = Network.ALLOW  # nothing isolates here: as test runs, read-only is all
+    with tempfile.TemporaryDirectory(prefix="reviewbench-probe-") as scratch:
+        home = Path(scratch) / "home"
+        out = home / "out"
+        box = Sandbox(network, None, home)
+        try:
+            outcome = box.run(f"{shlex.join(argv)} > {shlex.quote(str(out))}", Path(scratch), timeout)
+        except OSError:
+            return None
+        if outcome.timed_out or outcome.exit_code != 0 or not out.is_file():
+            return None
+        return out.read_text(encoding="utf-8", errors="replace")

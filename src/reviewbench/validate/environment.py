@@ -34,7 +34,7 @@ from ..errors import GitError, PrerequisiteError, SetupFailed, UsageError
 from ..git.repo import GIT, git_output
 from ..git.scratch import ScratchClone
 from ..records import TestEnvironment
-from ..sandbox import Sandbox
+from ..sandbox import Sandbox, probe_output
 from .warm import parse_launch
 
 __all__ = [
@@ -129,14 +129,10 @@ def src_layout(root: Path) -> bool:
 
 def describe_interpreter(python: str, *, setup: str | None = None, key: str | None = None) -> TestEnvironment | None:
     """Version and installed distributions of ``python``; None when it cannot be run."""
-    try:
-        proc = subprocess.run([python, "-I", "-c", _LIST_PACKAGES], capture_output=True, text=True,
-                              timeout=120, check=False)  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
+    output = probe_output([python, "-I", "-c", _LIST_PACKAGES], timeout=120)  # never on the host
+    if not output:
         return None
-    if proc.returncode != 0:
-        return None
-    version, *packages = proc.stdout.splitlines()
+    version, *packages = output.splitlines()
     pytest = next((p.split("==", 1)[1] for p in packages if p.startswith("pytest==")), None)
     return TestEnvironment(
         interpreter=python,

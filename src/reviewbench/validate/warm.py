@@ -29,7 +29,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox import Cancelled, RunOutcome, Sandbox, cancelled
+from ..sandbox import Cancelled, RunOutcome, Sandbox, cancelled, probe_output
 
 __all__ = ["Launch", "WarmPytest", "parse_launch", "plain_command", "warm_enabled"]
 
@@ -139,10 +139,9 @@ def _pytest_main(python: str) -> str | None:
     without importing pytest (the interpreter may be a different environment)."""
     if python not in _MAIN_CACHE:
         code = "import importlib.util as u; s = u.find_spec('pytest.__main__'); print(s.origin if s else '')"
-        probe = subprocess.run(
-            [python, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=False
-        )
-        _MAIN_CACHE[python] = probe.stdout.strip() or None if probe.returncode == 0 else None
+        # Sandboxed: the interpreter's environment may hold what an untrusted install planted.
+        output = probe_output([python, "-I", "-c", code], timeout=60)
+        _MAIN_CACHE[python] = (output or "").strip() or None
     return _MAIN_CACHE[python]
 
 

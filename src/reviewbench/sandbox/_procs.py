@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import resource
+import shlex
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -263,9 +265,6 @@ def probe_output(argv: list[str], timeout: float) -> str | None:
     environment (a ``--setup`` venv: the project's install ran there): run on the host,
     a ``.pth`` file or a replaced ``bin/python`` would run there too.
     """
-    import shlex
-    import tempfile
-
     try:
         isolation_prefix(Network.DENY)
         network = Network.DENY

@@ -18,6 +18,7 @@ that a ``--test-cmd`` saying ``python`` runs the environment's interpreter.
 
 from __future__ import annotations
 
+import configparser
 import fcntl
 import hashlib
 import os
@@ -237,29 +238,14 @@ def auto_setup_command(project: Path, uv: str | None, date: str | None = None) -
     words: list[str] = []
     extras: list[str] = []
     groups: list[str] = []
-    pyproject = project / "pyproject.toml"
-    data: dict = {}
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
-        except tomllib.TOMLDecodeError:
-            data = {}
+    data = _read_toml(project / "pyproject.toml")
     optional = data.get("project", {}).get("optional-dependencies", {})
     extras = [name for name in optional if isinstance(optional, dict) and name.lower() in _TEST_NAMES]
     declared_groups = data.get("dependency-groups", {})
     if uv and isinstance(declared_groups, dict):
         groups = [name for name in declared_groups if name.lower() in _TEST_NAMES]
-    setup_cfg = project / "setup.cfg"
-    if not extras and setup_cfg.is_file():
-        import configparser
-
-        parser = configparser.ConfigParser()
-        try:
-            parser.read_string(setup_cfg.read_text(encoding="utf-8", errors="replace"))
-            if parser.has_section("options.extras_require"):
-                extras = [n for n in parser["options.extras_require"] if n.lower() in _TEST_NAMES]
-        except configparser.Error:
-            pass
+    if not extras:
+        extras = [n for n in _read_ini(project / "setup.cfg", "options.extras_require") if n.lower() in _TEST_NAMES]
     if any((project / name).is_file() for name in ("pyproject.toml", "setup.py", "setup.cfg")):
         words += ["-e", "." + (f"[{','.join(extras)}]" if extras else "")]
     for name in _REQUIREMENT_FILES:
@@ -283,32 +269,37 @@ _PLUGIN_OPTIONS = {"--asyncio-mode": "pytest-asyncio", "--timeout": "pytest-time
 _PYTEST_INI = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
 
 
+def _read_toml(path: Path) -> dict:
+    """A project's TOML file, or {} when it is missing, a link or unreadable."""
+    if not path.is_file() or path.is_symlink():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _read_ini(path: Path, section: str) -> dict[str, str]:
+    """One section of a project's ini file, or {} when it is missing, a link or unreadable."""
+    if not path.is_file() or path.is_symlink():
+        return {}
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
+    except configparser.Error:
+        return {}
+    return dict(parser[section]) if parser.has_section(section) else {}
+
+
 def pytest_plugins(project: Path) -> list[str]:
     """The pytest plugins that ``project``'s pytest configuration names (``addopts`` options
     such as ``--asyncio-mode`` or ``-n 2``, settings such as ``timeout = 30``): an editable
     install with the test extras leaves them out when the project lists them elsewhere."""
-    import configparser
-
     settings: dict[str, object] = {}
-    pyproject = project / "pyproject.toml"
-    if pyproject.is_file() and not pyproject.is_symlink():
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
-            options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
-            settings.update(options if isinstance(options, dict) else {})
-        except tomllib.TOMLDecodeError:
-            pass
+    options = _read_toml(project / "pyproject.toml").get("tool", {}).get("pytest", {}).get("ini_options", {})
+    settings.update(options if isinstance(options, dict) else {})
     for name, section in _PYTEST_INI:
-        path = project / name
-        if not path.is_file() or path.is_symlink():
-            continue
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
-        except configparser.Error:
-            continue
-        if parser.has_section(section):
-            settings.update(parser[section])
+        settings.update(_read_ini(project / name, section))
     addopts = settings.get("addopts", "")
     text = " ".join(map(str, addopts)) if isinstance(addopts, list) else str(addopts)
     try:

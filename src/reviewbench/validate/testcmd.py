@@ -145,6 +145,11 @@ class TestCommand:
             any(Path(w).name in ("pytest", "py.test") for w in words[:4]) or "pytest" in words[1:4]
         )
 
+    @property
+    def chooses_tracebacks(self) -> bool:
+        """Whether the command sets pytest's traceback style itself (``--tb``)."""
+        return any(word == "--tb" or word.startswith("--tb=") for word in shlex.split(self.command))
+
     def prefixed(self, plugin_dir: Path) -> str | None:
         """The command with ``plugin_dir`` added at the end of its ``PYTHONPATH`` (the
         command's own ``PYTHONPATH=`` word, else the environment's), so that the probe
@@ -163,11 +168,12 @@ class TestCommand:
         return shlex.join([*assignments, *words[count:]])
 
     def shell(self, selection: list[str], junit: Path, probe: Path | None = None,
-              coverage: Path | None = None) -> str:  # fmt: skip
+              coverage: Path | None = None, tracebacks: str | None = None) -> str:  # fmt: skip
         """The command line for one run of ``selection`` (empty: the whole suite); with
         ``probe``, the probe plugin (installed in ``probe.parent``, see ``probe.py``)
         records the run's imports there, when the command allows it; with ``coverage``, a
-        Node runner's processes write V8's coverage there (``node_coverage.py``)."""
+        Node runner's processes write V8's coverage there (``node_coverage.py``); with
+        ``tracebacks``, pytest's ``--tb`` style, unless the command names its own."""
         runner = self.runner
         if runner is not None:
             prefix, rest = _split_prefix(self.command)
@@ -179,6 +185,8 @@ class TestCommand:
             return self.command
         command = self.command
         extra = ["-p", "no:cacheprovider", f"--junitxml={junit}"]
+        if tracebacks and not self.chooses_tracebacks:
+            extra.append(f"--tb={tracebacks}")
         prefixed = self.prefixed(probe.parent / PLUGIN_DIR) if probe is not None else None
         if prefixed is not None and probe is not None:
             command = prefixed

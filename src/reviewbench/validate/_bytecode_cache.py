@@ -103,24 +103,55 @@ def install(folder):
     try:
         import _pytest.assertion.rewrite as rewrite
         import pytest
-
-        rewrite_test = rewrite._rewrite_test
-    except (ImportError, AttributeError):  # another pytest: its rewriting costs what it costs
+    except ImportError:  # another pytest: its rewriting costs what it costs
         return
 
-    def cached_rewrite(fn, config):
-        with open(fn, "rb") as handle:
-            source = handle.read()
+    def lookup(path, source, hook):
+        return load(entry_path(folder, "rewrite", path, source, (pytest.__version__, hook, sys.flags.optimize)), source)
+
+    def keep(path, source, hook, code):
+        store(entry_path(folder, "rewrite", path, source, (pytest.__version__, hook, sys.flags.optimize)), source, code)
+
+    cached = cached_rewriter(getattr(rewrite, "_rewrite_test", None), lookup, keep)
+    if cached is not None:
+        rewrite._rewrite_test = cached
+
+
+def cached_rewriter(rewrite_test, lookup, keep):
+    """pytest's ``_rewrite_test`` answered from a cache: ``lookup(path, source, hook)``
+    gives the code kept for those bytes or None, ``keep(path, source, hook, code)`` keeps
+    what pytest made (``hook``: the ``enable_assertion_pass_hook`` setting, None where
+    pytest has none). pytest 5 and later call it as ``(fn, config)``; 3.x and 4.x as
+    ``(config, fn)`` with a ``py.path`` whose own ``stat()`` they expect back. None when
+    this pytest has no such function (its rewriting then costs what it costs). Shared by
+    the warm server (``_warm_server.py``), which keeps its entries in memory."""
+    if rewrite_test is None:
+        return None
+    try:
+        import inspect
+
+        config_first = list(inspect.signature(rewrite_test).parameters)[:1] == ["config"]
+    except (TypeError, ValueError):
+        return None
+
+    def cached(*args):
+        config, fn = (args[0], args[1]) if config_first else (args[1], args[0])
+        path = str(fn)
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read()
+        except OSError:  # pytest says so its own way
+            return rewrite_test(*args)
         try:
             hook = bool(config.getini("enable_assertion_pass_hook"))
         except (ValueError, KeyError):
             hook = None
-        entry = entry_path(folder, "rewrite", str(fn), source, (pytest.__version__, hook, sys.flags.optimize))
-        code = load(entry, source)
+        code = lookup(path, source, hook)
         if code is not None:
-            return os.stat(fn), code
-        stat, code = rewrite_test(fn, config)
-        store(entry, source, code)
+            return (fn.stat() if config_first else os.stat(path)), code
+        stat, code = rewrite_test(*args)
+        if code is not None:  # None: pytest could not rewrite it, and imports it plainly
+            keep(path, source, hook, code)
         return stat, code
 
-    rewrite._rewrite_test = cached_rewrite
+    return cached

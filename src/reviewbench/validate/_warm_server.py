@@ -231,6 +231,18 @@ def _exec_unwarmed(requests, answers):
     os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:4], "--no-warm-up"])
 
 
+def _bytecode_cache():
+    """``_bytecode_cache.py`` beside this file (its rewriting wrapper serves both), loaded
+    by path: this script's folder is not on ``sys.path``, and the module it loads imports
+    nothing of reviewbench."""
+    from importlib import util
+
+    spec = util.spec_from_file_location("_reviewbench_bytecode_server", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bytecode_cache.py"))
+    module = util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _install_hooks(cache, fresh, preloaded):
     """In a child: consult the inherited caches, and skip pytest's "already imported"
     warning for plugin modules this server imported before pytest's rewrite hook existed
@@ -247,24 +259,16 @@ def _install_hooks(cache, fresh, preloaded):
 
     rewrite.AssertionRewritingHook._warn_already_imported = quiet
 
-    rewrite_test = rewrite._rewrite_test
+    def lookup(path, source, hook):
+        hit = cache.get(("rewrite", path, hashlib.sha256(source).hexdigest(), hook))
+        return marshal.loads(hit) if hit is not None else None
 
-    def cached_rewrite(fn, config):
-        with open(fn, "rb") as handle:
-            source = handle.read()
-        try:
-            hook = bool(config.getini("enable_assertion_pass_hook"))
-        except (ValueError, KeyError):
-            hook = None
-        key = ("rewrite", str(fn), hashlib.sha256(source).hexdigest(), hook)
-        hit = cache.get(key)
-        if hit is not None:
-            return os.stat(fn), marshal.loads(hit)
-        stat, code = rewrite_test(fn, config)
-        fresh[key] = marshal.dumps(code)
-        return stat, code
+    def keep(path, source, hook, code):
+        fresh[("rewrite", path, hashlib.sha256(source).hexdigest(), hook)] = marshal.dumps(code)
 
-    rewrite._rewrite_test = cached_rewrite
+    cached = _bytecode_cache().cached_rewriter(getattr(rewrite, "_rewrite_test", None), lookup, keep)
+    if cached is not None:
+        rewrite._rewrite_test = cached
 
     source_to_code = external.SourceLoader.source_to_code
 

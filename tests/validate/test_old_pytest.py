@@ -1,0 +1,59 @@
+"""Old pytest (issue 28): pytest 3.x and 4.x call their assertion rewriter as
+``_rewrite_test(config, fn)`` with a ``py.path`` for ``fn``; pytest 5 and later as
+``_rewrite_test(fn, config)``. reviewbench's caches of rewritten test modules (cold runs'
+``.pyc`` cache and the warm server's) must call it either way: they had assumed the new
+order, and every case of a Python 3.7 + ``pytest<4`` project ended ``base_failing`` with
+"TypeError: expected str, bytes or os.PathLike object, not Config".
+
+Real interpreters and a real pytest 3.10.1 only: ``scripts/bootstrap`` keeps its wheels in
+``.venv/old-pytest-wheels`` when the machine has a Python 3.7 (pyenv's), and the test is
+skipped, saying so, when either is missing. Runs are cold: pytest 3 has no
+``pytest/__main__.py`` for the warm server to start from (``warm.py``); the server's
+wrapper is the same function (``_bytecode_cache.cached_rewriter``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reviewbench import MineConfig, mine_corpus
+
+from ..conftest import run_cli
+from .test_old_interpreters import _python
+
+WHEELS = Path(__file__).resolve().parents[2] / ".venv" / "old-pytest-wheels"
+
+
+@pytest.fixture(scope="module")
+def old_pytest(tmp_path_factory) -> Path:
+    python = _python("3.7")
+    if not any(WHEELS.glob("pytest-3.10.1-*.whl")):
+        pytest.skip(f"no pytest 3.10.1 wheels in {WHEELS} (scripts/bootstrap fetches them)")
+    venv = tmp_path_factory.mktemp("old-pytest") / "venv"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(WHEELS),
+                    "--disable-pip-version-check", "pytest==3.10.1"], check=True, capture_output=True)  # fmt: skip
+    return venv / "bin" / "python"
+
+
+def test_a_fix_is_observed_under_pytest_3(old_pytest, git_repo, tmp_path):
+    repo = git_repo()
+    test_one = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def double(x):\n    return x * x\n",
+                         "tests/test_m.py": test_one})  # fmt: skip
+    repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n",
+                               "tests/test_m.py": test_one + "\n\ndef test_three():\n    assert double(3) == 6\n"})  # fmt: skip
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    proc = run_cli("validate", corpus, "--test-cmd", f"{old_pytest} -m pytest", "--jobs", "1", "--reruns", "1")
+    logs = "\n".join(p.read_text() for p in sorted((corpus / "logs").glob("*.log")))
+    assert proc.returncode == 0, proc.stderr + logs
+    assert "not Config" not in logs
+    assert ", warm)" not in logs
+    (gold,) = [json.loads(line) for line in (corpus / "gold.jsonl").read_text().splitlines()]
+    assert gold["validation"]["status"] == "observed", logs
+    assert gold["validation"]["failing_tests"] == ["tests/test_m.py::test_three"]
+    assert gold["validation"]["environment"]["pytest"] == "3.10.1"

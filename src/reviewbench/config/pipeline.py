@@ -264,6 +264,12 @@ class ValidateConfig(BaseModel):
     keep_going: bool = Field(
         default=False, description="Do not stop when the first bases all fail the same way."
     )
+    python: str | None = Field(
+        default=None,
+        description="The interpreter tests run under (a path, or a name on PATH such as python3.7): "
+        "the base of the --setup environment, else of the default test command [default: the "
+        "active environment].",
+    )
 
     @field_validator("env")
     @classmethod

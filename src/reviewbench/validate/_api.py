@@ -26,6 +26,7 @@ from .environment import (
     ENV_DIR,
     activation,
     build_environment,
+    chosen_python,
     describe_interpreter,
     interpreter_of,
     locale_of_runs,
@@ -140,6 +141,7 @@ def validate_corpus(
     environment: TestEnvironment | None = None
     built = False
     python = None
+    chosen = chosen_python(config.python) if config.python else None
     project: Path | None = None
     node_modules: Path | None = None
     if config.setup == AUTO and is_node_project(repo.path):
@@ -150,14 +152,16 @@ def validate_corpus(
         notes.append(installed.note)
     elif config.setup:
         _check_bases(repo.path, {corpus.meta.repo.head})
-        env = build_environment(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head, config.setup)
+        env = build_environment(corpus_path / ENV_DIR, repo.path, corpus.meta.repo.head, config.setup, base=chosen)
         python, environment, built, project = env.python, env.record, env.built, env.project
         # Every run happens inside it; the user's own entries still win.
         config = config.model_copy(update={"env": (*activation(python), *config.env)})
         notes += [env.note] if env.note else []
         if project is not None and (project / NODE_MODULES).is_dir():
             node_modules = project / NODE_MODULES  # what a custom setup installed, shared likewise
-    command = TestCommand(config.test_cmd or detect_test_command(repo.path, python))
+    command = TestCommand(config.test_cmd or detect_test_command(repo.path, python or chosen))
+    if chosen and config.test_cmd and not config.setup:
+        notes.append(f"--python {config.python} is unused: --test-cmd says how the tests run, and there is no --setup")
     if not config.test_cmd and command.runner is not None:
         notes += list(node_notes(repo.path))  # what the package.json test script ran without
     if environment is None or config.test_cmd:

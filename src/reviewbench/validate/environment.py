@@ -36,7 +36,7 @@ from ..git.repo import GIT, git_output
 from ..git.scratch import ScratchClone
 from ..records import TestEnvironment
 from ..sandbox import Sandbox, probe_output
-from .warm import parse_launch
+from .warm import parse_launch, split_command
 
 __all__ = [
     "AUTO",
@@ -46,6 +46,7 @@ __all__ = [
     "auto_setup_command",
     "build_environment",
     "cache_home",
+    "chosen_python",
     "default_python",
     "describe_interpreter",
     "interpreter_of",
@@ -111,13 +112,38 @@ def default_python() -> str:
 
 def _real_interpreter(found: str) -> str:
     """What ``found`` runs: a pyenv or asdf shim is a shell script, not an interpreter."""
+    real, _ = _run_interpreter(found)
+    return real or found
+
+
+def _run_interpreter(found: str) -> tuple[str | None, str]:
+    """(the executable ``found`` runs, or None; why not, in one line)."""
     try:
         proc = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
                               text=True, timeout=60, check=False)  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return found
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, str(getattr(exc, "strerror", None) or exc)
     real = proc.stdout.strip()
-    return real if proc.returncode == 0 and real and os.path.isabs(real) else found
+    if proc.returncode == 0 and real and os.path.isabs(real):
+        return real, ""
+    said = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    return None, said[0] if said else f"exit {proc.returncode}"
+
+
+def chosen_python(value: str) -> str:
+    """The interpreter ``--python`` names (a path, or a name on ``PATH`` such as
+    ``python3.7``), as the executable it runs (a pyenv shim resolved).
+
+    Raises:
+        UsageError: there is no such interpreter, or it does not run.
+    """
+    found = value if os.sep in value else shutil.which(value)
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise UsageError(f"--python {value}: no such interpreter (a path, or a name on PATH such as python3.7)")
+    real, why = _run_interpreter(os.path.abspath(found))
+    if real is None:
+        raise UsageError(f"--python {value} does not run: {why}")
+    return real
 
 
 def src_layout(root: Path) -> bool:
@@ -186,17 +212,25 @@ def activation(python: str) -> tuple[str, ...]:
 
 def interpreter_of(command: str, cwd: Path, path: str | None = None) -> str | None:
     """The interpreter a plain pytest command runs, when it can be told (``PYTHON -m
-    pytest`` names it even when that interpreter lacks pytest); ``path``: the runs' ``PATH``."""
+    pytest`` names it even when that interpreter lacks pytest, or is a pytest too old to
+    run warm); ``path``: the runs' ``PATH``."""
     launch = parse_launch(command, cwd, path)
     if launch:
         return launch.python
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if len(words) >= 3 and words[1:3] in (["-m", "pytest"], ["-m", "py.test"]) and "/" in words[0]:
-        return os.path.abspath(os.path.join(cwd, words[0]))
+    split = split_command(command, cwd, path)
+    if split is not None and split[3][:2] in (["-m", "pytest"], ["-m", "py.test"]):
+        return split[2]
+    if split is None and (words := _words(command)) and words[1:3] in (["-m", "pytest"], ["-m", "py.test"]) \
+            and "/" in words[0]:  # fmt: skip
+        return os.path.abspath(os.path.join(cwd, words[0]))  # named by its path, not (yet) there
     return None
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
 
 
 def _uv() -> str | None:
@@ -365,15 +399,16 @@ def cache_home() -> Path:
 
 
 def build_environment(root: Path, repo: Path, head: str, setup: str,
-                      log: Callable[[str], None] | None = None) -> BuiltEnvironment:  # fmt: skip
+                      log: Callable[[str], None] | None = None, base: str | None = None) -> BuiltEnvironment:  # fmt: skip
     """The environment for ``setup`` (a command, or ``auto``) under ``root`` (a corpus's
-    ``envs/``, or :func:`cache_home`), built if needed.
+    ``envs/``, or :func:`cache_home`), built if needed on the interpreter ``base``
+    (default: :func:`default_python`).
 
     Raises:
         SetupFailed: the environment could not be built; the message names its log.
         UsageError: no base interpreter.
     """
-    base = default_python()
+    base = base or default_python()
     uv = _uv()
     note = None if uv else "uv is unavailable: building the test environment with venv + pip (slower)"
     if note and log:

@@ -97,6 +97,30 @@ def _shebang(script: str) -> str | None:
 def parse_launch(command: str, cwd: Path, path: str | None = None) -> Launch | None:
     """The launch of ``command`` when it can run warm, else None; ``path``: the ``PATH``
     its runs get (default: this process's)."""
+    split = split_command(command, cwd, path)
+    if split is None:
+        return None
+    env, program, resolved, args = split
+    if args[:2] == ["-m", "pytest"] or args[:2] == ["-m", "py.test"]:
+        try:
+            argv0 = _pytest_main(resolved)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if argv0 is None:
+            return None
+        return Launch(tuple(env), resolved, argv0, "", tuple(args[2:]))
+    if os.path.basename(program) in ("pytest", "py.test"):
+        python = _shebang(resolved)
+        if python is None:
+            return None
+        return Launch(tuple(env), python, resolved, os.path.dirname(resolved), tuple(args))
+    return None
+
+
+def split_command(command: str, cwd: Path, path: str | None = None) -> tuple[list[tuple[str, str]], str, str, list[str]] | None:
+    """A plain command taken apart: (its leading ``NAME=VALUE`` words, the program as
+    written, the program found on ``path`` or relative to ``cwd``, its arguments); None
+    for a command a shell would interpret, or a program not found."""
     if not plain_command(command):
         return None
     try:
@@ -114,21 +138,7 @@ def parse_launch(command: str, cwd: Path, path: str | None = None) -> Launch | N
     resolved = shutil.which(program, path=path) if "/" not in program else program
     if resolved is None:
         return None
-    resolved = os.path.abspath(os.path.join(cwd, resolved))
-    if words[1:3] == ["-m", "pytest"] or words[1:3] == ["-m", "py.test"]:
-        try:
-            argv0 = _pytest_main(resolved)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        if argv0 is None:
-            return None
-        return Launch(tuple(env), resolved, argv0, "", tuple(words[3:]))
-    if os.path.basename(program) in ("pytest", "py.test"):
-        python = _shebang(resolved)
-        if python is None:
-            return None
-        return Launch(tuple(env), python, resolved, os.path.dirname(resolved), tuple(words[1:]))
-    return None
+    return env, program, os.path.abspath(os.path.join(cwd, resolved)), words[1:]
 
 
 _MAIN_CACHE: dict[str, str | None] = {}

@@ -482,3 +482,42 @@ def test_installed_metadata_reads_the_same_warm_and_cold_and_the_trees_is_read_a
         states[mode] = seen
     assert states["1"] == states["0"]
     assert states["1"][0]["pytest"] == pytest.__version__ and states["1"][0]["files"] > 10
+
+
+def test_a_project_with_its_own_packaging_still_runs_warm_and_imports_its_own(git_repo, tmp_path, monkeypatch):
+    """The server imports what pytest imports lazily (``packaging.version``, ``tomllib``)
+    once, for every fork; never a module the project's tree holds (pypa/packaging's own)."""
+    monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", "1")
+    repo = git_repo()
+    repo.commit("init", {
+        "packaging/__init__.py": "",
+        "packaging/version.py": "WHERE = 'tree'\n",
+        "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+        "tests/test_own.py": "import packaging.version\n\ndef test_own():\n    assert packaging.version.WHERE == 'tree'\n",
+    })  # fmt: skip
+    tree = _tree(repo, tmp_path)
+    try:
+        verdict, warm = _run(tree, TestCommand(PYTEST), [], tmp_path / "run.log")
+    finally:
+        tree.close()
+    log = (tmp_path / "run.log").read_text()
+    assert warm, log
+    assert verdict.kind is VerdictKind.PASS, log
+
+
+def test_the_server_imports_what_pytest_imports_lazily_outside_the_project(tmp_path):
+    import subprocess
+
+    from reviewbench.validate.warm import SERVER
+
+    own = tmp_path / "project"
+    (own / "packaging").mkdir(parents=True)
+    (own / "packaging" / "__init__.py").write_text("")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); import _warm_server as s; "
+            "print(sorted(s._import_lazy(sys.argv[2])), 'packaging' in sys.modules)")  # fmt: skip
+    elsewhere = subprocess.run([sys.executable, "-c", code, str(SERVER.parent), str(tmp_path / "empty")],
+                               capture_output=True, text=True, check=True, cwd=tmp_path)  # fmt: skip
+    assert elsewhere.stdout.split() == ["['packaging',", "'tomllib']", "True"]
+    inside = subprocess.run([sys.executable, "-c", code, str(SERVER.parent), str(own)],
+                            capture_output=True, text=True, check=True, cwd=own)  # fmt: skip
+    assert inside.stdout.split() == ["['tomllib']", "False"]

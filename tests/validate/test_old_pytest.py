@@ -14,6 +14,7 @@ wrapper is the same function (``_bytecode_cache.cached_rewriter``)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -105,3 +106,25 @@ def test_python_that_does_not_run_is_one_line(git_repo, tmp_path):
         assert proc.stderr.count("\n") == 1, proc.stderr
         assert f"--python {value}" in proc.stderr and says in proc.stderr, proc.stderr
     assert not (corpus / "envs").exists() or not any((corpus / "envs").iterdir())
+
+
+def test_a_pyenv_shim_of_another_version_names_the_interpreter_pyenv_has(git_repo, tmp_path, monkeypatch):
+    repo = git_repo()
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "tests/test_a.py": "def test_a():\n    pass\n"})
+    repo.commit("fix X", {"pkg/a.py": "X = 2\n"})
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    # What pyenv installs: a shim on PATH that refuses a version not made active, and the
+    # interpreter itself under PYENV_ROOT/versions/.
+    shims, real = tmp_path / "shims", tmp_path / "pyenv" / "versions" / "3.7.16" / "bin" / "python3.7"
+    shims.mkdir()
+    real.parent.mkdir(parents=True)
+    real.write_text("#!/bin/sh\nexit 0\n")
+    (shims / "python3.7").write_text("#!/bin/sh\necho 'pyenv: python3.7: command not found' >&2\nexit 127\n")
+    for made in (real, shims / "python3.7"):
+        made.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    proc = run_cli("validate", corpus, "--python", "python3.7", "--setup", "auto", "--jobs", "1")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith(f"pyenv: python3.7: command not found; pyenv has {real}: pass that path")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import configparser
 import fcntl
+import glob
 import hashlib
 import os
 import shlex
@@ -142,7 +143,11 @@ def chosen_python(value: str) -> str:
         raise UsageError(f"--python {value}: no such interpreter (a path, or a name on PATH such as python3.7)")
     real, why = _run_interpreter(os.path.abspath(found))
     if real is None:
-        raise UsageError(f"--python {value} does not run: {why}")
+        # A pyenv shim of a version that is not the active one: name the interpreter it has.
+        root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+        named = sorted(glob.glob(os.path.join(glob.escape(root), "versions", "*", "bin", glob.escape(os.path.basename(value)))))
+        there = f"; pyenv has {named[-1]}: pass that path" if os.sep not in value and named else ""
+        raise UsageError(f"--python {value} does not run: {why}{there}")
     return real
 
 

@@ -103,6 +103,7 @@ def test_mine_speed():
     out = _smoke("mine_speed")
     _figures(out, r"^  per-commit/reviewbench\s+=\s+(\S+)x")
     _figures(out, r"^  reviewbench/floor\s+=\s+(\S+)x")
+    _figures(out, r"^  reviewbench/floor-all\s+=\s+(\S+)x")
     _skipped_or_figure(out, "pydriller method", r"^  pydriller/reviewbench\s+=\s+(\S+)x")
     assert "reviewbench: 2 " in out  # the smoke repository's two fix commits
 

@@ -346,3 +346,18 @@ def test_an_old_suite_using_a_removed_pytest_api_gets_a_pin_naming_the_pytest(gi
     assert "object has no attribute 'get_marker'" in said
     major = running.__version__.split(".")[0]
     assert f"pytest {running.__version__} no longer has" in said and f"'pytest<{major}'" in said, said
+
+
+def test_a_nose_era_suite_is_told_which_interpreter_and_pytest_it_needs():
+    from reviewbench.validate.reasons import blames_environment, remedy
+
+    # jmespath/jmespath.py before 2022: nose's yield tests (pytest < 4), nose itself (Python < 3.10).
+    for line in ("ModuleNotFoundError: No module named 'nose'",
+                 "ModuleNotFoundError: No module named 'nose.tools'",
+                 "AttributeError: module 'collections' has no attribute 'Callable'"):  # fmt: skip
+        for setup in (None, "auto"):
+            said = remedy(line, setup)
+            assert "--python python3.7" in said and "'pytest<4'" in said and "nose" in said, (line, setup, said)
+    assert blames_environment("ModuleNotFoundError: No module named 'nose'")
+    # Another missing module keeps its own advice.
+    assert "nose" not in remedy("ModuleNotFoundError: No module named 'yaml'", "auto")

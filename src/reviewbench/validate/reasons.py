@@ -51,6 +51,13 @@ _PYTEST_API = re.compile(
     r"TestReport|MarkDecorator|MarkInfo)' object has no attribute '\w+'|Marks cannot be applied to fixtures|"
     r"module 'pytest' has no attribute '\w+'|Applying a mark to a fixture function|pytest\.yield_fixture"
 )
+#: Tests written for nose (2010s): nose does not import on Python 3.10+ (``collections.Callable``),
+#: and its yield tests ran under pytest until 4.0.
+_NOSE = re.compile(r"No module named 'nose(?:\.[\w.]+)?'|module 'collections' has no attribute '(?:Callable|Mapping|"
+                   r"MutableMapping|Sequence|Iterable)'")
+_NOSE_REMEDY = ("the tests are nose-era (nose needs Python 3.9 or older; its yield tests, pytest<4): build the "
+                "environment on an older interpreter, e.g. --python python3.7 --setup \"pip install -e . nose "
+                "'pytest<4'\", or mine a recent range (mine --since)")
 _FALLBACK = ("old commits may fail with today's tools: mine a recent range (mine --since), or pin the "
              "project's tools with --setup 'pip install ...'")  # fmt: skip
 
@@ -69,6 +76,8 @@ def remedy(line: str, setup: str | None = None, pytest: str | None = None) -> st
             return f"the tests cannot find {node.group(1)!r}: pass --setup auto (npm ci once, shared by every tree)"
         return _NODE_FALLBACK if not setup else f"{_NODE_FALLBACK.split(', or ')[0]}, or pass --test-cmd"
     built = f"the environment built by --setup {setup!r}" if setup else None
+    if _NOSE.search(line):
+        return _NOSE_REMEDY
     missing = _MISSING.search(line)
     if "shadows the code under test" in line:
         if built:

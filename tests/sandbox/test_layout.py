@@ -67,3 +67,70 @@ def test_a_kept_file_inside_a_hidden_folder_is_shown_alone_read_only(mech, tmp_p
     script = f"cat {kept}; cat {run}/resolve/neighbour 2>/dev/null || echo hidden; echo x > {kept} 2>/dev/null || echo ro"
     done = subprocess.run([*mech.argv(layout), "sh", "-c", script], capture_output=True, text=True, timeout=30)
     assert done.stdout.split("\n")[:3] == ["nameserver 127.0.0.53", "hidden", "ro"], done
+
+
+def _listen(path: Path):
+    import socket
+    import threading
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    server.settimeout(0.2)
+    reached: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                reached.append(conn.recv(64))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server, reached, stop, thread
+
+
+_CONNECT = (
+    "import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "try:\n"
+    "    s.connect(sys.argv[1]); s.sendall(b'from the sandbox'); print('connected')\n"
+    "except OSError as e:\n"
+    "    print('refused', type(e).__name__)\n"
+)
+
+
+def test_a_host_unix_socket_is_out_of_reach_and_a_runs_own_is_not(mech, tmp_path):
+    """A read-only view still lets a process connect to every listening unix socket it can
+    name: a host tmux server's socket ran a command outside the sandbox (`tmux -S … new-window
+    'touch /work/x'`), as would docker's, an ssh or gpg agent's, D-Bus's. Every pathname
+    socket the host has bound (``/proc/net/unix``) is covered, except those under a kept
+    writable path; one the run binds itself works as before."""
+    import sys
+
+    host = tmp_path / "host-service"
+    host.mkdir()
+    server, reached, stop, thread = _listen(host / "agent.sock")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    try:
+        layout = Layout(cwd=scratch, keep=((scratch, True),), network=False)
+        done = subprocess.run([*mech.argv(layout), sys.executable, "-c", _CONNECT, str(host / "agent.sock")],
+                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert done.stdout.split()[0] == "refused", done
+        own = ("import socket, sys, threading\n"
+               "srv = socket.socket(socket.AF_UNIX); srv.bind('own.sock'); srv.listen(1)\n"
+               "t = threading.Thread(target=lambda: print(srv.accept()[0].recv(9).decode())); t.start()\n"
+               "c = socket.socket(socket.AF_UNIX); c.connect('own.sock'); c.sendall(b'its own'); t.join()\n")  # fmt: skip
+        mine = subprocess.run([*mech.argv(layout), sys.executable, "-c", own], capture_output=True, text=True,
+                              timeout=30)  # fmt: skip
+        assert mine.stdout.strip() == "its own", mine
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+    assert reached == []

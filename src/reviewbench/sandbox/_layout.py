@@ -19,9 +19,11 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+
+from ._sockets import host_sockets
 
 __all__ = ["SANDBOX_ENV", "Layout", "mechanism", "prefix"]
 
@@ -98,10 +100,19 @@ class _Mechanism:
     base: tuple[str, ...]
 
     def argv(self, layout: Layout) -> list[str]:
+        layout = _sockets_covered(layout)
         if self.name == "bwrap":
             return _bwrap_argv(layout)
         net = [] if layout.network else ["--net"]
         return [*self.base, *net, "--", *_init_argv(layout)]
+
+
+def _sockets_covered(layout: Layout) -> Layout:
+    """``layout`` hiding every socket file of the host (``_sockets.py``) but those inside
+    what it keeps writable (the run's own) or already hides."""
+    skip = [path for path, writable in layout.keep if writable] + list(layout.hide)
+    sockets = host_sockets(skip)
+    return replace(layout, hide=(*layout.hide, *sockets)) if sockets else layout
 
 
 def _works(mech: _Mechanism, network: bool) -> bool:

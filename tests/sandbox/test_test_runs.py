@@ -143,3 +143,41 @@ def test_a_test_that_floods_the_disk_stops_at_the_file_size_limit(git_repo, tmp_
         assert "file-size limit (2 MiB;" in log.read_text(errors="replace")
     finally:
         tree.close()
+
+
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_a_test_reads_none_of_the_real_homes_credentials(git_repo, tmp_path, secrets, monkeypatch, warm):
+    """Tests see the host read-only, the caller's home included (an interpreter or a venv
+    may live there), and what they print lands in the case log, which a corpus carries to
+    raters and exports: the home's credential files and folders are covered, as are the
+    system's (``/etc/shadow``, ``/etc/ssh``…)."""
+    monkeypatch.setenv("REVIEWBENCH_WARM_PYTEST", warm)
+    for name, text in ((".ssh/id_ed25519", "PRIVATE-KEY"), (".aws/credentials", "AWS-KEY"),
+                       (".netrc", "NETRC-PASSWORD"), (".config/gh/hosts.yml", "GH-TOKEN"),
+                       (".git-credentials", "GIT-TOKEN"), (".pypirc", "PYPI-TOKEN")):  # fmt: skip
+        (secrets / name).parent.mkdir(parents=True, exist_ok=True)
+        (secrets / name).write_text(text)
+    (secrets / ".bashrc").write_text("NOT-A-SECRET")
+    reader = ("from pathlib import Path\n\n\ndef test_read():\n"
+              f"    for name in ('.ssh/id_ed25519', '.aws/credentials', '.netrc', '.config/gh/hosts.yml', "
+              "'.git-credentials', '.pypirc', '.bashrc'):\n"
+              "        try:\n"
+              f"            print('READ', name, Path({str(secrets)!r}, name).read_text())\n"
+              "        except OSError as exc:\n"
+              "            print('REFUSED', name, type(exc).__name__)\n")  # fmt: skip
+    repo = git_repo()
+    repo.commit("init", {"tests/test_read.py": reader})
+    (tmp_path / "scratch").mkdir()
+    tree = ScratchTree(repo.path, tmp_path / "scratch" / "tree", ValidateConfig(jobs=1, timeout=60))
+    try:
+        tree.checkout(repo.git("rev-parse", "HEAD"))
+        command = TestCommand(f"{PYTEST} -s")
+        log = tmp_path / "case.log"
+        outcome, _ = tree.run_tests(command, command.shell([], tree.home / "junit.xml"), log)
+    finally:
+        tree.close()
+    text = log.read_text()
+    assert outcome.exit_code == 0, text
+    for secret in ("PRIVATE-KEY", "AWS-KEY", "NETRC-PASSWORD", "GH-TOKEN", "GIT-TOKEN", "PYPI-TOKEN"):
+        assert secret not in text
+    assert "READ .bashrc NOT-A-SECRET" in text  # the rest of the home stays readable

@@ -40,6 +40,7 @@ from ..store.scratch import make_scratch, remove_tree
 from ._env import minimal_env
 from ._layout import SANDBOX_ENV, Layout, mechanism, prefix
 from ._net import EgressProxy, relay_argv
+from ._secrets import SYSTEM_SECRETS
 from ._shell import ShellResult, run_shell
 
 __all__ = ["SYSTEM_VIEW", "AgentBox", "hidden_paths", "protect"]
@@ -70,9 +71,6 @@ def protect(*paths: Path | str) -> Iterator[None]:
 #: ``/var``, ``/run``, project and data folders…) is covered, so corpora and run
 #: directories are out of view wherever the caller keeps them.
 SYSTEM_VIEW = frozenset({"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys"})
-#: Secrets inside the system folders: password hashes, the host's SSH keys, TLS private keys.
-SYSTEM_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh",
-                  "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d")  # fmt: skip
 
 
 def _outside_system_view() -> list[Path]:

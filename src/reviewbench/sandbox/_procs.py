@@ -24,6 +24,7 @@ from ..config import Network
 from ..errors import Cancelled, PrerequisiteError
 from ._env import scrubbed_env
 from ._layout import Layout, mechanism, prefix
+from ._secrets import secret_paths
 
 __all__ = ["Cancelled", "RunOutcome", "Sandbox", "cancelled", "isolation_prefix", "kill_all", "reset_cancel"]
 
@@ -129,7 +130,7 @@ class Sandbox:
     def _prefix(self, cwd: Path) -> list[str]:
         self.home.mkdir(parents=True, exist_ok=True)
         keep = tuple((p, True) for p in (*self.writable, self.home) if p.exists())
-        layout = Layout(cwd=cwd, keep=keep, network=self.network is Network.ALLOW)
+        layout = Layout(cwd=cwd, keep=keep, hide=secret_paths(), network=self.network is Network.ALLOW)
         got = prefix(layout)
         return got if got is not None else []
 

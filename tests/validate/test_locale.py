@@ -55,3 +55,24 @@ def test_a_malformed_env_entry_is_refused():
         ValidateConfig.build(env=("1BAD=x",))
     assert ValidateConfig(env=("API_KEY", "LC_ALL=C")).env_allow == ("API_KEY", "LC_ALL")
     assert ValidateConfig(env=("API_KEY", "LC_ALL=C")).env_set == {"LC_ALL": "C"}
+
+
+#: A fix whose test passes only when colour may be used (loguru's tty detection tests).
+COLOUR = "import os\nfrom pkg.a import value\n\n\ndef test_value():\n    assert not os.environ.get('NO_COLOR')\n" \
+         "    assert os.environ['HOME'] != '/nowhere' and os.environ['PYTHONHASHSEED'] == '0'\n" \
+         "    assert value() == 2\n"  # fmt: skip
+
+
+@pytest.mark.parametrize(("env", "status"), [((), "base_failing"), (("NO_COLOR=",), "observed")])
+def test_validate_env_may_lift_no_color(git_repo, tmp_path, env, status):
+    """Test runs get ``NO_COLOR=1`` (plain logs); loguru's bases of 2025 failed its tty
+    colour test under it. ``[validate] env`` may set it (``NO_COLOR=``: colour allowed),
+    never HOME, TMPDIR or the hash seed."""
+    repo = git_repo()
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/a.py": "def value():\n    return 1\n"})
+    repo.commit("fix value", {"pkg/a.py": "def value():\n    return 2\n", "tests/test_a.py": COLOUR})
+    corpus = tmp_path / "corpus"
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    validate_corpus(corpus, ValidateConfig(jobs=1, timeout=60, env=(*env, "HOME=/nowhere", "PYTHONHASHSEED=7")))
+    [gold] = read_corpus(corpus).gold
+    assert gold.validation.status == status

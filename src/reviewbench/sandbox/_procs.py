@@ -155,17 +155,18 @@ class Sandbox:
 
     def env(self) -> dict[str, str]:
         """The environment of every sandboxed command: the caller's without secrets, HOME and
-        TMPDIR in the scratch area, no bytecode written (a stale ``.pyc`` would give a wrong verdict), a fixed hash seed."""
+        TMPDIR in the scratch area, no bytecode written (a stale ``.pyc`` would give a wrong verdict), a fixed hash seed,
+        ``NO_COLOR=1`` unless ``env_set`` says otherwise."""
         tmp = self.home / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
         return {
             **scrubbed_env(allow=self.env_allow),
+            "NO_COLOR": "1",  # plain logs; ``[validate] env = ["NO_COLOR="]`` lets colour tests run
             **self.env_set,
             "HOME": str(self.home),
             "TMPDIR": str(tmp),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
-            "NO_COLOR": "1",
         }
 
     def start(self, argv: list[str], cwd: Path, extra_env: dict[str, str], stderr: Path) -> subprocess.Popen[bytes]:

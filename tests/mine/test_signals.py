@@ -256,6 +256,10 @@ def test_a_feature_tag_vetoes_the_coedit_signal(git_repo, tmp_path):
     ("#710: Fix the failing unit tests", True),  # a sentence of nothing else, beyond the window
     ("fix", False),  # a bare "fix" says nothing of tests (scrapy)
     ("fix 739", False),
+    # "formatting" is what formatters and loggers do: loguru, black, sqlparse fixes (loguru e49d153)
+    ("Fix wrong formatting of microsecond timestamp (\"x\" token for time) (#1441)", False),
+    ("Fix error while formatting exception within a \"celery\" task (#52)", False),
+    ("Fix code formatting typo in documentation of type hints", True),  # its other words still veto
 ])  # fmt: skip
 def test_upkeep_only(message, expected):
     import re
@@ -266,6 +270,9 @@ def test_upkeep_only(message, expected):
 def test_a_fix_of_upkeep_only_is_no_candidate(git_repo, tmp_path):
     repo = git_repo()
     repo.commit("Initial import", {"words.py": WORDS, "tests/test_words.py": WORDS_TEST})
+    # "Fix formatting" is no upkeep word's veto any more; a change of layout alone is dropped.
+    repo.commit("Fix formatting", {"words.py": WORDS.replace('text.split(" ")', "text.split( \" \")"),
+                                   "tests/test_words.py": WORDS_TEST + "\n"})  # fmt: skip
     repo.commit("Fix typos in comments", {"words.py": WORDS.replace('text.split(" ")', "text.split( ' ')"),
                                           "tests/test_words.py": WORDS_TEST + "\n# tpyo\n"})  # fmt: skip
     sha = repo.commit("Fix split on runs of spaces", {"words.py": WORDS.replace('text.split(" ")', "text.split()")})

@@ -176,7 +176,8 @@ _FEATURE_WORDS = frozenset(
     "deprecate deprecates refactor refactors refactored simplify simplifies move moves moved rename renames "
     "renamed bump bumps upgrade upgrades document documents docs cleanup cleanups clean clean-up tidy misc "
     "lint linting pep8 flake8 style format reformat replace replaces replaced convert converts converted "
-    "enable enables".split()
+    "enable enables enhance enhances enhanced perf performance adjust adjusts adjusted optimize optimizes "
+    "optimized optimise optimises optimised speed speedup".split()
 )
 #: Leading tags that name new work or upkeep: a changelog's ``Added:``, a conventional
 #: commit's ``feat:``, ``chore(deps):``, ``test:``. A tag naming a module (``cli:``,

@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,3 +163,36 @@ def _project_environment(monkeypatch):
     if sys.prefix != sys.base_prefix:
         monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+@contextmanager
+def host_service(path: Path) -> Iterator[list[bytes]]:
+    """A service of the host listening on the unix socket ``path`` while the block runs;
+    yields the list of what every connection sent (what a sandboxed run must never add to)."""
+    import socket
+    import threading
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(8)
+    server.settimeout(0.2)
+    reached: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                reached.append(conn.recv(64))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield reached
+    finally:
+        stop.set()
+        thread.join()
+        server.close()

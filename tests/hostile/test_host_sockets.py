@@ -11,14 +11,11 @@ connection.
 
 from __future__ import annotations
 
-import socket
-import threading
-
 import pytest
 
 from reviewbench import MineConfig, mine_corpus
 
-from ..conftest import run_cli
+from ..conftest import host_service, run_cli
 
 
 @pytest.mark.parametrize("warm", ["1", "0"])
@@ -27,24 +24,6 @@ def test_a_projects_tests_cannot_talk_to_a_host_socket(git_repo, tmp_path, monke
     service = tmp_path / "service"
     service.mkdir()
     path = service / "agent.sock"
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.listen(8)
-    server.settimeout(0.2)
-    reached: list[bytes] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                reached.append(conn.recv(64))
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
     probe = (
         "import socket\n\nfrom pkg.m import double\n\n\n"
         "def test_double():\n"
@@ -62,12 +41,8 @@ def test_a_projects_tests_cannot_talk_to_a_host_socket(git_repo, tmp_path, monke
     repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n", "tests/test_m.py": probe})
     corpus = tmp_path / "corpus"
     mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
-    try:
+    with host_service(path) as reached:
         proc = run_cli("validate", corpus, "--jobs", "1", "--reruns", "2")
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
     assert proc.returncode == 0, proc.stderr
     logs = "".join(p.read_text() for p in (corpus / "logs").glob("*.log"))
     assert "status: observed" in logs  # the tests ran, patched and at the base

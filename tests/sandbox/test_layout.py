@@ -11,6 +11,8 @@ import pytest
 
 from reviewbench.sandbox._layout import _UNSHARE, Layout, _Mechanism, _works
 
+from ..conftest import host_service
+
 MECHANISMS = [_Mechanism("unshare", _UNSHARE[0]), _Mechanism("bwrap", ("bwrap",))]
 
 
@@ -69,31 +71,6 @@ def test_a_kept_file_inside_a_hidden_folder_is_shown_alone_read_only(mech, tmp_p
     assert done.stdout.split("\n")[:3] == ["nameserver 127.0.0.53", "hidden", "ro"], done
 
 
-def _listen(path: Path):
-    import socket
-    import threading
-
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.listen(4)
-    server.settimeout(0.2)
-    reached: list[bytes] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                reached.append(conn.recv(64))
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    return server, reached, stop, thread
-
-
 _CONNECT = (
     "import socket, sys\n"
     "s = socket.socket(socket.AF_UNIX)\n"
@@ -114,10 +91,9 @@ def test_a_host_unix_socket_is_out_of_reach_and_a_runs_own_is_not(mech, tmp_path
 
     host = tmp_path / "host-service"
     host.mkdir()
-    server, reached, stop, thread = _listen(host / "agent.sock")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    try:
+    with host_service(host / "agent.sock") as reached:
         layout = Layout(cwd=scratch, keep=((scratch, True),), network=False)
         done = subprocess.run([*mech.argv(layout), sys.executable, "-c", _CONNECT, str(host / "agent.sock")],
                               capture_output=True, text=True, timeout=30)  # fmt: skip
@@ -129,8 +105,4 @@ def test_a_host_unix_socket_is_out_of_reach_and_a_runs_own_is_not(mech, tmp_path
         mine = subprocess.run([*mech.argv(layout), sys.executable, "-c", own], capture_output=True, text=True,
                               timeout=30)  # fmt: skip
         assert mine.stdout.strip() == "its own", mine
-    finally:
-        stop.set()
-        thread.join()
-        server.close()
     assert reached == []

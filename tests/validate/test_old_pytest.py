@@ -40,15 +40,21 @@ def old_pytest(tmp_path_factory) -> Path:
     return venv / "bin" / "python"
 
 
-def test_a_fix_is_observed_under_pytest_3(old_pytest, git_repo, tmp_path):
+def _fix_of_double(git_repo, tmp_path: Path) -> Path:
+    """A corpus of one fix reversal whose new test (``test_three``) fails without the fix."""
     repo = git_repo()
-    test_one = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
+    test_two = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
     repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def double(x):\n    return x * x\n",
-                         "tests/test_m.py": test_one})  # fmt: skip
+                         "tests/test_m.py": test_two})  # fmt: skip
     repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n",
-                               "tests/test_m.py": test_one + "\n\ndef test_three():\n    assert double(3) == 6\n"})  # fmt: skip
+                               "tests/test_m.py": test_two + "\n\ndef test_three():\n    assert double(3) == 6\n"})  # fmt: skip
     corpus = tmp_path / "corpus"
     mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    return corpus
+
+
+def test_a_fix_is_observed_under_pytest_3(old_pytest, git_repo, tmp_path):
+    corpus = _fix_of_double(git_repo, tmp_path)
     proc = run_cli("validate", corpus, "--test-cmd", f"{old_pytest} -m pytest", "--jobs", "1", "--reruns", "1")
     logs = "\n".join(p.read_text() for p in sorted((corpus / "logs").glob("*.log")))
     assert proc.returncode == 0, proc.stderr + logs
@@ -64,14 +70,7 @@ def test_python_chooses_the_interpreter_setup_builds_on(old_pytest, git_repo, tm
     """``--python`` names the interpreter old commits need, where it had to be made the
     active one (``PYENV_VERSION=3.7.16``) for ``--setup`` to build on it."""
     python37 = _python("3.7")
-    repo = git_repo()
-    test_two = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
-    repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def double(x):\n    return x * x\n",
-                         "tests/test_m.py": test_two})  # fmt: skip
-    repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n",
-                               "tests/test_m.py": test_two + "\n\ndef test_three():\n    assert double(3) == 6\n"})  # fmt: skip
-    corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    corpus = _fix_of_double(git_repo, tmp_path)
     setup = f"python -m pip install -q --no-index --find-links {WHEELS} --disable-pip-version-check pytest==3.10.1"
     proc = run_cli("validate", corpus, "--python", python37, "--setup", setup, "--jobs", "1", "--reruns", "1", "--json")
     assert proc.returncode == 0, proc.stderr

@@ -75,3 +75,27 @@ def test_a_run_at_the_base_keeps_pytests_style_and_gives_the_reason(git_repo, tm
     assert "--tb=native" not in reference
     assert "\nE   " in reference
     assert result.reason == "KeyError: 'NO_SUCH_VARIABLE_HERE'"
+
+
+def test_a_fixs_example_script_is_not_handed_to_pytest(git_repo, tmp_path):
+    """loguru's fixes change example scripts under ``tests/`` (``tests/exceptions/source/…``)
+    that its test modules run as subprocesses: named on pytest's command line, pytest
+    imported one, which waited forever (a 120 s timeout). The fix's own tests are the files
+    pytest would collect (``python_files``: ``test_*.py``, ``*_test.py``, or the project's)."""
+    repo = git_repo()
+    module = "def double(x):\n    return x * x\n"
+    tests = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": module, "tests/test_m.py": tests,
+                         "tests/source/example.py": "import time\n\ntime.sleep(600)\n"})  # fmt: skip
+    repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n",
+                               "tests/test_m.py": tests + "\n\ndef test_three():\n    assert double(3) == 6\n",
+                               "tests/source/example.py": "import time\n\ntime.sleep(601)\n"})  # fmt: skip
+    corpus = tmp_path / "corpus"
+    from reviewbench import MineConfig, mine_corpus
+    from reviewbench.validate import validate_corpus
+
+    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    summary = validate_corpus(corpus, ValidateConfig(jobs=1, timeout=30, reruns=1))
+    log = "".join(p.read_text() for p in (corpus / "logs").glob("*.log"))
+    assert summary.by_status == {"observed": 1}, log
+    assert "tests/source/example.py" not in log.split("patched (fix_tests) run 1:")[1].split("\n")[0]

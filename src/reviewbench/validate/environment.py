@@ -46,13 +46,16 @@ __all__ = [
     "PYTEST_MAJORS",
     "auto_setup_command",
     "build_environment",
+    "DEFAULT_TEST_FILES",
     "cache_home",
     "chosen_python",
     "default_python",
     "describe_interpreter",
     "interpreter_of",
     "pytest_for",
+    "pytest_settings",
     "require_supported",
+    "test_file_patterns",
     "locale_of_runs",
     "src_layout",
 ]
@@ -330,15 +333,34 @@ def _read_ini(path: Path, section: str) -> dict[str, str]:
     return dict(parser[section]) if parser.has_section(section) else {}
 
 
-def pytest_plugins(project: Path) -> list[str]:
-    """The pytest plugins that ``project``'s pytest configuration names (``addopts`` options
-    such as ``--asyncio-mode`` or ``-n 2``, settings such as ``timeout = 30``): an editable
-    install with the test extras leaves them out when the project lists them elsewhere."""
+def pytest_settings(project: Path) -> dict[str, object]:
+    """``project``'s pytest settings, from every file pytest reads them from (a later file
+    of :data:`_PYTEST_INI` wins, as the first one found does for pytest: close enough for
+    the settings read here)."""
     settings: dict[str, object] = {}
     options = _read_toml(project / "pyproject.toml").get("tool", {}).get("pytest", {}).get("ini_options", {})
     settings.update(options if isinstance(options, dict) else {})
     for name, section in _PYTEST_INI:
         settings.update(_read_ini(project / name, section))
+    return settings
+
+
+#: pytest's default ``python_files``.
+DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
+
+
+def test_file_patterns(project: Path) -> tuple[str, ...]:
+    """The file-name patterns of ``project``'s test modules (pytest's ``python_files``)."""
+    value = pytest_settings(project).get("python_files")
+    patterns = value.split() if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
+    return tuple(patterns) or DEFAULT_TEST_FILES
+
+
+def pytest_plugins(project: Path) -> list[str]:
+    """The pytest plugins that ``project``'s pytest configuration names (``addopts`` options
+    such as ``--asyncio-mode`` or ``-n 2``, settings such as ``timeout = 30``): an editable
+    install with the test extras leaves them out when the project lists them elsewhere."""
+    settings = pytest_settings(project)
     addopts = settings.get("addopts", "")
     text = " ".join(map(str, addopts)) if isinstance(addopts, list) else str(addopts)
     try:

@@ -7,19 +7,21 @@ case after case by a forced checkout, so one clone serves a worker for the whole
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import math
 import os
 import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..config import Network, ValidateConfig
 from ..git.scratch import ScratchClone
 from ..records import Validation, ValidationStatus
 from ..sandbox import RunOutcome, Sandbox
 from ..store.scratch import remove_tree
+from .environment import test_file_patterns
 from .node import load_failure, node_error_line, tree_relative
 from .node_coverage import COVERAGE_DIR, read_coverage, runs_as_script
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
@@ -432,6 +434,18 @@ def _base_results(tree: ScratchTree) -> BaseResults:
         return _RUNS[key]
 
 
+def _collected(selection: str, patterns: tuple[str, ...]) -> bool:
+    """Whether pytest would collect ``selection`` as a test module (a node id, or a ``.py``
+    file named as the project's ``python_files`` ``patterns`` say): a fix's example script or
+    helper under ``tests/``, named on the command line, would be imported as one (loguru's
+    waited forever)."""
+    path, sep, _ = selection.partition("::")
+    if sep:
+        return True
+    name = PurePosixPath(path).name
+    return path.endswith(".py") and any(fnmatch.fnmatch(path if "/" in p else name, p) for p in patterns)
+
+
 def _present(root: Path, selection: str) -> bool:
     """A test path, or a pytest node id (``file::test``) whose file, exists in the tree."""
     path, sep, _ = selection.partition("::")
@@ -651,8 +665,9 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     # files and node ids in them only (a fixture named on pytest's command line is an
     # error, "found no collectors": 9 of 40 cases on cookiecutter, whose tests/ holds
     # templates and JSON).
+    patterns = test_file_patterns(tree.path) if not command.runner else ()
     present = [p for p in job.test_paths
-               if _present(tree.path, p) and (runs_as_script(p) if command.runner else p.split("::")[0].endswith(".py"))]  # fmt: skip
+               if _present(tree.path, p) and (runs_as_script(p) if command.runner else _collected(p, patterns))]  # fmt: skip
     if present and command.selects:
         selections.append((SELECTION_FIX_TESTS, present))
     selections.append((SELECTION_SUITE, []))

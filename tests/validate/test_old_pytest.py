@@ -105,6 +105,10 @@ def test_python_that_does_not_run_is_one_line(git_repo, tmp_path):
         assert proc.stderr.count("\n") == 1, proc.stderr
         assert f"--python {value}" in proc.stderr and says in proc.stderr, proc.stderr
     assert not (corpus / "envs").exists() or not any((corpus / "envs").iterdir())
+    # fix tasks take the same option (one declaration, cli/_testrun.py)
+    proc = run_cli("tasks", "mine", repo.path, "--out", tmp_path / "tasks", "--python", str(broken), "--jobs", "1")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "does not run: pyenv: python9: command not found" in proc.stderr
 
 
 def test_a_pyenv_shim_of_another_version_names_the_interpreter_pyenv_has(git_repo, tmp_path, monkeypatch):

@@ -22,6 +22,10 @@ _OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
                          "then this command inside it; 'auto': the project editable with its test extras or "
                          "requirements, and pytest."}),
     ("--setup-cmd", {"help": "Run once per scratch tree before tests (network allowed)."}),
+    ("--python", {"metavar": "PYTHON",
+                  "help": "The interpreter tests run under, for history that needs an older one (a path, or a name "
+                          "on PATH such as python3.7; 3.7 or later): the base of the --setup environment, else of "
+                          "the default test command [default: your active environment]."}),
     ("--jobs", {"type": click.IntRange(min=1), "help": "Parallel workers [default: cores]."}),
     ("--timeout", {"type": click.FloatRange(min=0, min_open=True), "help": "Seconds per test run [default: 600]."}),
     ("--reruns", {"type": click.IntRange(min=1),

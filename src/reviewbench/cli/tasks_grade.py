@@ -97,7 +97,8 @@ def _paired_lines(board) -> list[str]:
 @click.option(
     "--json", "as_json", is_flag=True, help='Print {"rows": [...], "conditions": {...}} as JSON.'
 )
-def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, setup, setup_cmd, timeout, memory_mb,
+def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, setup, setup_cmd, python, timeout,
+                        memory_mb,
                         force: bool, csv_path, html_path, p2p: str, bootstrap: int, seed: int,
                         as_json: bool) -> None:  # fmt: skip
     """Grade every run of RUNDIR (a 'tasks run' directory) with the task's hidden tests.
@@ -117,7 +118,8 @@ def tasks_grade_command(rundir: Path, jobs, executor, ray_address, test_cmd, set
     from ..tasks.report import write_tasks_html
 
     overrides = {"jobs": jobs, "executor": executor, "ray_address": ray_address, "test_cmd": test_cmd,
-                 "setup": setup, "setup_cmd": setup_cmd, "timeout": timeout, "memory_mb": memory_mb}  # fmt: skip
+                 "setup": setup, "setup_cmd": setup_cmd, "timeout": timeout, "memory_mb": memory_mb,
+                 "python": python}  # fmt: skip
     with progress("grading") as update:
 
         def on_grade(grade, done: int, total: int) -> None:

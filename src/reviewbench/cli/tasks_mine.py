@@ -35,8 +35,8 @@ _NODE_AUTO = "; a package.json project: its node_modules as its lockfile pins th
 @click.option("--force", is_flag=True, help="Replace OUT if it already holds a task set.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, limit, include, exclude,
-                       test_patterns, seed, select, test_cmd, setup, setup_cmd, jobs, timeout, reruns, memory_mb,
-                       executor, ray_address, force: bool, as_json: bool) -> None:  # fmt: skip
+                       test_patterns, seed, select, test_cmd, setup, setup_cmd, python, jobs, timeout, reruns,
+                       memory_mb, executor, ray_address, force: bool, as_json: bool) -> None:  # fmt: skip
     """Mine REPO's fix commits that changed both source and tests into fix tasks.
 
     Each task starts at the fix's parent: the gold patch is the fix's non-test part, the
@@ -51,7 +51,7 @@ def tasks_mine_command(repo: Path, out: Path, grep, since, until, max_lines, lim
     config = MineConfig.build(repo=repo, **values)
     settings = resolve_test_settings(repo, {
         "test_cmd": test_cmd, "setup": setup, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout, "reruns": reruns,
-        "memory_mb": memory_mb, "executor": executor, "ray_address": ray_address,
+        "memory_mb": memory_mb, "executor": executor, "ray_address": ray_address, "python": python,
     })  # fmt: skip
     with progress("testing tasks") as update:
 

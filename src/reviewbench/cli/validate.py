@@ -33,16 +33,12 @@ __all__ = ["validate_command"]
                    "memory: WebAssembly reserves more address space than it uses).",
     "--executor": "Where to run [default: local].",
 })
-@click.option("--python", metavar="PYTHON", help="The interpreter tests run under, for history that needs an "
-              "older one (a path, or a name on PATH such as python3.7; 3.7 or later): the base of the --setup "
-              "environment, else of the default test command [default: your active environment].")
 @click.option("--force", is_flag=True, help="Re-validate cases that already have a status.")
 @click.option("--keep-going", is_flag=True, help="Validate every case even when the first ones (5 "
               "cases, over up to 5 bases) all fail with the same error line, or all with missing modules.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def validate_command(corpus: Path, test_cmd, setup, setup_cmd, jobs, timeout, reruns, network, memory_mb,
-                     max_file_mb, executor, ray_address, python: str | None, force: bool, keep_going: bool,
-                     as_json: bool) -> None:  # fmt: skip
+def validate_command(corpus: Path, test_cmd, setup, setup_cmd, python, jobs, timeout, reruns, network, memory_mb,
+                     max_file_mb, executor, ray_address, force: bool, keep_going: bool, as_json: bool) -> None:  # fmt: skip
     """Prove each case of CORPUS with the repository's own tests.
 
     In scratch clones (never your checkout), the selected tests must pass on the case's

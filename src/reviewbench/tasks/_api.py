@@ -19,7 +19,7 @@ from ..errors import NoCases, NoMatchingCommits, UsageError
 from ..git.repo import open_repository
 from ..mine.naming import case_id
 from ..records import TASK_DROP_REASONS, RepoInfo
-from ..validate.environment import AUTO, build_environment, cache_home
+from ..validate.environment import AUTO, build_environment, cache_home, chosen_python
 from ..validate.executors import run_jobs
 from ..validate.npm import NODE_MODULES, build_node_modules
 from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
@@ -74,11 +74,12 @@ def mine_tasks(
         raise UsageError(f"--out {out} would replace the repository being mined; choose another directory")
     if repo.shallow:
         warn(f"{repo.path} is a shallow clone: history is truncated, older fixes are missed")
-    python = project = node_modules = None
+    project = node_modules = None
+    python = chosen_python(settings.python) if settings.python else None
     if settings.setup == AUTO and is_node_project(repo.path):
         node_modules = build_node_modules(cache_home(), repo.path, repo.head).path
     elif settings.setup:
-        env = build_environment(cache_home(), repo.path, repo.head, settings.setup)
+        env = build_environment(cache_home(), repo.path, repo.head, settings.setup, base=python)
         python, project = env.python, env.project
         if project is not None and (project / NODE_MODULES).is_dir():
             node_modules = project / NODE_MODULES

@@ -19,7 +19,7 @@ from ..errors import CorpusError
 from ..git.repo import missing_commits, open_repository
 from ..store.corpus import dump_jsonl, read_jsonl
 from ..store.journal import append_line, read_journal, write_atomic
-from ..validate.environment import AUTO, build_environment, cache_home
+from ..validate.environment import AUTO, build_environment, cache_home, chosen_python
 from ..validate.executors import run_jobs
 from ..validate.npm import build_node_modules
 from ..validate.testcmd import TestCommand, detect_test_command, is_node_project
@@ -144,8 +144,11 @@ def grade_solutions(
             installed = build_node_modules(cache_home(), repo, taskset.meta.repo.head).path
             jobs = [replace(job, node_modules=installed) for job in jobs]
         elif config.setup and not test_cmd:
-            env = build_environment(cache_home(), repo, taskset.meta.repo.head, config.setup)
+            base = chosen_python(config.python) if config.python else None
+            env = build_environment(cache_home(), repo, taskset.meta.repo.head, config.setup, base=base)
             test_cmd = detect_test_command(repo, env.python)
+        elif config.python and not test_cmd:
+            test_cmd = detect_test_command(repo, chosen_python(config.python))
             jobs = [replace(job, products=env.project) for job in jobs]  # the setup's generated files
         by_command: dict[str, list[GradeJob]] = {}
         for job in jobs:

@@ -460,3 +460,24 @@ def test_a_stopped_validation_leaves_later_commands_free_to_start(git_repo, tmp_
     assert not cancelled()
     outcome = Sandbox(Network.DENY, None, tmp_path / "home").run(["true"], tmp_path, timeout=60)
     assert outcome.exit_code == 0
+
+
+def test_case_validates_only_the_cases_named_again(project, tmp_path):
+    """``--case ID`` (repeatable) validates those cases again and leaves the others' results
+    alone: a user trying another environment on the few cases that failed (a helper had to
+    rewrite a copy's gold hash to do it)."""
+    corpus = _mine(project, tmp_path / "corpus")
+    validate_corpus(corpus, _config())
+    gold = {g.provenance.subject: g for g in read_corpus(corpus).gold}
+    again = gold["fix loop increment"].case_id
+    other = gold["Fix off-by-one in contains"].case_id
+    before = (corpus / "logs" / f"{other}.log").read_text()
+    proc = run_cli("validate", corpus, "--case", again, "--jobs", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["attempted"] == 1
+    assert (corpus / "logs" / f"{other}.log").read_text() == before
+    assert _statuses(corpus)["fix loop increment"] == "not_observed"
+    assert (corpus / "logs" / f"{again}.log").read_text().count("=== status:") == 1  # its log starts afresh
+    unknown = run_cli("validate", corpus, "--case", "case-000000000000")
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
+    assert "no case case-000000000000 in" in unknown.stderr

@@ -33,12 +33,15 @@ __all__ = ["validate_command"]
                    "memory: WebAssembly reserves more address space than it uses).",
     "--executor": "Where to run [default: local].",
 })
+@click.option("--case", "cases", multiple=True, metavar="ID", help="Validate only this case (repeatable), again "
+              "if it has a status; the others keep theirs.")
 @click.option("--force", is_flag=True, help="Re-validate cases that already have a status.")
 @click.option("--keep-going", is_flag=True, help="Validate every case even when the first ones (5 "
               "cases, over up to 5 bases) all fail with the same error line, or all with missing modules.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def validate_command(corpus: Path, test_cmd, setup, setup_cmd, python, jobs, timeout, reruns, network, memory_mb,
-                     max_file_mb, executor, ray_address, force: bool, keep_going: bool, as_json: bool) -> None:  # fmt: skip
+                     max_file_mb, executor, ray_address, cases: tuple[str, ...], force: bool, keep_going: bool,
+                     as_json: bool) -> None:  # fmt: skip
     """Prove each case of CORPUS with the repository's own tests.
 
     In scratch clones (never your checkout), the selected tests must pass on the case's
@@ -53,7 +56,7 @@ def validate_command(corpus: Path, test_cmd, setup, setup_cmd, python, jobs, tim
         "test_cmd": test_cmd, "setup_cmd": setup_cmd, "jobs": jobs, "timeout": timeout,
         "reruns": reruns, "network": network, "memory_mb": memory_mb, "max_file_mb": max_file_mb, "executor": executor,
         "ray_address": ray_address, "force": force or None, "setup": setup, "keep_going": keep_going or None,
-        "python": python,
+        "python": python, "cases": cases or None,
     })  # fmt: skip
     with progress("validating") as update:
 

@@ -264,6 +264,9 @@ class ValidateConfig(BaseModel):
     keep_going: bool = Field(
         default=False, description="Do not stop when the first bases all fail the same way."
     )
+    cases: tuple[str, ...] = Field(
+        default=(), description="Validate only these cases, again if they have a status."
+    )
     python: str | None = Field(
         default=None,
         description="The interpreter tests run under (a path, or a name on PATH such as python3.7): "

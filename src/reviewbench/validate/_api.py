@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ValidateConfig, resolve_test_settings
-from ..errors import CorpusError
+from ..errors import CorpusError, UsageError
 from ..git.repo import missing_commits, open_repository
 from ..records import Case, GoldRecord, Stratum, TestEnvironment, Validation
 from ..store.corpus import GOLD_FILE, META_FILE, dump_jsonl, patch_file, read_corpus, sha256_file
@@ -186,10 +186,17 @@ def validate_corpus(
     if elsewhere and not config.force:
         notes.append(f"{len(elsewhere)} of {len(corpus.cases)} cases were validated in another test environment: "
                      "validated again in this one")  # fmt: skip
-    pending = [
-        c for c in corpus.cases
-        if c.case_id not in journal and (config.force or gold[c.case_id].validation is None or c.case_id in elsewhere)
-    ]  # fmt: skip
+    if config.cases:
+        unknown = sorted(set(config.cases) - set(gold))
+        if unknown:
+            raise UsageError(f"no case {unknown[0]} in {corpus_path} (and {len(unknown) - 1} more)"
+                             if len(unknown) > 1 else f"no case {unknown[0]} in {corpus_path}")  # fmt: skip
+        pending = [c for c in corpus.cases if c.case_id in set(config.cases)]  # again, whatever they hold
+    else:
+        pending = [
+            c for c in corpus.cases
+            if c.case_id not in journal and (config.force or gold[c.case_id].validation is None or c.case_id in elsewhere)
+        ]  # fmt: skip
     _check_bases(repo.path, {c.base for c in pending})
     logs = corpus_path / LOG_DIR
     logs.mkdir(exist_ok=True)

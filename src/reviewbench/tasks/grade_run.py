@@ -147,9 +147,9 @@ def grade_solutions(
             base = chosen_python(config.python) if config.python else None
             env = build_environment(cache_home(), repo, taskset.meta.repo.head, config.setup, base=base)
             test_cmd = detect_test_command(repo, env.python)
+            jobs = [replace(job, products=env.project) for job in jobs]  # the setup's generated files
         elif config.python and not test_cmd:
             test_cmd = detect_test_command(repo, chosen_python(config.python))
-            jobs = [replace(job, products=env.project) for job in jobs]  # the setup's generated files
         by_command: dict[str, list[GradeJob]] = {}
         for job in jobs:
             by_command.setdefault(test_cmd or tasks[job.instance_id].test_cmd, []).append(

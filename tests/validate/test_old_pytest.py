@@ -131,3 +131,32 @@ def test_a_pyenv_shim_of_another_version_names_the_interpreter_pyenv_has(git_rep
     proc = run_cli("validate", corpus, "--python", "python3.7", "--setup", "auto", "--jobs", "1")
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith(f"pyenv: python3.7: command not found; pyenv has {real}: pass that path")
+
+
+def test_fix_tasks_are_mined_and_graded_on_the_interpreter_python_names(git_repo, tmp_path):
+    """``tasks mine --python`` and ``tasks grade --python`` without ``--setup``: the
+    default test command is that interpreter's (here the one running this suite), and the
+    gold patches resolve their tasks."""
+    import sys
+
+    from reviewbench.config import ValidateConfig
+    from reviewbench.tasks import mine_tasks
+    from reviewbench.tasks.grade_run import grade_solutions
+    from reviewbench.tasks.solutions import Solution
+    from reviewbench.tasks.store import read_tasks
+
+    corpus_repo = git_repo()
+    test_two = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
+    corpus_repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def double(x):\n    return x * x\n",
+                                "tests/test_m.py": test_two})  # fmt: skip
+    corpus_repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n",
+                                      "tests/test_m.py": test_two + "\n\ndef test_three():\n    assert double(3) == 6\n"})  # fmt: skip
+    config = ValidateConfig(jobs=1, timeout=60, python=sys.executable)
+    summary = mine_tasks(MineConfig(repo=corpus_repo.path), tmp_path / "tasks", config)
+    assert summary.meta.counts.tasks == 1, summary.meta.counts
+    assert summary.meta.test_cmd.startswith(sys.executable)  # what it says it runs: a venv stays a venv
+    taskset = read_tasks(tmp_path / "tasks")
+    gold = [Solution(run_id=f"A-{t.instance_id}-0", instance_id=t.instance_id, condition="A", repetition=0,
+                     state="patched", patch=t.patch) for t in taskset.tasks]  # fmt: skip
+    grades = grade_solutions(tmp_path / "runs", taskset, gold, config).grades
+    assert [g.tests_pass for g in grades] == [True], [g.reason for g in grades]

@@ -40,16 +40,21 @@ def old_pytest(tmp_path_factory) -> Path:
     return venv / "bin" / "python"
 
 
-def _fix_of_double(git_repo, tmp_path: Path) -> Path:
-    """A corpus of one fix reversal whose new test (``test_three``) fails without the fix."""
+def _double(git_repo):
+    """A repository with one fix whose new test (``test_three``) fails without it."""
     repo = git_repo()
     test_two = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
     repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def double(x):\n    return x * x\n",
                          "tests/test_m.py": test_two})  # fmt: skip
     repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n",
                                "tests/test_m.py": test_two + "\n\ndef test_three():\n    assert double(3) == 6\n"})  # fmt: skip
+    return repo
+
+
+def _fix_of_double(git_repo, tmp_path: Path) -> Path:
+    """A corpus of :func:`_double`'s fix reversal."""
     corpus = tmp_path / "corpus"
-    mine_corpus(MineConfig(repo=repo.path, mirrors=False, controls_ratio=0), corpus)
+    mine_corpus(MineConfig(repo=_double(git_repo).path, mirrors=False, controls_ratio=0), corpus)
     return corpus
 
 
@@ -145,14 +150,8 @@ def test_fix_tasks_are_mined_and_graded_on_the_interpreter_python_names(git_repo
     from reviewbench.tasks.solutions import Solution
     from reviewbench.tasks.store import read_tasks
 
-    corpus_repo = git_repo()
-    test_two = "from pkg.m import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
-    corpus_repo.commit("init", {"pkg/__init__.py": "", "pkg/m.py": "def double(x):\n    return x * x\n",
-                                "tests/test_m.py": test_two})  # fmt: skip
-    corpus_repo.commit("fix double", {"pkg/m.py": "def double(x):\n    return 2 * x\n",
-                                      "tests/test_m.py": test_two + "\n\ndef test_three():\n    assert double(3) == 6\n"})  # fmt: skip
     config = ValidateConfig(jobs=1, timeout=60, python=sys.executable)
-    summary = mine_tasks(MineConfig(repo=corpus_repo.path), tmp_path / "tasks", config)
+    summary = mine_tasks(MineConfig(repo=_double(git_repo).path), tmp_path / "tasks", config)
     assert summary.meta.counts.tasks == 1, summary.meta.counts
     assert summary.meta.test_cmd.startswith(sys.executable)  # what it says it runs: a venv stays a venv
     taskset = read_tasks(tmp_path / "tasks")

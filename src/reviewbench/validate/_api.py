@@ -183,15 +183,16 @@ def validate_corpus(
     gold = {g.case_id: g for g in corpus.gold}
     # Nor is a status the gold holds from another environment: it says what those tests did there.
     elsewhere = {c.case_id for c in corpus.cases if _elsewhere(gold[c.case_id].validation, environment)}
-    if elsewhere and not config.force:
+    if elsewhere and not config.force and not config.cases:
         notes.append(f"{len(elsewhere)} of {len(corpus.cases)} cases were validated in another test environment: "
                      "validated again in this one")  # fmt: skip
     if config.cases:
-        unknown = sorted(set(config.cases) - set(gold))
+        wanted = set(config.cases)
+        unknown = sorted(wanted - set(gold))
         if unknown:
-            raise UsageError(f"no case {unknown[0]} in {corpus_path} (and {len(unknown) - 1} more)"
-                             if len(unknown) > 1 else f"no case {unknown[0]} in {corpus_path}")  # fmt: skip
-        pending = [c for c in corpus.cases if c.case_id in set(config.cases)]  # again, whatever they hold
+            more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+            raise UsageError(f"no case {unknown[0]} in {corpus_path}{more}")
+        pending = [c for c in corpus.cases if c.case_id in wanted]  # again, whatever they hold
     else:
         pending = [
             c for c in corpus.cases

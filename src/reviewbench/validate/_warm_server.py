@@ -260,16 +260,23 @@ def _exec_unwarmed(requests, answers):
     os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:4], "--no-warm-up"])
 
 
+#: The module :func:`_bytecode_cache` loaded (a type comment, not an annotation: Python 3.7 runs this file).
+_LOADED = []  # type: list[object]
+
+
 def _bytecode_cache():
     """``_bytecode_cache.py`` beside this file (its rewriting wrapper serves both), loaded
-    by path: this script's folder is not on ``sys.path``, and the module it loads imports
-    nothing of reviewbench."""
-    from importlib import util
+    by path once, in the server, before it forks: this script's folder is not on
+    ``sys.path``, and the module imports nothing of reviewbench."""
+    if not _LOADED:
+        from importlib import util
 
-    spec = util.spec_from_file_location("_reviewbench_bytecode_server", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bytecode_cache.py"))
-    module = util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bytecode_cache.py")
+        spec = util.spec_from_file_location("_reviewbench_bytecode_server", path)
+        module = util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _LOADED.append(module)
+    return _LOADED[0]
 
 
 def _install_hooks(cache, fresh, preloaded):
@@ -509,6 +516,7 @@ def main():
         return
     _map_module_files()
     serve_metadata()
+    _bytecode_cache()  # loaded here, inherited by every fork
     # For the probe plugin in every fork: it leaves compiling to this server's caches, and
     # resolves the files of the modules imported here once, now (the host outside the
     # scratch area is read-only to the runs, so these never change): a tenth of a run.

@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from .git.remote import public_remote
+
 __all__ = [
     "RULE_ID_PATTERN",
     "STRATUM_PATTERN",
@@ -447,7 +449,8 @@ class RepoInfo(_Record):
     """The repository a corpus was mined from."""
 
     path: str
-    remote: str | None = None
+    remote: Annotated[str | None, AfterValidator(public_remote)] = Field(
+        default=None, description="remote.origin.url without user name, password, query or fragment.")
     head: str
     shallow: bool = False
 

@@ -207,16 +207,6 @@ def test_node_ids_keep_double_colons_inside_parameters(tmp_path):
     assert node_id("tests.test_url", tmp_path) is None  # a collection error: no test name
 
 
-@pytest.mark.parametrize(("remote", "expected"), [
-    (None, "proj"), ("https://github.com/o/boltons.git", "boltons"), ("git@github.com:o/click.git", "click"),
-    ("/srv/mirrors/some/repo", "proj"),  # a local path remote names nothing useful
-])  # fmt: skip
-def test_instance_ids_are_named_after_the_project(remote, expected):
-    from reviewbench.tasks._api import _slug
-
-    assert _slug(Path("/home/u/proj"), remote) == expected
-
-
 def test_sigterm_while_testing_leaves_no_output_no_work_dir_and_no_process(git_repo, tmp_path):
     import signal
     import time

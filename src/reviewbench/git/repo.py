@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EmptyRepository, GitError, NotAGitRepository, Terminated
+from .remote import public_remote
 
 __all__ = ["GIT", "Repository", "git_output", "missing_commits", "open_repository", "raise_if_interrupted"]
 
@@ -90,7 +91,7 @@ def open_repository(path: Path) -> Repository:
     if not head:
         raise EmptyRepository(f"{path} is a git repository with no commits yet")
     shallow = git_output(path, "rev-parse", "--is-shallow-repository") == "true"
-    remote = git_output(path, "config", "--get", "remote.origin.url", check=False) or None
+    remote = public_remote(git_output(path, "config", "--get", "remote.origin.url", check=False))
     top = git_output(path, "rev-parse", "--show-toplevel", check=False)
     return Repository(path=Path(top) if top else path.resolve(), head=head, shallow=shallow, remote=remote)
 

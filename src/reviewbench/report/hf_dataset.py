@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..git.remote import project_name
 from ..store.corpus import Corpus
 
 __all__ = ["DATA_FILE", "PUBLIC_FIELDS", "public_cases", "write_hf_dataset"]
@@ -45,6 +46,7 @@ def public_cases(corpus: Corpus) -> list:
 
 def _card(corpus: Corpus, rows: int) -> str:
     meta = corpus.meta
+    name = project_name(meta.repo.path, meta.repo.remote)  # a published card names no local folder
     return f"""---
 configs:
 - config_name: default
@@ -56,10 +58,10 @@ task_categories:
 tags:
 - code-review
 - reviewbench
-pretty_name: reviewbench corpus of {meta.repo.path}
+pretty_name: {json.dumps(f'reviewbench corpus of {name}')}
 ---
 
-# Code-review cases of {meta.repo.path}
+# Code-review cases of {name}
 
 {rows} of the corpus's {len(corpus.cases)} proposed changes (unified diffs against a base commit of the repository, HEAD
 `{meta.repo.head}` when mined on {meta.created_at}), written by reviewbench {meta.tool_version}.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 import tempfile
@@ -16,6 +15,7 @@ from pathlib import Path
 from .._version import __version__
 from ..config import MineConfig, ValidateConfig
 from ..errors import NoCases, NoMatchingCommits, UsageError
+from ..git.remote import project_name
 from ..git.repo import open_repository
 from ..mine.naming import case_id
 from ..records import TASK_DROP_REASONS, RepoInfo
@@ -41,13 +41,6 @@ class TasksSummary:
 
 def _warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
-
-
-def _slug(repo: Path, remote: str | None) -> str:
-    """The project's name: from a URL remote (``git@host:o/name.git``), else the checkout's folder."""
-    url = remote if remote and ("://" in remote or "@" in remote) else None
-    name = (url or str(repo)).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git") or "repo"
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)[:40]
 
 
 def mine_tasks(
@@ -96,7 +89,7 @@ def mine_tasks(
     if not candidates:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items()))
         raise NoCases(f"{stats.matched} matching commits but none changed both source and tests (dropped: {reasons})")
-    slug = _slug(repo.path, repo.remote)
+    slug = project_name(str(repo.path), repo.remote)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".work", dir=target.parent))
     try:
         (work / "patches").mkdir()

@@ -161,6 +161,15 @@ def test_missing_key_variable_is_a_usage_error_before_any_run(tmp_path, corpus, 
     ('{ kind = "sarif", command = "ruff check --output-format sarif ." }', "diff", 'context = "tree"'),
     ('{ kind = "anthropic", model = "m", api_key_env = "", headers = { "x-note" = "caf\u00e9" } }', "diff",
      "printable ASCII"),
+    # A credential written into the experiment is recorded with it (run store, report): refused.
+    ('{ kind = "openai", model = "m", api_key_env = "", headers = { "api-key" = "abc123" } }', "diff",
+     'header_env = { "api-key" = "VARIABLE" }'),
+    ('{ kind = "anthropic", model = "m", api_key_env = "", headers = { "Authorization" = "Bearer x" } }', "diff",
+     "header_env"),
+    ('{ kind = "openai", base_url = "https://me:pw@proxy.example/v1", model = "m", api_key_env = "" }', "diff",
+     "base_url carries a credential"),
+    ('{ kind = "openai", base_url = "https://proxy.example/v1?api-version=1&key=abc", model = "m", '
+     'api_key_env = "" }', "diff", "base_url carries a credential"),
 ])  # fmt: skip
 def test_config_mistakes_are_usage_errors_before_any_run(tmp_path, corpus, cli, reviewer, context, message):
     conditions = _condition("A", reviewer, context=context)
@@ -190,6 +199,33 @@ def test_key_value_never_reaches_disk_or_output(tmp_path, corpus):
             assert proc.returncode == 0, proc.stderr
             outputs.append(proc.stdout + proc.stderr)
         assert any(r.headers.get("authorization") == f"Bearer {secret}" for r in server.requests)
+    assert all(secret not in text for text in outputs)
+    for file in tmp_path.rglob("*"):
+        if file.is_file():
+            assert secret.encode() not in file.read_bytes(), file
+
+
+def test_a_header_read_from_the_environment_is_sent_and_never_written(tmp_path, corpus):
+    """Azure-style endpoints take the key in their own header (``api-key``): ``header_env``
+    names the variable, as ``api_key_env`` does for the bearer token."""
+    secret = "azure-" + os.urandom(12).hex()
+    with FakeLLMServer() as server:
+        reviewer = (f'{{ kind = "openai", base_url = "{server.openai_base_url}", model = "m", api_key_env = "", '
+                    'headers = { "x-note" = "plain" }, header_env = { "api-key" = "RB_TEST_HEADER_KEY" } }')  # fmt: skip
+        path = _experiment(tmp_path, corpus, _condition("A", reviewer), repeats=1)
+        env = {k: v for k, v in os.environ.items() if k != "RB_TEST_HEADER_KEY"}
+        proc = subprocess.run([sys.executable, "-m", "reviewbench", "run", str(path), "--out", str(tmp_path / "no")],
+                              capture_output=True, text=True, env=env)  # fmt: skip
+        assert proc.returncode == 2 and "RB_TEST_HEADER_KEY is not set" in proc.stderr and server.count == 0
+        env["RB_TEST_HEADER_KEY"] = secret
+        outputs = []
+        for args in (["run", str(path), "--out", str(tmp_path / "runs")], ["runs", str(tmp_path / "runs"), "--json"],
+                     ["export", str(tmp_path / "runs")], ["report", str(tmp_path / "runs")]):  # fmt: skip
+            proc = subprocess.run([sys.executable, "-m", "reviewbench", *args], capture_output=True, text=True, env=env)
+            assert proc.returncode == 0, proc.stderr
+            outputs.append(proc.stdout + proc.stderr)
+        assert server.requests and all(r.headers.get("api-key") == secret for r in server.requests)
+        assert all(r.headers.get("x-note") == "plain" and "authorization" not in r.headers for r in server.requests)
     assert all(secret not in text for text in outputs)
     for file in tmp_path.rglob("*"):
         if file.is_file():

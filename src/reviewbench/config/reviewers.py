@@ -10,7 +10,15 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "CALIBRATION_KINDS",
@@ -36,6 +44,43 @@ __all__ = [
 
 #: Findings a review run keeps at most, unless its reviewer table says ``max_findings``.
 DEFAULT_MAX_FINDINGS = 200
+
+#: Header and query names that carry credentials (``Authorization``, Azure's ``api-key``,
+#: ``x-goog-api-key``, ``?key=``, ``X-Auth-Token``, cookies, signed URLs' ``sig``).
+_CREDENTIAL_NAME = re.compile(r"auth|key|token|secret|passw|cookie|session|credential|^sig$|signature", re.I)
+_HEADERS = ("Extra HTTP headers, recorded with the experiment (run store, report): none may carry a "
+            "credential; name its variable in header_env.")  # fmt: skip
+_HEADER_ENV = ("Headers read from environment variables at each request, never recorded: "
+               '{ "api-key" = "AZURE_OPENAI_API_KEY" }.')  # fmt: skip
+
+
+def _plain_headers(headers: dict[str, str]) -> dict[str, str]:
+    """Refuse a literal credential: the experiment is recorded whole in the run store."""
+    for name in headers:
+        if _CREDENTIAL_NAME.search(name):
+            raise ValueError(f"header {name!r} would write a credential into the experiment, which the run store "
+                             f'and report record: export it and name the variable, header_env = {{ "{name}" = '
+                             '"VARIABLE" }')  # fmt: skip
+    return headers
+
+
+def _public_url(url: str) -> str:
+    """Refuse a URL holding a credential (``https://user:key@host``, ``?key=…``): it is recorded."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+        named = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    except ValueError:
+        return url  # not a URL at all: the kind's preflight says so
+    if "@" in parts.netloc or any(_CREDENTIAL_NAME.search(name) for name in named):
+        raise ValueError("base_url carries a credential (a user name, password or key), which the run store and "
+                         "report would record: put the key in the variable api_key_env or header_env names")  # fmt: skip
+    return url
+
+
+PlainHeaders = Annotated[dict[str, str], AfterValidator(_plain_headers)]
+PublicURL = Annotated[str, AfterValidator(_public_url)]
 
 
 @dataclass(frozen=True)
@@ -79,14 +124,15 @@ class OpenAIConfig(AdapterConfig):
     capabilities: ClassVar[Capabilities] = Capabilities(chat=True)
 
     kind: Literal["openai"]
-    base_url: str = Field(default="https://api.openai.com/v1", description="Up to and including /v1.")
+    base_url: PublicURL = Field(default="https://api.openai.com/v1", description="Up to and including /v1.")
     model: str
     api_key_env: str | None = Field(default="OPENAI_API_KEY", description="Variable holding the key.")
     temperature: float | None = 0.0
     top_p: float | None = None
     seed: int | None = None
     max_tokens: int | None = 1024
-    headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
+    headers: PlainHeaders = Field(default_factory=dict, description=_HEADERS)
+    header_env: dict[str, str] = Field(default_factory=dict, description=_HEADER_ENV)
 
 
 class AnthropicConfig(AdapterConfig):
@@ -95,14 +141,15 @@ class AnthropicConfig(AdapterConfig):
     capabilities: ClassVar[Capabilities] = Capabilities(chat=True)
 
     kind: Literal["anthropic"]
-    base_url: str = "https://api.anthropic.com"
+    base_url: PublicURL = "https://api.anthropic.com"
     model: str
     api_key_env: str | None = "ANTHROPIC_API_KEY"
     temperature: float | None = 0.0
     top_p: float | None = None
     max_tokens: int = 1024
     anthropic_version: str = "2023-06-01"
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: PlainHeaders = Field(default_factory=dict, description=_HEADERS)
+    header_env: dict[str, str] = Field(default_factory=dict, description=_HEADER_ENV)
 
 
 class _Sandboxed(AdapterConfig):

@@ -80,7 +80,9 @@ name = "silent"
 reviewer = { kind = "silent" }
 
 # Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp, LM Studio, OpenRouter).
-# The key is read from the environment variable named by api_key_env, never from here.
+# The key is read from the environment variable named by api_key_env, never from here;
+# a key sent in a header of its own (Azure's api-key) names its variable in
+# header_env = { "api-key" = "AZURE_OPENAI_API_KEY" }.
 [[condition]]
 name = "A"
 reviewer = { kind = "openai", base_url = "http://localhost:11434/v1", model = "qwen2.5-coder:7b", api_key_env = "OLLAMA_KEY", temperature = 0.0, max_tokens = 1024 }

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import ssl
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -25,6 +26,8 @@ from .base import ReviewerError
 from .messages import clean_text
 
 __all__ = [
+    "Credentials",
+    "credentials",
     "TRANSIENT_STATUS",
     "ClientPool",
     "api_key",
@@ -130,6 +133,26 @@ def api_key(variable: str | None, kind: str) -> str | None:
             f"{kind} reviewer: environment variable {variable} holds characters that cannot "
             f"be sent in an HTTP header (non-ASCII or control characters)", sent=False)
     return value
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What one request sends to prove who asks, read from the environment just now."""
+
+    headers: dict[str, str]
+    """The key's header (``api_key_env``) and those of ``header_env``."""
+    secrets: tuple[str, ...]
+    """Their values, to be kept out of every message."""
+
+
+def credentials(config: Any, kind: str, key_header: str, key_prefix: str = "") -> Credentials:
+    """The key of ``config.api_key_env`` as ``key_header`` (``key_prefix`` + key), and each
+    ``config.header_env`` header from its variable; errors name variables, never values."""
+    headers = {name: value for name, variable in config.header_env.items() if (value := api_key(variable, kind))}
+    key = api_key(config.api_key_env, kind)
+    if key:
+        headers[key_header] = key_prefix + key
+    return Credentials(headers, tuple(v for v in {key, *headers.values()} if v))
 
 
 def request_headers(kind: str, extra: dict[str, str], fixed: dict[str, str]) -> httpx.Headers:

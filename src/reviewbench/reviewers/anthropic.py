@@ -14,7 +14,7 @@ from ..config.reviewers import AnthropicConfig
 from ..records import ReviewPacket
 from ._http import (
     ClientPool,
-    api_key,
+    credentials,
     error_in_body,
     fail_malformed,
     post_json,
@@ -32,11 +32,9 @@ KIND = "anthropic"
 
 def models_request(config: AnthropicConfig) -> EndpointRequest:
     """The endpoint check: ``GET {base_url}/v1/models`` (no tokens spent), the key as ``x-api-key``."""
-    key = api_key(config.api_key_env, KIND)
-    fixed = {"anthropic-version": config.anthropic_version}
-    if key:
-        fixed["x-api-key"] = key
-    return EndpointRequest(config.base_url.rstrip("/") + "/v1/models", fixed, key)
+    sent = credentials(config, KIND, "x-api-key")
+    fixed = {"anthropic-version": config.anthropic_version, **sent.headers}
+    return EndpointRequest(config.base_url.rstrip("/") + "/v1/models", fixed, sent.secrets)
 
 
 @register(AnthropicConfig, preflight=endpoint_preflight, endpoint=models_request)
@@ -75,11 +73,9 @@ class AnthropicReviewer:
         return await self._send(self.messages_body(system, user))
 
     async def _send(self, body: dict[str, Any]) -> ReviewReply:
-        key = api_key(self.config.api_key_env, KIND)
-        secrets = (key,) if key else ()
-        fixed = {"anthropic-version": self.config.anthropic_version}
-        if key:
-            fixed["x-api-key"] = key
+        sent = credentials(self.config, KIND, "x-api-key")
+        secrets = sent.secrets
+        fixed = {"anthropic-version": self.config.anthropic_version, **sent.headers}
         headers = request_headers(KIND, self.config.headers, fixed)
         data = await post_json(
             self._pool,

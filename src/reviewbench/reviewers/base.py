@@ -87,8 +87,8 @@ class EndpointRequest:
     """Its model list: costs no tokens."""
     fixed: dict[str, str]
     """The kind's own headers (authentication, API version); the config's ``headers`` are added."""
-    key: str | None
-    """The key sent, to be kept out of every message."""
+    secrets: tuple[str, ...]
+    """The credentials sent, to be kept out of every message."""
 
 
 def no_problem(config: Any, context: str | None, keys: bool) -> str | None:

@@ -16,7 +16,7 @@ from ..config.reviewers import OpenAIConfig
 from ..records import ReviewPacket
 from ._http import (
     ClientPool,
-    api_key,
+    credentials,
     error_in_body,
     fail_malformed,
     post_json,
@@ -34,9 +34,8 @@ KIND = "openai"
 
 def models_request(config: OpenAIConfig) -> EndpointRequest:
     """The endpoint check: ``GET {base_url}/models`` (no tokens spent), the key as a bearer token."""
-    key = api_key(config.api_key_env, KIND)
-    auth = {"authorization": f"Bearer {key}"} if key else {}
-    return EndpointRequest(config.base_url.rstrip("/") + "/models", auth, key)
+    sent = credentials(config, KIND, "authorization", "Bearer ")
+    return EndpointRequest(config.base_url.rstrip("/") + "/models", sent.headers, sent.secrets)
 
 
 @register(OpenAIConfig, preflight=endpoint_preflight, endpoint=models_request)
@@ -76,10 +75,9 @@ class OpenAIReviewer:
         return await self._send(self.messages_body(system, user))
 
     async def _send(self, body: dict[str, Any]) -> ReviewReply:
-        key = api_key(self.config.api_key_env, KIND)
-        secrets = (key,) if key else ()
-        auth = {"authorization": f"Bearer {key}"} if key else {}
-        headers = request_headers(KIND, self.config.headers, auth)
+        sent = credentials(self.config, KIND, "authorization", "Bearer ")
+        secrets = sent.secrets
+        headers = request_headers(KIND, self.config.headers, sent.headers)
         data = await post_json(
             self._pool,
             self.url,

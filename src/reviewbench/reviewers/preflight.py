@@ -51,10 +51,12 @@ def header_problem(headers: dict[str, str]) -> str | None:
 
 
 def endpoint_preflight(config: Any, context: str | None, keys: bool) -> str | None:
-    """The preflight of a chat endpoint kind (openai, anthropic): key, URL, headers."""
-    return ((key_problem(config.api_key_env) if keys else None)
+    """The preflight of a chat endpoint kind (openai, anthropic): key, URL, headers (the
+    variables of ``header_env`` are keys too)."""
+    variables = (config.api_key_env, *config.header_env.values()) if keys else ()
+    return (next((p for v in variables if (p := key_problem(v))), None)
             or url_problem(config.base_url)
-            or header_problem(config.headers))  # fmt: skip
+            or header_problem({**config.headers, **dict.fromkeys(config.header_env, "")}))  # fmt: skip
 
 
 def command_preflight(config: Any, context: str | None, keys: bool) -> str | None:

@@ -43,12 +43,11 @@ async def endpoint_problem(config: object) -> str | None:
     kind = declared.name
     try:
         request = declared.endpoint(config)
-        url, key = request.url, request.key
+        url, secrets = request.url, request.secrets
         headers = request_headers(kind, config.headers, request.fixed)  # type: ignore[attr-defined]
     except ReviewerError as exc:  # the static checks (preflight) name these first
         return str(exc)
     where = endpoint_label(url.rsplit("/", 1)[0])
-    secrets = (key,) if key else ()
     timeout = httpx.Timeout(ANSWER_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
     try:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
@@ -78,7 +77,8 @@ def endpoint_problems(configs: Sequence[tuple[str, object]]) -> list[tuple[str, 
             if declared is None or declared.endpoint is None:
                 continue
             same = (config.kind, config.base_url, config.api_key_env,  # type: ignore[attr-defined]
-                    tuple(sorted(config.headers.items())))  # type: ignore[attr-defined]  # fmt: skip
+                    tuple(sorted(config.headers.items())),  # type: ignore[attr-defined]
+                    tuple(sorted(config.header_env.items())))  # type: ignore[attr-defined]  # fmt: skip
             if same not in seen:
                 seen[same] = asyncio.ensure_future(endpoint_problem(config))
             pending.append((name, seen[same]))

@@ -74,3 +74,25 @@ def test_mining_a_ci_clone_writes_no_token_anywhere_and_the_export_names_the_pro
     card = (public / "README.md").read_text()
     assert "pretty_name: \"reviewbench corpus of calc\"" in card and "# Code-review cases of calc" in card
     assert str(tmp_path) not in card and SECRET not in card
+
+
+@pytest.mark.parametrize(("remote", "refused"), [
+    (f"https://x-access-token:{SECRET}@github.com/o/r.git", True),
+    (f"https://{SECRET}@github.com/o/r.git", True),  # a token as the user name
+    (f"ssh://git:{SECRET}@host/o/r.git", True),
+    ("ssh://git@github.com/o/r.git", False),  # a login name, the key is ssh's
+    ("git@github.com:o/r.git", False),
+    ("https://github.com/o/r.git", False),
+    ("/srv/bare.git", False),
+])  # fmt: skip
+def test_a_forge_remote_holding_a_credential_is_refused(remote, refused):
+    from pydantic import ValidationError
+
+    from reviewbench.config.reviewers import GithubConfig
+
+    values = {"kind": "github", "repo": "o/r", "remote": remote, "bot": "bot"}
+    if refused:
+        with pytest.raises(ValidationError, match="remote carries a credential"):
+            GithubConfig.model_validate(values)
+    else:
+        assert GithubConfig.model_validate(values).remote == remote

@@ -79,8 +79,25 @@ def _public_url(url: str) -> str:
     return url
 
 
+def _push_url(url: str) -> str:
+    """Refuse a push URL holding a credential: a password, or any user name over HTTP(S)
+    (a token passes as one); ``ssh://git@host/…`` and ``git@host:…`` name a login only."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    user, at, _ = parts.netloc.rpartition("@")
+    if at and (":" in user or parts.scheme.lower() in ("http", "https")):
+        raise ValueError("remote carries a credential, which the run store and report would record: let git's "
+                         "credential helper or ssh supply it")  # fmt: skip
+    return url
+
+
 PlainHeaders = Annotated[dict[str, str], AfterValidator(_plain_headers)]
 PublicURL = Annotated[str, AfterValidator(_public_url)]
+PushURL = Annotated[str, AfterValidator(_push_url)]
 
 
 @dataclass(frozen=True)
@@ -249,7 +266,8 @@ class _ForgeConfig(AdapterConfig):
     capabilities: ClassVar[Capabilities] = Capabilities(needs_tree=True, opens_pull_requests=True)
 
     repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", description="The sandbox repository, 'owner/name'.")
-    remote: str = Field(description="A git URL of that repository you can push to (your git credentials are used).")
+    remote: PushURL = Field(description="A git URL of that repository you can push to (your git credentials are "
+                            "used; a URL holding one is refused).")
     token_env: str = Field(default="GITHUB_TOKEN", description="Variable holding the API token (never written anywhere).")
     trigger: str | None = Field(default=None, description="Comment posted to ask for a review, e.g. '@codex review'; "
                                                           "none: the bot reviews new pull requests by itself.")  # fmt: skip

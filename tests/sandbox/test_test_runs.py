@@ -94,6 +94,24 @@ def test_the_scrubbed_environment_drops_secret_names_unless_listed():
     assert got == {"PATH": "/bin", "LISTED_KEY": "l"}
 
 
+@pytest.mark.parametrize("name", [
+    "GH_PAT", "OPENAI_APIKEY", "GITHUBTOKEN", "SMTP_PASS", "FTP_PASSWD", "DB_PWD", "CI_JOB_JWT", "NPM_AUTH",
+    "SENTRY_DSN", "APP_SECRETS", "AZURE_CLIENT_CREDENTIAL", "SESSION_COOKIE", "VAULT_TOKEN_FILE_TOKEN",
+])  # fmt: skip
+def test_more_secret_shaped_names_are_dropped(name):
+    assert scrubbed_env({"PATH": "/bin", name: "s3cr3t", "PWD": "/w", "OLDPWD": "/", "AUTHOR": "me"}) == {
+        "PATH": "/bin", "PWD": "/w", "OLDPWD": "/", "AUTHOR": "me"}  # fmt: skip
+
+
+@pytest.mark.parametrize("value", [
+    "postgres://app:s3cr3t@db.internal:5432/app", "http://proxyuser:s3cr3t@proxy:3128", "redis://:s3cr3t@cache:6379/0",
+])  # fmt: skip
+def test_a_url_with_a_password_is_dropped_whatever_its_name(value):
+    env = {"PATH": "/bin", "DATABASE_URL": value, "HOMEPAGE": "https://user@example.org/", "SITE": "https://x.org"}
+    assert scrubbed_env(env) == {"PATH": "/bin", "HOMEPAGE": "https://user@example.org/", "SITE": "https://x.org"}
+    assert scrubbed_env(env, allow=["DATABASE_URL"])["DATABASE_URL"] == value  # the user listed it
+
+
 def test_a_setup_command_gets_network_but_the_same_scrubbing(tmp_path, secrets):
     scratch = tmp_path / "tree"
     scratch.mkdir()

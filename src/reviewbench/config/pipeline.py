@@ -247,7 +247,8 @@ class ValidateConfig(BaseModel):
     network: Network = Network.DENY
     reruns: int = Field(default=2, ge=1, description="A failure must reproduce this many times.")
     env: tuple[str, ...] = Field(default=(), description="Variables passed to tests although they look "
-                                 "secret (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*); all others of that kind are dropped. "
+                                 "secret (*_KEY, *TOKEN, *_SECRET, *PASSWORD*, *_PAT, *_DSN…, or a URL with a password); "
+                                 "all others of that kind are dropped. "
                                  "NAME=VALUE sets the variable in every test run (e.g. LC_ALL=C: the locale).")  # fmt: skip
     memory_mb: int | None = Field(default=4096, ge=64, description="Address-space limit per run.")
     max_file_mb: int | None = Field(default=1024, ge=1, description="Largest file a test run may write, "

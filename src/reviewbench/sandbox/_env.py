@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 __all__ = ["SECRET_PATTERNS", "minimal_env", "scrubbed_env"]
 
-SECRET_PATTERNS = ("*_KEY", "*_TOKEN", "*_SECRET", "*PASSWORD*", "*_CREDENTIALS")
+SECRET_PATTERNS = ("*_KEY", "*APIKEY", "*TOKEN", "*_SECRET", "*_SECRETS", "*PASSWORD*", "*_PASS", "*_PASSWD",
+                   "*_PWD", "*_CREDENTIAL", "*_CREDENTIALS", "*_PAT", "*_JWT", "*_AUTH", "*_DSN", "*COOKIE*")
 """Variable names never passed to test code unless listed (``[validate] env``)."""
 
+#: A URL with a password (``postgres://app:pw@db/app``, ``http://user:pw@proxy:3128``),
+#: whatever the variable's name.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
 
-def _secret(name: str, extra: Iterable[str]) -> bool:
+
+def _secret(name: str, extra: Iterable[str], value: str = "") -> bool:
     upper = name.upper()
-    return upper in {n.upper() for n in extra} or any(fnmatch.fnmatchcase(upper, p) for p in SECRET_PATTERNS)
+    return (upper in {n.upper() for n in extra} or any(fnmatch.fnmatchcase(upper, p) for p in SECRET_PATTERNS)
+            or _URL_PASSWORD.search(value) is not None)  # fmt: skip
 
 
 def scrubbed_env(
@@ -30,7 +37,7 @@ def scrubbed_env(
     source = os.environ if base is None else base
     allowed = set(allow)
     deny = tuple(deny)
-    return {k: v for k, v in source.items() if k in allowed or not _secret(k, deny)}
+    return {k: v for k, v in source.items() if k in allowed or not _secret(k, deny, v)}
 
 
 def minimal_env(home: Path, tmp: Path, listed: Iterable[str] = (),

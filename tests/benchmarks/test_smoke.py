@@ -62,7 +62,7 @@ def _cpu_accounted(out: str) -> None:
 def test_every_benchmark_has_a_smoke_test():
     assert SCRIPTS == sorted(name.removeprefix("test_") for name in globals() if name.startswith("test_")
                              and name.removeprefix("test_") in SCRIPTS)  # fmt: skip
-    assert len(SCRIPTS) == 11
+    assert len(SCRIPTS) == 12
 
 
 def test_score_speed():
@@ -97,6 +97,14 @@ def test_candidate_recall():
     assert _figures(out, r"^  select message: recall (\d+)/(\d+)") == (2.0, 2.0)
     assert _figures(out, r"^  select message,test_coedit: recall (\d+)/(\d+)") == (2.0, 2.0)
     assert "sample of 2 cases" in out
+
+
+def test_default_mine_speed():
+    out = _smoke("default_mine_speed")
+    base, ours, ratio = _figures(out, r"^baseline/this tree best CPU = (\S+) / (\S+) = (\S+)x$")
+    assert ratio == pytest.approx(base / ours, abs=0.01)
+    cases, differ = _figures(out, r"^corpora identical: yes \((\d+) cases; (\d+) files differ\)$")
+    assert cases > 0 and differ == 0  # the same code on both sides writes the same corpus
 
 
 def test_mine_speed():

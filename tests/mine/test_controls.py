@@ -121,6 +121,22 @@ def test_each_refactor_keeps_behaviour(refactor):
         assert _run(changed) == _run(SNIPPET)
 
 
+def test_a_call_put_one_argument_per_line_keeps_the_indentation_of_its_block():
+    """A formatter's layout: the arguments one level in from the statement, the closing
+    parenthesis at the statement's own indentation (printed alone, the call lost its block
+    and put them at the file's first level, a layout no one writes: a control's tell)."""
+    from reviewbench.mine.refactors import ReformatCall
+
+    source = ("class Checker:\n    def verify(self, key, value, sig):\n        if key:\n"
+              "            return hmac.compare_digest(sig, self.get_signature(key, value))\n        return False\n")
+    module = ParsedModule(source)
+    (site,) = module.sites([ReformatCall])
+    assert module.apply(site) == (
+        "class Checker:\n    def verify(self, key, value, sig):\n        if key:\n"
+        "            return hmac.compare_digest(\n                sig,\n                self.get_signature(key, value),\n"
+        "            )\n        return False\n")
+
+
 def test_docstrings_read_like_a_maintainer_wrote_them():
     assert docstring_for("get_first_name") == "Return the first name."
     assert docstring_for("parse_header_line") == "Parse header line."

@@ -20,6 +20,7 @@ the controls whose shapes match the defect cases' (:mod:`shape`).
 from __future__ import annotations
 
 import ast
+import itertools
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -76,6 +77,13 @@ class _FileEdits:
     options: dict[str, list[tuple[float, _Option]]] = field(default_factory=dict)
     module: ParsedModule | None = None
     made: set[str] = field(default_factory=set)
+    _syntax: str | None = None
+
+    def syntax(self) -> str:
+        """The file's syntax tree, dumped once: every reformat is compared with it."""
+        if self._syntax is None:
+            self._syntax = ast.dump(ast.parse(self.text))
+        return self._syntax
 
 
 class ControlMaker:
@@ -237,7 +245,7 @@ class ControlMaker:
         refactor = _KINDS[site.operator]
         if new == edits.text or not compiles(new, edits.path):
             return None
-        if refactor.ast_equal and ast.dump(ast.parse(new)) != ast.dump(ast.parse(edits.text)):
+        if refactor.ast_equal and ast.dump(ast.parse(new)) != edits.syntax():
             return None
         if refactor.bytecode_equal and not same_bytecode(edits.text, new):
             return None
@@ -246,8 +254,14 @@ class ControlMaker:
     def _combined(self, edits: _FileEdits, parts: tuple[Site, ...]) -> str | None:
         """The file with every part applied: each part on its own must pass its checks (the
         parts lie in different functions, so their proofs hold together)."""
-        if edits.module is None or any(self._refactored(edits, part) is None for part in parts):
+        if edits.module is None:
             return None
+        texts = [self._refactored(edits, part) for part in parts]
+        if any(t is None for t in texts):
+            return None
+        merged = merge_edits(edits.text, texts)  # type: ignore[arg-type]
+        if merged is not None:
+            return merged  # what re-printing the module with every part replaced gives, without the walk
         replacements = {id(part.node): part.replacement for part in parts}
 
         class Replace(cst.CSTTransformer):
@@ -292,6 +306,29 @@ class ControlMaker:
         )
         edit = FileEdit(path, text, new, tree.files[path].mode, tree.python_funcnames(path))
         return make_case(self.config.seed, key, tree.commit, [edit], gold)
+
+
+def merge_edits(original: str, edited: Sequence[str]) -> str | None:
+    """``original`` with the one changed stretch of each text of ``edited`` applied at once;
+    None when two stretches touch (then they are not independent edits)."""
+    stretches = []
+    for new in edited:
+        limit = min(len(original), len(new))
+        start = 0
+        while start < limit and original[start] == new[start]:
+            start += 1
+        tail = 0
+        while tail < limit - start and original[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        stretches.append((start, len(original) - tail, new[start:len(new) - tail]))
+    stretches.sort()
+    if any(a[1] >= b[0] for a, b in itertools.pairwise(stretches)):
+        return None
+    out, at = [], 0
+    for start, end, text in stretches:
+        out += [original[at:start], text]
+        at = end
+    return "".join(out) + original[at:]
 
 
 class ShapeQuota:

@@ -26,20 +26,34 @@ import libcst as cst
 from ..records import Severity
 from .mutations import Examples, Operator, remove_statement, simple_statement
 from .mutations.statement_swap import reads, writes
-from .rename import names_in
 
 __all__ = ["REFACTORS", "Refactor", "docstring_for", "refactor_examples", "same_bytecode"]
 
 
-#: The last module's identifiers: every refactor walks the same module in one batched visit,
-#: and collecting them once instead of once per refactor was most of a control's cost.
-_LAST_TAKEN: list[tuple[cst.Module, set[str]]] = []
+class _Census(cst.CSTVisitor):
+    """One walk of a module: every identifier it spells (a new name must be none of them),
+    and how often each name appears in each function, nested code included (by the
+    function node's id: the module's nodes live as long as the walk that asks)."""
 
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self.in_function: dict[int, Counter[str]] = {}
+        self._open: list[Counter[str]] = []
+        module.visit(self)
 
-def _taken(module: cst.Module) -> set[str]:
-    if not _LAST_TAKEN or _LAST_TAKEN[0][0] is not module:
-        _LAST_TAKEN[:] = [(module, names_in(module))]
-    return _LAST_TAKEN[0][1]
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        counts: Counter[str] = Counter()
+        self.in_function[id(node)] = counts
+        self._open.append(counts)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._open.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+        for counts in self._open:
+            counts[node.value] += 1
 
 
 class Refactor(Operator):
@@ -53,7 +67,13 @@ class Refactor(Operator):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module_node = node
-        self.taken = _taken(node)
+        # Every refactor walks the same module in one batched visit: the census is taken
+        # once for all of them (once per refactor, and per function, was most of a control's cost).
+        key = ("census", id(node))
+        if key not in self.memo:
+            self.memo[key] = _Census(node)
+        self.census: _Census = self.memo[key]  # type: ignore[assignment]
+        self.taken = self.census.names
 
     def fresh(self, options: tuple[str, ...]) -> str | None:
         """The first of ``options`` no identifier in the module already spells."""
@@ -237,7 +257,6 @@ class _InFunction(Refactor):
     def __init__(self) -> None:
         super().__init__()
         self.scopes: list[cst.FunctionDef | cst.ClassDef] = []
-        self._counts: dict[int, Counter[str]] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
@@ -258,17 +277,7 @@ class _InFunction(Refactor):
         or None outside a function or in one that can read its own locals."""
         if not self.scopes or not isinstance(self.scopes[-1], cst.FunctionDef):
             return None
-        function = self.scopes[-1]
-        if id(function) not in self._counts:
-            counts: Counter[str] = Counter()
-
-            class Names(cst.CSTVisitor):
-                def visit_Name(self, node: cst.Name) -> None:
-                    counts[node.value] += 1
-
-            function.visit(Names())
-            self._counts[id(function)] = counts
-        counts = self._counts[id(function)]
+        counts = self.census.in_function[id(self.scopes[-1])]
         return None if any(counts[name] for name in _DYNAMIC) else counts
 
 

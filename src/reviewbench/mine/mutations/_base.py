@@ -71,8 +71,8 @@ class ParsedModule:
 
     def _splice(self, site: Site) -> str | None:
         """Print only the replaced node, when it is one that prints the same wherever it
-        stands (not a statement or block: those print their block's indentation), and its
-        own text is found exactly where the tree puts it."""
+        stands (not a statement or block, nor a replacement over several lines: those print
+        their block's indentation), and its own text is found exactly where the tree puts it."""
         node = site.node
         if isinstance(node, (cst.BaseStatement, cst.BaseSuite, cst.Module)) or isinstance(
             site.replacement, (cst.BaseStatement, cst.BaseSuite, cst.Module)
@@ -92,7 +92,10 @@ class ParsedModule:
         end = self._line_offsets[found.end.line - 1] + found.end.column
         if self.source[start:end] != self.module.code_for_node(node):
             return None
-        text = self.source[:start] + self.module.code_for_node(site.replacement) + self.source[end:]
+        replacement = self.module.code_for_node(site.replacement)
+        if "\n" in replacement:
+            return None  # its continuation lines are indented by the block around it: unknown here
+        text = self.source[:start] + replacement + self.source[end:]
         return None if text == self.source else text
 
     def _statement_spans(self) -> list[tuple[int, int, int, int]]:
@@ -133,6 +136,9 @@ class ParsedModule:
         made site search the bulk of mining time.
         """
         visitors = [op_cls() for op_cls in operators]
+        memo: dict[tuple[str, int], object] = {}  # the module's nodes outlive the walk: ids stay unique
+        for visitor in visitors:
+            visitor.memo = memo
         self.wrapper.visit_batched(visitors)
         return [site for visitor in visitors for site in visitor.sites]
 
@@ -172,6 +178,9 @@ class Operator(cst.BatchableCSTVisitor):
         super().__init__()
         self.sites: list[Site] = []
         self._functions = 0
+        #: What the visitors of one walk compute once for all (a function's name counts):
+        #: :meth:`ParsedModule.sites` gives them one dict, keyed by what asks and the node's id.
+        self.memo: dict[tuple[str, int], object] = {}
 
     def get_visitors(self) -> dict[str, Callable[[cst.CSTNode], None]]:
         """libcst's own lookup inspects ~600 inherited stubs per instance; names are per class."""

@@ -143,3 +143,16 @@ def test_docstrings_read_like_a_maintainer_wrote_them():
     assert docstring_for("_should_retry") == "Decide whether to retry."
     assert docstring_for("random_sample") == "Return the random sample."
     assert docstring_for("f") is None
+
+
+def test_independent_edits_of_one_file_merge_as_if_printed_together():
+    from reviewbench.mine.controls import merge_edits
+
+    original = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    one = original.replace("return 1", "x = 1\n    return x")
+    two = original.replace("return 2", "return (2)")
+    assert merge_edits(original, [one, two]) == (
+        "def a():\n    x = 1\n    return x\n\n\ndef b():\n    return (2)\n")
+    assert merge_edits(original, [two, one]) == merge_edits(original, [one, two])
+    # Edits that touch are not independent: the caller re-prints the module instead.
+    assert merge_edits(original, [one, original.replace("return 1", "return 11")]) is None

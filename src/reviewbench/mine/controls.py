@@ -38,6 +38,7 @@ from .naming import case_id
 from .refactors import REFACTORS, Refactor, same_bytecode
 from .rename import function_spans, rename_in_functions
 from .shape import Shape, ShapeBin, patch_shape, shape_bin
+from .textdiff import common_ends
 
 __all__ = ["COMBINED_KINDS", "CONTROL_KINDS", "POOL_FACTOR", "ControlMaker", "ShapeQuota"]
 
@@ -313,13 +314,7 @@ def merge_edits(original: str, edited: Sequence[str]) -> str | None:
     None when two stretches touch (then they are not independent edits)."""
     stretches = []
     for new in edited:
-        limit = min(len(original), len(new))
-        start = 0
-        while start < limit and original[start] == new[start]:
-            start += 1
-        tail = 0
-        while tail < limit - start and original[-1 - tail] == new[-1 - tail]:
-            tail += 1
+        start, tail = common_ends(original, new)
         stretches.append((start, len(original) - tail, new[start:len(new) - tail]))
     stretches.sort()
     if any(a[1] >= b[0] for a, b in itertools.pairwise(stretches)):

@@ -26,6 +26,7 @@ __all__ = [
     "blob_id",
     "changed_size",
     "changed_span",
+    "common_ends",
     "file_diff",
     "line_map",
     "split_lines",
@@ -127,8 +128,9 @@ def file_diff(path: str, old: str, new: str, *, mode: str = "100644", python_fun
     return b"".join(out)
 
 
-def _trim(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
-    """Lengths of the common prefix and (non-overlapping) common suffix of two line lists."""
+def common_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """Lengths of the common prefix and (non-overlapping) common suffix of two line lists
+    (or of two strings, character by character)."""
     limit = min(len(a), len(b))
     prefix = 0
     while prefix < limit and a[prefix] == b[prefix]:
@@ -142,7 +144,7 @@ def _trim(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
 def changed_size(old: str, new: str) -> int:
     """Lines one contiguous edit touches: the larger of lines removed and lines written."""
     a, b = split_lines(old), split_lines(new)
-    prefix, suffix = _trim(a, b)
+    prefix, suffix = common_ends(a, b)
     return max(len(a) - prefix - suffix, len(b) - prefix - suffix)
 
 
@@ -153,7 +155,7 @@ def changed_span(old: str, new: str) -> tuple[int, int]:
     are (docs/CORPUS.md).
     """
     a, b = split_lines(old), split_lines(new)
-    prefix, suffix = _trim(a, b)
+    prefix, suffix = common_ends(a, b)
     end = len(b) - suffix
     if end > prefix:
         return prefix + 1, end

@@ -39,6 +39,9 @@ PROGRAMMING_ERRORS = {
     ("records.py", "_relative_path"),
     ("records.py", "_patch_path"),
     ("config/reviewers.py", "parse_host_port"),  # the network list's field validator: one line at load
+    ("config/reviewers.py", "_plain_headers"),  # headers, base_url, a forge remote holding a credential
+    ("config/reviewers.py", "_public_url"),
+    ("config/reviewers.py", "_push_url"),
     # An OSError re-raised with the file it concerns; the CLI prints OS errors as one line.
     ("cli/run.py", "export_command"),
     ("store/corpus.py", "_write"),

@@ -9,15 +9,16 @@ Schemas shipped by ``reviewbench schema`` are generated from these classes.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Annotated, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from .git.remote import public_remote
-
 __all__ = [
+    "public_remote",
     "RULE_ID_PATTERN",
     "STRATUM_PATTERN",
     "TASK_DROP_REASONS",
@@ -443,6 +444,24 @@ class GoldRecord(_Record):
             return False
         wanted = ValidationStatus.OBSERVED if self.expect_finding else ValidationStatus.NOT_OBSERVED
         return self.validation.status is wanted
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def public_remote(url: str | None) -> str | None:
+    """``url`` without user name, password, query or fragment (any may be a token); an
+    scp-like ``user@host:path`` keeps its user (ssh's login name, never a secret)."""
+    if not url:
+        return None
+    if not _URL.match(url):
+        return url
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+    except ValueError:  # an unparseable URL: keep nothing that might hold a secret
+        return None
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class RepoInfo(_Record):

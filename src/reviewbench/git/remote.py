@@ -8,26 +8,10 @@ corpus is shared, so the recorded remote keeps where the code lives and drops wh
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+
+from ..records import public_remote
 
 __all__ = ["project_name", "public_remote"]
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def public_remote(url: str | None) -> str | None:
-    """``url`` without user name, password, query or fragment (any may be a token); an
-    scp-like ``user@host:path`` keeps its user (ssh's login name, never a secret)."""
-    if not url:
-        return None
-    if not _URL.match(url):
-        return url
-    try:
-        parts = urlsplit(url)
-        host = parts.netloc.rpartition("@")[2]
-    except ValueError:  # an unparseable URL: keep nothing that might hold a secret
-        return None
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def project_name(path: str, remote: str | None) -> str:

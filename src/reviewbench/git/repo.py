@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EmptyRepository, GitError, NotAGitRepository, Terminated
-from .remote import public_remote
+from ..records import public_remote
 
 __all__ = ["GIT", "Repository", "git_output", "missing_commits", "open_repository", "raise_if_interrupted"]
 

@@ -361,3 +361,18 @@ def test_a_nose_era_suite_is_told_which_interpreter_and_pytest_it_needs():
     assert blames_environment("ModuleNotFoundError: No module named 'nose'")
     # Another missing module keeps its own advice.
     assert "nose" not in remedy("ModuleNotFoundError: No module named 'yaml'", "auto")
+
+
+def test_python_2_code_is_told_to_mine_a_recent_range_not_to_install_a_package():
+    from reviewbench.validate.reasons import remedy
+
+    # pallets/itsdangerous before 2016: its tests.py ran on Python 2.
+    for line in ("ImportError: cannot import name 'izip' from 'itertools' (unknown location)",
+                 "ModuleNotFoundError: No module named 'urlparse'",
+                 "ModuleNotFoundError: No module named 'cPickle'",
+                 "ImportError: cannot import name 'imap' from 'itertools' (/usr/lib/python3.11/itertools.py)"):  # fmt: skip
+        for setup in (None, "auto"):
+            said = remedy(line, setup)
+            assert said.startswith("these commits are Python 2 code") and "mine --since" in said, (line, said)
+            assert "pip install" not in said
+    assert "Python 2" not in remedy("ModuleNotFoundError: No module named 'six'", "auto")  # an installable package

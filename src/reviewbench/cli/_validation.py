@@ -48,7 +48,7 @@ def print_reasons(reasons: dict[str, list[tuple[str, int]]] | dict[str, list[lis
     # The commonest kind of failure, when reviewbench knows its cure, comes with what to type:
     # lines with the same remedy are the same problem (six and hypothesis missing, say).
     kinds: dict[str, list[tuple[int, str]]] = {}
-    for status in ("error", "base_failing"):
+    for status in ("error", "base_failing", "not_exercised"):
         for line, count in reasons.get(status, []):
             if has_remedy(line):
                 kinds.setdefault(remedy(line, setup, pytest), []).append((count, line))

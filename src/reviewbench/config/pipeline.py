@@ -40,6 +40,7 @@ DEFAULT_TEST_PATTERNS: tuple[str, ...] = (
     # Python
     "test_*.py",
     "*_test.py",
+    "tests.py",  # a Django app's, and the single test module of many 2010s libraries
     "conftest.py",
     "**/tests/**",
     "**/test/**",

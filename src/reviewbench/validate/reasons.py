@@ -41,6 +41,10 @@ def group_reasons(validations: Iterable[Validation], top: int = 3) -> dict[str, 
 
 _MISSING = re.compile(r"No module named '([\w.]+)'")
 _NO_METADATA = re.compile(r"No package metadata was found for (\S+)")
+#: What only Python 2 had: itertools' lazy variants, modules Python 3 renamed.
+_PY2 = re.compile(r"cannot import name '(?:izip|imap|ifilter|ifilterfalse|izip_longest)' from 'itertools'|"
+                  r"No module named '(?:urlparse|urllib2|cPickle|cStringIO|StringIO|ConfigParser|Queue|httplib|"
+                  r"__builtin__|HTMLParser|cookielib|Cookie|SocketServer|xmlrpclib|commands)'")
 _NO_FIXTURE = re.compile(r"fixture '([\w.]+)' not found")
 #: A deprecation (of pytest N-1) that the project's ``filterwarnings = error`` makes fatal.
 _TOO_NEW = re.compile(r"PytestRemovedIn(\d+)Warning")
@@ -76,6 +80,13 @@ def remedy(line: str, setup: str | None = None, pytest: str | None = None) -> st
             return f"the tests cannot find {node.group(1)!r}: pass --setup auto (npm ci once, shared by every tree)"
         return _NODE_FALLBACK if not setup else f"{_NODE_FALLBACK.split(', or ')[0]}, or pass --test-cmd"
     built = f"the environment built by --setup {setup!r}" if setup else None
+    if _PY2.search(line):
+        return ("these commits are Python 2 code (reviewbench validates on Python 3.7 and later): mine a recent "
+                "range (mine --since), from when the project ran on Python 3")  # fmt: skip
+    if "collects no test" in line:
+        return ("pytest collects no test at these commits: add their test files to the test command's "
+                "python_files (-o 'python_files=tests.py test_*.py' at the end of --test-cmd, with --force), or "
+                "mine a recent range (mine --since)")  # fmt: skip
     if _NOSE.search(line):
         return _NOSE_REMEDY
     missing = _MISSING.search(line)

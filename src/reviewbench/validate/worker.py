@@ -613,13 +613,30 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     verb = "loaded" if node else "imported"
     if validation.status is ValidationStatus.NOT_OBSERVED and probed and sources and not exercised & set(sources):
         _note(log, f"not exercised: no run {verb} {', '.join(sources)} from the tree")
-        return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection,
-                      reason=f"no test {verb} {_few(sources)} from the tree")  # fmt: skip
+        reason = f"no test {verb} {_few(sources)} from the tree"
+        if command.is_pytest and validation.exit_code == NO_TESTS_EXIT:
+            reason = "the whole suite collects no test here (pytest exit 5)" + _uncollected(tree.path, job)
+        return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection, reason=reason)
     if validation.status is ValidationStatus.NOT_OBSERVED and sources:
         seen = sorted(exercised & set(sources))
         _note(log, f"{verb} from the tree: {_few(seen)}" if seen else
                    "imports unknown: no run left a probe record (a command reviewbench cannot probe)")  # fmt: skip
     return validation
+
+
+#: pytest's exit status when it collected no test at all.
+NO_TESTS_EXIT = 5
+
+
+def _uncollected(root: Path, job: CaseJob) -> str:
+    """The fix's own test files that pytest's ``python_files`` leaves out (``tests.py``, the
+    2010s' single test module), said after a suite that collected nothing."""
+    patterns = test_file_patterns(root)
+    missed = [p for p in job.test_paths if p.endswith(".py") and _present(root, p) and not _collected(p, patterns)]
+    if not missed:
+        return ""
+    return (f"; {_few(missed)} {'is not a file' if len(missed) == 1 else 'are not files'} pytest collects "
+            f"(python_files: {' '.join(patterns)})")
 
 
 def _runs(path: str, node: bool) -> bool:

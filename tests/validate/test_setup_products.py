@@ -67,6 +67,15 @@ def test_the_error_line_is_the_exception_raised_last_not_the_one_it_replaced(tmp
     )
 
 
+def test_a_syntax_error_is_reported_by_its_message_not_by_where_it_is(tmp_path):
+    # pallets/itsdangerous's 2011 tests.py (Python 2: "except BadSignature, e:"): the E block
+    # starts with the location, and the old picker reported 'File "<tree>/tests.py", line 60'.
+    (tmp_path / "test_old.py").write_text("def test_x():\n    try:\n        pass\n    except ValueError, e:\n"
+                                          "        pass\n")  # fmt: skip
+    assert first_error_line(_pytest(tmp_path), tmp_path) == (
+        "SyntaxError: multiple exception types must be parenthesized")
+
+
 def test_an_assertion_keeps_its_first_line_and_loses_its_colour(tmp_path):
     (tmp_path / "test_add.py").write_text("def test_add():\n    assert 1 + 1 == 3\n\ndef test_b():\n    raise KeyError('b')\n")
     line = first_error_line(_pytest(tmp_path), tmp_path)
@@ -370,7 +379,9 @@ def test_python_2_code_is_told_to_mine_a_recent_range_not_to_install_a_package()
     for line in ("ImportError: cannot import name 'izip' from 'itertools' (unknown location)",
                  "ModuleNotFoundError: No module named 'urlparse'",
                  "ModuleNotFoundError: No module named 'cPickle'",
-                 "ImportError: cannot import name 'imap' from 'itertools' (/usr/lib/python3.11/itertools.py)"):  # fmt: skip
+                 "ImportError: cannot import name 'imap' from 'itertools' (/usr/lib/python3.11/itertools.py)",
+                 "SyntaxError: multiple exception types must be parenthesized",
+                 "SyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)?"):  # fmt: skip
         for setup in (None, "auto"):
             said = remedy(line, setup)
             assert said.startswith("these commits are Python 2 code") and "mine --since" in said, (line, said)

@@ -123,6 +123,7 @@ def shadowing(modules: dict[str, str], root: Path) -> str | None:
 
 _E_LINE = re.compile(r"^E\s+(\S.*)$")
 _E_BLANK = re.compile(r"^E\s*$")
+_LOCATION = re.compile(r'^File "[^"]*", line \d+')
 _ERROR_LINE = re.compile(r"^(?:\S+: )?(?:[A-Za-z_][\w.]*(?:Error|Exception)|No module named)\b.*")
 #: An argparse usage error, as pytest prints one for an option it does not know.
 _USAGE_ERROR = re.compile(r"^\S.*?: error: \S.*")
@@ -165,19 +166,28 @@ def first_error_line(output: str, tree: Path) -> str | None:
 
 
 def _first_failure(lines: list[str]) -> str | None:
-    """The first line of the last run of ``E`` lines in the first section that has any."""
-    chosen: str | None = None
+    """The first line of the last run of ``E`` lines in the first section that has any;
+    of a run that starts where the error is (a ``SyntaxError``'s ``File "…", line N``), the
+    line that names the error."""
+    run: list[str] = []
+    chosen: list[str] = []
     previous_e = False
     for line in lines:
         match = _E_LINE.match(line)
         if match:
             if not previous_e:
-                chosen = match.group(1)
+                run = []
+                chosen = run
+            run.append(match.group(1))
             previous_e = True
             continue
         if previous_e and _E_BLANK.match(line):
             continue  # an empty line inside the block
         previous_e = False
-        if chosen is not None and _SECTION.match(line):
+        if chosen and _SECTION.match(line):
             break
-    return chosen
+    if not chosen:
+        return None
+    if _LOCATION.match(chosen[0]):
+        return next((line for line in chosen if _ERROR_LINE.match(line)), chosen[-1])
+    return chosen[0]

@@ -44,7 +44,8 @@ _NO_METADATA = re.compile(r"No package metadata was found for (\S+)")
 #: What only Python 2 had: itertools' lazy variants, modules Python 3 renamed.
 _PY2 = re.compile(r"cannot import name '(?:izip|imap|ifilter|ifilterfalse|izip_longest)' from 'itertools'|"
                   r"No module named '(?:urlparse|urllib2|cPickle|cStringIO|StringIO|ConfigParser|Queue|httplib|"
-                  r"__builtin__|HTMLParser|cookielib|Cookie|SocketServer|xmlrpclib|commands)'")
+                  r"__builtin__|HTMLParser|cookielib|Cookie|SocketServer|xmlrpclib|commands)'|"
+                  r"multiple exception types must be parenthesized|Missing parentheses in call to 'print'")
 _NO_FIXTURE = re.compile(r"fixture '([\w.]+)' not found")
 #: A deprecation (of pytest N-1) that the project's ``filterwarnings = error`` makes fatal.
 _TOO_NEW = re.compile(r"PytestRemovedIn(\d+)Warning")

@@ -302,3 +302,18 @@ def test_cli_stops_with_one_line_then_setup_works_on_a_relative_corpus_path(need
     done = cli("--setup", setup, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["by_status"] == {"observed": 6}
+
+
+@pytest.mark.parametrize("command", [
+    "python -m pytest -o 'python_files=tests.py test_*.py'",
+    "python -m pytest -o'python_files=tests.py test_*.py' -q",
+    "python -m pytest --override-ini='python_files=tests.py test_*.py'",
+    "python -m pytest --override-ini 'python_files=tests.py test_*.py' tests.py",
+])  # fmt: skip
+def test_the_command_lines_python_files_wins_over_the_configuration(tmp_path, command):
+    from reviewbench.validate.environment import test_file_patterns
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\npython_files = check_*.py\n")
+    assert test_file_patterns(tmp_path) == ("check_*.py",)
+    assert test_file_patterns(tmp_path, command) == ("tests.py", "test_*.py")
+    assert test_file_patterns(tmp_path, "python -m pytest -o-x") == ("check_*.py",)

@@ -68,3 +68,4 @@ def test_a_suite_that_collects_nothing_says_so_and_how_to_name_its_files(git_rep
     assert again.code == 0, again.stderr
     (gold,) = [g for g in read_corpus(corpus).gold if g.stratum == "fix_reversal"]
     assert gold.validation.status.value == "observed"
+    assert gold.validation.selection == "fix_tests"  # the command's python_files names tests.py: run it first

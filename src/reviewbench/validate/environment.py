@@ -349,9 +349,32 @@ def pytest_settings(project: Path) -> dict[str, object]:
 DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
 
 
-def test_file_patterns(project: Path) -> tuple[str, ...]:
-    """The file-name patterns of ``project``'s test modules (pytest's ``python_files``)."""
-    value = pytest_settings(project).get("python_files")
+def ini_overrides(command: str) -> dict[str, str]:
+    """pytest's ``-o NAME=VALUE`` (``--override-ini``) settings on a command line: they
+    win over the configuration files."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    found: dict[str, str] = {}
+    for index, word in enumerate(words):
+        value = None
+        if word in ("-o", "--override-ini") and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith("--override-ini="):
+            value = word.split("=", 1)[1]
+        elif word.startswith("-o") and not word.startswith("-o-") and len(word) > 2:
+            value = word[2:]
+        if value and "=" in value:
+            name, _, setting = value.partition("=")
+            found[name.strip()] = setting
+    return found
+
+
+def test_file_patterns(project: Path, command: str = "") -> tuple[str, ...]:
+    """The file-name patterns of ``project``'s test modules (pytest's ``python_files``, as
+    the test ``command`` may override it)."""
+    value = ini_overrides(command).get("python_files") or pytest_settings(project).get("python_files")
     patterns = value.split() if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list) else []
     return tuple(patterns) or DEFAULT_TEST_FILES
 

@@ -615,7 +615,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         _note(log, f"not exercised: no run {verb} {', '.join(sources)} from the tree")
         reason = f"no test {verb} {_few(sources)} from the tree"
         if command.is_pytest and validation.exit_code == NO_TESTS_EXIT:
-            reason = "the whole suite collects no test here (pytest exit 5)" + _uncollected(tree.path, job)
+            reason = "the whole suite collects no test here (pytest exit 5)" + _uncollected(tree.path, job, command)
         return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection, reason=reason)
     if validation.status is ValidationStatus.NOT_OBSERVED and sources:
         seen = sorted(exercised & set(sources))
@@ -628,10 +628,10 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
 NO_TESTS_EXIT = 5
 
 
-def _uncollected(root: Path, job: CaseJob) -> str:
+def _uncollected(root: Path, job: CaseJob, command: TestCommand) -> str:
     """The fix's own test files that pytest's ``python_files`` leaves out (``tests.py``, the
     2010s' single test module), said after a suite that collected nothing."""
-    patterns = test_file_patterns(root)
+    patterns = test_file_patterns(root, command.command)
     missed = [p for p in job.test_paths if p.endswith(".py") and _present(root, p) and not _collected(p, patterns)]
     if not missed:
         return ""
@@ -682,7 +682,7 @@ def _decide(tree: ScratchTree, command: TestCommand, job: CaseJob, known: BaseRe
     # files and node ids in them only (a fixture named on pytest's command line is an
     # error, "found no collectors": 9 of 40 cases on cookiecutter, whose tests/ holds
     # templates and JSON).
-    patterns = test_file_patterns(tree.path) if not command.runner else ()
+    patterns = test_file_patterns(tree.path, command.command) if not command.runner else ()
     present = [p for p in job.test_paths
                if _present(tree.path, p) and (runs_as_script(p) if command.runner else _collected(p, patterns))]  # fmt: skip
     if present and command.selects:

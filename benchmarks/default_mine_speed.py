@@ -100,7 +100,7 @@ def main() -> None:
             cpus = [c for c, _ in runs]
             print(f"{name:<10} {min(cpus):>10.2f} {statistics.median(cpus):>12.2f} {min(w for _, w in runs):>11.2f}")
         mine_cpu, base_cpu = (min(c for c, _ in figures[n]) for n in sides)
-        print(f"baseline/this tree best CPU = {base_cpu:.2f} / {mine_cpu:.2f} = {base_cpu / mine_cpu:.2f}x")
+        print(f"baseline/this tree best CPU = {base_cpu:.3f} / {mine_cpu:.3f} = {base_cpu / mine_cpu:.2f}x")
         differ = differences(work / f"this-tree-{repeat - 1}", work / f"baseline-{repeat - 1}")
         cases = sum(1 for _ in (work / f"this-tree-{repeat - 1}" / "cases.jsonl").open())
         print(f"corpora identical: {'yes' if not differ else 'no'} ({cases} cases; {len(differ)} files differ)")

@@ -169,16 +169,14 @@ def _first_failure(lines: list[str]) -> str | None:
     """The first line of the last run of ``E`` lines in the first section that has any;
     of a run that starts where the error is (a ``SyntaxError``'s ``File "…", line N``), the
     line that names the error."""
-    run: list[str] = []
     chosen: list[str] = []
     previous_e = False
     for line in lines:
         match = _E_LINE.match(line)
         if match:
             if not previous_e:
-                run = []
-                chosen = run
-            run.append(match.group(1))
+                chosen = []
+            chosen.append(match.group(1))
             previous_e = True
             continue
         if previous_e and _E_BLANK.match(line):

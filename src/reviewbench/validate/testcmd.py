@@ -24,7 +24,10 @@ from .node_coverage import coverage_prefix, takes_coverage
 from .probe import PLUGIN_DIR, PLUGIN_MODULE
 from .warm import plain_command
 
-__all__ = ["TestCommand", "Verdict", "VerdictKind", "detect_test_command", "is_node_project", "node_id", "read_junit"]
+__all__ = ["PYTEST_NO_TESTS", "TestCommand", "Verdict", "VerdictKind", "detect_test_command", "is_node_project", "node_id", "read_junit"]
+
+#: pytest's exit status when it collected no test at all ("no tests ran").
+PYTEST_NO_TESTS = 5
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -208,7 +211,7 @@ class TestCommand:
             kind = VerdictKind.PASS
         elif code in (126, 127):
             kind = VerdictKind.ERROR  # the shell could not run the command
-        elif self.is_pytest and code == 5:
+        elif self.is_pytest and code == PYTEST_NO_TESTS:
             kind = VerdictKind.NO_TESTS
         elif self.is_pytest and code in (3, 4):
             kind = VerdictKind.ERROR  # pytest internal or usage error

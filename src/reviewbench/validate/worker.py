@@ -26,7 +26,7 @@ from .node import load_failure, node_error_line, tree_relative
 from .node_coverage import COVERAGE_DIR, read_coverage, runs_as_script
 from .probe import first_error_line, install_plugin, read_probe, shadowing, tree_files
 from .products import SetupProducts
-from .testcmd import TestCommand, Verdict, VerdictKind, node_id
+from .testcmd import PYTEST_NO_TESTS, TestCommand, Verdict, VerdictKind, node_id
 from .warm import WarmPytest, parse_launch, warm_enabled
 
 __all__ = [
@@ -614,7 +614,7 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
     if validation.status is ValidationStatus.NOT_OBSERVED and probed and sources and not exercised & set(sources):
         _note(log, f"not exercised: no run {verb} {', '.join(sources)} from the tree")
         reason = f"no test {verb} {_few(sources)} from the tree"
-        if command.is_pytest and validation.exit_code == NO_TESTS_EXIT:
+        if command.is_pytest and validation.exit_code == PYTEST_NO_TESTS:
             reason = "the whole suite collects no test here (pytest exit 5)" + _uncollected(tree.path, job, command)
         return result(ValidationStatus.NOT_EXERCISED, selection=validation.selection, reason=reason)
     if validation.status is ValidationStatus.NOT_OBSERVED and sources:
@@ -622,10 +622,6 @@ def validate_case(tree: ScratchTree, command: TestCommand, job: CaseJob) -> Vali
         _note(log, f"{verb} from the tree: {_few(seen)}" if seen else
                    "imports unknown: no run left a probe record (a command reviewbench cannot probe)")  # fmt: skip
     return validation
-
-
-#: pytest's exit status when it collected no test at all.
-NO_TESTS_EXIT = 5
 
 
 def _uncollected(root: Path, job: CaseJob, command: TestCommand) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal, get_args
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -64,15 +65,20 @@ def _plain_headers(headers: dict[str, str]) -> dict[str, str]:
     return headers
 
 
+def _split(url: str) -> SplitResult | None:
+    """``url`` in parts; None when it is not a URL at all (the kind's own checks say so)."""
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return None
+
+
 def _public_url(url: str) -> str:
     """Refuse a URL holding a credential (``https://user:key@host``, ``?key=…``): it is recorded."""
-    from urllib.parse import parse_qsl, urlsplit
-
-    try:
-        parts = urlsplit(url)
-        named = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
-    except ValueError:
-        return url  # not a URL at all: the kind's preflight says so
+    parts = _split(url)
+    if parts is None:
+        return url
+    named = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
     if "@" in parts.netloc or any(_CREDENTIAL_NAME.search(name) for name in named):
         raise ValueError("base_url carries a credential (a user name, password or key), which the run store and "
                          "report would record: put the key in the variable api_key_env or header_env names")  # fmt: skip
@@ -82,11 +88,8 @@ def _public_url(url: str) -> str:
 def _push_url(url: str) -> str:
     """Refuse a push URL holding a credential: a password, or any user name over HTTP(S)
     (a token passes as one); ``ssh://git@host/…`` and ``git@host:…`` name a login only."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+    parts = _split(url)
+    if parts is None:
         return url
     user, at, _ = parts.netloc.rpartition("@")
     if at and (":" in user or parts.scheme.lower() in ("http", "https")):

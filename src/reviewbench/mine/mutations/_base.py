@@ -178,7 +178,7 @@ class Operator(cst.BatchableCSTVisitor):
         super().__init__()
         self.sites: list[Site] = []
         self._functions = 0
-        #: What the visitors of one walk compute once for all (a function's name counts):
+        #: What the visitors of one walk compute once for all (the refactors' census of names):
         #: :meth:`ParsedModule.sites` gives them one dict, keyed by what asks and the node's id.
         self.memo: dict[tuple[str, int], object] = {}
 
